@@ -1,0 +1,28 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { DtdrError } from '../core/errors.js';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** parseArgs in strict mode, with its errors turned into one-line usage errors. */
+export function parseCommandArgs<T extends Options>(command: string, argv: string[], options: T): { values: Record<string, string | boolean | undefined> } {
+  try {
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }) as { values: Record<string, string | boolean | undefined> };
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split('\n')[0].replace(/\. To specify a positional.*$/, '') : String(error);
+    throw new DtdrError('usage', `${command}: ${message}`, { hint: `run \`dtdr ${command} --help\`` });
+  }
+}
+
+export function intOption(value: string | undefined, name: string, fallback: number, min = 0): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new DtdrError('usage', `--${name} must be an integer ≥ ${min}, got "${value}"`);
+  return n;
+}
+
+export function numberOption(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min || n > max) throw new DtdrError('usage', `--${name} must be a number in [${min}, ${max}], got "${value}"`);
+  return n;
+}

@@ -1,0 +1,63 @@
+/**
+ * `dtdr <command>`: every failure the user can fix ends in one line on stderr and a non-zero exit
+ * (1 for bad input, 2 for bad usage); DTDR_DEBUG=1 adds the stack trace.
+ */
+import { DtdrError } from '../core/errors.js';
+import { embedCommand, embedHelp } from './embed.js';
+
+interface Command {
+  summary: string;
+  help: string;
+  run(argv: string[]): Promise<void>;
+}
+
+const commands: Record<string, Command> = {
+  embed: { summary: 'embed lines of text with the sentence encoder', help: embedHelp, run: embedCommand },
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((c) => c.length));
+  return [
+    'dtdr — on-device dynamic tool retrieval',
+    '',
+    'usage: dtdr <command> [options]   (dtdr <command> --help for its options)',
+    '',
+    ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+  ].join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    console.log(usage());
+    return name === undefined ? 2 : 0;
+  }
+  if (name === '--version' || name === '-v') {
+    const { createRequire } = await import('node:module');
+    console.log(createRequire(import.meta.url)('../../package.json').version);
+    return 0;
+  }
+  const command = commands[name];
+  if (!command) throw new DtdrError('usage', `unknown command "${name}"`, { hint: `one of: ${Object.keys(commands).join(', ')}` });
+  if (rest.includes('--help') || rest.includes('-h')) {
+    console.log(command.help);
+    return 0;
+  }
+  await command.run(rest);
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => (process.exitCode = code),
+  (error: unknown) => {
+    if (DtdrError.isInstance(error)) {
+      console.error(`dtdr: ${error.message}`);
+      process.exitCode = error.code === 'usage' ? 2 : 1;
+    } else {
+      const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      console.error(`dtdr: unexpected error: ${message} (set DTDR_DEBUG=1 for details)`);
+      process.exitCode = 1;
+    }
+    if (process.env.DTDR_DEBUG) console.error(error);
+  },
+);

@@ -1,0 +1,65 @@
+/** A sentence encoder: texts in, unit-norm vectors out (a zero vector for text it cannot read). */
+export interface Encoder {
+  /** Stable name recorded in trained models, e.g. `dtdr-glove-100d` or `Xenova/all-MiniLM-L6-v2`. */
+  readonly id: string;
+  readonly dimension: number;
+  /** Embeds a batch; returns one vector per text, in order. */
+  embed(texts: readonly string[]): Promise<Float32Array[]>;
+  /** Releases the runtime session, if any. */
+  dispose?(): Promise<void>;
+}
+
+/** Least-recently-used map with a fixed capacity (Map keeps insertion order). */
+export class LruCache<K, V> {
+  private readonly entries = new Map<K, V>();
+  hits = 0;
+  misses = 0;
+  constructor(readonly capacity: number) {}
+
+  get(key: K): V | undefined {
+    const value = this.entries.get(key);
+    if (value === undefined) {
+      this.misses++;
+      return undefined;
+    }
+    this.hits++;
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    return value;
+  }
+
+  set(key: K, value: V): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as K);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/**
+ * Wraps an encoder so that repeated texts are embedded once: history strings repeat at every
+ * step of every plan. Only the texts not in the cache reach the model, in one batch.
+ */
+export function withEmbeddingCache(encoder: Encoder, capacity = 4096): Encoder & { cache: LruCache<string, Float32Array> } {
+  const cache = new LruCache<string, Float32Array>(capacity);
+  return {
+    id: encoder.id,
+    dimension: encoder.dimension,
+    cache,
+    dispose: encoder.dispose?.bind(encoder),
+    async embed(texts) {
+      const out: (Float32Array | undefined)[] = texts.map((t) => cache.get(t));
+      const missing = [...new Set(texts.filter((_, i) => out[i] === undefined))];
+      if (missing.length > 0) {
+        const vectors = await encoder.embed(missing);
+        const fresh = new Map(missing.map((t, i) => [t, vectors[i]]));
+        fresh.forEach((v, t) => cache.set(t, v));
+        texts.forEach((t, i) => (out[i] ??= fresh.get(t)));
+      }
+      return out as Float32Array[];
+    },
+  };
+}

@@ -1,0 +1,3 @@
+/** dtdr for browsers, workers and edge runtimes (Node resolves to ./node.js through package exports). */
+export * from './common.js';
+export { loadEncoder, resolveModel } from './encoders/web.js';

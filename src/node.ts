@@ -1,0 +1,3 @@
+/** dtdr for Node: the same API as the browser entry, with files on disk instead of IndexedDB. */
+export * from './common.js';
+export { loadEncoder, resolveModel, BUNDLED_MODEL_DIR } from './encoders/node.js';
