@@ -1,0 +1,115 @@
+import type { Encoder } from './encoder.js';
+import { DtdrError } from './errors.js';
+import { Bm25Retriever, QtsRetriever, RandomRetriever } from './retrievers/baselines.js';
+import { ClusterRetriever, DependencyRetriever } from './retrievers/dependency.js';
+import { DependencyGraph } from './retrievers/graph.js';
+import { LearnedRetriever } from './retrievers/learned.js';
+import { LinearHead, type LinearHeadState } from './retrievers/linear-head.js';
+import type { Retriever } from './retrievers/types.js';
+import { isMethod, labelsOf } from './train.js';
+import { END, type ToolSpec } from './types.js';
+
+export const MODEL_FORMAT = 'dtdr-model';
+/** Bump when the artifact layout changes; `loadRetriever` rejects versions it does not know. */
+export const MODEL_VERSION = 1;
+
+/** A trained retriever as one JSON document. */
+export interface ModelArtifact {
+  format: typeof MODEL_FORMAT;
+  version: number;
+  method: string;
+  createdAt: string;
+  /** The encoder the retriever's vectors come from; null for methods that embed nothing. */
+  encoder: { id: string; dimension: number } | null;
+  tools: ToolSpec[];
+  labels: string[];
+  /** What it was trained on and with which options, for the record. */
+  training: { dataset?: string; plans: number; historyLength: number; seed: number; clusters?: number };
+  state: unknown;
+}
+
+function usesEncoder(retriever: Retriever): boolean {
+  return retriever.needs.query || retriever.needs.context;
+}
+
+export function saveRetriever(retriever: Retriever, tools: ToolSpec[], encoder: Encoder | undefined, training: ModelArtifact['training']): ModelArtifact {
+  return {
+    format: MODEL_FORMAT,
+    version: MODEL_VERSION,
+    method: retriever.method,
+    createdAt: new Date().toISOString(),
+    encoder: usesEncoder(retriever) && encoder ? { id: encoder.id, dimension: encoder.dimension } : null,
+    tools: tools.map((t) => ({ name: t.name, description: t.description, ...(t.parameters ? { parameters: t.parameters } : {}) })),
+    labels: [...retriever.labels],
+    training,
+    state: retriever.state(),
+  };
+}
+
+/**
+ * Rebuilds a retriever from an artifact, checking format, version, shapes and — when an encoder
+ * is given — that it is the one the model was trained with. `source` names the file in errors.
+ */
+export function loadRetriever(json: unknown, options: { encoder?: Encoder; source?: string } = {}): { retriever: Retriever; artifact: ModelArtifact } {
+  const file = options.source ?? 'model';
+  const fail = (field: string, message: string, hint?: string): never => {
+    throw new DtdrError('artifact', message, { file, field, hint });
+  };
+  const a = json as ModelArtifact;
+  if (typeof a !== 'object' || a === null || a.format !== MODEL_FORMAT) fail('format', `not a dtdr model (format is ${JSON.stringify(a?.format)})`, 'train one with `dtdr train`');
+  if (!Number.isInteger(a.version)) fail('version', 'missing format version');
+  if (a.version > MODEL_VERSION) fail('version', `model format version ${a.version} is newer than this dtdr reads (${MODEL_VERSION})`, 'upgrade dtdr');
+  if (a.version < MODEL_VERSION) fail('version', `model format version ${a.version} is no longer supported (this dtdr reads ${MODEL_VERSION})`, 'retrain the model');
+  if (!isMethod(a.method)) fail('method', `unknown method "${a.method}"`);
+  if (!Array.isArray(a.tools) || a.tools.some((t) => typeof t?.name !== 'string')) fail('tools', 'tools must be a list of {name, description}');
+  const labels = labelsOf(a.tools);
+  if (!Array.isArray(a.labels) || a.labels.join('\u0000') !== labels.join('\u0000')) fail('labels', `labels must be the tool names followed by ${END}`);
+  const needsEncoder = ['qts', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h'].includes(a.method);
+  if (needsEncoder && (!a.encoder || typeof a.encoder.id !== 'string' || !Number.isInteger(a.encoder.dimension))) fail('encoder', 'missing the encoder id and dimension');
+  if (needsEncoder && options.encoder && (options.encoder.id !== a.encoder!.id || options.encoder.dimension !== a.encoder!.dimension)) {
+    fail('encoder', `trained with encoder ${a.encoder!.id} (${a.encoder!.dimension}-d) but loaded with ${options.encoder.id} (${options.encoder.dimension}-d)`, `load it with --encoder ${a.encoder!.id}, or retrain`);
+  }
+  const s = (a.state ?? {}) as Record<string, unknown>;
+  const l = Number(a.training?.historyLength ?? 3);
+  const dim = a.encoder?.dimension ?? 0;
+  try {
+    let retriever: Retriever;
+    switch (a.method) {
+      case 'random':
+        retriever = new RandomRetriever(labels, Number(s.seed ?? 0));
+        break;
+      case 'bm25':
+        retriever = new Bm25Retriever(labels, a.tools, Number(s.k1 ?? 1.2), Number(s.b ?? 0.75));
+        break;
+      case 'qts': {
+        const vectors = s.toolVectors as number[][];
+        if (!Array.isArray(vectors) || vectors.length !== a.tools.length || vectors.some((v) => v.length !== dim)) fail('state.toolVectors', 'one vector per tool of the encoder dimension expected');
+        retriever = new QtsRetriever(labels, vectors.map((v) => Float32Array.from(v)), Number(s.temperature ?? 0.05));
+        break;
+      }
+      case 'dr':
+        retriever = DependencyRetriever.fromState(labels, s as never);
+        break;
+      case 'dtdr-c': {
+        const centroids = s.centroids as number[][];
+        const graphs = s.graphs as never[];
+        if (!Array.isArray(centroids) || centroids.some((c) => c.length !== dim)) fail('state.centroids', 'centroids must match the encoder dimension');
+        if (!Array.isArray(graphs) || graphs.length !== centroids.length) fail('state.graphs', 'one graph per cluster expected');
+        const hl = Number(s.historyLength);
+        retriever = new ClusterRetriever(labels, hl, centroids.map((c) => Float64Array.from(c)), graphs.map((g) => DependencyGraph.fromState(hl, g)), DependencyGraph.fromState(hl, s.global as never), Number(s.minSupport ?? 2));
+        break;
+      }
+      default: {
+        const head = LinearHead.fromState(s.head as LinearHeadState);
+        const classes = a.method === 'lr' ? labels.length - 1 : labels.length;
+        if (head.dim !== dim || head.classes !== classes) fail('state.head', `head is ${head.dim}→${head.classes}, expected ${dim}→${classes}`);
+        retriever = new LearnedRetriever(a.method as 'lr' | 'dtdr-l' | 'dtdr-h', labels, Number(s.historyLength ?? l), head);
+      }
+    }
+    return { retriever, artifact: a };
+  } catch (error) {
+    if (DtdrError.isInstance(error)) throw error.file ? error : new DtdrError('artifact', error.message, { file, cause: error });
+    fail('state', `corrupt model state (${error instanceof Error ? error.message : String(error)})`, 'retrain the model');
+    throw error;
+  }
+}

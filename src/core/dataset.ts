@@ -1,0 +1,96 @@
+import { DtdrError } from './errors.js';
+import { planFromRecord } from './plan.js';
+import { END, type Dataset, type Plan, type ToolSpec } from './types.js';
+
+/** Parses JSON with the file name in the error; `line` when the text is one line of a JSONL file. */
+export function parseJson(text: string, file: string, line?: number): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new DtdrError('data', `malformed JSON (${reason})`, { file, line, hint: 'fix or remove that line', cause });
+  }
+}
+
+/** Parses data.jsonl text: one plan per non-blank line. */
+export function parsePlans(text: string, file = 'data.jsonl'): Plan[] {
+  const plans: Plan[] = [];
+  const ids = new Set<string>();
+  text.split('\n').forEach((raw, index) => {
+    if (raw.trim() === '') return;
+    const line = index + 1;
+    const plan = planFromRecord(parseJson(raw, file, line) as never, { file, line });
+    if (ids.has(plan.id)) throw new DtdrError('data', `duplicate plan id "${plan.id}"`, { file, line, field: 'id', hint: 'plan ids must be unique' });
+    ids.add(plan.id);
+    plans.push(plan);
+  });
+  if (plans.length === 0) throw new DtdrError('data', 'no plans found', { file, hint: 'data.jsonl needs one JSON plan per line' });
+  return plans;
+}
+
+/** Parses tool_desc.json: {"nodes": [{"id", "desc"}]}; also accepts a bare array of them. */
+export function parseToolDescriptions(text: string, file = 'tool_desc.json'): ToolSpec[] {
+  const json = parseJson(text, file) as { nodes?: unknown } | unknown[];
+  const nodes = Array.isArray(json) ? json : (json as { nodes?: unknown }).nodes;
+  if (!Array.isArray(nodes)) throw new DtdrError('data', 'expected {"nodes": [{"id": …, "desc": …}]}', { file, field: 'nodes' });
+  const seen = new Set<string>();
+  return nodes.map((n, i) => {
+    const { id, desc } = (n ?? {}) as { id?: unknown; desc?: unknown };
+    if (typeof id !== 'string' || id === '') throw new DtdrError('data', 'a tool needs a string "id"', { file, field: `nodes[${i}].id` });
+    if (id === END) throw new DtdrError('data', `"${END}" is reserved for the end of a plan`, { file, field: `nodes[${i}].id` });
+    if (seen.has(id)) throw new DtdrError('data', `duplicate tool "${id}"`, { file, field: `nodes[${i}].id` });
+    seen.add(id);
+    return { name: id, description: typeof desc === 'string' ? desc : '' };
+  });
+}
+
+/** Parses split_ids.json: {"test_ids": {"<type>": [ids…]}} or {"test_ids": [ids…]}. */
+export function parseSplitIds(text: string, file = 'split_ids.json'): string[] {
+  const json = parseJson(text, file) as { test_ids?: unknown };
+  const ids = json?.test_ids;
+  const lists = Array.isArray(ids) ? [ids] : ids && typeof ids === 'object' ? Object.values(ids) : undefined;
+  if (!lists || !lists.every(Array.isArray)) throw new DtdrError('data', 'expected {"test_ids": {"chain": [ids…]}}', { file, field: 'test_ids' });
+  return (lists as unknown[][]).flat().map(String);
+}
+
+export interface DatasetFiles {
+  name: string;
+  data: { text: string; file: string };
+  toolDescriptions?: { text: string; file: string };
+  splitIds?: { text: string; file: string };
+}
+
+/**
+ * Builds a dataset from the TaskBench layout's file contents. Without tool_desc.json the tool set
+ * is every tool the plans use, with empty descriptions; a plan that uses a tool missing from
+ * tool_desc.json is an error naming it.
+ */
+export function datasetFromFiles(files: DatasetFiles): Dataset {
+  const plans = parsePlans(files.data.text, files.data.file);
+  let tools: ToolSpec[];
+  if (files.toolDescriptions) {
+    tools = parseToolDescriptions(files.toolDescriptions.text, files.toolDescriptions.file);
+    const known = new Set(tools.map((t) => t.name));
+    for (const plan of plans) {
+      const unknown = plan.nodes.find((n) => !known.has(n.tool));
+      if (unknown) {
+        throw new DtdrError('data', `plan "${plan.id}" calls "${unknown.tool}", which ${files.toolDescriptions.file} does not describe`, {
+          file: files.data.file,
+          hint: 'add the tool to the tool descriptions or fix its name in the plan',
+        });
+      }
+    }
+  } else {
+    const names = [...new Set(plans.flatMap((p) => p.nodes.map((n) => n.tool)))];
+    tools = names.map((name) => ({ name, description: '' }));
+  }
+  const testIds = files.splitIds ? parseSplitIds(files.splitIds.text, files.splitIds.file) : undefined;
+  if (testIds) {
+    const known = new Set(plans.map((p) => p.id));
+    const missing = testIds.filter((id) => !known.has(id));
+    if (missing.length > 0) {
+      throw new DtdrError('data', `${missing.length} test ids are not plans of ${files.data.file} (first: "${missing[0]}")`, { file: files.splitIds!.file });
+    }
+  }
+  return { name: files.name, tools, plans, ...(testIds ? { testIds } : {}) };
+}

@@ -1,0 +1,113 @@
+import type { Encoder } from './encoder.js';
+import { DtdrError } from './errors.js';
+import { scoreStep, summarize, type MetricSummary } from './metrics.js';
+import { planSteps } from './plan.js';
+import { seededRandom, shuffleInPlace } from './random.js';
+import type { MethodName, RankInput, TrainingProgress } from './retrievers/types.js';
+import { selectCandidates, type SelectOptions } from './select.js';
+import { contextText, toolText } from './text.js';
+import { embedAll, fitNeeds, fitRetriever, TRAIN_DEFAULTS, type FitVectors, type TrainOptions } from './train.js';
+import type { Dataset, Plan, ToolSpec } from './types.js';
+
+export interface Split {
+  train: Plan[];
+  test: Plan[];
+  /** How the split was made, for reports: `official` or `seeded(seed=0, test=0.3)`. */
+  description: string;
+}
+
+/** The official split when the dataset has one; otherwise a seeded plan-level split. */
+export function splitDataset(dataset: Dataset, options: { testRatio?: number; seed?: number } = {}): Split {
+  if (dataset.testIds && dataset.testIds.length > 0) {
+    const test = new Set(dataset.testIds);
+    return { train: dataset.plans.filter((p) => !test.has(p.id)), test: dataset.plans.filter((p) => test.has(p.id)), description: 'official' };
+  }
+  const ratio = options.testRatio ?? 0.3;
+  const seed = options.seed ?? 0;
+  if (!(ratio > 0 && ratio < 1)) throw new DtdrError('options', `test ratio must be in (0, 1), got ${ratio}`, { field: 'testRatio' });
+  const plans = shuffleInPlace([...dataset.plans], seededRandom(seed + 7919));
+  const nTest = Math.max(1, Math.round(plans.length * ratio));
+  if (nTest >= plans.length) throw new DtdrError('data', `only ${plans.length} plans: too few to split`, { hint: 'give more demonstrations or a separate --train set' });
+  return { test: plans.slice(0, nTest), train: plans.slice(nTest), description: `seeded(seed=${seed}, test=${ratio})` };
+}
+
+export interface MethodResult extends MetricSummary {
+  /** Fitting time, embeddings excluded. */
+  fitMs: number;
+  /** Time spent embedding this method's training texts (shared texts are embedded once per run). */
+  embedMs: number;
+  /** Median time of one rank() call, embeddings excluded. */
+  rankMicrosPerStep: number;
+}
+
+export interface EvaluateOptions extends TrainOptions {
+  methods: readonly MethodName[];
+  select?: SelectOptions;
+  /** Timed passes over the test steps; the median is reported. Default 3. */
+  timingPasses?: number;
+  onMethodProgress?: (method: MethodName, progress: TrainingProgress) => void;
+}
+
+export interface EvaluationResult {
+  trainPlans: number;
+  testPlans: number;
+  steps: number;
+  results: Partial<Record<MethodName, MethodResult>>;
+}
+
+/**
+ * Trains each method on `train` and scores it on every step of every `test` plan with the
+ * ground-truth history. Texts shared between methods (queries, contexts) are embedded once.
+ */
+export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Plan[], encoder: Encoder | undefined, options: EvaluateOptions): Promise<EvaluationResult> {
+  const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
+  const steps = test.flatMap(planSteps);
+  const shared: FitVectors = {};
+  let testQueries: Map<string, Float32Array> | undefined;
+  let testContexts: Float32Array[] | undefined;
+  const results: EvaluationResult['results'] = {};
+
+  for (const method of options.methods) {
+    const progress = (p: TrainingProgress) => options.onMethodProgress?.(method, p);
+    const needs = fitNeeds(method);
+    const t0 = performance.now();
+    if (encoder) {
+      if (needs.queries) shared.queries ??= await embedAll(encoder, train.map((p) => p.query), progress);
+      if (needs.tools) shared.tools ??= await embedAll(encoder, tools.map((t) => toolText(t.name, t.description)), progress);
+      if (needs.contexts) shared.contexts ??= await embedAll(encoder, train.flatMap((p) => planSteps(p).map((s) => contextText(s.query, s.history, l))), progress);
+    }
+    const embedMs = performance.now() - t0;
+    const t1 = performance.now();
+    const retriever = fitRetriever(method, tools, train, shared, { ...options, onProgress: progress });
+    const fitMs = performance.now() - t1;
+
+    if (encoder && retriever.needs.query && !testQueries) {
+      const queries = [...new Set(test.map((p) => p.query))];
+      const vectors = await embedAll(encoder, queries);
+      testQueries = new Map(queries.map((q, i) => [q, vectors[i]]));
+    }
+    if (encoder && retriever.needs.context && !testContexts) testContexts = await embedAll(encoder, steps.map((s) => contextText(s.query, s.history, l)));
+    const inputs: RankInput[] = steps.map((s, i) => ({
+      query: s.query,
+      history: s.history,
+      queryVector: testQueries?.get(s.query),
+      contextVector: testContexts?.[i],
+    }));
+
+    const scores = inputs.map((input, i) => {
+      const ranking = retriever.rank(input);
+      const selected = selectCandidates(ranking, options.select).candidates.map((c) => c.tool);
+      return scoreStep(ranking.order, ranking.labels, steps[i].acceptable, selected);
+    });
+    const passes: number[] = [];
+    for (let pass = 0; pass < (options.timingPasses ?? 3); pass++) {
+      const start = performance.now();
+      for (const input of inputs) retriever.rank(input);
+      passes.push(((performance.now() - start) * 1000) / Math.max(1, inputs.length));
+    }
+    passes.sort((a, b) => a - b);
+    results[method] = { ...summarize(scores), fitMs, embedMs, rankMicrosPerStep: passes[Math.floor(passes.length / 2)] };
+    progress({ phase: 'done', fraction: 1 });
+  }
+  return { trainPlans: train.length, testPlans: test.length, steps: steps.length, results };
+}

@@ -1,0 +1,104 @@
+import { DtdrError } from '../errors.js';
+import { hashString, seededRandom, shuffleInPlace } from '../random.js';
+import { terms, toolText } from '../text.js';
+import type { ToolSpec } from '../types.js';
+import { makeRanking, softmaxInPlace } from './ranking.js';
+import type { EmbeddingNeeds, RankInput, Ranking, Retriever } from './types.js';
+
+export function requireVector(v: Float32Array | undefined, method: string, which: 'queryVector' | 'contextVector'): Float32Array {
+  if (!v) throw new DtdrError('options', `${method} needs input.${which}`, { hint: 'rank through Dtdr/rankStep, which embeds for you' });
+  return v;
+}
+
+/** A seeded random permutation per (query, history): the floor every method must beat. */
+export class RandomRetriever implements Retriever {
+  readonly method = 'random' as const;
+  readonly needs: EmbeddingNeeds = { query: false, context: false };
+  readonly historyLength = 0;
+  constructor(readonly labels: readonly string[], readonly seed: number) {}
+
+  rank(input: RankInput): Ranking {
+    const random = seededRandom(this.seed ^ hashString(`${input.query}\u0000${input.history.join('\u0001')}`));
+    const order = Uint32Array.from(shuffleInPlace(Array.from(this.labels, (_, i) => i), random));
+    return { labels: this.labels, probabilities: new Float64Array(this.labels.length).fill(1 / this.labels.length), order, confident: false };
+  }
+
+  state() {
+    return { seed: this.seed };
+  }
+}
+
+/** Okapi BM25 of the query against each tool's name and description. END has no text: score 0. */
+export class Bm25Retriever implements Retriever {
+  readonly method = 'bm25' as const;
+  readonly needs: EmbeddingNeeds = { query: false, context: false };
+  readonly historyLength = 0;
+  private readonly postings = new Map<string, [number, number][]>(); // term → [tool, term frequency]
+  private readonly lengths: Float64Array;
+  private readonly averageLength: number;
+
+  constructor(readonly labels: readonly string[], tools: ToolSpec[], readonly k1 = 1.2, readonly b = 0.75) {
+    this.lengths = new Float64Array(tools.length);
+    tools.forEach((tool, i) => {
+      const tokens = terms(toolText(tool.name, tool.description));
+      this.lengths[i] = tokens.length;
+      const counts = new Map<string, number>();
+      for (const t of tokens) counts.set(t, (counts.get(t) ?? 0) + 1);
+      for (const [t, tf] of counts) {
+        let list = this.postings.get(t);
+        if (!list) this.postings.set(t, (list = []));
+        list.push([i, tf]);
+      }
+    });
+    this.averageLength = this.lengths.reduce((a, x) => a + x, 0) / Math.max(1, tools.length) || 1;
+  }
+
+  rank(input: RankInput): Ranking {
+    const n = this.lengths.length;
+    const scores = new Float64Array(this.labels.length);
+    for (const term of new Set(terms(input.query))) {
+      const list = this.postings.get(term);
+      if (!list) continue;
+      const idf = Math.log(1 + (n - list.length + 0.5) / (list.length + 0.5));
+      for (const [doc, tf] of list) {
+        scores[doc] += (idf * tf * (this.k1 + 1)) / (tf + this.k1 * (1 - this.b + (this.b * this.lengths[doc]) / this.averageLength));
+      }
+    }
+    let sum = 0;
+    for (const s of scores) sum += s;
+    if (sum === 0) {
+      const uniform = new Float64Array(this.labels.length).fill(1 / n);
+      uniform[this.labels.length - 1] = 0;
+      return makeRanking(this.labels, uniform, { confident: false });
+    }
+    for (let i = 0; i < scores.length; i++) scores[i] /= sum;
+    return makeRanking(this.labels, scores);
+  }
+
+  state() {
+    return { k1: this.k1, b: this.b };
+  }
+}
+
+/** Query–tool similarity: cosine between the query and each tool's description embedding. */
+export class QtsRetriever implements Retriever {
+  readonly method = 'qts' as const;
+  readonly needs: EmbeddingNeeds = { query: true, context: false };
+  readonly historyLength = 0;
+  constructor(readonly labels: readonly string[], readonly toolVectors: Float32Array[], readonly temperature = 0.05) {}
+
+  rank(input: RankInput): Ranking {
+    const q = requireVector(input.queryVector, 'qts', 'queryVector');
+    const logits = new Float64Array(this.labels.length).fill(-Infinity);
+    this.toolVectors.forEach((v, i) => {
+      let dot = 0;
+      for (let d = 0; d < v.length; d++) dot += v[d] * q[d];
+      logits[i] = dot;
+    });
+    return makeRanking(this.labels, softmaxInPlace(logits, this.temperature));
+  }
+
+  state() {
+    return { temperature: this.temperature, toolVectors: this.toolVectors.map((v) => Array.from(v)) };
+  }
+}

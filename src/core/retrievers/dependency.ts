@@ -1,0 +1,223 @@
+import { kmeansGenerator } from 'ml-kmeans';
+import { DtdrError } from '../errors.js';
+import { planSteps } from '../plan.js';
+import type { Plan } from '../types.js';
+import { seededRandom } from '../random.js';
+import { requireVector } from './baselines.js';
+import { backoffDistribution, DependencyGraph, type GraphLevel } from './graph.js';
+import { makeRanking } from './ranking.js';
+import type { EmbeddingNeeds, RankInput, Ranking, Retriever, TrainingProgress } from './types.js';
+
+export function labelIndices(labels: readonly string[]): Map<string, number> {
+  return new Map(labels.map((l, i) => [l, i]));
+}
+
+/** History as label indices; a tool the retriever never saw maps to -2, which matches nothing. */
+export function historyIndices(history: readonly string[], index: Map<string, number>): number[] {
+  return history.map((t) => index.get(t) ?? -2);
+}
+
+function countPlans(graph: DependencyGraph, plans: Plan[], index: Map<string, number>): void {
+  for (const plan of plans) {
+    for (const step of planSteps(plan)) {
+      graph.add(historyIndices(step.history, index), step.acceptable.map((t) => index.get(t)!));
+    }
+  }
+}
+
+/**
+ * DR (ToolNet-style, static): next-tool frequencies given the last tool only, pooled over all
+ * demonstrations. Before the first call there is no last tool, so it ranks tools by how often
+ * they are called; a last tool never seen as a source backs off to the same frequencies.
+ */
+export class DependencyRetriever implements Retriever {
+  readonly method = 'dr' as const;
+  readonly needs: EmbeddingNeeds = { query: false, context: false };
+  readonly historyLength = 1;
+  private readonly index: Map<string, number>;
+  constructor(
+    readonly labels: readonly string[],
+    /** last tool index → next label index → weight */
+    readonly transitions: Map<number, Map<number, number>>,
+    /** how often each label is called (END never is) */
+    readonly frequency: Float64Array,
+  ) {
+    this.index = labelIndices(labels);
+  }
+
+  static fit(labels: readonly string[], plans: Plan[]): DependencyRetriever {
+    const index = labelIndices(labels);
+    const transitions = new Map<number, Map<number, number>>();
+    const frequency = new Float64Array(labels.length);
+    for (const plan of plans) {
+      for (const step of planSteps(plan)) {
+        const next = step.acceptable.map((t) => index.get(t)!);
+        if (step.history.length > 0) {
+          const last = index.get(step.history[step.history.length - 1])!;
+          let row = transitions.get(last);
+          if (!row) transitions.set(last, (row = new Map()));
+          for (const n of next) row.set(n, (row.get(n) ?? 0) + 1 / next.length);
+        }
+      }
+      for (const node of plan.nodes) frequency[index.get(node.tool)!]++;
+    }
+    return new DependencyRetriever(labels, transitions, frequency);
+  }
+
+  rank(input: RankInput): Ranking {
+    const last = input.history.length > 0 ? this.index.get(input.history[input.history.length - 1]) : undefined;
+    const row = last === undefined ? undefined : this.transitions.get(last);
+    const probabilities = new Float64Array(this.labels.length);
+    let total = 0;
+    if (row) for (const [label, w] of row) total += probabilities[label] = w;
+    else for (let i = 0; i < probabilities.length; i++) total += probabilities[i] = this.frequency[i];
+    for (let i = 0; i < probabilities.length; i++) probabilities[i] /= total || 1;
+    const backoff = { scope: 'global' as const, historyUsed: row ? 1 : 0, historyWanted: 1, support: Math.round(total * 100) / 100 };
+    return makeRanking(this.labels, probabilities, { tieBreak: this.frequency, backoff, confident: !!row });
+  }
+
+  state() {
+    return {
+      transitions: [...this.transitions].map(([from, row]) => [from, [...row].map(([l, w]) => [l, +w.toFixed(6)])]),
+      frequency: Array.from(this.frequency),
+    };
+  }
+
+  static fromState(labels: readonly string[], state: { transitions: [number, [number, number][]][]; frequency: number[] }): DependencyRetriever {
+    if (!Array.isArray(state?.transitions) || state.frequency?.length !== labels.length) {
+      throw new DtdrError('artifact', 'dr state needs transitions and one frequency per label', { field: 'state' });
+    }
+    return new DependencyRetriever(labels, new Map(state.transitions.map(([from, row]) => [from, new Map(row)])), Float64Array.from(state.frequency));
+  }
+}
+
+/**
+ * k-means++ seeding (D² sampling). ml-kmeans has it too, but its version takes ~13 s for 3k
+ * points and 300 clusters here; this one keeps each point's distance to its nearest seed and
+ * updates it in O(N·d) per seed (~0.2 s), then hands the seeds to ml-kmeans.
+ */
+export function kmeansPlusPlus(data: number[][], k: number, random: () => number): number[][] {
+  const n = data.length;
+  const nearest = new Float64Array(n).fill(Infinity);
+  const seeds: number[][] = [];
+  let pick = Math.floor(random() * n);
+  while (seeds.length < k) {
+    const seed = data[pick];
+    seeds.push([...seed]);
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      const x = data[i];
+      let d = 0;
+      for (let j = 0; j < x.length; j++) d += (x[j] - seed[j]) ** 2;
+      if (d < nearest[i]) nearest[i] = d;
+      total += nearest[i];
+    }
+    if (total === 0) {
+      pick = Math.floor(random() * n); // fewer distinct points than clusters: repeat one
+      continue;
+    }
+    let target = random() * total;
+    pick = n - 1;
+    for (let i = 0; i < n; i++) {
+      target -= nearest[i];
+      if (target <= 0) {
+        pick = i;
+        break;
+      }
+    }
+  }
+  return seeds;
+}
+
+export interface ClusterOptions {
+  /** K; default round(demonstrations / 10), as in the paper. */
+  clusters?: number;
+  /** l: how many of the last tools the graphs condition on. Default 3. */
+  historyLength?: number;
+  seed?: number;
+  /** k-means iterations at most. Default 30 (assignments barely move after that). */
+  maxIterations?: number;
+  /** Steps a cluster context needs behind it to count as confident. Default 2. */
+  minSupport?: number;
+}
+
+/**
+ * DTDR-C: k-means over demonstration-query embeddings; one weighted dependency graph per cluster
+ * gives next-tool probabilities for the last ≤ l tools. A history the query's cluster never saw
+ * backs off to shorter histories, then to all clusters pooled, and says so in `backoff`.
+ */
+export class ClusterRetriever implements Retriever {
+  readonly method = 'dtdr-c' as const;
+  readonly needs: EmbeddingNeeds = { query: true, context: false };
+  private readonly index: Map<string, number>;
+
+  constructor(
+    readonly labels: readonly string[],
+    readonly historyLength: number,
+    readonly centroids: Float64Array[],
+    readonly graphs: DependencyGraph[],
+    readonly global: DependencyGraph,
+    readonly minSupport = 2,
+  ) {
+    this.index = labelIndices(labels);
+  }
+
+  static fit(labels: readonly string[], plans: Plan[], queryVectors: Float32Array[], options: ClusterOptions = {}, onProgress?: (p: TrainingProgress) => void): ClusterRetriever {
+    const l = options.historyLength ?? 3;
+    const k = Math.max(1, Math.min(plans.length, options.clusters ?? Math.round(plans.length / 10)));
+    if (!Number.isInteger(k) || !Number.isInteger(l) || l < 1) {
+      throw new DtdrError('options', `clusters and historyLength must be positive integers (got ${options.clusters}, ${options.historyLength})`);
+    }
+    const data = queryVectors.map((v) => Array.from(v));
+    const maxIterations = options.maxIterations ?? 30;
+    let result: { clusters: number[]; centroids: number[][] } | undefined;
+    let iteration = 0;
+    const initialization = kmeansPlusPlus(data, k, seededRandom((options.seed ?? 0) + 17));
+    for (const step of kmeansGenerator(data, k, { initialization, maxIterations })) {
+      result = step;
+      onProgress?.({ phase: 'k-means', fraction: ++iteration / maxIterations });
+    }
+    const index = labelIndices(labels);
+    const graphs = Array.from({ length: k }, () => new DependencyGraph(l));
+    plans.forEach((plan, i) => countPlans(graphs[result!.clusters[i]], [plan], index));
+    const global = new DependencyGraph(l);
+    countPlans(global, plans, index);
+    onProgress?.({ phase: 'k-means', fraction: 1 });
+    return new ClusterRetriever(labels, l, result!.centroids.map((c) => Float64Array.from(c)), graphs, global, options.minSupport ?? 2);
+  }
+
+  /** Index of the centroid nearest to the query embedding. */
+  cluster(queryVector: Float32Array): number {
+    let best = 0;
+    let bestDistance = Infinity;
+    this.centroids.forEach((c, k) => {
+      let d = 0;
+      for (let i = 0; i < c.length; i++) d += (c[i] - queryVector[i]) ** 2;
+      if (d < bestDistance) [best, bestDistance] = [k, d];
+    });
+    return best;
+  }
+
+  rank(input: RankInput): Ranking {
+    const q = requireVector(input.queryVector, 'dtdr-c', 'queryVector');
+    const graph = this.graphs[this.cluster(q)];
+    const l = this.historyLength;
+    const levels: GraphLevel[] = [];
+    for (let j = l; j >= 1; j--) levels.push({ graph, scope: 'cluster', historyUsed: j });
+    for (let j = l; j >= 0; j--) levels.push({ graph: this.global, scope: 'global', historyUsed: j });
+    const history = historyIndices(input.history, this.index);
+    const { probabilities, backoff } = backoffDistribution(levels, history, this.labels.length, l);
+    const confident = backoff.scope === 'cluster' && backoff.historyUsed === l && backoff.support >= this.minSupport;
+    return makeRanking(this.labels, probabilities, { backoff, confident });
+  }
+
+  state() {
+    return {
+      historyLength: this.historyLength,
+      minSupport: this.minSupport,
+      centroids: this.centroids.map((c) => Array.from(c, (x) => Math.fround(x))),
+      graphs: this.graphs.map((g) => g.state()),
+      global: this.global.state(),
+    };
+  }
+}

@@ -1,0 +1,77 @@
+import type { Backoff } from './types.js';
+
+const START = -1;
+
+/**
+ * Weighted next-label counts given the last j tools (j = 0..maxHistory) of a history that is
+ * padded with a start marker, so "A as first call" and "A after B" are different contexts at
+ * j ≥ 2 and the same at j = 1. One per DTDR-C cluster, one pooled over all demonstrations.
+ */
+export class DependencyGraph {
+  /** key "j|i1,i2,…" → label index → weight */
+  readonly table = new Map<string, Map<number, number>>();
+
+  constructor(readonly maxHistory: number) {}
+
+  static key(history: readonly number[], j: number): string {
+    const padded: number[] = [];
+    for (let k = history.length - j; k < history.length; k++) padded.push(k < 0 ? START : history[k]);
+    return `${j}|${padded.join(',')}`;
+  }
+
+  /** Counts one step: `next` are the acceptable labels, sharing a weight of 1. */
+  add(history: readonly number[], next: readonly number[]): void {
+    for (let j = 0; j <= this.maxHistory; j++) {
+      const key = DependencyGraph.key(history, j);
+      let row = this.table.get(key);
+      if (!row) this.table.set(key, (row = new Map()));
+      for (const label of next) row.set(label, (row.get(label) ?? 0) + 1 / next.length);
+    }
+  }
+
+  lookup(history: readonly number[], j: number): Map<number, number> | undefined {
+    return this.table.get(DependencyGraph.key(history, j));
+  }
+
+  state(): [string, [number, number][]][] {
+    return [...this.table].map(([key, row]) => [key, [...row].map(([l, w]) => [l, +w.toFixed(6)] as [number, number])]);
+  }
+
+  static fromState(maxHistory: number, entries: [string, [number, number][]][]): DependencyGraph {
+    const graph = new DependencyGraph(maxHistory);
+    for (const [key, row] of entries) graph.table.set(key, new Map(row));
+    return graph;
+  }
+}
+
+export interface GraphLevel {
+  graph: DependencyGraph;
+  scope: Backoff['scope'];
+  historyUsed: number;
+}
+
+/**
+ * Walks the back-off levels in order and returns a full distribution: the first level that knows
+ * the history decides, and each later level adds a thousandth of its weight, so tools the first
+ * level never saw are still ordered by the wider context instead of arbitrarily.
+ */
+export function backoffDistribution(levels: GraphLevel[], history: readonly number[], labels: number, historyWanted: number) {
+  const probabilities = new Float64Array(labels);
+  let backoff: Backoff | undefined;
+  let weight = 1;
+  for (const level of levels) {
+    const row = level.graph.lookup(history, level.historyUsed);
+    if (!row) continue;
+    let total = 0;
+    for (const w of row.values()) total += w;
+    if (total <= 0) continue;
+    backoff ??= { scope: level.scope, historyUsed: level.historyUsed, historyWanted, support: Math.round(total * 100) / 100 };
+    for (const [label, w] of row) probabilities[label] += (weight * w) / total;
+    weight *= 1e-3;
+  }
+  let sum = 0;
+  for (const p of probabilities) sum += p;
+  if (sum > 0) for (let i = 0; i < labels; i++) probabilities[i] /= sum;
+  else probabilities.fill(1 / labels);
+  return { probabilities, backoff: backoff ?? { scope: 'global' as const, historyUsed: 0, historyWanted, support: 0 } };
+}

@@ -1,0 +1,106 @@
+import { planSteps, planTools } from '../plan.js';
+import type { Plan } from '../types.js';
+import { requireVector } from './baselines.js';
+import { historyIndices, labelIndices } from './dependency.js';
+import { LinearHead, trainLinearHead, type LinearHeadOptions } from './linear-head.js';
+import { makeRanking, softmaxInPlace } from './ranking.js';
+import type { EmbeddingNeeds, MethodName, RankInput, Ranking, Retriever, TrainingProgress } from './types.js';
+
+function runTraining(generator: Generator<{ epoch: number; epochs: number; loss: number }, LinearHead>, onProgress?: (p: TrainingProgress) => void): { head: LinearHead; losses: number[] } {
+  const losses: number[] = [];
+  for (;;) {
+    const next = generator.next();
+    if (next.done) return { head: next.value, losses };
+    losses.push(next.value.loss);
+    onProgress?.({ phase: 'training', fraction: next.value.epoch / next.value.epochs, loss: next.value.loss });
+  }
+}
+
+/** One-hot slots for the last l tools by position (the start marker fills short histories). */
+function historySlots(history: readonly number[], l: number, labels: number): Uint32Array {
+  const slots = new Uint32Array(l);
+  for (let k = 0; k < l; k++) {
+    const h = history[history.length - l + k];
+    const id = h === undefined ? labels : h < 0 ? labels + 1 : h; // start / unknown tool
+    slots[k] = k * (labels + 2) + id;
+  }
+  return slots;
+}
+
+/**
+ * A linear softmax head behind the Retriever interface. The three learned methods differ only in
+ * what they feed it:
+ * - `lr` (static, TinyAgent-style): the query embedding → the tools of the whole plan, every step;
+ * - `dtdr-l` (the paper's DTDR-L): the embedding of query + last l tools as text → the next tools and END;
+ * - `dtdr-h` (ours): the query embedding plus a one-hot of each of the last l tools → the next tools and END.
+ */
+export class LearnedRetriever implements Retriever {
+  readonly needs: EmbeddingNeeds;
+  private readonly index: Map<string, number>;
+  private readonly logits: Float64Array;
+
+  constructor(
+    readonly method: Extract<MethodName, 'lr' | 'dtdr-l' | 'dtdr-h'>,
+    readonly labels: readonly string[],
+    readonly historyLength: number,
+    readonly head: LinearHead,
+    readonly losses: number[] = [],
+  ) {
+    this.needs = { query: method !== 'dtdr-l', context: method === 'dtdr-l' };
+    this.index = labelIndices(labels);
+    this.logits = new Float64Array(head.classes);
+  }
+
+  static fit(
+    method: Extract<MethodName, 'lr' | 'dtdr-l' | 'dtdr-h'>,
+    labels: readonly string[],
+    plans: Plan[],
+    vectors: { queries?: Float32Array[]; contexts?: Float32Array[] },
+    options: { historyLength?: number; head?: LinearHeadOptions; seed?: number } = {},
+    onProgress?: (p: TrainingProgress) => void,
+  ): LearnedRetriever {
+    const l = method === 'lr' ? 0 : options.historyLength ?? 3;
+    const index = labelIndices(labels);
+    const headOptions = { seed: options.seed, ...options.head };
+    const dense: Float32Array[] = [];
+    const targets: number[][] = [];
+    const sparse: Uint32Array[] = [];
+    if (method === 'lr') {
+      plans.forEach((plan, i) => {
+        dense.push(vectors.queries![i]);
+        targets.push([...new Set(planTools(plan))].map((t) => index.get(t)!));
+      });
+      const { head, losses } = runTraining(trainLinearHead({ dense, targets, classes: labels.length - 1, sparseSize: 0 }, headOptions), onProgress);
+      return new LearnedRetriever(method, labels, l, head, losses);
+    }
+    let s = 0;
+    plans.forEach((plan, i) => {
+      for (const step of planSteps(plan)) {
+        dense.push(method === 'dtdr-l' ? vectors.contexts![s] : vectors.queries![i]);
+        targets.push(step.acceptable.map((t) => index.get(t)!));
+        if (method === 'dtdr-h') sparse.push(historySlots(historyIndices(step.history, index), l, labels.length));
+        s++;
+      }
+    });
+    const sparseSize = method === 'dtdr-h' ? l * (labels.length + 2) : 0;
+    const data = { dense, targets, classes: labels.length, sparseSize, ...(method === 'dtdr-h' ? { sparse } : {}) };
+    const { head, losses } = runTraining(trainLinearHead(data, headOptions), onProgress);
+    return new LearnedRetriever(method, labels, l, head, losses);
+  }
+
+  rank(input: RankInput): Ranking {
+    const dense =
+      this.method === 'dtdr-l'
+        ? requireVector(input.contextVector, this.method, 'contextVector')
+        : requireVector(input.queryVector, this.method, 'queryVector');
+    const sparse = this.method === 'dtdr-h' ? historySlots(historyIndices(input.history, this.index), this.historyLength, this.labels.length) : undefined;
+    softmaxInPlace(this.head.logits(dense, sparse, this.logits));
+    const probabilities = new Float64Array(this.labels.length); // lr has no END output: END gets 0
+    probabilities.set(this.logits);
+    return makeRanking(this.labels, probabilities);
+  }
+
+  state() {
+    return { historyLength: this.historyLength, head: this.head.state() };
+  }
+}

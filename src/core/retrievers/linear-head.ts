@@ -1,0 +1,218 @@
+import { Matrix, solve } from 'ml-matrix';
+import { DtdrError } from '../errors.js';
+import { seededRandom, shuffleInPlace } from '../random.js';
+
+/**
+ * A one-layer softmax classifier over standardised dense features (an embedding) plus optional
+ * sparse one-hot features (e.g. the last tools called), trained with Adam on soft targets
+ * (uniform over the acceptable labels of a step). Warm-started from the ridge-regression
+ * solution (ml-matrix), which cuts the epochs needed; the hot loops are plain typed arrays.
+ */
+export interface LinearHeadOptions {
+  /** Passes over the training set. Default 8. */
+  epochs?: number;
+  /** Adam step size. Default 0.01. */
+  learningRate?: number;
+  /** Examples per Adam step. Default 128. */
+  batchSize?: number;
+  /** L2 penalty on the weights. Default 1e-5. */
+  l2?: number;
+  /** Shuffling seed. Default 0. */
+  seed?: number;
+}
+
+export const LINEAR_HEAD_DEFAULTS: Required<LinearHeadOptions> = { epochs: 8, learningRate: 0.01, batchSize: 128, l2: 1e-5, seed: 0 };
+
+export interface LinearHeadData {
+  dense: Float32Array[];
+  /** Active sparse feature ids per example (one-hot positions), if any. */
+  sparse?: Uint32Array[];
+  sparseSize: number;
+  /** Acceptable label indices per example; the target spreads evenly over them. */
+  targets: ArrayLike<number>[];
+  classes: number;
+}
+
+export interface LinearHeadState {
+  dim: number;
+  classes: number;
+  sparseSize: number;
+  mean: number[];
+  std: number[];
+  /** (dim + 1) x classes, row-major; the last row is the bias. */
+  weights: number[];
+  /** sparseSize x classes, row-major. */
+  sparseWeights: number[];
+}
+
+export class LinearHead {
+  constructor(
+    readonly dim: number,
+    readonly classes: number,
+    readonly sparseSize: number,
+    readonly mean: Float64Array,
+    readonly std: Float64Array,
+    readonly weights: Float64Array,
+    readonly sparseWeights: Float64Array,
+  ) {}
+
+  /** Writes the logits of one example into `out` (length `classes`). */
+  logits(dense: ArrayLike<number>, sparse: ArrayLike<number> | undefined, out: Float64Array): Float64Array {
+    const { dim, classes: C, weights: W } = this;
+    out.set(W.subarray(dim * C, (dim + 1) * C));
+    for (let d = 0; d < dim; d++) {
+      const x = (dense[d] - this.mean[d]) / this.std[d];
+      if (x === 0) continue;
+      const row = d * C;
+      for (let c = 0; c < C; c++) out[c] += x * W[row + c];
+    }
+    if (sparse) {
+      for (let k = 0; k < sparse.length; k++) {
+        const row = sparse[k] * C;
+        for (let c = 0; c < C; c++) out[c] += this.sparseWeights[row + c];
+      }
+    }
+    return out;
+  }
+
+  state(): LinearHeadState {
+    const round = (a: Float64Array) => Array.from(a, (x) => Math.fround(x));
+    return {
+      dim: this.dim, classes: this.classes, sparseSize: this.sparseSize,
+      mean: round(this.mean), std: round(this.std), weights: round(this.weights), sparseWeights: round(this.sparseWeights),
+    };
+  }
+
+  static fromState(s: LinearHeadState): LinearHead {
+    const ok = s && Number.isInteger(s.dim) && Number.isInteger(s.classes) && Number.isInteger(s.sparseSize)
+      && s.mean?.length === s.dim && s.std?.length === s.dim
+      && s.weights?.length === (s.dim + 1) * s.classes && s.sparseWeights?.length === s.sparseSize * s.classes;
+    if (!ok) throw new DtdrError('artifact', 'linear head state has inconsistent shapes', { field: 'state.head' });
+    return new LinearHead(s.dim, s.classes, s.sparseSize, Float64Array.from(s.mean), Float64Array.from(s.std), Float64Array.from(s.weights), Float64Array.from(s.sparseWeights));
+  }
+}
+
+function standardisation(dense: Float32Array[], dim: number) {
+  const mean = new Float64Array(dim);
+  const std = new Float64Array(dim);
+  for (const x of dense) for (let d = 0; d < dim; d++) mean[d] += x[d];
+  for (let d = 0; d < dim; d++) mean[d] /= dense.length;
+  for (const x of dense) for (let d = 0; d < dim; d++) std[d] += (x[d] - mean[d]) ** 2;
+  for (let d = 0; d < dim; d++) std[d] = Math.sqrt(std[d] / dense.length) || 1;
+  return { mean, std };
+}
+
+/** Ridge regression from standardised features to the soft targets: a good starting point. */
+function ridgeWarmStart(data: LinearHeadData, mean: Float64Array, std: Float64Array, dim: number): Float64Array {
+  const C = data.classes;
+  const X = new Matrix(data.dense.length, dim + 1);
+  const Y = new Matrix(data.dense.length, C);
+  data.dense.forEach((x, i) => {
+    for (let d = 0; d < dim; d++) X.set(i, d, (x[d] - mean[d]) / std[d]);
+    X.set(i, dim, 1);
+    const t = data.targets[i];
+    for (let k = 0; k < t.length; k++) Y.set(i, t[k], Y.get(i, t[k]) + 1 / t.length);
+  });
+  const Xt = X.transpose();
+  const A = Xt.mmul(X);
+  for (let d = 0; d < dim; d++) A.set(d, d, A.get(d, d) + data.dense.length * 1e-3);
+  const B = Xt.mmul(Y);
+  const W = solve(A, B);
+  // Regression outputs are probabilities; scale them into a useful logit range.
+  return Float64Array.from(W.to1DArray(), (w) => w * 8);
+}
+
+export interface EpochReport {
+  epoch: number;
+  epochs: number;
+  loss: number;
+}
+
+/** Trains the head; yields the mean training loss after each epoch and returns the head. */
+export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOptions = {}): Generator<EpochReport, LinearHead> {
+  const o = { ...LINEAR_HEAD_DEFAULTS, ...options };
+  const n = data.dense.length;
+  if (n === 0) throw new DtdrError('data', 'no training examples', { hint: 'give at least one demonstration' });
+  const dim = data.dense[0].length;
+  const C = data.classes;
+  const S = data.sparseSize;
+  const { mean, std } = standardisation(data.dense, dim);
+  const W = ridgeWarmStart(data, mean, std, dim);
+  const E = new Float64Array(S * C);
+  const head = new LinearHead(dim, C, S, mean, std, W, E);
+
+  const mW = new Float64Array(W.length), vW = new Float64Array(W.length), gW = new Float64Array(W.length);
+  const mE = new Float64Array(E.length), vE = new Float64Array(E.length), gE = new Float64Array(E.length);
+  const touched = new Uint8Array(S); // sparse rows with a gradient in this batch
+  const b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  let step = 0;
+  const random = seededRandom(o.seed + 1);
+  const indices = Array.from({ length: n }, (_, i) => i);
+  const p = new Float64Array(C);
+  const xs = new Float64Array(dim + 1);
+
+  for (let epoch = 1; epoch <= o.epochs; epoch++) {
+    shuffleInPlace(indices, random);
+    let lossSum = 0;
+    for (let start = 0; start < n; start += o.batchSize) {
+      const batch = indices.slice(start, start + o.batchSize);
+      gW.fill(0);
+      for (const i of batch) {
+        head.logits(data.dense[i], data.sparse?.[i], p);
+        let max = -Infinity;
+        for (let c = 0; c < C; c++) if (p[c] > max) max = p[c];
+        let sum = 0;
+        for (let c = 0; c < C; c++) sum += p[c] = Math.exp(p[c] - max);
+        for (let c = 0; c < C; c++) p[c] /= sum;
+        const t = data.targets[i];
+        const share = 1 / t.length;
+        for (let k = 0; k < t.length; k++) {
+          lossSum -= share * Math.log(p[t[k]] + 1e-12);
+          p[t[k]] -= share; // p is now dLoss/dlogits
+        }
+        const x = data.dense[i];
+        for (let d = 0; d < dim; d++) xs[d] = (x[d] - mean[d]) / std[d];
+        xs[dim] = 1;
+        for (let d = 0; d <= dim; d++) {
+          const v = xs[d];
+          if (v === 0) continue;
+          const row = d * C;
+          for (let c = 0; c < C; c++) gW[row + c] += v * p[c];
+        }
+        const sp = data.sparse?.[i];
+        if (sp) {
+          for (let k = 0; k < sp.length; k++) {
+            const row = sp[k] * C;
+            if (!touched[sp[k]]) {
+              touched[sp[k]] = 1;
+              gE.fill(0, row, row + C);
+            }
+            for (let c = 0; c < C; c++) gE[row + c] += p[c];
+          }
+        }
+      }
+      step++;
+      const scale = 1 / batch.length;
+      const lr = (o.learningRate * Math.sqrt(1 - b2 ** step)) / (1 - b1 ** step);
+      for (let k = 0; k < W.length; k++) {
+        const g = gW[k] * scale + o.l2 * W[k];
+        mW[k] = b1 * mW[k] + (1 - b1) * g;
+        vW[k] = b2 * vW[k] + (1 - b2) * g * g;
+        W[k] -= (lr * mW[k]) / (Math.sqrt(vW[k]) + eps);
+      }
+      // Lazy Adam for the one-hot rows: only rows seen in this batch move.
+      for (let s = 0; s < S; s++) {
+        if (!touched[s]) continue;
+        touched[s] = 0;
+        for (let k = s * C; k < (s + 1) * C; k++) {
+          const g = gE[k] * scale + o.l2 * E[k];
+          mE[k] = b1 * mE[k] + (1 - b1) * g;
+          vE[k] = b2 * vE[k] + (1 - b2) * g * g;
+          E[k] -= (lr * mE[k]) / (Math.sqrt(vE[k]) + eps);
+        }
+      }
+    }
+    yield { epoch, epochs: o.epochs, loss: lossSum / n };
+  }
+  return head;
+}

@@ -1,0 +1,83 @@
+import type { Plan, ToolSpec } from '../types.js';
+
+export type MethodName = 'random' | 'bm25' | 'qts' | 'dr' | 'lr' | 'dtdr-c' | 'dtdr-l' | 'dtdr-h';
+
+/** What a retriever needs embedded: the query alone, or the query + history text. */
+export interface EmbeddingNeeds {
+  query: boolean;
+  context: boolean;
+}
+
+export interface RankInput {
+  query: string;
+  /** Tools called so far, oldest first. */
+  history: readonly string[];
+  /** encoder(query), when `needs.query`. */
+  queryVector?: Float32Array;
+  /** encoder(contextText(query, history)), when `needs.context`. */
+  contextVector?: Float32Array;
+}
+
+/** How far a dependency graph had to back off to find the history (DTDR-C, DR). */
+export interface Backoff {
+  /** `cluster`: the query's own cluster; `global`: all demonstrations pooled. */
+  scope: 'cluster' | 'global';
+  /** How many of the last tools matched (0 = none: the scope's overall next-tool frequencies). */
+  historyUsed: number;
+  /** How many of the last tools were asked for (min(l, history length + start marker)). */
+  historyWanted: number;
+  /** Demonstration steps behind the distribution used. */
+  support: number;
+}
+
+export interface Ranking {
+  /** Every tool and END, aligned with `probabilities`. */
+  labels: readonly string[];
+  /** A probability for each label; sums to 1 (or 0 for a retriever that abstains on END). */
+  probabilities: Float64Array;
+  /** Label indices, best first. */
+  order: Uint32Array;
+  /** Set by graph retrievers: where the distribution came from. */
+  backoff?: Backoff;
+  /** False when the retriever is unsure (backed off, or a flat distribution). */
+  confident: boolean;
+}
+
+export interface Retriever {
+  readonly method: MethodName;
+  /** Tool names then END. */
+  readonly labels: readonly string[];
+  readonly needs: EmbeddingNeeds;
+  /** History length l the retriever looks at (0 when it ignores history). */
+  readonly historyLength: number;
+  rank(input: RankInput): Ranking;
+  /** Learned state for the model artifact (plain JSON). */
+  state(): unknown;
+}
+
+export interface TrainingProgress {
+  phase: string;
+  /** 0..1 within the phase. */
+  fraction: number;
+  /** Training loss, for learned heads. */
+  loss?: number;
+}
+
+/** Everything a method may fit on; vectors are present when the method's fitNeeds ask for them. */
+export interface FitInput {
+  tools: ToolSpec[];
+  plans: Plan[];
+  /** encoder(plan.query) per plan. */
+  queryVectors?: Float32Array[];
+  /** encoder(tool description) per tool. */
+  toolVectors?: Float32Array[];
+  /** encoder(contextText) per training step, in the order of `trainingSteps(plans)`. */
+  contextVectors?: Float32Array[];
+  onProgress?: (progress: TrainingProgress) => void;
+}
+
+export interface FitNeeds {
+  queries: boolean;
+  tools: boolean;
+  contexts: boolean;
+}

@@ -1,0 +1,115 @@
+import type { Encoder } from './encoder.js';
+import { DtdrError } from './errors.js';
+import { planSteps } from './plan.js';
+import { Bm25Retriever, QtsRetriever, RandomRetriever } from './retrievers/baselines.js';
+import { ClusterRetriever, DependencyRetriever } from './retrievers/dependency.js';
+import { LearnedRetriever } from './retrievers/learned.js';
+import type { LinearHeadOptions } from './retrievers/linear-head.js';
+import type { FitNeeds, MethodName, Retriever, TrainingProgress } from './retrievers/types.js';
+import { contextText, toolText } from './text.js';
+import { END, type Plan, type ToolSpec } from './types.js';
+
+export const METHODS: readonly MethodName[] = ['random', 'bm25', 'qts', 'dr', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h'];
+
+export interface TrainOptions {
+  /** l: how many of the last tools DTDR conditions on. Default 3 (the paper's best). */
+  historyLength?: number;
+  /** DTDR-C's K. Default round(demonstrations / 10). */
+  clusters?: number;
+  /** Seed for k-means, shuffling and the random baseline. Default 0. */
+  seed?: number;
+  /** Linear-head training settings (lr, dtdr-l, dtdr-h). */
+  head?: LinearHeadOptions;
+  onProgress?: (progress: TrainingProgress) => void;
+}
+
+export const TRAIN_DEFAULTS = { historyLength: 3, seed: 0 };
+
+export function isMethod(name: string): name is MethodName {
+  return (METHODS as readonly string[]).includes(name);
+}
+
+export function assertMethod(name: string): MethodName {
+  if (!isMethod(name)) throw new DtdrError('options', `unknown method "${name}"`, { field: 'method', hint: `one of: ${METHODS.join(', ')}` });
+  return name;
+}
+
+/** Which texts a method needs embedded to fit. */
+export function fitNeeds(method: MethodName): FitNeeds {
+  return {
+    queries: method === 'lr' || method === 'dtdr-c' || method === 'dtdr-h',
+    tools: method === 'qts',
+    contexts: method === 'dtdr-l',
+  };
+}
+
+export function labelsOf(tools: readonly ToolSpec[]): string[] {
+  return [...tools.map((t) => t.name), END];
+}
+
+/** Embeds texts in batches through the encoder, reporting progress. */
+export async function embedAll(encoder: Encoder, texts: string[], onProgress?: (p: TrainingProgress) => void, batch = 512): Promise<Float32Array[]> {
+  const out: Float32Array[] = [];
+  for (let i = 0; i < texts.length; i += batch) {
+    out.push(...(await encoder.embed(texts.slice(i, i + batch))));
+    onProgress?.({ phase: 'embedding', fraction: Math.min(1, (i + batch) / texts.length) });
+  }
+  return out;
+}
+
+/** Precomputed vectors a fit may use; `trainRetriever` fills in what is missing. */
+export interface FitVectors {
+  queries?: Float32Array[];
+  tools?: Float32Array[];
+  contexts?: Float32Array[];
+}
+
+export async function fitVectors(method: MethodName, tools: ToolSpec[], plans: Plan[], encoder: Encoder | undefined, historyLength: number, given: FitVectors = {}, onProgress?: (p: TrainingProgress) => void): Promise<FitVectors> {
+  const needs = fitNeeds(method);
+  if (!encoder && (needs.queries || needs.tools || needs.contexts) && !(given.queries || given.tools || given.contexts)) {
+    throw new DtdrError('options', `method ${method} needs a sentence encoder`, { hint: 'pass an encoder (loadEncoder())' });
+  }
+  const vectors: FitVectors = { ...given };
+  if (needs.queries) vectors.queries ??= await embedAll(encoder!, plans.map((p) => p.query), onProgress);
+  if (needs.tools) vectors.tools ??= await embedAll(encoder!, tools.map((t) => toolText(t.name, t.description)), onProgress);
+  if (needs.contexts) {
+    vectors.contexts ??= await embedAll(encoder!, plans.flatMap((p) => planSteps(p).map((s) => contextText(s.query, s.history, historyLength))), onProgress);
+  }
+  return vectors;
+}
+
+/** Fits a method on precomputed vectors: pure and synchronous. */
+export function fitRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[], vectors: FitVectors, options: TrainOptions = {}): Retriever {
+  if (plans.length === 0) throw new DtdrError('data', 'no demonstrations to train on', { hint: 'give at least one plan' });
+  const labels = labelsOf(tools);
+  const known = new Set(labels);
+  for (const plan of plans) {
+    const unknown = plan.nodes.find((n) => !known.has(n.tool));
+    if (unknown) throw new DtdrError('data', `plan "${plan.id}" calls "${unknown.tool}", which is not in the tool set`, { hint: 'add the tool or fix the plan' });
+  }
+  const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
+  const seed = options.seed ?? TRAIN_DEFAULTS.seed;
+  switch (method) {
+    case 'random':
+      return new RandomRetriever(labels, seed);
+    case 'bm25':
+      return new Bm25Retriever(labels, tools);
+    case 'qts':
+      return new QtsRetriever(labels, vectors.tools!);
+    case 'dr':
+      return DependencyRetriever.fit(labels, plans);
+    case 'dtdr-c':
+      return ClusterRetriever.fit(labels, plans, vectors.queries!, { historyLength: l, clusters: options.clusters, seed }, options.onProgress);
+    case 'lr':
+    case 'dtdr-l':
+    case 'dtdr-h':
+      return LearnedRetriever.fit(method, labels, plans, { queries: vectors.queries, contexts: vectors.contexts }, { historyLength: l, head: options.head, seed }, options.onProgress);
+  }
+}
+
+/** Embeds what the method needs with `encoder`, then fits it. */
+export async function trainRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[], encoder: Encoder | undefined, options: TrainOptions = {}): Promise<Retriever> {
+  const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
+  const vectors = await fitVectors(method, tools, plans, encoder, l, {}, options.onProgress);
+  return fitRetriever(method, tools, plans, vectors, options);
+}
