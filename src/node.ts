@@ -1,3 +1,5 @@
 /** dtdr for Node: the same API as the browser entry, with files on disk instead of IndexedDB. */
 export * from './common.js';
 export { loadEncoder, resolveModel, BUNDLED_MODEL_DIR } from './encoders/node.js';
+export { readDatasetDir } from './data/node.js';
+export { readModelFile, writeModelFile } from './storage/file.js';

@@ -3,7 +3,11 @@
  * (1 for bad input, 2 for bad usage); DTDR_DEBUG=1 adds the stack trace.
  */
 import { DtdrError } from '../core/errors.js';
+import { demoCommand, demoHelp } from './demo.js';
 import { embedCommand, embedHelp } from './embed.js';
+import { evalCommand, evalHelp } from './eval.js';
+import { retrieveCommand, retrieveHelp } from './retrieve.js';
+import { trainCommand, trainHelp } from './train.js';
 
 interface Command {
   summary: string;
@@ -12,6 +16,10 @@ interface Command {
 }
 
 const commands: Record<string, Command> = {
+  demo: { summary: 'train on the built-in assistant tool set and walk example queries (npm start)', help: demoHelp, run: demoCommand },
+  train: { summary: 'train a retriever on demonstrations and write a model file', help: trainHelp, run: trainCommand },
+  retrieve: { summary: 'rank the next tools for a query and history with a model file', help: retrieveHelp, run: retrieveCommand },
+  eval: { summary: 'compare retrieval methods on a dataset (MRR, F1, top-1, recall@5, coverage)', help: evalHelp, run: evalCommand },
   embed: { summary: 'embed lines of text with the sentence encoder', help: embedHelp, run: embedCommand },
 };
 

@@ -27,6 +27,6 @@ export function resolveModel(model: string | undefined): ResolvedModel {
 }
 
 /** Loads an encoder in Node: the bundled model by default, a folder on disk, or a hub id. */
-export function loadEncoder(options: EncoderOptions = {}): Promise<Encoder> {
+export async function loadEncoder(options: EncoderOptions = {}): Promise<Encoder> {
   return loadTransformersEncoder(resolveModel(options.model), options);
 }

@@ -13,6 +13,6 @@ export function resolveModel(model: string | undefined): ResolvedModel {
  * `localModelPath` (transformers.js default: `/models/`), so serve the package's
  * models/dtdr-glove-100d folder there, or pass `localModelPath`.
  */
-export function loadEncoder(options: EncoderOptions = {}): Promise<Encoder> {
+export async function loadEncoder(options: EncoderOptions = {}): Promise<Encoder> {
   return loadTransformersEncoder(resolveModel(options.model), options);
 }

@@ -1,0 +1,31 @@
+import type { Encoder } from '../core/encoder.js';
+import { DtdrError } from '../core/errors.js';
+import { assertMethod } from '../core/train.js';
+import type { MethodName } from '../core/retrievers/types.js';
+import { loadEncoder } from '../encoders/node.js';
+
+export const encoderOptions = {
+  encoder: { type: 'string' },
+  'allow-remote': { type: 'boolean' },
+} as const;
+
+export function loadCliEncoder(values: Record<string, unknown>, fallbackId?: string): Promise<Encoder> {
+  return loadEncoder({ model: (values.encoder as string | undefined) ?? fallbackId, allowRemoteModels: values['allow-remote'] === true });
+}
+
+export function parseMethods(value: string | undefined, all: readonly MethodName[]): MethodName[] {
+  if (value === undefined) return [...all];
+  const names = value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (names.length === 0) throw new DtdrError('usage', '--methods needs at least one method');
+  return names.map((n) => {
+    try {
+      return assertMethod(n);
+    } catch (error) {
+      throw new DtdrError('usage', `--methods: ${(error as Error).message}`);
+    }
+  });
+}
+
+export function fmt(x: number, digits = 3): string {
+  return x.toFixed(digits);
+}

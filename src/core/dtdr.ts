@@ -1,0 +1,92 @@
+import { loadRetriever, saveRetriever, type ModelArtifact } from './artifact.js';
+import type { Encoder } from './encoder.js';
+import { DtdrError } from './errors.js';
+import type { Backoff, MethodName, RankInput, Ranking, Retriever } from './retrievers/types.js';
+import { selectCandidates, type Candidate, type SelectOptions } from './select.js';
+import { contextText } from './text.js';
+import { TRAIN_DEFAULTS, trainRetriever, type TrainOptions } from './train.js';
+import type { Plan, ToolSpec } from './types.js';
+
+export interface Retrieval {
+  /** F_t: the tools (and maybe END) to show the model next, best first. */
+  candidates: Candidate[];
+  /** True when the set was widened because the retriever was unsure; `reason` says why. */
+  widened: boolean;
+  reason?: string;
+  confident: boolean;
+  backoff?: Backoff;
+  /** The full ranking over every tool and END. */
+  ranking: Ranking;
+}
+
+export interface DtdrTrainOptions extends TrainOptions {
+  /** Default `dtdr-c`. */
+  method?: MethodName;
+  tools: ToolSpec[];
+  plans: Plan[];
+  /** Needed by every method but random, bm25 and dr. */
+  encoder?: Encoder;
+  /** Dataset name recorded in the artifact. */
+  dataset?: string;
+}
+
+/**
+ * A trained retriever with its encoder: the object apps hold. `retrieve(query, history)` embeds
+ * what the method needs, ranks every tool and END, and returns the thresholded candidate set.
+ */
+export class Dtdr {
+  private constructor(
+    readonly retriever: Retriever,
+    readonly tools: ToolSpec[],
+    readonly encoder: Encoder | undefined,
+    private readonly training: ModelArtifact['training'],
+  ) {}
+
+  static async train(options: DtdrTrainOptions): Promise<Dtdr> {
+    const method = options.method ?? 'dtdr-c';
+    const retriever = await trainRetriever(method, options.tools, options.plans, options.encoder, options);
+    return new Dtdr(retriever, options.tools, options.encoder, {
+      dataset: options.dataset,
+      plans: options.plans.length,
+      historyLength: options.historyLength ?? TRAIN_DEFAULTS.historyLength,
+      seed: options.seed ?? TRAIN_DEFAULTS.seed,
+      ...(options.clusters !== undefined ? { clusters: options.clusters } : {}),
+    });
+  }
+
+  /** Restores a saved model; the encoder must be the one it was trained with. */
+  static load(artifact: unknown, encoder?: Encoder, source?: string): Dtdr {
+    const { retriever, artifact: a } = loadRetriever(artifact, { encoder, source });
+    if ((retriever.needs.query || retriever.needs.context) && !encoder) {
+      throw new DtdrError('encoder', `a ${a.method} model needs the encoder it was trained with (${a.encoder?.id})`, { file: source });
+    }
+    return new Dtdr(retriever, a.tools, encoder, a.training);
+  }
+
+  get method(): MethodName {
+    return this.retriever.method;
+  }
+
+  async rank(query: string, history: readonly string[] = []): Promise<Ranking> {
+    const input: RankInput = { query, history };
+    const { needs } = this.retriever;
+    if (needs.query || needs.context) {
+      if (!this.encoder) throw new DtdrError('encoder', `${this.method} needs an encoder to rank`);
+      const text = needs.context ? contextText(query, history, this.retriever.historyLength) : query;
+      const [vector] = await this.encoder.embed([text]);
+      if (needs.context) input.contextVector = vector;
+      else input.queryVector = vector;
+    }
+    return this.retriever.rank(input);
+  }
+
+  async retrieve(query: string, history: readonly string[] = [], options?: SelectOptions): Promise<Retrieval> {
+    const ranking = await this.rank(query, history);
+    const set = selectCandidates(ranking, options);
+    return { ...set, confident: ranking.confident, ...(ranking.backoff ? { backoff: ranking.backoff } : {}), ranking };
+  }
+
+  toJSON(): ModelArtifact {
+    return saveRetriever(this.retriever, this.tools, this.encoder, this.training);
+  }
+}

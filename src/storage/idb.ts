@@ -1,0 +1,21 @@
+/** Models in IndexedDB (browsers), through idb-keyval; the store is injectable for tests. */
+import { get, set, del, type UseStore } from 'idb-keyval';
+import type { ModelArtifact } from '../core/artifact.js';
+import { DtdrError } from '../core/errors.js';
+
+const PREFIX = 'dtdr-model:';
+
+export async function saveModelToIndexedDb(name: string, artifact: ModelArtifact, store?: UseStore): Promise<void> {
+  await set(PREFIX + name, artifact, store);
+}
+
+/** Returns the stored artifact, to pass to Dtdr.load; a missing one is a DtdrError. */
+export async function loadModelFromIndexedDb(name: string, store?: UseStore): Promise<unknown> {
+  const value = await get(PREFIX + name, store);
+  if (value === undefined) throw new DtdrError('artifact', `no model named "${name}" in IndexedDB`, { hint: 'save one with saveModelToIndexedDb first' });
+  return value;
+}
+
+export function deleteModelFromIndexedDb(name: string, store?: UseStore): Promise<void> {
+  return del(PREFIX + name, store);
+}

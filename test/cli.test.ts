@@ -1,0 +1,99 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'dtdr-cli-'));
+const oneLineError = (r: { stderr: string }) => {
+  const lines = r.stderr.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  return lines[0];
+};
+
+describe('dtdr embed', () => {
+  it('prints one unit-norm vector per input line, offline', () => {
+    const r = runCli(['embed'], 'book a flight\nreserve a plane ticket\n');
+    expect(r.code).toBe(0);
+    const vectors = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as number[]);
+    expect(vectors).toHaveLength(2);
+    for (const v of vectors) {
+      expect(v).toHaveLength(100);
+      expect(Math.hypot(...v)).toBeCloseTo(1, 4);
+    }
+  });
+
+  it('rejects an unknown flag with one line and exit 2', () => {
+    const r = runCli(['embed', '--bogus']);
+    expect(r.code).toBe(2);
+    expect(oneLineError(r)).toMatch(/Unknown option '--bogus'.*dtdr embed --help/);
+  });
+
+  it('rejects a missing encoder folder with exit 1', () => {
+    const r = runCli(['embed', '--encoder', './no/such/model'], '');
+    expect(r.code).toBe(1);
+    expect(oneLineError(r)).toMatch(/encoder folder ".\/no\/such\/model" does not exist/);
+  });
+
+  it('says how to fix an encoder that cannot be loaded offline', () => {
+    const r = runCli(['embed', '--encoder', 'Xenova/all-MiniLM-L6-v2'], '');
+    expect(r.code).toBe(1);
+    expect(oneLineError(r)).toMatch(/cannot load encoder "Xenova\/all-MiniLM-L6-v2".*local ONNX model folder/);
+  });
+});
+
+describe('dtdr train / retrieve', () => {
+  const model = join(dir, 'demo.json');
+  beforeAll(() => {
+    const r = runCli(['train', '--demo', '--method', 'dtdr-c', '--out', model]);
+    expect(r.code, r.stderr).toBe(0);
+  });
+
+  it('retrieves ranked candidates with probabilities and the back-off signal', () => {
+    const r = runCli(['retrieve', '--model', model, '--query', 'email the invoice to Anna', '--history', 'files_search,contacts_search', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.ranked[0].tool).toBe('email_send');
+    expect(out.ranked[0].probability).toBeGreaterThan(0.5);
+    expect(out.backoff).toMatchObject({ scope: 'cluster' });
+  });
+
+  it('rejects a history tool the model does not know', () => {
+    const r = runCli(['retrieve', '--model', model, '--query', 'x', '--history', 'teleport']);
+    expect(r.code).toBe(2);
+    expect(oneLineError(r)).toMatch(/--history names tools the model does not know: teleport/);
+  });
+
+  it('rejects a file that is not a model, naming it', () => {
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, '{not json');
+    const r = runCli(['retrieve', '--model', bad, '--query', 'x']);
+    expect(r.code).toBe(1);
+    expect(oneLineError(r)).toMatch(/bad\.json: not valid JSON/);
+  });
+
+  it('rejects a model of a newer format version', () => {
+    const newer = join(dir, 'newer.json');
+    writeFileSync(newer, JSON.stringify({ format: 'dtdr-model', version: 7 }));
+    const r = runCli(['retrieve', '--model', newer, '--query', 'x']);
+    expect(r.code).toBe(1);
+    expect(oneLineError(r)).toMatch(/newer\.json, version: model format version 7 is newer/);
+  });
+
+  it('names the file and line of a malformed dataset', () => {
+    const data = join(dir, 'data');
+    mkdirSync(data, { recursive: true });
+    writeFileSync(join(data, 'data.jsonl'), '{"user_request":"q","task_nodes":[{"task":"a"}]}\n{"user_request": 3}\n');
+    const r = runCli(['train', '--data', data, '--method', 'dr', '--out', join(dir, 'x.json')]);
+    expect(r.code).toBe(1);
+    expect(oneLineError(r)).toMatch(/data\.jsonl, line 2, user_request: missing or empty user_request/);
+  });
+
+  it('rejects an unknown command and an unknown method', () => {
+    expect(runCli(['frobnicate']).code).toBe(2);
+    const r = runCli(['train', '--demo', '--method', 'magic', '--out', join(dir, 'y.json')]);
+    expect(r.code).toBe(2);
+    expect(oneLineError(r)).toMatch(/unknown method "magic"/);
+  });
+});

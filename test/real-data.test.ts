@@ -1,0 +1,46 @@
+/**
+ * The paper's claims on real data (UltraTool, official split), side by side in one run. Skipped,
+ * with a message, when ../shared/data is absent.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { evaluateMethods, splitDataset, type EvaluationResult } from '../src/core/evaluate.js';
+import { readDatasetDir } from '../src/data/node.js';
+import { loadEncoder } from '../src/encoders/node.js';
+import { hasSharedData, SHARED_DATA } from './helpers.js';
+
+describe.skipIf(!hasSharedData)('UltraTool, official split (real data)', () => {
+  let result: EvaluationResult;
+  beforeAll(async () => {
+    const dataset = readDatasetDir(`${SHARED_DATA}/ultratool`);
+    const split = splitDataset(dataset);
+    expect(split.description).toBe('official');
+    expect(split.test).toHaveLength(500);
+    result = await evaluateMethods(dataset.tools, split.train, split.test, await loadEncoder(), {
+      methods: ['random', 'bm25', 'qts', 'dr', 'lr', 'dtdr-c', 'dtdr-l'],
+      timingPasses: 1,
+    });
+  }, 300_000);
+
+  it('walks the 1691 test steps of the reference', () => expect(result.steps).toBe(1691));
+
+  it('DR lands within ±0.03 of the independent reference MRR 0.563 (metric semantics check)', () => {
+    expect(Math.abs(result.results.dr!.mrr - 0.563)).toBeLessThanOrEqual(0.03);
+  });
+
+  it('random is near chance (reference 0.025)', () => expect(result.results.random!.mrr).toBeLessThan(0.05));
+
+  it('DTDR-C beats the static dependency retriever by at least 10%', () => {
+    expect(result.results['dtdr-c']!.mrr).toBeGreaterThanOrEqual(1.1 * result.results.dr!.mrr);
+  });
+
+  it('DTDR-L beats the static learned retriever by at least 35%', () => {
+    expect(result.results['dtdr-l']!.mrr).toBeGreaterThanOrEqual(1.35 * result.results.lr!.mrr);
+  });
+
+  it('both DTDR variants beat BM25 and query–tool similarity', () => {
+    for (const m of ['dtdr-c', 'dtdr-l'] as const) {
+      expect(result.results[m]!.mrr).toBeGreaterThan(result.results.bm25!.mrr);
+      expect(result.results[m]!.mrr).toBeGreaterThan(result.results.qts!.mrr);
+    }
+  });
+});

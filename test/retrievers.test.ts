@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { chainPlan } from '../src/core/plan.js';
+import { Bm25Retriever } from '../src/core/retrievers/baselines.js';
+import { ClusterRetriever, DependencyRetriever } from '../src/core/retrievers/dependency.js';
+import { trainLinearHead } from '../src/core/retrievers/linear-head.js';
+import { selectCandidates } from '../src/core/select.js';
+import { labelsOf, trainRetriever } from '../src/core/train.js';
+import { END, type ToolSpec } from '../src/core/types.js';
+import { wordAxisEncoder } from './helpers.js';
+
+const tools: ToolSpec[] = ['contact', 'mail', 'sms', 'route', 'place'].map((name) => ({ name, description: `${name} tool` }));
+const labels = labelsOf(tools);
+const encoder = wordAxisEncoder(['email', 'text', 'navigate']);
+const plans = [
+  ...Array.from({ length: 5 }, (_, i) => chainPlan(`e${i}`, 'email anna', ['contact', 'mail'])),
+  ...Array.from({ length: 5 }, (_, i) => chainPlan(`t${i}`, 'text anna', ['contact', 'sms'])),
+  ...Array.from({ length: 5 }, (_, i) => chainPlan(`n${i}`, 'navigate home', ['place', 'route'])),
+];
+const top = (r: { order: Uint32Array; labels: readonly string[] }) => r.labels[r.order[0]];
+
+describe('DR: static last-tool dependencies', () => {
+  const dr = DependencyRetriever.fit(labels, plans);
+  it('ranks by call frequency before the first call', () => {
+    const r = dr.rank({ query: 'x', history: [] });
+    expect(top(r)).toBe('contact'); // called 10 times
+    expect(r.backoff?.historyUsed).toBe(0);
+  });
+  it('cannot tell mail from sms after contact: it ignores the query', () => {
+    const r = dr.rank({ query: 'text anna', history: ['contact'] });
+    expect(r.probabilities[labels.indexOf('mail')]).toBeCloseTo(0.5);
+    expect(r.probabilities[labels.indexOf('sms')]).toBeCloseTo(0.5);
+  });
+});
+
+describe('DTDR-C: per-cluster dependency graphs with back-off', () => {
+  it('uses the query cluster to disambiguate the next tool', async () => {
+    const c = (await trainRetriever('dtdr-c', tools, plans, encoder, { clusters: 3 })) as ClusterRetriever;
+    const [text] = await encoder.embed(['text anna']);
+    const r = c.rank({ query: 'text anna', history: ['contact'], queryVector: text });
+    expect(top(r)).toBe('sms');
+    expect(r.probabilities[labels.indexOf('sms')]).toBeCloseTo(1, 2);
+    expect(r.backoff).toMatchObject({ scope: 'cluster', historyUsed: 3, historyWanted: 3 });
+    expect(r.confident).toBe(true);
+    const end = c.rank({ query: 'text anna', history: ['contact', 'sms'], queryVector: text });
+    expect(top(end)).toBe(END);
+  });
+
+  it('backs off to a shorter history, then to all clusters, and says so', async () => {
+    const c = (await trainRetriever('dtdr-c', tools, plans, encoder, { clusters: 3 })) as ClusterRetriever;
+    const [nav] = await encoder.embed(['navigate home']);
+    // "route" was never first in the navigate cluster: only the 1-tool context [route] exists there.
+    const shorter = c.rank({ query: 'navigate home', history: ['place', 'route', 'route'], queryVector: nav });
+    expect(shorter.backoff).toMatchObject({ scope: 'cluster', historyUsed: 1 });
+    expect(shorter.confident).toBe(false);
+    // "mail" never occurs in the navigate cluster: the pooled graph answers.
+    const pooled = c.rank({ query: 'navigate home', history: ['mail'], queryVector: nav });
+    expect(pooled.backoff).toMatchObject({ scope: 'global', historyUsed: 1 });
+    expect(top(pooled)).toBe(END);
+    // every label still gets a rank, and the unsure retriever widens its candidate set
+    expect(new Set(pooled.order).size).toBe(labels.length);
+    const set = selectCandidates(pooled);
+    expect(set.widened).toBe(true);
+    expect(set.reason).toMatch(/backed off to global/);
+    expect(set.candidates.length).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe('DTDR-L: a softmax head on the query + history embedding', () => {
+  it('its training loss goes down', () => {
+    const dense = Array.from({ length: 60 }, (_, i) => Float32Array.from([i % 3 === 0 ? 1 : 0, i % 3 === 1 ? 1 : 0, i % 3 === 2 ? 1 : 0, (i % 7) / 7]));
+    const targets = dense.map((_, i) => [i % 3]);
+    const generator = trainLinearHead({ dense, targets, classes: 3, sparseSize: 0 }, { epochs: 10, batchSize: 8 });
+    const losses: number[] = [];
+    for (let next = generator.next(); !next.done; next = generator.next()) losses.push(next.value.loss);
+    expect(losses).toHaveLength(10);
+    expect(losses[9]).toBeLessThan(losses[0]);
+    expect(losses[9]).toBeLessThan(0.2);
+  });
+
+  it('predicts the next tool from query and history', async () => {
+    const l = await trainRetriever('dtdr-l', tools, plans, wordAxisEncoder(['email', 'text', 'navigate', 'contact', 'mail', 'sms', 'place', 'route']), { head: { epochs: 30 } });
+    const enc = wordAxisEncoder(['email', 'text', 'navigate', 'contact', 'mail', 'sms', 'place', 'route']);
+    const [v] = await enc.embed(['email anna | then: contact']);
+    expect(top(l.rank({ query: 'email anna', history: ['contact'], contextVector: v }))).toBe('mail');
+  });
+});
+
+describe('BM25 and candidate selection', () => {
+  it('BM25 ranks the tool whose description matches the query first', () => {
+    const bm25 = new Bm25Retriever(labelsOf(tools), [...tools.slice(0, 4), { name: 'place', description: 'find a restaurant or shop nearby' }]);
+    expect(top(bm25.rank({ query: 'find a restaurant', history: [] }))).toBe('place');
+  });
+
+  it('keeps the tools above α when the retriever is confident', () => {
+    const probabilities = Float64Array.from([0.6, 0.3, 0.05, 0.05]);
+    const set = selectCandidates({ labels: ['a', 'b', 'c', END], probabilities, order: Uint32Array.from([0, 1, 2, 3]), confident: true }, { alpha: 0.1 });
+    expect(set).toEqual({ candidates: [{ tool: 'a', probability: 0.6 }, { tool: 'b', probability: 0.3 }], widened: false });
+  });
+});
