@@ -15,3 +15,10 @@ export { evaluateMethods, splitDataset, type EvaluateOptions, type EvaluationRes
 export { MODEL_FORMAT, MODEL_VERSION, loadRetriever, saveRetriever, type ModelArtifact } from './core/artifact.js';
 export { contextText, humanizeToolName } from './core/text.js';
 export { DEMO_TOOLS, DEMO_QUERIES, demoDataset, generateDemoPlans } from './demo/toolset.js';
+export { buildSelectionPrompt, buildArgumentsPrompt, pickDemonstrations, quoteData, STRATEGIES, FORMATS, type BuiltPrompt, type ChatMessage, type PastCall, type PromptFormat, type PromptSegment, type SelectionPromptInput, type Strategy } from './core/prompt/build.js';
+export { parseAnswer, parseHermes, parseOpenAI, parseReAct, validateCall, type ParsedAnswer, type ToolCall, type ToolCallErrorKind } from './core/prompt/parse.js';
+export { toOpenAITool, toolsFromOpenAI, sealToolToSpec, type OpenAITool } from './core/prompt/tools.js';
+export { promptTokens, type PromptTokens, type TokenCounter } from './core/tokens.js';
+export { Agent, ScriptedModel, type AgentOptions, type AgentRun, type GenerateRequest, type LocalModel, type PreparedStep } from './core/agent.js';
+export { openAICompatibleModel, type OpenAICompatibleOptions } from './llm/openai-http.js';
+export { transformersModel, type TransformersModelOptions } from './llm/transformers.js';

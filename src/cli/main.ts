@@ -6,6 +6,7 @@ import { DtdrError } from '../core/errors.js';
 import { demoCommand, demoHelp } from './demo.js';
 import { embedCommand, embedHelp } from './embed.js';
 import { evalCommand, evalHelp } from './eval.js';
+import { promptCommand, promptHelp } from './prompt.js';
 import { retrieveCommand, retrieveHelp } from './retrieve.js';
 import { trainCommand, trainHelp } from './train.js';
 
@@ -19,6 +20,7 @@ const commands: Record<string, Command> = {
   demo: { summary: 'train on the built-in assistant tool set and walk example queries (npm start)', help: demoHelp, run: demoCommand },
   train: { summary: 'train a retriever on demonstrations and write a model file', help: trainHelp, run: trainCommand },
   retrieve: { summary: 'rank the next tools for a query and history with a model file', help: retrieveHelp, run: retrieveCommand },
+  prompt: { summary: 'print the prompt for the next step (hard/soft mask, weighted) with its Qwen3 token count', help: promptHelp, run: promptCommand },
   eval: { summary: 'compare retrieval methods on a dataset (MRR, F1, top-1, recall@5, coverage)', help: evalHelp, run: evalCommand },
   embed: { summary: 'embed lines of text with the sentence encoder', help: embedHelp, run: embedCommand },
 };

@@ -25,6 +25,8 @@ export interface ModelArtifact {
   labels: string[];
   /** What it was trained on and with which options, for the record. */
   training: { dataset?: string; plans: number; historyLength: number; seed: number; clusters?: number };
+  /** A few demonstrations (query and calls) kept for prompt examples. */
+  examples?: { id: string; query: string; tools: string[] }[];
   state: unknown;
 }
 
@@ -32,7 +34,7 @@ function usesEncoder(retriever: Retriever): boolean {
   return retriever.needs.query || retriever.needs.context;
 }
 
-export function saveRetriever(retriever: Retriever, tools: ToolSpec[], encoder: Encoder | undefined, training: ModelArtifact['training']): ModelArtifact {
+export function saveRetriever(retriever: Retriever, tools: ToolSpec[], encoder: Encoder | undefined, training: ModelArtifact['training'], examples: ModelArtifact['examples'] = []): ModelArtifact {
   return {
     format: MODEL_FORMAT,
     version: MODEL_VERSION,
@@ -42,6 +44,7 @@ export function saveRetriever(retriever: Retriever, tools: ToolSpec[], encoder: 
     tools: tools.map((t) => ({ name: t.name, description: t.description, ...(t.parameters ? { parameters: t.parameters } : {}) })),
     labels: [...retriever.labels],
     training,
+    examples,
     state: retriever.state(),
   };
 }
@@ -68,6 +71,9 @@ export function loadRetriever(json: unknown, options: { encoder?: Encoder; sourc
   if (needsEncoder && (!a.encoder || typeof a.encoder.id !== 'string' || !Number.isInteger(a.encoder.dimension))) fail('encoder', 'missing the encoder id and dimension');
   if (needsEncoder && options.encoder && (options.encoder.id !== a.encoder!.id || options.encoder.dimension !== a.encoder!.dimension)) {
     fail('encoder', `trained with encoder ${a.encoder!.id} (${a.encoder!.dimension}-d) but loaded with ${options.encoder.id} (${options.encoder.dimension}-d)`, `load it with --encoder ${a.encoder!.id}, or retrain`);
+  }
+  if (a.examples !== undefined && (!Array.isArray(a.examples) || a.examples.some((e) => typeof e?.query !== 'string' || !Array.isArray(e.tools)))) {
+    fail('examples', 'examples must be a list of {id, query, tools}');
   }
   const s = (a.state ?? {}) as Record<string, unknown>;
   const l = Number(a.training?.historyLength ?? 3);
@@ -103,7 +109,11 @@ export function loadRetriever(json: unknown, options: { encoder?: Encoder; sourc
         const head = LinearHead.fromState(s.head as LinearHeadState);
         const classes = a.method === 'lr' ? labels.length - 1 : labels.length;
         if (head.dim !== dim || head.classes !== classes) fail('state.head', `head is ${head.dim}→${head.classes}, expected ${dim}→${classes}`);
-        retriever = new LearnedRetriever(a.method as 'lr' | 'dtdr-l' | 'dtdr-h', labels, Number(s.historyLength ?? l), head);
+        const vocabulary = (s.historyVocabulary ?? []) as number[];
+        if (!Array.isArray(vocabulary) || vocabulary.some((i) => !Number.isInteger(i) || i < 0 || i >= labels.length)) fail('state.historyVocabulary', 'history vocabulary must list label indices');
+        const hl = Number(s.historyLength ?? l);
+        if (a.method === 'dtdr-h' && head.sparseSize !== hl * (vocabulary.length + 2)) fail('state.head', 'one-hot block does not match the history vocabulary');
+        retriever = new LearnedRetriever(a.method as 'lr' | 'dtdr-l' | 'dtdr-h', labels, hl, head, new Map(vocabulary.map((label, slot) => [label, slot])));
       }
     }
     return { retriever, artifact: a };

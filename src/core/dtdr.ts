@@ -5,7 +5,11 @@ import type { Backoff, MethodName, RankInput, Ranking, Retriever } from './retri
 import { selectCandidates, type Candidate, type SelectOptions } from './select.js';
 import { contextText } from './text.js';
 import { TRAIN_DEFAULTS, trainRetriever, type TrainOptions } from './train.js';
+import { chainPlan, planTools } from './plan.js';
 import type { Plan, ToolSpec } from './types.js';
+
+/** Demonstrations stored with a model for prompt examples. */
+const EXAMPLES_KEPT = 64;
 
 export interface Retrieval {
   /** F_t: the tools (and maybe END) to show the model next, best first. */
@@ -40,6 +44,8 @@ export class Dtdr {
     readonly tools: ToolSpec[],
     readonly encoder: Encoder | undefined,
     private readonly training: ModelArtifact['training'],
+    /** A few demonstrations kept with the model, for prompt examples. */
+    readonly examples: Plan[] = [],
   ) {}
 
   static async train(options: DtdrTrainOptions): Promise<Dtdr> {
@@ -51,7 +57,7 @@ export class Dtdr {
       historyLength: options.historyLength ?? TRAIN_DEFAULTS.historyLength,
       seed: options.seed ?? TRAIN_DEFAULTS.seed,
       ...(options.clusters !== undefined ? { clusters: options.clusters } : {}),
-    });
+    }, options.plans.slice(0, EXAMPLES_KEPT));
   }
 
   /** Restores a saved model; the encoder must be the one it was trained with. */
@@ -60,7 +66,8 @@ export class Dtdr {
     if ((retriever.needs.query || retriever.needs.context) && !encoder) {
       throw new DtdrError('encoder', `a ${a.method} model needs the encoder it was trained with (${a.encoder?.id})`, { file: source });
     }
-    return new Dtdr(retriever, a.tools, encoder, a.training);
+    const examples = (a.examples ?? []).map((e) => chainPlan(String(e.id), e.query, e.tools));
+    return new Dtdr(retriever, a.tools, encoder, a.training, examples);
   }
 
   get method(): MethodName {
@@ -87,6 +94,7 @@ export class Dtdr {
   }
 
   toJSON(): ModelArtifact {
-    return saveRetriever(this.retriever, this.tools, this.encoder, this.training);
+    const examples = this.examples.map((p) => ({ id: p.id, query: p.query, tools: planTools(p) }));
+    return saveRetriever(this.retriever, this.tools, this.encoder, this.training, examples);
   }
 }

@@ -16,13 +16,18 @@ function runTraining(generator: Generator<{ epoch: number; epochs: number; loss:
   }
 }
 
-/** One-hot slots for the last l tools by position (the start marker fills short histories). */
-function historySlots(history: readonly number[], l: number, labels: number): Uint32Array {
+/**
+ * One-hot slots for the last l tools by position. Only tools seen in training histories get a
+ * slot of their own (`vocabulary`: label index → slot); others share an "unseen" slot, and a
+ * start marker fills short histories. Keeps the one-hot block small for 4,000-tool sets.
+ */
+function historySlots(history: readonly number[], l: number, vocabulary: Map<number, number>): Uint32Array {
+  const width = vocabulary.size + 2;
   const slots = new Uint32Array(l);
   for (let k = 0; k < l; k++) {
     const h = history[history.length - l + k];
-    const id = h === undefined ? labels : h < 0 ? labels + 1 : h; // start / unknown tool
-    slots[k] = k * (labels + 2) + id;
+    const id = h === undefined ? vocabulary.size : vocabulary.get(h) ?? vocabulary.size + 1;
+    slots[k] = k * width + id;
   }
   return slots;
 }
@@ -44,6 +49,8 @@ export class LearnedRetriever implements Retriever {
     readonly labels: readonly string[],
     readonly historyLength: number,
     readonly head: LinearHead,
+    /** dtdr-h: label index → one-hot slot, for tools seen in training histories. */
+    readonly historyVocabulary: Map<number, number> = new Map(),
     readonly losses: number[] = [],
   ) {
     this.needs = { query: method !== 'dtdr-l', context: method === 'dtdr-l' };
@@ -71,21 +78,26 @@ export class LearnedRetriever implements Retriever {
         targets.push([...new Set(planTools(plan))].map((t) => index.get(t)!));
       });
       const { head, losses } = runTraining(trainLinearHead({ dense, targets, classes: labels.length - 1, sparseSize: 0 }, headOptions), onProgress);
-      return new LearnedRetriever(method, labels, l, head, losses);
+      return new LearnedRetriever(method, labels, l, head, new Map(), losses);
+    }
+    const vocabulary = new Map<number, number>();
+    for (const plan of plans) for (const node of plan.nodes) {
+      const i = index.get(node.tool)!;
+      if (!vocabulary.has(i)) vocabulary.set(i, vocabulary.size);
     }
     let s = 0;
     plans.forEach((plan, i) => {
       for (const step of planSteps(plan)) {
         dense.push(method === 'dtdr-l' ? vectors.contexts![s] : vectors.queries![i]);
         targets.push(step.acceptable.map((t) => index.get(t)!));
-        if (method === 'dtdr-h') sparse.push(historySlots(historyIndices(step.history, index), l, labels.length));
+        if (method === 'dtdr-h') sparse.push(historySlots(historyIndices(step.history, index), l, vocabulary));
         s++;
       }
     });
-    const sparseSize = method === 'dtdr-h' ? l * (labels.length + 2) : 0;
+    const sparseSize = method === 'dtdr-h' ? l * (vocabulary.size + 2) : 0;
     const data = { dense, targets, classes: labels.length, sparseSize, ...(method === 'dtdr-h' ? { sparse } : {}) };
     const { head, losses } = runTraining(trainLinearHead(data, headOptions), onProgress);
-    return new LearnedRetriever(method, labels, l, head, losses);
+    return new LearnedRetriever(method, labels, l, head, method === 'dtdr-h' ? vocabulary : new Map(), losses);
   }
 
   rank(input: RankInput): Ranking {
@@ -93,7 +105,7 @@ export class LearnedRetriever implements Retriever {
       this.method === 'dtdr-l'
         ? requireVector(input.contextVector, this.method, 'contextVector')
         : requireVector(input.queryVector, this.method, 'queryVector');
-    const sparse = this.method === 'dtdr-h' ? historySlots(historyIndices(input.history, this.index), this.historyLength, this.labels.length) : undefined;
+    const sparse = this.method === 'dtdr-h' ? historySlots(historyIndices(input.history, this.index), this.historyLength, this.historyVocabulary) : undefined;
     softmaxInPlace(this.head.logits(dense, sparse, this.logits));
     const probabilities = new Float64Array(this.labels.length); // lr has no END output: END gets 0
     probabilities.set(this.logits);
@@ -101,6 +113,6 @@ export class LearnedRetriever implements Retriever {
   }
 
   state() {
-    return { historyLength: this.historyLength, head: this.head.state() };
+    return { historyLength: this.historyLength, historyVocabulary: [...this.historyVocabulary.keys()], head: this.head.state() };
   }
 }

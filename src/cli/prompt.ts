@@ -1,0 +1,65 @@
+import { buildArgumentsPrompt, buildSelectionPrompt, FORMATS, STRATEGIES, type PromptFormat, type Strategy } from '../core/prompt/build.js';
+import { DtdrError } from '../core/errors.js';
+import { promptTokens } from '../core/tokens.js';
+import { loadQwen3TokenCounter } from '../tokens/qwen3.js';
+import { numberOption, parseCommandArgs } from './args.js';
+import { loadModelForCli, parseHistory } from './retrieve.js';
+import { encoderOptions } from './shared.js';
+
+export const promptHelp = `dtdr prompt --model FILE --query "…" [--history a,b] [options]
+
+Prints the prompt a small local model gets for the next step, with its length in Qwen3 tokens
+(constant = cacheable prefix, variable = what changes per step).
+
+  --strategy S      none | raw-demos | hard | soft | hard-weighted (default) | soft-weighted
+  --format F        hermes (default, Qwen <tools>/<tool_call>) | openai (tools JSON) | react
+  --arguments TOOL  the parameter-filling prompt for TOOL instead of the selection prompt
+  --alpha A         threshold for F_t (default 0.1)
+  --low-confidence  widen (default) | soft: what a hard mask does when the retriever is unsure
+  --json            {"prompt", "messages", "tools", "tokens": {"constant","variable","total"}, "candidates", …}`;
+
+export async function promptCommand(argv: string[]): Promise<void> {
+  const { values } = parseCommandArgs('prompt', argv, {
+    model: { type: 'string' },
+    query: { type: 'string' },
+    history: { type: 'string' },
+    strategy: { type: 'string' },
+    format: { type: 'string' },
+    arguments: { type: 'string' },
+    alpha: { type: 'string' },
+    'low-confidence': { type: 'string' },
+    json: { type: 'boolean' },
+    ...encoderOptions,
+  });
+  if (!values.model) throw new DtdrError('usage', 'prompt: --model FILE is required');
+  if (!values.query || !(values.query as string).trim()) throw new DtdrError('usage', 'prompt: --query "…" is required');
+  const strategy = ((values.strategy as string | undefined) ?? 'hard-weighted') as Strategy;
+  if (!STRATEGIES.includes(strategy)) throw new DtdrError('usage', `--strategy must be one of ${STRATEGIES.join(', ')}, got "${strategy}"`);
+  const format = ((values.format as string | undefined) ?? 'hermes') as PromptFormat;
+  if (!FORMATS.includes(format)) throw new DtdrError('usage', `--format must be one of ${FORMATS.join(', ')}, got "${format}"`);
+  const lowConfidence = (values['low-confidence'] as string | undefined) ?? 'widen';
+  if (lowConfidence !== 'widen' && lowConfidence !== 'soft') throw new DtdrError('usage', `--low-confidence must be widen or soft, got "${lowConfidence}"`);
+  const model = await loadModelForCli(values.model as string, values);
+  const history = parseHistory(values.history as string | undefined, model);
+  const query = values.query as string;
+  const retrieval = await model.retrieve(query, history, { alpha: numberOption(values.alpha as string | undefined, 'alpha', 0.1, 0, 1) });
+  let prompt;
+  if (values.arguments) {
+    const tool = model.tools.find((t) => t.name === values.arguments);
+    if (!tool) throw new DtdrError('usage', `--arguments: the model has no tool "${values.arguments}"`);
+    prompt = buildArgumentsPrompt({ query, history, tool, format });
+  } else {
+    prompt = buildSelectionPrompt({
+      query, history, tools: model.tools, strategy, format, candidates: retrieval.candidates, widened: retrieval.widened, reason: retrieval.reason,
+      demonstrations: model.examples, lowConfidence,
+    });
+  }
+  const tokens = promptTokens(prompt, await loadQwen3TokenCounter());
+  if (values.json) {
+    console.log(JSON.stringify({ prompt: prompt.text, messages: prompt.messages, tools: prompt.tools ?? null, tokens, candidates: retrieval.candidates, widened: retrieval.widened, reason: retrieval.reason ?? null, strategy: prompt.strategy, format, allowed: prompt.allowed }, null, 2));
+    return;
+  }
+  console.log(prompt.text);
+  if (prompt.tools) console.log(`\n[tools passed natively: ${prompt.tools.map((t) => t.function.name).join(', ')}]`);
+  console.error(`\n${prompt.strategy} · ${format} · Qwen3 tokens: ${tokens.total} (constant ${tokens.constant}, variable ${tokens.variable})${prompt.note ? ` · ${prompt.note}` : ''}`);
+}
