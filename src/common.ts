@@ -22,3 +22,4 @@ export { promptTokens, type PromptTokens, type TokenCounter } from './core/token
 export { Agent, ScriptedModel, type AgentOptions, type AgentRun, type GenerateRequest, type LocalModel, type PreparedStep } from './core/agent.js';
 export { openAICompatibleModel, type OpenAICompatibleOptions } from './llm/openai-http.js';
 export { transformersModel, type TransformersModelOptions } from './llm/transformers.js';
+export { studyPrompts, type PromptStudy } from './core/prompt-study.js';

@@ -118,9 +118,16 @@ describe('prompt length in Qwen3 tokens', () => {
   it('counts the real tokenizer offline, split into constant and variable parts', async () => {
     const counter = await loadQwen3TokenCounter();
     expect(counter.count('Hello world')).toBe(2);
+    const prompts = (['none', 'raw-demos', 'hard', 'soft', 'hard-weighted', 'soft-weighted'] as const).flatMap((strategy) =>
+      (['hermes', 'openai', 'react'] as const).map((format) => buildSelectionPrompt({ ...base, strategy, format, ...(strategy === 'none' ? { candidates: undefined } : {}) })),
+    );
+    for (const p of prompts) {
+      const t = promptTokens(p, counter);
+      expect(t.constant + t.variable).toBe(t.total);
+      expect(t.total, `${p.strategy}/${p.format}`).toBe(counter.count(p.text)); // the split loses no token
+    }
     const none = promptTokens(buildSelectionPrompt({ ...base, strategy: 'none', candidates: undefined }), counter);
     const hard = promptTokens(buildSelectionPrompt({ ...base, strategy: 'hard-weighted' }), counter);
-    expect(none.constant + none.variable).toBe(none.total);
     expect(hard.total).toBeLessThan(none.total);
     expect(none.constant).toBeGreaterThan(none.variable);
   });

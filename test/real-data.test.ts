@@ -44,3 +44,21 @@ describe.skipIf(!hasSharedData)('UltraTool, official split (real data)', () => {
     }
   });
 });
+
+describe.skipIf(!hasSharedData)('UltraTool prompts in Qwen3 tokens (real data)', () => {
+  it('hard-weighted prompts are at most 40% of the no-ICL prompt (Hermes format, dtdr-c)', async () => {
+    const { Dtdr } = await import('../src/core/dtdr.js');
+    const { studyPrompts } = await import('../src/core/prompt-study.js');
+    const { loadQwen3TokenCounter } = await import('../src/tokens/qwen3.js');
+    const dataset = readDatasetDir(`${SHARED_DATA}/ultratool`);
+    const split = splitDataset(dataset);
+    const model = await Dtdr.train({ method: 'dtdr-c', tools: dataset.tools, plans: split.train, encoder: await loadEncoder() });
+    const study = await studyPrompts(model, dataset.tools, split.test, await loadQwen3TokenCounter(), {
+      strategies: ['none', 'hard-weighted'], format: 'hermes', alphas: [0.05, 0.1, 0.3], demonstrations: split.train,
+    });
+    expect(study.steps).toBe(1691);
+    expect(study.tokens['hard-weighted']!.total).toBeLessThanOrEqual(0.4 * study.tokens.none!.total);
+    // a higher threshold never grows the confident set's coverage
+    expect(study.thresholds[0].coverage).toBeGreaterThanOrEqual(study.thresholds[2].coverage);
+  }, 300_000);
+});

@@ -110,14 +110,15 @@ export class Agent {
 
   /** Parses and validates a model answer to `prompt`. */
   accept(prompt: BuiltPrompt, answer: unknown): ParsedAnswer {
-    return validateCall(parseAnswer(prompt.format, answer), this.tools, prompt.allowed);
+    const checkArguments = prompt.stage === 'arguments' || this.options.fillArguments === false;
+    return validateCall(parseAnswer(prompt.format, answer), this.tools, prompt.allowed, { checkArguments });
   }
 
   private async ask(prompt: BuiltPrompt): Promise<ParsedAnswer> {
     const messages = [...prompt.messages];
     let parsed: ParsedAnswer = { kind: 'error', error: 'no-call', message: 'no answer' };
     for (let attempt = 0; attempt <= (this.options.maxRetries ?? 1); attempt++) {
-      const answer = await this.options.model.generate({ stage: prompt.stage, format: prompt.format, messages, tools: prompt.tools, prompt: prompt.text, allowed: prompt.allowed });
+      const answer = await this.options.model.generate({ stage: prompt.stage, format: prompt.format, messages: [...messages], tools: prompt.tools, prompt: prompt.text, allowed: prompt.allowed });
       parsed = this.accept(prompt, answer);
       if (parsed.kind !== 'error') return parsed;
       messages.push({ role: 'assistant', content: typeof answer === 'string' ? answer : JSON.stringify(answer) }, { role: 'user', content: parsed.message });

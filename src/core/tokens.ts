@@ -15,18 +15,20 @@ export interface PromptTokens {
 }
 
 /**
- * Tokens of a prompt, split as the paper's Figure 4 does: the total is counted on the whole text,
- * the constant part on the cacheable prefix (memoised: it repeats every step), and the variable
- * part is the difference.
+ * Tokens of a prompt, split as the paper's Figure 4 does: the cacheable prefix (memoised, since it
+ * repeats at every step) and the rest. Segments break before a blank line or a ChatML marker, where
+ * BPE pre-tokenisation breaks anyway, so the two counts add up to the count of the whole text (a
+ * test checks this on real prompts).
  */
 export function promptTokens(prompt: BuiltPrompt, counter: TokenCounter, memo = new Map<string, number>()): PromptTokens {
   let prefix = '';
+  let rest = '';
   for (const s of prompt.segments) {
-    if (!s.cacheable) break;
-    prefix += s.text;
+    if (s.cacheable && rest === '') prefix += s.text;
+    else rest += s.text;
   }
   let constant = memo.get(prefix);
   if (constant === undefined) memo.set(prefix, (constant = prefix ? counter.count(prefix) : 0));
-  const total = counter.count(prompt.text);
-  return { constant, variable: total - constant, total };
+  const variable = rest ? counter.count(rest) : 0;
+  return { constant, variable, total: constant + variable };
 }

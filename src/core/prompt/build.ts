@@ -120,7 +120,8 @@ function assemble(stage: BuiltPrompt['stage'], format: PromptFormat, strategy: S
   const messages: ChatMessage[] = [{ role: 'system', content: systemText }, { role: 'user', content: user }];
   // ChatML framing is constant; the segments below partition the rendered text exactly.
   const segments: PromptSegment[] = [];
-  system.forEach((s, i) => segments.push({ text: `${i === 0 ? '<|im_start|>system\n' : '\n\n'}${s.text}`, cacheable: s.cacheable }));
+  // Separators end a segment, never start one: "…>" + "\n\n" would otherwise tokenize apart.
+  system.forEach((s, i) => segments.push({ text: `${i === 0 ? '<|im_start|>system\n' : ''}${s.text}${i < system.length - 1 ? '\n\n' : ''}`, cacheable: s.cacheable }));
   segments.push({ text: `<|im_end|>\n<|im_start|>user\n${user}<|im_end|>\n<|im_start|>assistant\n`, cacheable: false });
   // Keep the cacheable prefix contiguous: once a variable segment appears, everything after varies.
   let varying = false;

@@ -129,16 +129,17 @@ const validators = new WeakMap<JsonSchema, Validator>();
 
 /**
  * Checks a parsed call against the tool set, the allowed names (a hard mask) and the tool's JSON
- * Schema. Errors carry a message fit to send back to the model.
+ * Schema (skipped with `checkArguments: false`, for a selection answer whose arguments come from a
+ * second prompt). Errors carry a message fit to send back to the model.
  */
-export function validateCall(parsed: ParsedAnswer, tools: readonly ToolSpec[], allowed?: readonly string[]): ParsedAnswer {
+export function validateCall(parsed: ParsedAnswer, tools: readonly ToolSpec[], allowed?: readonly string[], options: { checkArguments?: boolean } = {}): ParsedAnswer {
   if (parsed.kind !== 'call') return parsed;
   const { name } = parsed.call;
   const allowedNames = allowed ? allowed.filter((n) => n !== END) : tools.map((t) => t.name);
   const tool = tools.find((t) => t.name === name);
   if (!tool) return err('unknown-tool', `There is no function named "${name}". Choose one of: ${allowedNames.join(', ')}${allowed?.includes(END) ? `, or ${END}` : ''}.`, [...(allowed ?? allowedNames)]);
   if (allowed && !allowed.includes(name)) return err('not-allowed', `"${name}" is not available at this step. Choose one of: ${allowedNames.join(', ')}${allowed.includes(END) ? `, or ${END}` : ''}.`, [...allowed]);
-  if (tool.parameters) {
+  if (tool.parameters && options.checkArguments !== false) {
     let validator = validators.get(tool.parameters);
     if (!validator) validators.set(tool.parameters, (validator = new Validator(tool.parameters as Schema, '2020-12', false)));
     const result = validator.validate(parsed.call.arguments);
