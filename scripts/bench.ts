@@ -24,7 +24,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function bench(dataset: Dataset) {
   const encoder = await loadEncoder({ cacheSize: 0 });
   const { train, test } = splitDataset(dataset, { seed: 0 });
-  const steps = test.flatMap(planSteps);
+  const steps = test.flatMap((p) => planSteps(p));
   const queries = await encoder.embed(steps.map((s) => s.query));
   const contexts = await encoder.embed(steps.map((s) => contextText(s.query, s.history, 3)));
   const inputs: RankInput[] = steps.map((s, i) => ({ query: s.query, history: s.history, queryVector: queries[i], contextVector: contexts[i] }));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chainPlan } from '../src/core/plan.js';
+import { chainPlan, planFromRecord, planOrders } from '../src/core/plan.js';
 import { Bm25Retriever } from '../src/core/retrievers/baselines.js';
 import { ClusterRetriever, DependencyRetriever } from '../src/core/retrievers/dependency.js';
 import { trainLinearHead } from '../src/core/retrievers/linear-head.js';
@@ -95,5 +95,27 @@ describe('BM25 and candidate selection', () => {
     const probabilities = Float64Array.from([0.6, 0.3, 0.05, 0.05]);
     const set = selectCandidates({ labels: ['a', 'b', 'c', END], probabilities, order: Uint32Array.from([0, 1, 2, 3]), confident: true }, { alpha: 0.1 });
     expect(set).toEqual({ candidates: [{ tool: 'a', probability: 0.6 }, { tool: 'b', probability: 0.3 }], widened: false });
+  });
+});
+
+describe('DAG plans: every execution order counts', () => {
+  it('after the "other" root first, DTDR-C still knows the remaining root', async () => {
+    const dag = Array.from({ length: 4 }, (_, i) =>
+      planFromRecord({
+        id: `s${i}`,
+        user_request: 'text anna where i am',
+        task_nodes: [{ task: 'place' }, { task: 'contact' }, { task: 'sms' }],
+        task_links: [{ source: 'place', target: 'sms' }, { source: 'contact', target: 'sms' }],
+      }),
+    );
+    expect(planOrders(dag[0]).map((o) => o.map((i) => dag[0].nodes[i].tool))).toEqual([
+      ['place', 'contact', 'sms'],
+      ['contact', 'place', 'sms'],
+    ]);
+    const c = (await trainRetriever('dtdr-c', tools, dag, encoder, { clusters: 1 })) as ClusterRetriever;
+    const [q] = await encoder.embed(['text anna where i am']);
+    const r = c.rank({ query: 'text anna where i am', history: ['contact'], queryVector: q });
+    expect(top(r)).toBe('place');
+    expect(r.backoff).toMatchObject({ scope: 'cluster', historyUsed: 3 });
   });
 });

@@ -61,7 +61,7 @@ export interface EvaluationResult {
  */
 export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Plan[], encoder: Encoder | undefined, options: EvaluateOptions): Promise<EvaluationResult> {
   const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
-  const steps = test.flatMap(planSteps);
+  const steps = test.flatMap((p) => planSteps(p));
   const shared: FitVectors = {};
   let testQueries: Map<string, Float32Array> | undefined;
   let testContexts: Float32Array[] | undefined;

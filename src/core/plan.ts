@@ -115,20 +115,20 @@ export function chainPlan(id: string, query: string, tools: string[]): Plan {
  * Walks a plan with the ground-truth history: step t has the first t tools of the topological
  * order as history and the DAG frontier as acceptable set; one last step accepts only END.
  */
-export function planSteps(plan: Plan): PlanStep[] {
+export function planSteps(plan: Plan, order: readonly number[] = plan.order): PlanStep[] {
   const preds: number[][] = plan.nodes.map(() => []);
   for (const [s, t] of plan.edges) preds[t].push(s);
   const called = new Array<boolean>(plan.nodes.length).fill(false);
   const steps: PlanStep[] = [];
   const history: string[] = [];
-  for (let t = 0; t <= plan.order.length; t++) {
+  for (let t = 0; t <= order.length; t++) {
     const frontier = new Set<string>();
     plan.nodes.forEach((node, i) => {
       if (!called[i] && preds[i].every((p) => called[p])) frontier.add(node.tool);
     });
-    steps.push({ planId: plan.id, query: plan.query, history: [...history], acceptable: t === plan.order.length ? [END] : [...frontier] });
-    if (t < plan.order.length) {
-      const i = plan.order[t];
+    steps.push({ planId: plan.id, query: plan.query, history: [...history], acceptable: t === order.length ? [END] : [...frontier] });
+    if (t < order.length) {
+      const i = order[t];
       called[i] = true;
       history.push(plan.nodes[i].tool);
     }
@@ -139,4 +139,42 @@ export function planSteps(plan: Plan): PlanStep[] {
 /** Tool names of a plan in execution order. */
 export function planTools(plan: Plan): string[] {
   return plan.order.map((i) => plan.nodes[i].tool);
+}
+
+/**
+ * Every execution order the DAG allows (its linear extensions), the plan's own order first, at
+ * most `limit` of them. An agent may run independent calls in any order, so the dependency
+ * graphs learn from all of them instead of only the order the demonstration happened to list.
+ */
+export function planOrders(plan: Plan, limit = 24): number[][] {
+  const n = plan.nodes.length;
+  const preds: number[][] = plan.nodes.map(() => []);
+  for (const [s, t] of plan.edges) preds[t].push(s);
+  const orders: number[][] = [[...plan.order]];
+  const seen = new Set([plan.order.join(',')]);
+  const done = new Array<boolean>(n).fill(false);
+  const current: number[] = [];
+  const extend = (): void => {
+    if (orders.length >= limit) return;
+    if (current.length === n) {
+      const key = current.join(',');
+      if (!seen.has(key)) {
+        seen.add(key);
+        orders.push([...current]);
+      }
+      return;
+    }
+    for (let i = 0; i < n && orders.length < limit; i++) {
+      if (done[i] || !preds[i].every((p) => done[p])) continue;
+      // Two instances of one tool are interchangeable: only take the first ready one.
+      if (plan.nodes.some((m, j) => j < i && !done[j] && m.tool === plan.nodes[i].tool && preds[j].every((p) => done[p]))) continue;
+      done[i] = true;
+      current.push(i);
+      extend();
+      current.pop();
+      done[i] = false;
+    }
+  };
+  extend();
+  return orders;
 }

@@ -25,7 +25,7 @@ export async function studyPrompts(
   counter: TokenCounter,
   options: { strategies: Strategy[]; format?: PromptFormat; alphas: number[]; demonstrations?: Plan[]; select?: SelectOptions },
 ): Promise<PromptStudy> {
-  const steps = test.flatMap(planSteps);
+  const steps = test.flatMap((p) => planSteps(p));
   const rankings: Ranking[] = [];
   for (const s of steps) rankings.push(await model.rank(s.query, s.history));
   const memo = new Map<string, number>();

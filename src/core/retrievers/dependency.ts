@@ -1,6 +1,6 @@
 import { kmeansGenerator } from 'ml-kmeans';
 import { DtdrError } from '../errors.js';
-import { planSteps } from '../plan.js';
+import { planOrders, planSteps } from '../plan.js';
 import type { Plan } from '../types.js';
 import { seededRandom } from '../random.js';
 import { requireVector } from './baselines.js';
@@ -17,10 +17,14 @@ export function historyIndices(history: readonly string[], index: Map<string, nu
   return history.map((t) => index.get(t) ?? -2);
 }
 
+/** Counts every step of every execution order a plan allows; each plan weighs 1 in total. */
 function countPlans(graph: DependencyGraph, plans: Plan[], index: Map<string, number>): void {
   for (const plan of plans) {
-    for (const step of planSteps(plan)) {
-      graph.add(historyIndices(step.history, index), step.acceptable.map((t) => index.get(t)!));
+    const orders = planOrders(plan);
+    for (const order of orders) {
+      for (const step of planSteps(plan, order)) {
+        graph.add(historyIndices(step.history, index), step.acceptable.map((t) => index.get(t)!), 1 / orders.length);
+      }
     }
   }
 }
@@ -50,13 +54,16 @@ export class DependencyRetriever implements Retriever {
     const transitions = new Map<number, Map<number, number>>();
     const frequency = new Float64Array(labels.length);
     for (const plan of plans) {
-      for (const step of planSteps(plan)) {
-        const next = step.acceptable.map((t) => index.get(t)!);
-        if (step.history.length > 0) {
-          const last = index.get(step.history[step.history.length - 1])!;
-          let row = transitions.get(last);
-          if (!row) transitions.set(last, (row = new Map()));
-          for (const n of next) row.set(n, (row.get(n) ?? 0) + 1 / next.length);
+      const orders = planOrders(plan);
+      for (const order of orders) {
+        for (const step of planSteps(plan, order)) {
+          const next = step.acceptable.map((t) => index.get(t)!);
+          if (step.history.length > 0) {
+            const last = index.get(step.history[step.history.length - 1])!;
+            let row = transitions.get(last);
+            if (!row) transitions.set(last, (row = new Map()));
+            for (const n of next) row.set(n, (row.get(n) ?? 0) + 1 / next.length / orders.length);
+          }
         }
       }
       for (const node of plan.nodes) frequency[index.get(node.tool)!]++;

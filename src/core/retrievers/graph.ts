@@ -19,13 +19,13 @@ export class DependencyGraph {
     return `${j}|${padded.join(',')}`;
   }
 
-  /** Counts one step: `next` are the acceptable labels, sharing a weight of 1. */
-  add(history: readonly number[], next: readonly number[]): void {
+  /** Counts one step: `next` are the acceptable labels, sharing `weight`. */
+  add(history: readonly number[], next: readonly number[], weight = 1): void {
     for (let j = 0; j <= this.maxHistory; j++) {
       const key = DependencyGraph.key(history, j);
       let row = this.table.get(key);
       if (!row) this.table.set(key, (row = new Map()));
-      for (const label of next) row.set(label, (row.get(label) ?? 0) + 1 / next.length);
+      for (const label of next) row.set(label, (row.get(label) ?? 0) + weight / next.length);
     }
   }
 
