@@ -119,3 +119,21 @@ describe('DAG plans: every execution order counts', () => {
     expect(r.backoff).toMatchObject({ scope: 'cluster', historyUsed: 3 });
   });
 });
+
+describe('DTDR-CB: a lexical fallback for tools the demonstrations never used', () => {
+  it('ranks an undemonstrated tool that matches the query above the graph guesses', async () => {
+    const coldTools = [...tools, { name: 'weather', description: 'forecast rain and sun for a city' }];
+    const many = Array.from({ length: 4 }, () => plans).flat().map((p, i) => ({ ...p, id: `${p.id}-${i}` }));
+    const query = 'will it rain in the city';
+    const [q] = await encoder.embed([query]);
+    const c = await trainRetriever('dtdr-c', coldTools, many, encoder, { clusters: 3 });
+    const cb = await trainRetriever('dtdr-cb', coldTools, many, encoder, { clusters: 3 });
+    const weather = labelsOf(coldTools).indexOf('weather');
+    const rankOf = (r: { order: Uint32Array }) => Array.from(r.order).indexOf(weather);
+    // DTDR-C can only rank what it saw: the new tool sits among the never-seen ones at the tail.
+    const graphRank = rankOf(c.rank({ query, history: [], queryVector: q }));
+    const fusedRank = rankOf(cb.rank({ query, history: [], queryVector: q }));
+    expect(graphRank).toBeGreaterThanOrEqual(3);
+    expect(fusedRank).toBeLessThanOrEqual(1);
+  });
+});

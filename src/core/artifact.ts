@@ -1,6 +1,7 @@
 import type { Encoder } from './encoder.js';
 import { DtdrError } from './errors.js';
 import { Bm25Retriever, QtsRetriever, RandomRetriever } from './retrievers/baselines.js';
+import { ColdStartRetriever } from './retrievers/cold-start.js';
 import { ClusterRetriever, DependencyRetriever } from './retrievers/dependency.js';
 import { DependencyGraph } from './retrievers/graph.js';
 import { LearnedRetriever } from './retrievers/learned.js';
@@ -67,7 +68,7 @@ export function loadRetriever(json: unknown, options: { encoder?: Encoder; sourc
   if (!Array.isArray(a.tools) || a.tools.some((t) => typeof t?.name !== 'string')) fail('tools', 'tools must be a list of {name, description}');
   const labels = labelsOf(a.tools);
   if (!Array.isArray(a.labels) || a.labels.join('\u0000') !== labels.join('\u0000')) fail('labels', `labels must be the tool names followed by ${END}`);
-  const needsEncoder = ['qts', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h'].includes(a.method);
+  const needsEncoder = ['qts', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h', 'dtdr-cb'].includes(a.method);
   if (needsEncoder && (!a.encoder || typeof a.encoder.id !== 'string' || !Number.isInteger(a.encoder.dimension))) fail('encoder', 'missing the encoder id and dimension');
   if (needsEncoder && options.encoder && (options.encoder.id !== a.encoder!.id || options.encoder.dimension !== a.encoder!.dimension)) {
     fail('encoder', `trained with encoder ${a.encoder!.id} (${a.encoder!.dimension}-d) but loaded with ${options.encoder.id} (${options.encoder.dimension}-d)`, `load it with --encoder ${a.encoder!.id}, or retrain`);
@@ -96,13 +97,16 @@ export function loadRetriever(json: unknown, options: { encoder?: Encoder; sourc
       case 'dr':
         retriever = DependencyRetriever.fromState(labels, s as never);
         break;
-      case 'dtdr-c': {
+      case 'dtdr-c':
+      case 'dtdr-cb': {
         const centroids = s.centroids as number[][];
         const graphs = s.graphs as never[];
         if (!Array.isArray(centroids) || centroids.some((c) => c.length !== dim)) fail('state.centroids', 'centroids must match the encoder dimension');
         if (!Array.isArray(graphs) || graphs.length !== centroids.length) fail('state.graphs', 'one graph per cluster expected');
         const hl = Number(s.historyLength);
-        retriever = new ClusterRetriever(labels, hl, centroids.map((c) => Float64Array.from(c)), graphs.map((g) => DependencyGraph.fromState(hl, g)), DependencyGraph.fromState(hl, s.global as never), Number(s.minSupport ?? 2));
+        const cluster = new ClusterRetriever(labels, hl, centroids.map((c) => Float64Array.from(c)), graphs.map((g) => DependencyGraph.fromState(hl, g)), DependencyGraph.fromState(hl, s.global as never), Number(s.minSupport ?? 2));
+        const bm25 = (s.bm25 ?? {}) as { k1?: number; b?: number };
+        retriever = a.method === 'dtdr-c' ? cluster : new ColdStartRetriever(cluster, new Bm25Retriever(labels, a.tools, Number(bm25.k1 ?? 1.2), Number(bm25.b ?? 0.75)), Number(s.kappa ?? 2));
         break;
       }
       default: {

@@ -2,6 +2,9 @@ import type { Encoder } from './encoder.js';
 import { DtdrError } from './errors.js';
 import { planSteps } from './plan.js';
 import { Bm25Retriever, QtsRetriever, RandomRetriever } from './retrievers/baselines.js';
+import { ColdStartRetriever, heldOutMrr } from './retrievers/cold-start.js';
+import { seededRandom, shuffleInPlace } from './random.js';
+import type { ClusterOptions } from './retrievers/dependency.js';
 import { ClusterRetriever, DependencyRetriever } from './retrievers/dependency.js';
 import { LearnedRetriever } from './retrievers/learned.js';
 import type { LinearHeadOptions } from './retrievers/linear-head.js';
@@ -9,7 +12,7 @@ import type { FitNeeds, MethodName, Retriever, TrainingProgress } from './retrie
 import { contextText, toolText } from './text.js';
 import { END, type Plan, type ToolSpec } from './types.js';
 
-export const METHODS: readonly MethodName[] = ['random', 'bm25', 'qts', 'dr', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h'];
+export const METHODS: readonly MethodName[] = ['random', 'bm25', 'qts', 'dr', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h', 'dtdr-cb'];
 
 export interface TrainOptions {
   /** l: how many of the last tools DTDR conditions on. Default 3 (the paper's best). */
@@ -37,7 +40,7 @@ export function assertMethod(name: string): MethodName {
 /** Which texts a method needs embedded to fit. */
 export function fitNeeds(method: MethodName): FitNeeds {
   return {
-    queries: method === 'lr' || method === 'dtdr-c' || method === 'dtdr-h',
+    queries: method === 'lr' || method === 'dtdr-c' || method === 'dtdr-h' || method === 'dtdr-cb',
     tools: method === 'qts',
     contexts: method === 'dtdr-l',
   };
@@ -100,6 +103,8 @@ export function fitRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[
       return DependencyRetriever.fit(labels, plans);
     case 'dtdr-c':
       return ClusterRetriever.fit(labels, plans, vectors.queries!, { historyLength: l, clusters: options.clusters, seed }, options.onProgress);
+    case 'dtdr-cb':
+      return fitColdStart(labels, tools, plans, vectors.queries!, { historyLength: l, clusters: options.clusters, seed }, options.onProgress);
     case 'lr':
     case 'dtdr-l':
     case 'dtdr-h':
@@ -112,4 +117,25 @@ export async function trainRetriever(method: MethodName, tools: ToolSpec[], plan
   const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
   const vectors = await fitVectors(method, tools, plans, encoder, l, {}, options.onProgress);
   return fitRetriever(method, tools, plans, vectors, options);
+}
+
+/** DTDR-CB: κ ∈ {0.5, 2, 8, 32} picked on a held-out fifth of the demonstrations, then refit on all. */
+function fitColdStart(labels: string[], tools: ToolSpec[], plans: Plan[], queries: Float32Array[], options: ClusterOptions, onProgress?: (p: TrainingProgress) => void): ColdStartRetriever {
+  const bm25 = new Bm25Retriever(labels, tools);
+  const kappas = [0.5, 2, 8, 32];
+  let kappa = 2;
+  if (plans.length >= 20) {
+    const order = shuffleInPlace(plans.map((_, i) => i), seededRandom((options.seed ?? 0) + 31));
+    const cut = Math.floor(plans.length * 0.8);
+    const fitIdx = order.slice(0, cut);
+    const heldIdx = order.slice(cut);
+    const cluster = ClusterRetriever.fit(labels, fitIdx.map((i) => plans[i]), fitIdx.map((i) => queries[i]), { ...options, clusters: options.clusters && Math.max(1, Math.round(options.clusters * 0.8)) });
+    const steps = heldIdx.flatMap((i) => planSteps(plans[i]).map((s) => ({ ...s, queryVector: queries[i] })));
+    let best = -1;
+    for (const k of kappas) {
+      const mrr = heldOutMrr(new ColdStartRetriever(cluster, bm25, k), steps);
+      if (mrr > best) [best, kappa] = [mrr, k];
+    }
+  }
+  return new ColdStartRetriever(ClusterRetriever.fit(labels, plans, queries, options, onProgress), bm25, kappa);
 }

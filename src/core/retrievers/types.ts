@@ -1,6 +1,6 @@
 import type { Plan, ToolSpec } from '../types.js';
 
-export type MethodName = 'random' | 'bm25' | 'qts' | 'dr' | 'lr' | 'dtdr-c' | 'dtdr-l' | 'dtdr-h';
+export type MethodName = 'random' | 'bm25' | 'qts' | 'dr' | 'lr' | 'dtdr-c' | 'dtdr-l' | 'dtdr-h' | 'dtdr-cb';
 
 /** What a retriever needs embedded: the query alone, or the query + history text. */
 export interface EmbeddingNeeds {

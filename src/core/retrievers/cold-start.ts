@@ -1,0 +1,70 @@
+import { Bm25Retriever } from './baselines.js';
+import type { ClusterRetriever } from './dependency.js';
+import { makeRanking } from './ranking.js';
+import type { EmbeddingNeeds, RankInput, Ranking, Retriever } from './types.js';
+
+/**
+ * DTDR-CB (ours): DTDR-C with a lexical cold-start fallback. The dependency graph keeps the say on
+ * END; among tools, it shares the mass with BM25 over the tool descriptions according to how much
+ * the query's cluster knows the history:
+ *   λ = s / (s + κ) · (1 + matched) / (1 + wanted)   at cluster scope, 0 after backing off to all clusters,
+ * with s the demonstration weight behind the context. BM25 discounts tools already called (repeat
+ * calls are the graph's business). κ is picked at fit time on held-out demonstrations.
+ */
+export class ColdStartRetriever implements Retriever {
+  readonly method = 'dtdr-cb' as const;
+  readonly needs: EmbeddingNeeds = { query: true, context: false };
+  private readonly end: number;
+
+  constructor(
+    readonly graph: ClusterRetriever,
+    readonly lexical: Bm25Retriever,
+    readonly kappa = 2,
+  ) {
+    this.end = graph.labels.length - 1;
+  }
+
+  get labels(): readonly string[] {
+    return this.graph.labels;
+  }
+
+  get historyLength(): number {
+    return this.graph.historyLength;
+  }
+
+  rank(input: RankInput): Ranking {
+    const g = this.graph.rank(input);
+    const b = this.lexical.rank(input).probabilities;
+    const bo = g.backoff!;
+    const trust = bo.scope === 'cluster' ? (bo.support / (bo.support + this.kappa)) * ((1 + bo.historyUsed) / (1 + bo.historyWanted)) : 0;
+    const called = new Set(input.history);
+    let lexicalMass = 0;
+    for (let i = 0; i < this.end; i++) lexicalMass += b[i] * (called.has(this.labels[i]) ? 0.1 : 1);
+    const pEnd = g.probabilities[this.end];
+    const toolMass = 1 - pEnd;
+    const probabilities = new Float64Array(this.labels.length);
+    for (let i = 0; i < this.end; i++) {
+      const graphShare = toolMass > 0 ? g.probabilities[i] / toolMass : 0;
+      const lexicalShare = lexicalMass > 0 ? (b[i] * (called.has(this.labels[i]) ? 0.1 : 1)) / lexicalMass : 1 / this.end;
+      probabilities[i] = toolMass * (trust * graphShare + (1 - trust) * lexicalShare);
+    }
+    probabilities[this.end] = pEnd;
+    return makeRanking(this.labels, probabilities, { backoff: bo, confident: g.confident && trust >= 0.5 });
+  }
+
+  state() {
+    return { ...(this.graph.state() as object), kappa: this.kappa, bm25: this.lexical.state() };
+  }
+}
+
+/** Mean reciprocal rank of a retriever on the steps of some plans (for picking κ). */
+export function heldOutMrr(retriever: Retriever, steps: { query: string; history: string[]; acceptable: string[]; queryVector: Float32Array }[]): number {
+  let sum = 0;
+  for (const s of steps) {
+    const r = retriever.rank({ query: s.query, history: s.history, queryVector: s.queryVector });
+    const ok = new Set(s.acceptable);
+    const rank = Array.from(r.order).findIndex((i) => ok.has(r.labels[i]));
+    sum += rank < 0 ? 0 : 1 / (rank + 1);
+  }
+  return steps.length ? sum / steps.length : 0;
+}
