@@ -28,6 +28,11 @@ export interface EncoderOptions {
   cacheSize?: number;
   /** Texts per runtime call. Default 256. */
   batchSize?: number;
+  /**
+   * Browsers: where ONNX Runtime's WASM files are served (a folder URL, or {mjs, wasm} URLs).
+   * transformers.js otherwise fetches them from a CDN; serve them yourself to work offline.
+   */
+  wasmPaths?: string | { mjs: string; wasm: string };
 }
 
 export interface ResolvedModel {
@@ -49,6 +54,12 @@ export async function loadTransformersEncoder(resolved: ResolvedModel, options: 
   env.allowRemoteModels = allowRemote;
   env.allowLocalModels = true;
   if (options.localModelPath !== undefined) env.localModelPath = options.localModelPath;
+  const wasm = env.backends?.onnx?.wasm as { wasmPaths?: unknown } | undefined;
+  if (options.wasmPaths !== undefined && wasm) {
+    wasm.wasmPaths = typeof options.wasmPaths === 'string'
+      ? { mjs: `${options.wasmPaths}ort-wasm-simd-threaded.asyncify.mjs`, wasm: `${options.wasmPaths}ort-wasm-simd-threaded.asyncify.wasm` }
+      : options.wasmPaths;
+  }
   const device = options.device && options.device !== 'auto' ? options.device : isNode ? 'cpu' : 'wasm';
 
   let extractor: FeatureExtractionPipeline;
