@@ -53,3 +53,13 @@ describe('model artifacts', () => {
     expect(() => Dtdr.load(a, wordAxisEncoder(['x', 'y']), 'model.json')).toThrow(/trained with encoder test-words \(18-d\) but loaded with test-words \(2-d\)/);
   });
 });
+
+describe('training', () => {
+  it.each(['dtdr-c', 'dtdr-l', 'dtdr-h'] as const)('%s is deterministic for a seed and reports progress', async (method) => {
+    const phases = new Set<string>();
+    const a = await Dtdr.train({ method, tools: DEMO_TOOLS, plans, encoder, seed: 3, head: { epochs: 3 }, onProgress: (p) => phases.add(p.phase) });
+    const b = await Dtdr.train({ method, tools: DEMO_TOOLS, plans, encoder, seed: 3, head: { epochs: 3 } });
+    expect(JSON.stringify(a.toJSON().state)).toBe(JSON.stringify(b.toJSON().state));
+    expect(phases).toContain(method === 'dtdr-c' ? 'k-means' : 'training');
+  });
+});

@@ -59,6 +59,19 @@ describe('dtdr train / retrieve', () => {
     expect(out.backoff).toMatchObject({ scope: 'cluster' });
   });
 
+  it('prints the prompt with its Qwen3 token counts', () => {
+    const r = runCli(['prompt', '--model', model, '--query', 'email the invoice to Anna', '--history', 'files_search,contacts_search', '--strategy', 'hard-weighted', '--format', 'hermes', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.prompt).toContain('"name":"email_send"');
+    expect(out.tokens.total).toBe(out.tokens.constant + out.tokens.variable);
+    expect(out.tokens.total).toBeGreaterThan(50);
+    expect(out.candidates[0].tool).toBe('email_send');
+    const bad = runCli(['prompt', '--model', model, '--query', 'x', '--strategy', 'loud']);
+    expect(bad.code).toBe(2);
+    expect(oneLineError(bad)).toMatch(/--strategy must be one of none, raw-demos/);
+  });
+
   it('rejects a history tool the model does not know', () => {
     const r = runCli(['retrieve', '--model', model, '--query', 'x', '--history', 'teleport']);
     expect(r.code).toBe(2);
