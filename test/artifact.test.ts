@@ -3,7 +3,7 @@ import { Dtdr } from '../src/core/dtdr.js';
 import { DtdrError } from '../src/core/errors.js';
 import { METHODS } from '../src/core/train.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
-import { wordAxisEncoder } from './helpers.js';
+import { ROOT, wordAxisEncoder } from './helpers.js';
 
 const encoder = wordAxisEncoder(['email', 'mail', 'text', 'message', 'call', 'play', 'music', 'weather', 'remind', 'alarm', 'navigate', 'directions', 'photos', 'file', 'note', 'contacts', 'search', 'send']);
 const plans = generateDemoPlans(300, 1);
@@ -62,4 +62,19 @@ describe('training', () => {
     expect(JSON.stringify(a.toJSON().state)).toBe(JSON.stringify(b.toJSON().state));
     expect(phases).toContain(method === 'dtdr-c' ? 'k-means' : 'training');
   });
+});
+
+describe('the shipped demo model (public/dtdr-demo.model.json)', () => {
+  it('loads, and matches a fresh training with the same seed', async () => {
+    const { readModelFile } = await import('../src/storage/file.js');
+    const { loadEncoder } = await import('../src/encoders/node.js');
+    const { demoDataset } = await import('../src/demo/toolset.js');
+    const real = await loadEncoder();
+    const shipped = Dtdr.load(readModelFile(`${ROOT}/public/dtdr-demo.model.json`), real, 'public/dtdr-demo.model.json');
+    const dataset = demoDataset();
+    const fresh = await Dtdr.train({ method: 'dtdr-c', tools: dataset.tools, plans: dataset.plans, encoder: real });
+    expect(JSON.stringify(shipped.toJSON().state)).toBe(JSON.stringify(JSON.parse(JSON.stringify(fresh.toJSON().state))));
+    const r = await shipped.retrieve('Email the invoice to Anna', ['files_search', 'contacts_search']);
+    expect(r.candidates[0].tool).toBe('email_send');
+  }, 60_000);
 });
