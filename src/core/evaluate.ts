@@ -5,8 +5,8 @@ import { planSteps } from './plan.js';
 import { seededRandom, shuffleInPlace } from './random.js';
 import type { MethodName, RankInput, TrainingProgress } from './retrievers/types.js';
 import { selectCandidates, type SelectOptions } from './select.js';
-import { contextText, toolText } from './text.js';
-import { embedAll, fitNeeds, fitRetriever, TRAIN_DEFAULTS, type FitVectors, type TrainOptions } from './train.js';
+import { contextText } from './text.js';
+import { embedAll, fitRetriever, fitVectors, TRAIN_DEFAULTS, type FitVectors, type TrainOptions } from './train.js';
 import type { Dataset, Plan, ToolSpec } from './types.js';
 
 export interface Split {
@@ -69,13 +69,8 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
 
   for (const method of options.methods) {
     const progress = (p: TrainingProgress) => options.onMethodProgress?.(method, p);
-    const needs = fitNeeds(method);
     const t0 = performance.now();
-    if (encoder) {
-      if (needs.queries) shared.queries ??= await embedAll(encoder, train.map((p) => p.query), progress);
-      if (needs.tools) shared.tools ??= await embedAll(encoder, tools.map((t) => toolText(t.name, t.description)), progress);
-      if (needs.contexts) shared.contexts ??= await embedAll(encoder, train.flatMap((p) => planSteps(p).map((s) => contextText(s.query, s.history, l))), progress);
-    }
+    Object.assign(shared, await fitVectors(method, tools, train, encoder, l, shared, progress));
     const embedMs = performance.now() - t0;
     const t1 = performance.now();
     const retriever = fitRetriever(method, tools, train, shared, { ...options, onProgress: progress });
