@@ -149,16 +149,35 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
   const random = seededRandom(o.seed + 1);
   const indices = Array.from({ length: n }, (_, i) => i);
   const p = new Float64Array(C);
-  const xs = new Float64Array(dim + 1);
+  // Standardise once: every epoch reads the same rows (bias column last).
+  const D = dim + 1;
+  const X = new Float64Array(n * D);
+  data.dense.forEach((x, i) => {
+    for (let d = 0; d < dim; d++) X[i * D + d] = (x[d] - mean[d]) / std[d];
+    X[i * D + dim] = 1;
+  });
 
   for (let epoch = 1; epoch <= o.epochs; epoch++) {
     shuffleInPlace(indices, random);
     let lossSum = 0;
     for (let start = 0; start < n; start += o.batchSize) {
-      const batch = indices.slice(start, start + o.batchSize);
+      const end = Math.min(n, start + o.batchSize);
       gW.fill(0);
-      for (const i of batch) {
-        head.logits(data.dense[i], data.sparse?.[i], p);
+      for (let b = start; b < end; b++) {
+        const i = indices[b];
+        const row = i * D;
+        // logits = x·W (+ the one-hot rows)
+        p.fill(0);
+        for (let d = 0; d < D; d++) {
+          const v = X[row + d];
+          const w = d * C;
+          for (let c = 0; c < C; c++) p[c] += v * W[w + c];
+        }
+        const sp = data.sparse?.[i];
+        if (sp) for (let k = 0; k < sp.length; k++) {
+          const e = sp[k] * C;
+          for (let c = 0; c < C; c++) p[c] += E[e + c];
+        }
         let max = -Infinity;
         for (let c = 0; c < C; c++) if (p[c] > max) max = p[c];
         let sum = 0;
@@ -170,29 +189,24 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
           lossSum -= share * Math.log(p[t[k]] + 1e-12);
           p[t[k]] -= share; // p is now dLoss/dlogits
         }
-        const x = data.dense[i];
-        for (let d = 0; d < dim; d++) xs[d] = (x[d] - mean[d]) / std[d];
-        xs[dim] = 1;
-        for (let d = 0; d <= dim; d++) {
-          const v = xs[d];
-          if (v === 0) continue;
-          const row = d * C;
-          for (let c = 0; c < C; c++) gW[row + c] += v * p[c];
+        for (let d = 0; d < D; d++) {
+          const v = X[row + d];
+          const w = d * C;
+          for (let c = 0; c < C; c++) gW[w + c] += v * p[c];
         }
-        const sp = data.sparse?.[i];
         if (sp) {
           for (let k = 0; k < sp.length; k++) {
-            const row = sp[k] * C;
+            const e = sp[k] * C;
             if (!touched[sp[k]]) {
               touched[sp[k]] = 1;
-              gE.fill(0, row, row + C);
+              gE.fill(0, e, e + C);
             }
-            for (let c = 0; c < C; c++) gE[row + c] += p[c];
+            for (let c = 0; c < C; c++) gE[e + c] += p[c];
           }
         }
       }
       step++;
-      const scale = 1 / batch.length;
+      const scale = 1 / (end - start);
       const lr = (o.learningRate * Math.sqrt(1 - b2 ** step)) / (1 - b1 ** step);
       for (let k = 0; k < W.length; k++) {
         const g = gW[k] * scale + o.l2 * W[k];
