@@ -110,3 +110,11 @@ describe('dtdr train / retrieve', () => {
     expect(oneLineError(r)).toMatch(/unknown method "magic"/);
   });
 });
+
+describe('dtdr demo', () => {
+  it('rejects an unknown method with a usage error, not an unexpected one', () => {
+    const r = runCli(['demo', '--method', 'magic']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toMatch(/^dtdr: --method: unknown method "magic" — one of: random, bm25/);
+  });
+});

@@ -4,7 +4,7 @@ import { DEMO_QUERIES, demoDataset } from '../demo/toolset.js';
 import { loadEncoder } from '../encoders/node.js';
 import { intOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
-import { fmt } from './shared.js';
+import { fmt, parseMethod } from './shared.js';
 
 export const demoHelp = `dtdr demo [--method dtdr-c] [--query "…"]… [--max-steps 6]
 
@@ -25,7 +25,7 @@ export async function demoCommand(argv: string[]): Promise<void> {
   const bar = new ProgressBar();
   const started = Date.now();
   const model = await Dtdr.train({
-    method: ((values.method as string | undefined) ?? 'dtdr-c') as never,
+    method: parseMethod((values.method as string | undefined) ?? 'dtdr-c'),
     tools: dataset.tools,
     plans: dataset.plans,
     encoder,

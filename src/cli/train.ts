@@ -1,12 +1,12 @@
 import { Dtdr } from '../core/dtdr.js';
 import { DtdrError } from '../core/errors.js';
-import { assertMethod, fitNeeds } from '../core/train.js';
+import { fitNeeds } from '../core/train.js';
 import { readDatasetDir } from '../data/node.js';
 import { demoDataset } from '../demo/toolset.js';
 import { writeModelFile } from '../storage/file.js';
 import { intOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
-import { encoderOptions, loadCliEncoder } from './shared.js';
+import { encoderOptions, loadCliEncoder, parseMethod } from './shared.js';
 
 export const trainHelp = `dtdr train (--data DIR | --demo) --out FILE [options]
 
@@ -36,12 +36,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
   });
   if (!values.out) throw new DtdrError('usage', 'train: --out FILE is required');
   if (!values.data === !values.demo) throw new DtdrError('usage', 'train: give exactly one of --data DIR or --demo');
-  let method;
-  try {
-    method = assertMethod((values.method as string | undefined) ?? 'dtdr-c');
-  } catch (error) {
-    throw new DtdrError('usage', `train: --method: ${(error as Error).message}`);
-  }
+  const method = parseMethod((values.method as string | undefined) ?? 'dtdr-c');
   const dataset = values.demo ? demoDataset() : readDatasetDir(values.data as string);
   let plans = dataset.plans;
   if (values['exclude-test'] && dataset.testIds) {

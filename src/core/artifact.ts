@@ -123,7 +123,6 @@ export function loadRetriever(json: unknown, options: { encoder?: Encoder; sourc
     return { retriever, artifact: a };
   } catch (error) {
     if (DtdrError.isInstance(error)) throw error.file ? error : new DtdrError('artifact', error.message, { file, cause: error });
-    fail('state', `corrupt model state (${error instanceof Error ? error.message : String(error)})`, 'retrain the model');
-    throw error;
+    return fail('state', `corrupt model state (${error instanceof Error ? error.message : String(error)})`, 'retrain the model');
   }
 }

@@ -83,6 +83,7 @@ export async function fitVectors(method: MethodName, tools: ToolSpec[], plans: P
 
 /** Fits a method on precomputed vectors: pure and synchronous. */
 export function fitRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[], vectors: FitVectors, options: TrainOptions = {}): Retriever {
+  assertMethod(method); // library callers without TypeScript can pass any string
   if (plans.length === 0) throw new DtdrError('data', 'no demonstrations to train on', { hint: 'give at least one plan' });
   const labels = labelsOf(tools);
   const known = new Set(labels);

@@ -1,3 +1,4 @@
+import { scoreStep, summarize } from '../metrics.js';
 import { Bm25Retriever } from './baselines.js';
 import type { ClusterRetriever } from './dependency.js';
 import { makeRanking } from './ranking.js';
@@ -59,12 +60,9 @@ export class ColdStartRetriever implements Retriever {
 
 /** Mean reciprocal rank of a retriever on the steps of some plans (for picking κ). */
 export function heldOutMrr(retriever: Retriever, steps: { query: string; history: string[]; acceptable: string[]; queryVector: Float32Array }[]): number {
-  let sum = 0;
-  for (const s of steps) {
+  const scores = steps.map((s) => {
     const r = retriever.rank({ query: s.query, history: s.history, queryVector: s.queryVector });
-    const ok = new Set(s.acceptable);
-    const rank = Array.from(r.order).findIndex((i) => ok.has(r.labels[i]));
-    sum += rank < 0 ? 0 : 1 / (rank + 1);
-  }
-  return steps.length ? sum / steps.length : 0;
+    return scoreStep(r.order, r.labels, s.acceptable, []);
+  });
+  return summarize(scores).mrr;
 }
