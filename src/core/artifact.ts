@@ -4,6 +4,7 @@ import { Bm25Retriever, QtsRetriever, RandomRetriever } from './retrievers/basel
 import { ColdStartRetriever } from './retrievers/cold-start.js';
 import { ClusterRetriever, DependencyRetriever } from './retrievers/dependency.js';
 import { DependencyGraph } from './retrievers/graph.js';
+import { GatedRetriever, type GatedState } from './retrievers/gated.js';
 import { LearnedRetriever } from './retrievers/learned.js';
 import { LinearHead, type LinearHeadState } from './retrievers/linear-head.js';
 import type { Retriever } from './retrievers/types.js';
@@ -42,7 +43,7 @@ export function saveRetriever(retriever: Retriever, tools: ToolSpec[], encoder: 
     method: retriever.method,
     createdAt: new Date().toISOString(),
     encoder: usesEncoder(retriever) && encoder ? { id: encoder.id, dimension: encoder.dimension } : null,
-    tools: tools.map((t) => ({ name: t.name, description: t.description, ...(t.parameters ? { parameters: t.parameters } : {}) })),
+    tools: tools.map((t) => ({ name: t.name, description: t.description, ...(t.parameters ? { parameters: t.parameters } : {}), ...(t.returns ? { returns: t.returns } : {}) })),
     labels: [...retriever.labels],
     training,
     examples,
@@ -68,7 +69,7 @@ export function loadRetriever(json: unknown, options: { encoder?: Encoder; sourc
   if (!Array.isArray(a.tools) || a.tools.some((t) => typeof t?.name !== 'string')) fail('tools', 'tools must be a list of {name, description}');
   const labels = labelsOf(a.tools);
   if (!Array.isArray(a.labels) || a.labels.join('\u0000') !== labels.join('\u0000')) fail('labels', `labels must be the tool names followed by ${END}`);
-  const needsEncoder = ['qts', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h', 'dtdr-cb'].includes(a.method);
+  const needsEncoder = ['qts', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h', 'dtdr-cb', 'dtdr-g'].includes(a.method);
   if (needsEncoder && (!a.encoder || typeof a.encoder.id !== 'string' || !Number.isInteger(a.encoder.dimension))) fail('encoder', 'missing the encoder id and dimension');
   if (needsEncoder && options.encoder && (options.encoder.id !== a.encoder!.id || options.encoder.dimension !== a.encoder!.dimension)) {
     fail('encoder', `trained with encoder ${a.encoder!.id} (${a.encoder!.dimension}-d) but loaded with ${options.encoder.id} (${options.encoder.dimension}-d)`, `load it with --encoder ${a.encoder!.id}, or retrain`);
@@ -96,6 +97,9 @@ export function loadRetriever(json: unknown, options: { encoder?: Encoder; sourc
       }
       case 'dr':
         retriever = DependencyRetriever.fromState(labels, s as never);
+        break;
+      case 'dtdr-g':
+        retriever = GatedRetriever.fromState(a.tools, dim, s as unknown as GatedState);
         break;
       case 'dtdr-c':
       case 'dtdr-cb': {

@@ -1,7 +1,7 @@
 import type { Encoder } from './encoder.js';
 import { DtdrError } from './errors.js';
 import { scoreStep, summarize, type MetricSummary } from './metrics.js';
-import { planSteps } from './plan.js';
+import { planSteps, planTools } from './plan.js';
 import { seededRandom, shuffleInPlace } from './random.js';
 import type { MethodName, RankInput, TrainingProgress } from './retrievers/types.js';
 import { selectCandidates, type SelectOptions } from './select.js';
@@ -16,8 +16,28 @@ export interface Split {
   description: string;
 }
 
-/** The official split when the dataset has one; otherwise a seeded plan-level split. */
-export function splitDataset(dataset: Dataset, options: { testRatio?: number; seed?: number } = {}): Split {
+/** The tool sequence of a plan, as a key: plans with the same key repeat the same sequence of calls. */
+export function sequenceKey(plan: Plan): string {
+  return planTools(plan).join('\u0000');
+}
+
+export type SplitKind = 'default' | 'novel';
+
+/**
+ * The official split when the dataset has one; otherwise a seeded plan-level split. `novel` keeps
+ * only the test plans whose tool sequence no training plan has: new combinations of familiar
+ * steps, the requests that memorised sequences cannot answer.
+ */
+export function splitDataset(dataset: Dataset, options: { testRatio?: number; seed?: number; split?: SplitKind } = {}): Split {
+  const split = baseSplit(dataset, options);
+  if (options.split !== 'novel') return split;
+  const seen = new Set(split.train.map(sequenceKey));
+  const test = split.test.filter((p) => !seen.has(sequenceKey(p)));
+  if (test.length === 0) throw new DtdrError('data', 'no test plan has a tool sequence that the training plans lack', { hint: 'use the default split' });
+  return { train: split.train, test, description: `${split.description}, novel sequences` };
+}
+
+function baseSplit(dataset: Dataset, options: { testRatio?: number; seed?: number }): Split {
   if (dataset.testIds && dataset.testIds.length > 0) {
     const test = new Set(dataset.testIds);
     return { train: dataset.plans.filter((p) => !test.has(p.id)), test: dataset.plans.filter((p) => test.has(p.id)), description: 'official' };
@@ -91,8 +111,11 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
 
     const scores = inputs.map((input, i) => {
       const ranking = retriever.rank(input);
-      const selected = selectCandidates(ranking, options.select).candidates.map((c) => c.tool);
-      return scoreStep(ranking.order, ranking.labels, steps[i].acceptable, selected);
+      const set = selectCandidates(ranking, options.select);
+      return scoreStep(ranking.order, ranking.labels, steps[i].acceptable, set.candidates.map((c) => c.tool), {
+        confidence: ranking.probabilities[ranking.order[0]],
+        widened: set.widened,
+      });
     });
     const passes: number[] = [];
     for (let pass = 0; pass < (options.timingPasses ?? 3); pass++) {

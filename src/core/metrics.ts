@@ -9,6 +9,10 @@ export interface StepScore {
   /** The thresholded set holds an acceptable label. */
   covered: number;
   setSize: number;
+  /** The top-1 label's probability (its claimed confidence). */
+  confidence: number;
+  /** 1 when the set was widened because the retriever was unsure. */
+  widened: number;
 }
 
 export interface MetricSummary {
@@ -18,10 +22,22 @@ export interface MetricSummary {
   recall5: number;
   coverage: number;
   setSize: number;
+  /** Expected calibration error of the top-1 probability (10 equal-width bins). */
+  ece: number;
+  /** Misses among the steps whose set was not widened (the retriever claimed confidence). */
+  confidentMissRate: number;
+  /** Share of steps widened. */
+  widenedRate: number;
   steps: number;
 }
 
-export function scoreStep(order: ArrayLike<number>, labels: readonly string[], acceptable: readonly string[], selected: readonly string[]): StepScore {
+export function scoreStep(
+  order: ArrayLike<number>,
+  labels: readonly string[],
+  acceptable: readonly string[],
+  selected: readonly string[],
+  claim: { confidence?: number; widened?: boolean } = {},
+): StepScore {
   const ok = new Set(acceptable);
   let firstHit = -1;
   for (let r = 0; r < order.length; r++) {
@@ -40,7 +56,25 @@ export function scoreStep(order: ArrayLike<number>, labels: readonly string[], a
     recall5: firstHit >= 0 && firstHit < 5 ? 1 : 0,
     covered: selected.some((t) => ok.has(t)) ? 1 : 0,
     setSize: selected.length,
+    confidence: claim.confidence ?? 0,
+    widened: claim.widened ? 1 : 0,
   };
+}
+
+/** Expected calibration error: |accuracy − confidence| per equal-width bin, weighted by the bin's share. */
+export function expectedCalibrationError(confidence: ArrayLike<number>, correct: ArrayLike<number>, bins = 10): number {
+  const count = new Float64Array(bins);
+  const conf = new Float64Array(bins);
+  const acc = new Float64Array(bins);
+  for (let i = 0; i < confidence.length; i++) {
+    const b = Math.min(bins - 1, Math.max(0, Math.floor(confidence[i] * bins)));
+    count[b]++;
+    conf[b] += confidence[i];
+    acc[b] += correct[i];
+  }
+  let ece = 0;
+  for (let b = 0; b < bins; b++) if (count[b] > 0) ece += Math.abs(acc[b] - conf[b]) / confidence.length;
+  return ece;
 }
 
 export function summarize(scores: readonly StepScore[]): MetricSummary {
@@ -52,6 +86,12 @@ export function summarize(scores: readonly StepScore[]): MetricSummary {
     recall5: mean((s) => s.recall5),
     coverage: mean((s) => s.covered),
     setSize: mean((s) => s.setSize),
+    ece: expectedCalibrationError(scores.map((s) => s.confidence), scores.map((s) => s.top1)),
+    confidentMissRate: (() => {
+      const sure = scores.filter((s) => !s.widened);
+      return sure.length === 0 ? 0 : sure.filter((s) => !s.covered).length / sure.length;
+    })(),
+    widenedRate: mean((s) => s.widened),
     steps: scores.length,
   };
 }

@@ -27,26 +27,44 @@ export interface CandidateSet {
   widened: boolean;
   /** Why it was widened, in words fit for a log or a prompt note. */
   reason?: string;
+  /** For a conformal set: the share of steps whose set holds an acceptable tool. */
+  target?: number;
 }
 
 /**
- * The thresholded set F_t = {f : P(f) > α}. A retriever that is unsure (it backed off, its
- * distribution is flat, or nothing clears α) does not get to drop tools silently: the set widens
- * to the smallest top-k holding `widenMass` of the probability, within [widenMin, widenMax].
+ * The candidate set F_t a prompt carries.
+ *
+ * For a calibrated retriever (DTDR-G) it is the split-conformal set: every label whose calibrated
+ * probability reaches the step's threshold, which holds an acceptable tool in at least the target
+ * share of held-out steps (separately for confident and unsure steps); at least one label, at
+ * most `widenMax`. Unsure steps are reported as widened, with the retriever's reason.
+ *
+ * For the others, the paper's thresholded set {f : P(f) > α}. A retriever that is unsure (it
+ * backed off, has little support, or its distribution is flat) or a set that nothing clears does
+ * not get to drop tools silently: the set widens to the smallest top-k holding `widenMass` of the
+ * probability, within [widenMin, widenMax], and says why.
  */
 export function selectCandidates(ranking: Ranking, options: SelectOptions = {}): CandidateSet {
   const o = { ...SELECT_DEFAULTS, ...options };
   const { order, probabilities, labels } = ranking;
   const pick = (n: number): Candidate[] => Array.from(order.subarray(0, n), (i) => ({ tool: labels[i], probability: probabilities[i] }));
+  if (ranking.set && ranking.set.threshold > 0) {
+    const { threshold, target } = ranking.set;
+    let size = 1;
+    while (size < order.length && probabilities[order[size]] >= threshold) size++;
+    const capped = size > o.widenMax;
+    size = Math.min(size, o.widenMax);
+    let mass = 0;
+    for (let r = 0; r < size; r++) mass += probabilities[order[r]];
+    const notes = [
+      ...(ranking.confident ? [] : [`${ranking.cause ?? 'unsure'}; widened to ${size} tools to hold an acceptable one in ${Math.round(target * 100)}% of such steps`]),
+      ...(capped ? [`capped at ${o.widenMax} tools, holding ${mass.toFixed(2)} of the probability`] : []),
+    ];
+    return { candidates: pick(size), widened: !ranking.confident, target, ...(notes.length ? { reason: notes.join('; ') } : {}) };
+  }
   let above = 0;
   while (above < order.length && above < o.maxSize && probabilities[order[above]] > o.alpha) above++;
-  const reason = !ranking.confident
-    ? ranking.backoff && (ranking.backoff.scope !== 'cluster' || ranking.backoff.historyUsed < ranking.backoff.historyWanted)
-      ? `backed off to ${ranking.backoff.scope} statistics with ${ranking.backoff.historyUsed} of ${ranking.backoff.historyWanted} history tools`
-      : 'the probabilities are flat'
-    : above === 0
-      ? `no tool has probability above ${o.alpha}`
-      : undefined;
+  const reason = !ranking.confident ? ranking.cause ?? 'the retriever is unsure' : above === 0 ? `no tool has probability above ${o.alpha}` : undefined;
   if (!reason) return { candidates: pick(above), widened: false };
   let size = 0;
   let mass = 0;

@@ -6,13 +6,20 @@ import { ColdStartRetriever, heldOutMrr } from './retrievers/cold-start.js';
 import { seededRandom, shuffleInPlace } from './random.js';
 import type { ClusterOptions } from './retrievers/dependency.js';
 import { ClusterRetriever, DependencyRetriever } from './retrievers/dependency.js';
+import { GatedRetriever, type GatedOptions } from './retrievers/gated.js';
 import { LearnedRetriever } from './retrievers/learned.js';
 import type { LinearHeadOptions } from './retrievers/linear-head.js';
 import type { FitNeeds, MethodName, Retriever, TrainingProgress } from './retrievers/types.js';
 import { contextText, toolText } from './text.js';
 import { END, type Plan, type ToolSpec } from './types.js';
 
-export const METHODS: readonly MethodName[] = ['random', 'bm25', 'qts', 'dr', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h', 'dtdr-cb'];
+export const METHODS: readonly MethodName[] = ['random', 'bm25', 'qts', 'dr', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h', 'dtdr-cb', 'dtdr-g'];
+
+/** What `Dtdr.train` and `dtdr train` use when no method is given: DTDR-G, the gated combination. */
+export const DEFAULT_METHOD: MethodName = 'dtdr-g';
+
+/** Methods that can be trained on a tool set alone, with no demonstration. */
+export const TOOLS_ONLY_METHODS: readonly MethodName[] = ['random', 'bm25', 'qts', 'dtdr-g'];
 
 export interface TrainOptions {
   /** l: how many of the last tools DTDR conditions on. Default 3 (the paper's best). */
@@ -21,12 +28,15 @@ export interface TrainOptions {
   clusters?: number;
   /** Seed for k-means, shuffling and the random baseline. Default 0. */
   seed?: number;
-  /** Linear-head training settings (lr, dtdr-l, dtdr-h). */
+  /** Linear-head training settings (lr, dtdr-l, dtdr-h, dtdr-g). */
   head?: LinearHeadOptions;
+  /** DTDR-G's settings: coverage target, folds, ablations (see GatedOptions). */
+  gated?: Omit<GatedOptions, 'historyLength' | 'clusters' | 'seed' | 'head'>;
   onProgress?: (progress: TrainingProgress) => void;
 }
 
 export const TRAIN_DEFAULTS = { historyLength: 3, seed: 0 };
+
 
 export function isMethod(name: string): name is MethodName {
   return (METHODS as readonly string[]).includes(name);
@@ -40,8 +50,8 @@ export function assertMethod(name: string): MethodName {
 /** Which texts a method needs embedded to fit. */
 export function fitNeeds(method: MethodName): FitNeeds {
   return {
-    queries: method === 'lr' || method === 'dtdr-c' || method === 'dtdr-h' || method === 'dtdr-cb',
-    tools: method === 'qts',
+    queries: method === 'lr' || method === 'dtdr-c' || method === 'dtdr-h' || method === 'dtdr-cb' || method === 'dtdr-g',
+    tools: method === 'qts' || method === 'dtdr-g',
     contexts: method === 'dtdr-l',
   };
 }
@@ -84,7 +94,10 @@ export async function fitVectors(method: MethodName, tools: ToolSpec[], plans: P
 /** Fits a method on precomputed vectors: pure and synchronous. */
 export function fitRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[], vectors: FitVectors, options: TrainOptions = {}): Retriever {
   assertMethod(method); // library callers without TypeScript can pass any string
-  if (plans.length === 0) throw new DtdrError('data', 'no demonstrations to train on', { hint: 'give at least one plan' });
+  if (plans.length === 0 && !TOOLS_ONLY_METHODS.includes(method)) {
+    throw new DtdrError('data', `${method} needs demonstrations to train on`, { hint: `give at least one plan, or train ${DEFAULT_METHOD} (or bm25) on the tools alone` });
+  }
+  if (tools.length === 0) throw new DtdrError('data', 'no tools to retrieve', { hint: 'give at least one tool' });
   const labels = labelsOf(tools);
   const known = new Set(labels);
   for (const plan of plans) {
@@ -106,6 +119,14 @@ export function fitRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[
       return ClusterRetriever.fit(labels, plans, vectors.queries!, { historyLength: l, clusters: options.clusters, seed }, options.onProgress);
     case 'dtdr-cb':
       return fitColdStart(labels, tools, plans, vectors.queries!, { historyLength: l, clusters: options.clusters, seed }, options.onProgress);
+    case 'dtdr-g':
+      return GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, {
+        ...options.gated,
+        seed,
+        ...(options.historyLength !== undefined ? { historyLength: options.historyLength } : {}),
+        ...(options.clusters !== undefined ? { clusters: options.clusters } : {}),
+        ...(options.head ? { head: options.head } : {}),
+      }, options.onProgress);
     case 'lr':
     case 'dtdr-l':
     case 'dtdr-h':

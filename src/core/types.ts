@@ -9,6 +9,8 @@ export interface ToolSpec {
   description: string;
   /** JSON Schema of the arguments object, when known. */
   parameters?: JsonSchema;
+  /** JSON Schema of what the tool returns, when known (MCP's outputSchema, Seal-Tools' responses). */
+  returns?: JsonSchema;
 }
 
 export interface PlanNode {

@@ -28,7 +28,10 @@ export function readDatasetDir(dir: string): Dataset {
       const spec = sealToolToSpec(parseJson(line, specs.file, i + 1), { file: specs.file, line: i + 1 });
       byName.set(spec.name, spec);
     });
-    dataset.tools = dataset.tools.map((t) => (byName.get(t.name)?.parameters ? { ...t, parameters: byName.get(t.name)!.parameters } : t));
+    dataset.tools = dataset.tools.map((t) => {
+      const spec = byName.get(t.name);
+      return spec ? { ...t, ...(spec.parameters ? { parameters: spec.parameters } : {}), ...(spec.returns ? { returns: spec.returns } : {}) } : t;
+    });
   }
   return dataset;
 }

@@ -37,7 +37,7 @@ const SEAL_TYPES: Record<string, string> = {
 
 /** Converts one Seal-Tools tool.jsonl record to a ToolSpec with a JSON Schema for its arguments. */
 export function sealToolToSpec(record: unknown, where: { file?: string; line?: number } = {}): ToolSpec {
-  const r = record as { api_name?: unknown; api_description?: unknown; parameters?: unknown; required?: unknown };
+  const r = record as { api_name?: unknown; api_description?: unknown; parameters?: unknown; required?: unknown; responses?: unknown };
   if (typeof r?.api_name !== 'string') throw new DtdrError('data', 'a Seal-Tools record needs "api_name"', { ...where, field: 'api_name' });
   const properties: Record<string, JsonSchema> = {};
   for (const [name, spec] of Object.entries((r.parameters ?? {}) as Record<string, { type?: string; description?: string }>)) {
@@ -45,9 +45,17 @@ export function sealToolToSpec(record: unknown, where: { file?: string; line?: n
     properties[name] = { ...(type ? { type } : {}), ...(spec?.description ? { description: spec.description } : {}) };
   }
   const required = Array.isArray(r.required) ? r.required.filter((x): x is string => typeof x === 'string' && x in properties) : [];
+  const returned: Record<string, JsonSchema> = {};
+  if (r.responses && typeof r.responses === 'object' && !Array.isArray(r.responses)) {
+    for (const [name, spec] of Object.entries(r.responses as Record<string, { type?: string; description?: string }>)) {
+      const type = SEAL_TYPES[String(spec?.type ?? '').toLowerCase()];
+      returned[name] = { ...(type ? { type } : {}), ...(spec?.description ? { description: spec.description } : {}) };
+    }
+  }
   return {
     name: r.api_name,
     description: typeof r.api_description === 'string' ? r.api_description : '',
     parameters: { type: 'object', properties, required },
+    ...(Object.keys(returned).length > 0 ? { returns: { type: 'object', properties: returned } } : {}),
   };
 }

@@ -8,7 +8,7 @@ import type { EmbeddingNeeds, RankInput, Ranking, Retriever } from './types.js';
  * DTDR-CB (ours): DTDR-C with a lexical cold-start fallback. The dependency graph keeps the say on
  * END; among tools, it shares the mass with BM25 over the tool descriptions according to how much
  * the query's cluster knows the history:
- *   λ = s / (s + κ) · (1 + matched) / (1 + wanted)   at cluster scope, 0 after backing off to all clusters,
+ *   λ = s / (s + κ) · (1 + j) / (1 + l)   at cluster scope (j: context length matched), 0 after backing off to all clusters,
  * with s the demonstration weight behind the context. BM25 discounts tools already called (repeat
  * calls are the graph's business). κ is picked at fit time on held-out demonstrations.
  */
@@ -37,7 +37,7 @@ export class ColdStartRetriever implements Retriever {
     const g = this.graph.rank(input);
     const b = this.lexical.rank(input).probabilities;
     const bo = g.backoff!;
-    const trust = bo.scope === 'cluster' ? (bo.support / (bo.support + this.kappa)) * ((1 + bo.historyUsed) / (1 + bo.historyWanted)) : 0;
+    const trust = bo.scope === 'cluster' ? (bo.support / (bo.support + this.kappa)) * ((1 + (bo.level ?? 0)) / (1 + this.graph.historyLength)) : 0;
     const called = new Set(input.history);
     let lexicalMass = 0;
     for (let i = 0; i < this.end; i++) lexicalMass += b[i] * (called.has(this.labels[i]) ? 0.1 : 1);
@@ -50,7 +50,8 @@ export class ColdStartRetriever implements Retriever {
       probabilities[i] = toolMass * (trust * graphShare + (1 - trust) * lexicalShare);
     }
     probabilities[this.end] = pEnd;
-    return makeRanking(this.labels, probabilities, { backoff: bo, confident: g.confident && trust >= 0.5 });
+    const cause = !g.confident ? g.cause : trust < 0.5 ? `the graph has little support here (trust ${trust.toFixed(2)}): descriptions lead` : undefined;
+    return makeRanking(this.labels, probabilities, { backoff: bo, confident: !cause, ...(cause ? { cause } : {}) });
   }
 
   state() {

@@ -6,7 +6,7 @@ import { seededRandom } from '../random.js';
 import { requireVector } from './baselines.js';
 import { backoffDistribution, DependencyGraph, type GraphLevel } from './graph.js';
 import { makeRanking } from './ranking.js';
-import type { EmbeddingNeeds, RankInput, Ranking, Retriever, TrainingProgress } from './types.js';
+import type { Backoff, EmbeddingNeeds, RankInput, Ranking, Retriever, TrainingProgress } from './types.js';
 
 export function labelIndices(labels: readonly string[]): Map<string, number> {
   return new Map(labels.map((l, i) => [l, i]));
@@ -18,7 +18,7 @@ export function historyIndices(history: readonly string[], index: Map<string, nu
 }
 
 /** Counts every step of every execution order a plan allows; each plan weighs 1 in total. */
-function countPlans(graph: DependencyGraph, plans: Plan[], index: Map<string, number>): void {
+export function countPlans(graph: DependencyGraph, plans: Plan[], index: Map<string, number>): void {
   for (const plan of plans) {
     const orders = planOrders(plan);
     for (const order of orders) {
@@ -27,6 +27,12 @@ function countPlans(graph: DependencyGraph, plans: Plan[], index: Map<string, nu
       }
     }
   }
+}
+
+/** Words for a back-off, counted in real calls (the start of a plan is not a call). */
+export function backoffCause(b: Backoff): string {
+  if (b.historyWanted === 0) return `backed off to ${b.scope} statistics: no demonstration near this request starts a plan like this`;
+  return `backed off to ${b.scope} statistics with ${b.historyUsed} of the last ${b.historyWanted} calls matched`;
 }
 
 /**
@@ -79,8 +85,9 @@ export class DependencyRetriever implements Retriever {
     if (row) for (const [label, w] of row) total += probabilities[label] = w;
     else for (let i = 0; i < probabilities.length; i++) total += probabilities[i] = this.frequency[i];
     for (let i = 0; i < probabilities.length; i++) probabilities[i] /= total || 1;
-    const backoff = { scope: 'global' as const, historyUsed: row ? 1 : 0, historyWanted: 1, support: Math.round(total * 100) / 100 };
-    return makeRanking(this.labels, probabilities, { tieBreak: this.frequency, backoff, confident: !!row });
+    const backoff = { scope: 'global' as const, historyUsed: row ? 1 : 0, historyWanted: Math.min(1, input.history.length), support: Math.round(total * 100) / 100 };
+    const cause = row ? undefined : input.history.length === 0 ? 'no history yet: ranked by how often tools are called' : `no demonstration calls anything after ${input.history[input.history.length - 1]}`;
+    return makeRanking(this.labels, probabilities, { tieBreak: this.frequency, backoff, confident: !!row, ...(cause ? { cause } : {}) });
   }
 
   state() {
@@ -210,12 +217,17 @@ export class ClusterRetriever implements Retriever {
     const graph = this.graphs[this.cluster(q)];
     const l = this.historyLength;
     const levels: GraphLevel[] = [];
-    for (let j = l; j >= 1; j--) levels.push({ graph, scope: 'cluster', historyUsed: j });
-    for (let j = l; j >= 0; j--) levels.push({ graph: this.global, scope: 'global', historyUsed: j });
+    for (let j = l; j >= 1; j--) levels.push({ graph, scope: 'cluster', level: j });
+    for (let j = l; j >= 0; j--) levels.push({ graph: this.global, scope: 'global', level: j });
     const history = historyIndices(input.history, this.index);
-    const { probabilities, backoff } = backoffDistribution(levels, history, this.labels.length, l);
-    const confident = backoff.scope === 'cluster' && backoff.historyUsed === l && backoff.support >= this.minSupport;
-    return makeRanking(this.labels, probabilities, { backoff, confident });
+    const { probabilities, backoff, matchedLevel } = backoffDistribution(levels, history, this.labels.length, l);
+    const backedOff = backoff.scope !== 'cluster' || matchedLevel < l;
+    const cause = backedOff
+      ? backoffCause(backoff)
+      : backoff.support < this.minSupport
+        ? `only ${backoff.support} demonstration steps support this context (fewer than ${this.minSupport})`
+        : undefined;
+    return makeRanking(this.labels, probabilities, { backoff, confident: !cause, ...(cause ? { cause } : {}) });
   }
 
   state() {

@@ -47,7 +47,8 @@ export class DependencyGraph {
 export interface GraphLevel {
   graph: DependencyGraph;
   scope: Backoff['scope'];
-  historyUsed: number;
+  /** Context length j looked up (start markers included). */
+  level: number;
 }
 
 /**
@@ -55,17 +56,23 @@ export interface GraphLevel {
  * the history decides, and each later level adds a thousandth of its weight, so tools the first
  * level never saw are still ordered by the wider context instead of arbitrarily.
  */
-export function backoffDistribution(levels: GraphLevel[], history: readonly number[], labels: number, historyWanted: number) {
+export function backoffDistribution(levels: GraphLevel[], history: readonly number[], labels: number, maxLevel: number) {
   const probabilities = new Float64Array(labels);
   let backoff: Backoff | undefined;
+  let matchedLevel = 0;
   let weight = 1;
+  // Counted in real calls: start markers make "first call" a context, but they are not history.
+  const historyWanted = Math.min(maxLevel, history.length);
   for (const level of levels) {
-    const row = level.graph.lookup(history, level.historyUsed);
+    const row = level.graph.lookup(history, level.level);
     if (!row) continue;
     let total = 0;
     for (const w of row.values()) total += w;
     if (total <= 0) continue;
-    backoff ??= { scope: level.scope, historyUsed: level.historyUsed, historyWanted, support: Math.round(total * 100) / 100 };
+    if (!backoff) {
+      matchedLevel = level.level;
+      backoff = { scope: level.scope, historyUsed: Math.min(level.level, history.length), historyWanted, support: Math.round(total * 100) / 100, level: level.level };
+    }
     for (const [label, w] of row) probabilities[label] += (weight * w) / total;
     weight *= 1e-3;
   }
@@ -73,5 +80,5 @@ export function backoffDistribution(levels: GraphLevel[], history: readonly numb
   for (const p of probabilities) sum += p;
   if (sum > 0) for (let i = 0; i < labels; i++) probabilities[i] /= sum;
   else probabilities.fill(1 / labels);
-  return { probabilities, backoff: backoff ?? { scope: 'global' as const, historyUsed: 0, historyWanted, support: 0 } };
+  return { probabilities, matchedLevel, backoff: backoff ?? { scope: 'global' as const, historyUsed: 0, historyWanted, support: 0 } };
 }

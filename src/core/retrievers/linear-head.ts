@@ -102,21 +102,43 @@ function standardisation(dense: Float32Array[], dim: number) {
   return { mean, std };
 }
 
-/** Ridge regression from standardised features to the soft targets: a good starting point. */
+/**
+ * Ridge regression from standardised features to the soft targets: a good starting point. The
+ * normal equations are accumulated in typed arrays (the targets are sparse: Xᵀ·Y touches only the
+ * acceptable labels of each example); ml-matrix solves the small (dim+1)² system.
+ */
 function ridgeWarmStart(data: LinearHeadData, mean: Float64Array, std: Float64Array, dim: number): Float64Array {
   const C = data.classes;
-  const X = new Matrix(data.dense.length, dim + 1);
-  const Y = new Matrix(data.dense.length, C);
-  data.dense.forEach((x, i) => {
-    for (let d = 0; d < dim; d++) X.set(i, d, (x[d] - mean[d]) / std[d]);
-    X.set(i, dim, 1);
+  const D = dim + 1;
+  const n = data.dense.length;
+  const xtx = new Float64Array(D * D);
+  const xty = new Float64Array(D * C);
+  const x = new Float64Array(D);
+  for (let i = 0; i < n; i++) {
+    const row = data.dense[i];
+    for (let d = 0; d < dim; d++) x[d] = (row[d] - mean[d]) / std[d];
+    x[dim] = 1;
+    for (let a = 0; a < D; a++) {
+      const xa = x[a];
+      if (xa === 0) continue;
+      const base = a * D;
+      for (let b = a; b < D; b++) xtx[base + b] += xa * x[b];
+    }
     const t = data.targets[i];
-    for (let k = 0; k < t.length; k++) Y.set(i, t[k], Y.get(i, t[k]) + 1 / t.length);
-  });
-  const Xt = X.transpose();
-  const A = Xt.mmul(X);
-  for (let d = 0; d < dim; d++) A.set(d, d, A.get(d, d) + data.dense.length * 1e-3);
-  const B = Xt.mmul(Y);
+    const share = 1 / t.length;
+    for (let k = 0; k < t.length; k++) {
+      const c = t[k];
+      for (let a = 0; a < D; a++) xty[a * C + c] += x[a] * share;
+    }
+  }
+  const A = new Matrix(D, D);
+  for (let a = 0; a < D; a++) for (let b = a; b < D; b++) {
+    A.set(a, b, xtx[a * D + b]);
+    A.set(b, a, xtx[a * D + b]);
+  }
+  for (let d = 0; d < dim; d++) A.set(d, d, A.get(d, d) + n * 1e-3);
+  const B = new Matrix(D, C);
+  for (let a = 0; a < D; a++) for (let c = 0; c < C; c++) B.set(a, c, xty[a * C + c]);
   const W = solve(A, B);
   // Regression outputs are probabilities; scale them into a useful logit range.
   return Float64Array.from(W.to1DArray(), (w) => w * 8);

@@ -57,9 +57,11 @@ export function isFlat(probabilities: Float64Array, order: Uint32Array, minTop =
 export function makeRanking(
   labels: readonly string[],
   probabilities: Float64Array,
-  options: { tieBreak?: ArrayLike<number>; backoff?: Backoff; confident?: boolean } = {},
+  options: { tieBreak?: ArrayLike<number>; backoff?: Backoff; confident?: boolean; cause?: string } = {},
 ): Ranking {
   const order = orderByScore(probabilities, options.tieBreak);
-  const confident = options.confident ?? !isFlat(probabilities, order);
-  return { labels, probabilities, order, confident, ...(options.backoff ? { backoff: options.backoff } : {}) };
+  const flat = isFlat(probabilities, order);
+  const confident = options.confident ?? !flat;
+  const cause = confident ? undefined : options.cause ?? (flat ? `the probabilities are flat (the top tool has ${probabilities[order[0]]?.toFixed(2)})` : undefined);
+  return { labels, probabilities, order, confident, ...(options.backoff ? { backoff: options.backoff } : {}), ...(cause ? { cause } : {}) };
 }

@@ -1,6 +1,6 @@
 import type { Plan, ToolSpec } from '../types.js';
 
-export type MethodName = 'random' | 'bm25' | 'qts' | 'dr' | 'lr' | 'dtdr-c' | 'dtdr-l' | 'dtdr-h' | 'dtdr-cb';
+export type MethodName = 'random' | 'bm25' | 'qts' | 'dr' | 'lr' | 'dtdr-c' | 'dtdr-l' | 'dtdr-h' | 'dtdr-cb' | 'dtdr-g';
 
 /** What a retriever needs embedded: the query alone, or the query + history text. */
 export interface EmbeddingNeeds {
@@ -22,12 +22,14 @@ export interface RankInput {
 export interface Backoff {
   /** `cluster`: the query's own cluster; `global`: all demonstrations pooled. */
   scope: 'cluster' | 'global';
-  /** How many of the last tools matched (0 = none: the scope's overall next-tool frequencies). */
+  /** How many of the last calls matched (0 = none: the scope's overall next-tool frequencies). */
   historyUsed: number;
-  /** How many of the last tools were asked for (min(l, history length + start marker)). */
+  /** How many of the last calls were looked for: min(l, calls so far). */
   historyWanted: number;
   /** Demonstration steps behind the distribution used. */
   support: number;
+  /** Context length looked up, start-of-plan markers included (l when nothing backed off at cluster scope). */
+  level?: number;
 }
 
 export interface Ranking {
@@ -39,8 +41,18 @@ export interface Ranking {
   order: Uint32Array;
   /** Set by graph retrievers: where the distribution came from. */
   backoff?: Backoff;
-  /** False when the retriever is unsure (backed off, or a flat distribution). */
+  /** False when the retriever is unsure (backed off, little support, or a flat distribution). */
   confident: boolean;
+  /** Why the retriever is unsure, in words fit for a log or a prompt note; absent when confident. */
+  cause?: string;
+  /** Set by calibrated retrievers (dtdr-g): the conformal threshold for this step's candidate set. */
+  set?: {
+    /** Keep every label whose probability is at least this. */
+    threshold: number;
+    /** The share of steps whose set must hold an acceptable tool. */
+    target: number;
+    confident: boolean;
+  };
 }
 
 export interface Retriever {

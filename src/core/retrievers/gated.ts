@@ -1,0 +1,867 @@
+import { DtdrError } from '../errors.js';
+import { planSteps, planTools } from '../plan.js';
+import { seededRandom, shuffleInPlace } from '../random.js';
+import { terms } from '../text.js';
+import { END, type Plan, type ToolSpec } from '../types.js';
+import { countPlans, historyIndices, labelIndices } from './dependency.js';
+import { applyIsotonic, conformalThreshold, expectedCalibrationError, fitIsotonic, fitTemperature, GateDataBuilder, stepProbabilities, trainGate, type GateData } from './gate.js';
+import { DependencyGraph } from './graph.js';
+import { dotAt, packRows, sphericalKMeans, type KMeansResult } from './kmeans.js';
+import { LexicalIndex } from './lexical.js';
+import { LinearHead, trainLinearHead, type LinearHeadOptions, type LinearHeadState } from './linear-head.js';
+import { orderByScore } from './ranking.js';
+import type { EmbeddingNeeds, RankInput, Ranking, Retriever, TrainingProgress } from './types.js';
+
+/**
+ * DTDR-G (ours, the default): one retriever that combines, per step, the signals that are each
+ * strong somewhere, with a gate learned on held-out folds of the demonstrations:
+ *
+ * - the request against tool names and descriptions, lexical (BM25) and by embedding, each also
+ *   history-aware: what the calls so far already served counts less;
+ * - dependency statistics: per-cluster graphs under a soft assignment to the nearest clusters,
+ *   the pooled graph, and which tools the nearby demonstrations use at all;
+ * - a linear head over [query embedding, last l calls, set of calls so far] (DTDR-H generalised);
+ * - tool-to-tool evidence from schemas: an output of a called tool that feeds a required input.
+ *
+ * The gate (see gate.ts) weighs the signals by how much the step's context supports them, so
+ * memorised sequences lead where the demonstrations know the history and descriptions lead where
+ * they do not. Probabilities are temperature-calibrated and the candidate set is split-conformal:
+ * it holds an acceptable tool in at least `target` of held-out steps, separately for confident
+ * and unsure steps. With no demonstrations it ranks by descriptions alone.
+ */
+export const SIGNALS = [
+  'lexical', // BM25 of the request against the tool's name and description
+  'lexical-unserved', // the same, with request terms the called tools already matched discounted
+  'embedding', // cosine of request and tool description embeddings
+  'embedding-unserved', // cosine after projecting the called tools' directions out of the request
+  'cluster-graph', // log P(next | recent calls) in the nearest clusters' dependency graphs
+  'pooled-graph', // log P(next | recent calls) over all demonstrations, with back-off
+  'cluster-tools', // log share of nearby demonstrations that use the tool at all
+  'head', // log-probability from the linear head
+  'called', // the tool was called already
+  'schema', // a called tool's output names a required input of this tool
+  'end', // the label is END
+] as const;
+export type SignalName = (typeof SIGNALS)[number];
+
+export const CONTEXTS = [
+  'bias',
+  'cluster-match', // how much of the recent history the nearest clusters know (0..1)
+  'cluster-support', // demonstration weight behind that, log-scaled to 0..1
+  'pooled-match', // how much of the recent history any demonstration knows (0..1)
+  'pooled-support',
+  'calls', // calls so far, min(n, 4) / 4
+  'served', // share of the request's matched terms the called tools served
+  'head-confidence', // the head's top probability
+] as const;
+
+const S = SIGNALS.length;
+const G = CONTEXTS.length;
+const [LEX, LEXU, EMB, EMBU, CG, GG, BAG, HEAD, CALLED, SCHEMA, ENDS] = SIGNALS.map((_, i) => i);
+const [, C_MATCH, C_SUPPORT, G_MATCH, G_SUPPORT, C_CALLS, C_SERVED, C_HEAD] = CONTEXTS.map((_, i) => i);
+const FLOOR_GRAPH = 1e-3;
+const FLOOR_BAG = 1e-2;
+
+export interface GatedOptions {
+  /** l, the calls of history the graphs and head condition on. Default: picked on held-out demonstrations among 1–4. */
+  historyLength?: number;
+  /** K clusters. Default: picked on held-out demonstrations. */
+  clusters?: number;
+  /** Cross-fitting folds for the gate and calibration. Default 3. */
+  folds?: number;
+  /** The fraction of steps whose candidate set must hold an acceptable tool. Default 0.95. */
+  target?: number;
+  /** A step counts as confident when its top tool's calibrated probability is at least this. Default 0.5. */
+  confidentAbove?: number;
+  /** Nearest clusters a request is softly assigned to. Default 5. */
+  neighbours?: number;
+  /**
+   * How cross-fitting folds are drawn: `plan` (at random) or `sequence` (plans with one tool
+   * sequence share a fold, so every held-out plan is a new combination). Default: `sequence` when
+   * the demonstrations repeat each sequence about 10 times or more on average, else `plan`.
+   */
+  foldBy?: 'plan' | 'sequence';
+  /** Signals to leave out (ablations). */
+  without?: SignalName[];
+  seed?: number;
+  head?: LinearHeadOptions;
+}
+
+/** What every fold shares: the tool side, which depends on no demonstration. */
+class ToolSide {
+  readonly labels: string[];
+  readonly end: number;
+  readonly lexical: LexicalIndex;
+  readonly index: Map<string, number>;
+  readonly inputs: string[][];
+  readonly outputs: Set<string>[];
+  constructor(readonly tools: ToolSpec[], readonly toolVectors: Float32Array, readonly dim: number) {
+    this.labels = [...tools.map((t) => t.name), END];
+    this.end = tools.length;
+    this.index = labelIndices(this.labels);
+    this.lexical = new LexicalIndex(tools);
+    const names = (schema: unknown, requiredOnly: boolean): string[] => {
+      const s = schema as { properties?: Record<string, unknown>; required?: unknown } | undefined;
+      if (!s || typeof s !== 'object' || !s.properties || typeof s.properties !== 'object') return [];
+      const keys = requiredOnly && Array.isArray(s.required) ? s.required.filter((k): k is string => typeof k === 'string') : Object.keys(s.properties);
+      return keys.map((k) => terms(k).join(' ')).filter(Boolean);
+    };
+    this.inputs = tools.map((t) => names(t.parameters, true));
+    this.outputs = tools.map((t) => new Set(names(t.returns, false)));
+  }
+}
+
+/** What demonstrations teach; fitted once per cross-fitting fold and once on all of them. */
+interface Evidence {
+  historyLength: number;
+  k: number;
+  centroids: Float32Array;
+  graphs: DependencyGraph[];
+  global: DependencyGraph;
+  /** Per cluster: label → share of the cluster's plans that use it. */
+  bags: Map<number, number>[];
+  head?: LinearHead;
+  /** Label → one-hot slot for tools seen in training histories. */
+  vocabulary: Map<number, number>;
+}
+
+interface StepInput {
+  terms: string[];
+  queryVector: Float32Array;
+  history: number[];
+}
+
+/** Scratch buffers for one step; reused so ranking allocates little. */
+class Workspace {
+  readonly x: Float32Array;
+  readonly context = new Float64Array(G);
+  readonly scores: Float64Array;
+  readonly acc: Float64Array;
+  readonly logits: Float64Array;
+  readonly residual: Float64Array;
+  readonly dots: Float64Array;
+  constructor(labels: number, dim: number, clusters: number) {
+    this.x = new Float32Array(S * labels);
+    this.scores = new Float64Array(labels);
+    this.acc = new Float64Array(labels);
+    this.logits = new Float64Array(labels);
+    this.residual = new Float64Array(dim);
+    this.dots = new Float64Array(Math.max(1, clusters));
+  }
+}
+
+function headSlots(history: readonly number[], l: number, vocabulary: Map<number, number>): Uint32Array {
+  const width = vocabulary.size + 2;
+  const called = new Set<number>();
+  for (const h of history) called.add(vocabulary.get(h) ?? vocabulary.size);
+  const slots = new Uint32Array(l + called.size);
+  for (let k = 0; k < l; k++) {
+    const h = history[history.length - l + k];
+    slots[k] = k * width + (h === undefined ? vocabulary.size : vocabulary.get(h) ?? vocabulary.size + 1);
+  }
+  let k = l;
+  for (const id of called) slots[k++] = l * width + id;
+  return slots;
+}
+
+function headSparseSize(l: number, vocabulary: Map<number, number>): number {
+  return l * (vocabulary.size + 2) + vocabulary.size + 1;
+}
+
+interface FitPartsOptions {
+  historyLength: number;
+  seed: number;
+  head?: LinearHeadOptions | false;
+}
+
+/** Clusters of the demonstration queries and the cluster of each of the plans being fitted. */
+interface Clustering {
+  centroids: Float32Array;
+  k: number;
+  assignment: ArrayLike<number>;
+}
+
+function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array[], clustering: Clustering, o: FitPartsOptions, onProgress?: (p: TrainingProgress) => void): Evidence {
+  const l = o.historyLength;
+  const { centroids, k, assignment } = clustering;
+  const graphs = Array.from({ length: k }, () => new DependencyGraph(l));
+  const members: number[][] = Array.from({ length: k }, () => []);
+  plans.forEach((plan, i) => {
+    countPlans(graphs[assignment[i]], [plan], side.index);
+    members[assignment[i]].push(i);
+  });
+  const global = new DependencyGraph(l);
+  countPlans(global, plans, side.index);
+  const bags = members.map((list) => {
+    const bag = new Map<number, number>();
+    for (const i of list) for (const t of new Set(planTools(plans[i]))) bag.set(side.index.get(t)!, (bag.get(side.index.get(t)!) ?? 0) + 1 / list.length);
+    if (list.length > 0) bag.set(side.end, 1);
+    return bag;
+  });
+  const vocabulary = new Map<number, number>();
+  for (const plan of plans) for (const node of plan.nodes) {
+    const i = side.index.get(node.tool)!;
+    if (!vocabulary.has(i)) vocabulary.set(i, vocabulary.size);
+  }
+  let head: LinearHead | undefined;
+  if (o.head !== false) {
+    const dense: Float32Array[] = [];
+    const sparse: Uint32Array[] = [];
+    const targets: number[][] = [];
+    plans.forEach((plan, i) => {
+      for (const step of planSteps(plan)) {
+        dense.push(queries[i]);
+        sparse.push(headSlots(historyIndices(step.history, side.index), l, vocabulary));
+        targets.push(step.acceptable.map((t) => side.index.get(t)!));
+      }
+    });
+    const generator = trainLinearHead({ dense, sparse, targets, classes: side.labels.length, sparseSize: headSparseSize(l, vocabulary) }, { epochs: 3, seed: o.seed, ...(o.head ?? {}) });
+    for (;;) {
+      const next = generator.next();
+      if (next.done) {
+        head = next.value;
+        break;
+      }
+      onProgress?.({ phase: 'head', fraction: next.value.epoch / next.value.epochs, loss: next.value.loss });
+    }
+  }
+  return { historyLength: l, k, centroids, graphs, global, bags, head, vocabulary };
+}
+
+/**
+ * Fills `w.x` (signal-major: x[s·L + f]) and `w.context` for one step. `without` zeroes signals
+ * (ablations); `evidence` is undefined for a model trained on tools alone.
+ */
+function computeSignals(side: ToolSide, ev: Evidence | undefined, input: StepInput, w: Workspace, neighbours: number, without: ReadonlySet<number>, graphOnly = false): void {
+  const L = side.labels.length;
+  const T = side.end;
+  const d = side.dim;
+  const { x, context } = w;
+  x.fill(0);
+  context.fill(0);
+  context[0] = 1;
+  const history = input.history;
+  const called = [...new Set(history.filter((h) => h >= 0 && h < T))];
+  if (!graphOnly) descriptionSignals(side, input, called, w);
+  if (ev) evidenceSignals(side, ev, input, w, neighbours, graphOnly);
+  for (const s of without) x.fill(0, s * L, s * L + L);
+}
+
+/** The signals that need no demonstration: lexical, embedding, called, schema, END. */
+function descriptionSignals(side: ToolSide, input: StepInput, called: number[], w: Workspace): void {
+  const L = side.labels.length;
+  const T = side.end;
+  const d = side.dim;
+  const { x, context } = w;
+  const history = input.history;
+
+  // Lexical, plain and history-aware.
+  const served = side.lexical.score(input.terms, called, x.subarray(LEX * L, LEX * L + L), x.subarray(LEXU * L, LEXU * L + L));
+  for (let f = 0; f < T; f++) {
+    x[LEX * L + f] *= 0.1;
+    x[LEXU * L + f] *= 0.1;
+  }
+  context[C_SERVED] = served;
+  context[C_CALLS] = Math.min(history.length, 4) / 4;
+
+  // Embedding, plain and with the called tools' directions projected out (Gram–Schmidt).
+  const q = input.queryVector;
+  const r = w.residual;
+  for (let j = 0; j < d; j++) r[j] = q[j];
+  const basis: Float64Array[] = [];
+  for (const c of called) {
+    const u = new Float64Array(d);
+    for (let j = 0; j < d; j++) u[j] = side.toolVectors[c * d + j];
+    for (const b of basis) {
+      let dot = 0;
+      for (let j = 0; j < d; j++) dot += u[j] * b[j];
+      for (let j = 0; j < d; j++) u[j] -= dot * b[j];
+    }
+    let norm = 0;
+    for (let j = 0; j < d; j++) norm += u[j] * u[j];
+    if (norm < 1e-8) continue;
+    norm = Math.sqrt(norm);
+    for (let j = 0; j < d; j++) u[j] /= norm;
+    basis.push(u);
+    let dot = 0;
+    for (let j = 0; j < d; j++) dot += r[j] * u[j];
+    for (let j = 0; j < d; j++) r[j] -= dot * u[j];
+  }
+  let rNorm = 0;
+  for (let j = 0; j < d; j++) rNorm += r[j] * r[j];
+  rNorm = Math.sqrt(rNorm);
+  const rScale = rNorm > 1e-6 ? 1 / rNorm : 0;
+  const tv = side.toolVectors;
+  for (let f = 0; f < T; f++) {
+    x[EMB * L + f] = dotAt(q, 0, tv, f * d, d);
+    x[EMBU * L + f] = called.length > 0 ? dotAt(r, 0, tv, f * d, d) * rScale : x[EMB * L + f];
+  }
+
+  for (const c of called) x[CALLED * L + c] = 1;
+  x[ENDS * L + T] = 1;
+
+  // Schema evidence: outputs of called tools that name required inputs.
+  if (called.length > 0) {
+    for (let f = 0; f < T; f++) {
+      const needs = side.inputs[f];
+      if (needs.length === 0) continue;
+      let best = 0;
+      for (const c of called) {
+        const outs = side.outputs[c];
+        if (outs.size === 0) continue;
+        let hits = 0;
+        for (const n of needs) if (outs.has(n)) hits++;
+        if (hits / needs.length > best) best = hits / needs.length;
+      }
+      x[SCHEMA * L + f] = best;
+    }
+  }
+}
+
+/** The signals demonstrations teach: cluster and pooled graphs, nearby tools, the head. */
+function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Workspace, neighbours: number, graphOnly: boolean): void {
+  const L = side.labels.length;
+  const d = side.dim;
+  const { x, context } = w;
+  const history = input.history;
+  const q = input.queryVector;
+  {
+    const l = ev.historyLength;
+    // Soft assignment to the nearest clusters.
+    const k = ev.k;
+    const dots = w.dots;
+    for (let c = 0; c < k; c++) dots[c] = dotAt(ev.centroids, c * d, q, 0, d);
+    const m = Math.min(neighbours, k);
+    const top: number[] = [];
+    for (let c = 0; c < k; c++) {
+      if (top.length < m) {
+        top.push(c);
+        if (top.length === m) top.sort((a, b) => dots[b] - dots[a]);
+      } else if (dots[c] > dots[top[m - 1]]) {
+        let p = m - 1;
+        while (p > 0 && dots[top[p - 1]] < dots[c]) {
+          top[p] = top[p - 1];
+          p--;
+        }
+        top[p] = c;
+      }
+    }
+    if (top.length < m || m < 2) top.sort((a, b) => dots[b] - dots[a]);
+    const weights = top.map((c) => Math.exp((dots[c] - dots[top[0]]) / 0.05));
+    const wSum = weights.reduce((a, b) => a + b, 0);
+    const acc = w.acc; // all zero between uses
+    let match = 0;
+    let support = 0;
+    const touched = new Set<number>();
+    top.forEach((c, i) => {
+      const weight = weights[i] / wSum;
+      for (let j = l; j >= 1; j--) {
+        const row = ev.graphs[c].lookup(history, j);
+        if (!row) continue;
+        let total = 0;
+        for (const v of row.values()) total += v;
+        if (total <= 0) continue;
+        for (const [label, v] of row) {
+          acc[label] += (weight * v) / total;
+          touched.add(label);
+        }
+        match += (weight * j) / l;
+        support += weight * total;
+        break;
+      }
+    });
+    logSparse(x, CG * L, L, acc, touched, FLOOR_GRAPH);
+    context[C_MATCH] = match;
+    context[C_SUPPORT] = Math.min(1, Math.log1p(support) / Math.log(101));
+    if (graphOnly) return;
+    for (const f of touched) acc[f] = 0;
+    touched.clear();
+    top.forEach((c, i) => {
+      for (const [label, share] of ev.bags[c]) {
+        acc[label] += (weights[i] / wSum) * share;
+        touched.add(label);
+      }
+    });
+    logSparse(x, BAG * L, L, acc, touched, FLOOR_BAG);
+    // Pooled graph with back-off to shorter histories.
+    for (const f of touched) acc[f] = 0;
+    touched.clear();
+    for (let j = l; j >= 0; j--) {
+      const row = ev.global.lookup(history, j);
+      if (!row) continue;
+      let total = 0;
+      for (const v of row.values()) total += v;
+      if (total <= 0) continue;
+      for (const [label, v] of row) {
+        acc[label] = v / total;
+        touched.add(label);
+      }
+      context[G_MATCH] = j / l;
+      context[G_SUPPORT] = Math.min(1, Math.log1p(total) / Math.log(1001));
+      break;
+    }
+    logSparse(x, GG * L, L, acc, touched, FLOOR_GRAPH);
+    for (const f of touched) acc[f] = 0;
+    if (ev.head) {
+      const logits = ev.head.logits(q, headSlots(history, l, ev.vocabulary), w.logits);
+      let max = -Infinity;
+      for (let f = 0; f < L; f++) if (logits[f] > max) max = logits[f];
+      let sum = 0;
+      for (let f = 0; f < L; f++) sum += Math.exp(logits[f] - max);
+      const logZ = max + Math.log(sum);
+      for (let f = 0; f < L; f++) x[HEAD * L + f] = Math.max(-12, logits[f] - logZ);
+      context[C_HEAD] = Math.exp(max - logZ);
+    }
+  }
+}
+
+/** x[from + f] = log(values[f] + floor), computing logs only where values is non-zero. */
+function logSparse(x: Float32Array, from: number, n: number, values: Float64Array, nonZero: Set<number>, floor: number): void {
+  x.fill(Math.log(floor), from, from + n);
+  for (const f of nonZero) x[from + f] = Math.log(values[f] + floor);
+}
+
+/** Combined scores z(f) = Σ_s a_s x_s(f) with a = Θ·context, written into w.scores. */
+function combine(theta: Float64Array, w: Workspace, labels: number): Float64Array {
+  const a = new Float64Array(S);
+  for (let s = 0; s < S; s++) {
+    let v = 0;
+    for (let g = 0; g < G; g++) v += theta[s * G + g] * w.context[g];
+    a[s] = v;
+  }
+  const z = w.scores;
+  z.fill(0);
+  for (let s = 0; s < S; s++) {
+    const as = a[s];
+    if (as === 0) continue;
+    const base = s * labels;
+    for (let f = 0; f < labels; f++) z[f] += as * w.x[base + f];
+  }
+  return z;
+}
+
+/**
+ * The gate's starting point, and the whole gate of a model trained on tools alone: descriptions
+ * rank the tools, repeat calls are unlikely, and END grows with the calls made and the share of
+ * the request they served. Fixed by hand (there is nothing to learn it from), not tuned on any
+ * evaluation set.
+ */
+export function priorGate(): Float64Array {
+  const theta = new Float64Array(S * G);
+  const set = (s: number, g: number, v: number) => (theta[s * G + g] = v);
+  set(LEXU, 0, 3);
+  set(EMBU, 0, 8);
+  set(CG, 0, 0.5);
+  set(GG, 0, 0.5);
+  set(HEAD, 0, 0.5);
+  set(CALLED, 0, -2);
+  set(ENDS, 0, -4);
+  set(ENDS, C_CALLS, 2);
+  set(ENDS, C_SERVED, 6);
+  return theta;
+}
+
+/** Indices of the `count` largest values of x[from .. from+n). */
+function topIndices(x: Float32Array, from: number, n: number, count: number, into: Set<number>): void {
+  const best: number[] = [];
+  for (let f = 0; f < n; f++) {
+    const v = x[from + f];
+    if (best.length < count) {
+      best.push(f);
+      continue;
+    }
+    let worst = 0;
+    for (let k = 1; k < best.length; k++) if (x[from + best[k]] < x[from + best[worst]]) worst = k;
+    if (v > x[from + best[worst]]) best[worst] = f;
+  }
+  for (const f of best) into.add(f);
+}
+
+export interface GatedDiagnostics {
+  folds: number;
+  foldBy: 'plan' | 'sequence';
+  heldOutSteps: number;
+  /** Held-out top-1 expected calibration error before and after temperature scaling, and with isotonic regression. */
+  ece: { raw: number; temperature: number; isotonic: number };
+  temperature: number;
+  /** Conformal thresholds for confident and unsure steps. */
+  thresholds: { confident: number; unsure: number };
+  historyLength: number;
+  clusters: number;
+  /** Held-out MRR of the candidate settings tried for l and K. */
+  selection: { historyLength: Record<string, number>; clusters: Record<string, number> };
+}
+
+export interface GatedState {
+  historyLength: number;
+  neighbours: number;
+  without: SignalName[];
+  theta: number[];
+  temperature: number;
+  target: number;
+  confidentAbove: number;
+  thresholds: { confident: number; unsure: number };
+  toolVectors: number[][];
+  evidence: null | {
+    centroids: number[][];
+    graphs: [string, [number, number][]][][];
+    global: [string, [number, number][]][];
+    bags: [number, number][][];
+    head: LinearHeadState | null;
+    vocabulary: number[];
+  };
+  diagnostics?: GatedDiagnostics;
+}
+
+
+export class GatedRetriever implements Retriever {
+  readonly method = 'dtdr-g' as const;
+  readonly needs: EmbeddingNeeds = { query: true, context: false };
+  private readonly workspace: Workspace;
+  private readonly without: Set<number>;
+
+  private constructor(
+    private readonly side: ToolSide,
+    private readonly evidence: Evidence | undefined,
+    readonly theta: Float64Array,
+    readonly temperature: number,
+    readonly target: number,
+    readonly confidentAbove: number,
+    readonly thresholds: { confident: number; unsure: number },
+    readonly neighbours: number,
+    readonly withoutSignals: SignalName[],
+    readonly diagnostics?: GatedDiagnostics,
+  ) {
+    this.workspace = new Workspace(side.labels.length, side.dim, evidence?.k ?? 0);
+    this.without = new Set(withoutSignals.map((s) => SIGNALS.indexOf(s)));
+  }
+
+  get labels(): readonly string[] {
+    return this.side.labels;
+  }
+
+  get historyLength(): number {
+    return this.evidence?.historyLength ?? 0;
+  }
+
+  /** True when the model learned from demonstrations (false: tools alone). */
+  get demonstrated(): boolean {
+    return this.evidence !== undefined;
+  }
+
+  static fit(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], options: GatedOptions = {}, onProgress?: (p: TrainingProgress) => void): GatedRetriever {
+    const dim = toolVectors[0]?.length ?? queries[0]?.length ?? 0;
+    if (tools.length === 0) throw new DtdrError('data', 'no tools to retrieve', { hint: 'give at least one tool' });
+    const target = options.target ?? 0.95;
+    if (!(target > 0 && target < 1)) throw new DtdrError('options', `target must be in (0, 1), got ${target}`, { field: 'target' });
+    const confidentAbove = options.confidentAbove ?? 0.5;
+    const neighbours = options.neighbours ?? 5;
+    const without = options.without ?? [];
+    for (const s of without) if (!SIGNALS.includes(s)) throw new DtdrError('options', `unknown signal "${s}"`, { field: 'without', hint: `one of: ${SIGNALS.join(', ')}` });
+    const side = new ToolSide(tools, packRows(toolVectors, dim), dim);
+    const seed = options.seed ?? 0;
+    if (plans.length === 0) {
+      return new GatedRetriever(side, undefined, priorGate(), 1, target, confidentAbove, { confident: 0, unsure: 0 }, neighbours, without);
+    }
+    const withoutIdx = new Set(without.map((s) => SIGNALS.indexOf(s)));
+    const headOption = withoutIdx.has(HEAD) ? false : options.head;
+    const n = plans.length;
+    const folds = Math.max(2, Math.min(options.folds ?? 3, n));
+    const foldOf = new Uint32Array(n);
+    const sequences = new Set(plans.map((p) => planTools(p).join('\u0000'))).size;
+    // Demonstrations that repeat each sequence ~10 times or more (generated from templates, say)
+    // tell random folds nothing about new combinations: then plans of one sequence share a fold.
+    const foldBy = options.foldBy ?? (sequences >= 2 && sequences / n < 0.1 ? 'sequence' : 'plan');
+    if (foldBy === 'sequence') {
+      // Plans that share a tool sequence share a fold: every held-out plan is a new combination.
+      const keys = [...new Set(plans.map((p) => planTools(p).join('\u0000')))];
+      const foldOfKey = new Map<string, number>();
+      shuffleInPlace(keys, seededRandom(seed + 211)).forEach((key, rank) => foldOfKey.set(key, rank % folds));
+      plans.forEach((p, i) => (foldOf[i] = foldOfKey.get(planTools(p).join('\u0000'))!));
+    } else {
+      shuffleInPlace(Array.from({ length: n }, (_, i) => i), seededRandom(seed + 211)).forEach((p, rank) => (foldOf[p] = rank % folds));
+    }
+    const report = (phase: string, fraction: number) => onProgress?.({ phase, fraction });
+
+    // Settings from the data: l and K by held-out MRR of the graph signals on fold 0.
+    const selection = { historyLength: {} as Record<string, number>, clusters: {} as Record<string, number> };
+    let l = options.historyLength ?? 0;
+    let K = options.clusters ?? 0;
+    const train0 = plans.flatMap((p, i) => (foldOf[i] !== 0 ? [i] : []));
+    const held0 = plans.flatMap((p, i) => (foldOf[i] === 0 ? [i] : []));
+    const quickScore = (ev: Evidence, signal: number) => {
+      const w = new Workspace(side.labels.length, dim, ev.k);
+      let rr = 0;
+      let count = 0;
+      for (const i of held0) {
+        for (const step of planSteps(plans[i])) {
+          computeSignals(side, ev, { terms: [], queryVector: queries[i], history: historyIndices(step.history, side.index) }, w, neighbours, withoutIdx, true);
+          const row = w.x.subarray(signal * side.labels.length, (signal + 1) * side.labels.length);
+          const ok = new Set(step.acceptable.map((t) => side.index.get(t)!));
+          let best = -Infinity;
+          for (const a of ok) best = Math.max(best, row[a]);
+          let rank = 1;
+          for (let f = 0; f < row.length; f++) if (row[f] > best) rank++;
+          rr += 1 / rank;
+          count++;
+        }
+      }
+      return count ? rr / count : 0;
+    };
+    const sub = (idx: number[]) => ({ plans: idx.map((i) => plans[i]), queries: idx.map((i) => queries[i]) });
+    // k-means sees only queries, no labels: cluster every demonstration once per candidate K and
+    // let each fold count its graphs within those clusters.
+    const all = packRows(queries, dim);
+    const cluster = (k: number, iterations?: number) => sphericalKMeans(all, n, dim, k, { seed, maxIterations: iterations });
+    const restrict = (c: KMeansResult, idx: number[]): Clustering => ({ centroids: c.centroids, k: c.k, assignment: idx.map((i) => c.assignment[i]) });
+    const t0 = sub(train0);
+    // K candidates scale with the data (a fixed ratio gives 20 demonstrations K = 2); the cap keeps
+    // the per-step cluster lookup cheap. One graph fit per K with l = 4 serves every l ≤ 4.
+    const candidates = K ? [K] : [...new Set([n / 20, n / 10, n / 5, n / 2].map((c) => Math.max(1, Math.min(Math.round(c), 300))))];
+    let clustering: KMeansResult | undefined;
+    let bestEvidence: Evidence | undefined;
+    let best = -1;
+    for (const c of candidates) {
+      const km = cluster(c, 8);
+      const ev = fitEvidence(side, t0.plans, t0.queries, restrict(km, train0), { historyLength: 4, seed, head: false });
+      if (candidates.length === 1) {
+        [clustering, bestEvidence] = [km, ev];
+        break;
+      }
+      const score = quickScore({ ...ev, historyLength: options.historyLength ?? 3 }, CG);
+      selection.clusters[c] = +score.toFixed(4);
+      if (score > best + 1e-4) [best, clustering, bestEvidence] = [score, km, ev];
+    }
+    K = clustering!.k;
+    if (!l) {
+      best = -1;
+      for (let c = 1; c <= 4; c++) {
+        const score = quickScore({ ...bestEvidence!, historyLength: c }, CG);
+        selection.historyLength[c] = +score.toFixed(4);
+        if (score > best + 1e-4) [best, l] = [score, c];
+      }
+    }
+    report('settings', 1);
+
+    // Cross-fitting: every demonstration's steps are scored by components that never saw it.
+    const builder = new GateDataBuilder(S, G);
+    const stepPlan: number[] = [];
+    for (let f = 0; f < folds; f++) {
+      const trainIdx = plans.flatMap((_, i) => (foldOf[i] !== f ? [i] : []));
+      const heldIdx = plans.flatMap((_, i) => (foldOf[i] === f ? [i] : []));
+      const t = sub(trainIdx);
+      const foldHead = headOption === false ? false : { epochs: 2, ...headOption };
+      const ev = fitEvidence(side, t.plans, t.queries, restrict(clustering!, trainIdx), { historyLength: l, seed: seed + f, head: foldHead }, (p) =>
+        report('cross-fitting', (f + p.fraction) / folds),
+      );
+      const w = new Workspace(side.labels.length, dim, ev.k);
+      for (const i of heldIdx) {
+        const qTerms = terms(plans[i].query);
+        for (const step of planSteps(plans[i])) {
+          computeSignals(side, ev, { terms: qTerms, queryVector: queries[i], history: historyIndices(step.history, side.index) }, w, neighbours, withoutIdx);
+          const acceptable = new Set(step.acceptable.map((t) => side.index.get(t)!));
+          const pool = new Set<number>(acceptable);
+          pool.add(side.end);
+          const L = side.labels.length;
+          for (const s of [LEX, LEXU, EMBU, CG, GG, BAG, HEAD]) if (!withoutIdx.has(s)) topIndices(w.x, s * L, L, 12, pool);
+          builder.add(w.context, [...pool], (s, f2) => w.x[s * L + f2], (f2) => acceptable.has(f2));
+          stepPlan.push(i);
+        }
+      }
+      report('cross-fitting', (f + 1) / folds);
+    }
+
+    // Gate on one half of the held-out plans, calibration and conformal thresholds on the other.
+    const half = new Uint8Array(n);
+    shuffleInPlace(Array.from({ length: n }, (_, i) => i), seededRandom(seed + 307)).forEach((p, rank) => (half[p] = rank % 2));
+    const small = n < 40; // too few to split: both halves use everything (the guarantee weakens; said in the reason)
+    const gateSteps = stepPlan.flatMap((p, i) => (small || half[p] === 0 ? [i] : []));
+    const calSteps = stepPlan.flatMap((p, i) => (small || half[p] === 1 ? [i] : []));
+    const gateData = builder.build(gateSteps);
+    const calData = builder.build(calSteps);
+    const { theta } = trainGate(gateData, priorGate(), { seed, epochs: gateSteps.length < 2000 ? 60 : 25 });
+    report('gate', 1);
+    const temperature = fitTemperature(theta, calData);
+    const cal = calibrationScores(theta, temperature, calData);
+    const isConfident = (top: number) => top >= confidentAbove;
+    const confidentScores = cal.best.filter((_, i) => isConfident(cal.top[i]));
+    const unsureScores = cal.best.filter((_, i) => !isConfident(cal.top[i]));
+    const pooled = conformalThreshold(cal.best, target);
+    const thresholds = {
+      confident: confidentScores.length >= 20 ? conformalThreshold(confidentScores, target) : pooled,
+      unsure: unsureScores.length >= 20 ? conformalThreshold(unsureScores, target) : pooled,
+    };
+    const raw = calibrationScores(theta, 1, calData);
+    const diagnostics: GatedDiagnostics = {
+      folds,
+      foldBy,
+      heldOutSteps: stepPlan.length,
+      ece: {
+        raw: expectedCalibrationError(raw.top, raw.topCorrect),
+        temperature: expectedCalibrationError(cal.top, cal.topCorrect),
+        isotonic: isotonicEce(raw.top, raw.topCorrect),
+      },
+      temperature,
+      thresholds,
+      historyLength: l,
+      clusters: K,
+      selection,
+    };
+    report('calibration', 1);
+    const ev = fitEvidence(side, plans, queries, clustering!, { historyLength: l, seed, head: headOption }, (p) => report('fitting', p.fraction));
+    return new GatedRetriever(side, ev, theta, temperature, target, confidentAbove, thresholds, neighbours, without, diagnostics);
+  }
+
+  private lastQuery = { text: '', terms: [] as string[] };
+
+  rank(input: RankInput): Ranking {
+    const q = input.queryVector;
+    if (!q) throw new DtdrError('options', 'dtdr-g needs input.queryVector', { hint: 'rank through Dtdr/rankStep, which embeds for you' });
+    const w = this.workspace;
+    const L = this.side.labels.length;
+    const history = historyIndices(input.history, this.side.index);
+    // Every step of a plan ranks the same request: tokenise it once.
+    if (this.lastQuery.text !== input.query) this.lastQuery = { text: input.query, terms: terms(input.query) };
+    computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history }, w, this.neighbours, this.without);
+    const z = combine(this.theta, w, L);
+    let max = -Infinity;
+    for (let f = 0; f < L; f++) if (z[f] > max) max = z[f];
+    const probabilities = new Float64Array(L);
+    let sum = 0;
+    for (let f = 0; f < L; f++) sum += probabilities[f] = Math.exp((z[f] - max) / this.temperature);
+    for (let f = 0; f < L; f++) probabilities[f] /= sum;
+    const order = orderByScore(probabilities);
+    const top = probabilities[order[0]];
+    const confident = this.evidence !== undefined && top >= this.confidentAbove;
+    const set = { threshold: confident ? this.thresholds.confident : this.thresholds.unsure, target: this.target, confident };
+    return { labels: this.side.labels, probabilities, order, confident, set, ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) };
+  }
+
+  /** Why a step is unsure, from what its signals could and could not find. */
+  private unsureCause(top: number, history: readonly string[]): string {
+    if (!this.evidence) return 'no demonstrations: ranked by tool descriptions alone';
+    const c = this.workspace.context;
+    const l = this.evidence.historyLength;
+    const recent = history.slice(-l);
+    const why: string[] = [`the top tool has calibrated probability ${top.toFixed(2)} < ${this.confidentAbove}`];
+    if (recent.length > 0 && c[G_MATCH] * l < Math.min(l, history.length + 1) - 1e-9) {
+      why.push(`no demonstration has the calls ${recent.join(' → ')} in a row`);
+    } else if (c[C_MATCH] < 0.5) {
+      why.push('the demonstrations nearest this request never had this history');
+    }
+    if (c[C_SUPPORT] < Math.log1p(2) / Math.log(101)) why.push('few demonstrations are like this request');
+    return why.join('; ');
+  }
+
+  state(): GatedState {
+    const ev = this.evidence;
+    const d = this.side.dim;
+    const rows = (a: Float32Array, count: number) => Array.from({ length: count }, (_, i) => Array.from(a.subarray(i * d, (i + 1) * d)));
+    return {
+      historyLength: this.historyLength,
+      neighbours: this.neighbours,
+      without: this.withoutSignals,
+      theta: Array.from(this.theta),
+      temperature: this.temperature,
+      target: this.target,
+      confidentAbove: this.confidentAbove,
+      thresholds: this.thresholds,
+      toolVectors: rows(this.side.toolVectors, this.side.tools.length),
+      evidence: ev
+        ? {
+            centroids: rows(ev.centroids, ev.k),
+            graphs: ev.graphs.map((g) => g.state()),
+            global: ev.global.state(),
+            bags: ev.bags.map((b) => [...b].map(([k, v]) => [k, +v.toFixed(6)] as [number, number])),
+            head: ev.head ? ev.head.state() : null,
+            vocabulary: [...ev.vocabulary.keys()],
+          }
+        : null,
+      ...(this.diagnostics ? { diagnostics: this.diagnostics } : {}),
+    };
+  }
+
+  static fromState(tools: ToolSpec[], dim: number, s: GatedState): GatedRetriever {
+    const fail = (field: string, message: string): never => {
+      throw new DtdrError('artifact', message, { field: `state.${field}` });
+    };
+    if (!s || typeof s !== 'object') fail('', 'missing dtdr-g state');
+    if (!Array.isArray(s.theta) || s.theta.length !== S * G || s.theta.some((v) => !Number.isFinite(v))) fail('theta', `gate must have ${S * G} finite weights`);
+    if (!Array.isArray(s.toolVectors) || s.toolVectors.length !== tools.length || s.toolVectors.some((v) => !Array.isArray(v) || v.length !== dim)) fail('toolVectors', 'one vector per tool of the encoder dimension expected');
+    const without = Array.isArray(s.without) ? s.without.filter((x): x is SignalName => SIGNALS.includes(x as SignalName)) : [];
+    const side = new ToolSide(tools, Float32Array.from(s.toolVectors.flat()), dim);
+    let ev: Evidence | undefined;
+    if (s.evidence) {
+      const e = s.evidence;
+      const l = Number(s.historyLength);
+      if (!Number.isInteger(l) || l < 1) fail('historyLength', 'history length must be a positive integer');
+      if (!Array.isArray(e.centroids) || e.centroids.some((c) => !Array.isArray(c) || c.length !== dim)) fail('evidence.centroids', 'centroids must match the encoder dimension');
+      if (!Array.isArray(e.graphs) || e.graphs.length !== e.centroids.length) fail('evidence.graphs', 'one graph per cluster expected');
+      if (!Array.isArray(e.bags) || e.bags.length !== e.centroids.length) fail('evidence.bags', 'one tool list per cluster expected');
+      const L = tools.length + 1;
+      const vocabulary = new Map((e.vocabulary ?? []).map((label, slot) => [label, slot]));
+      if ([...vocabulary.keys()].some((i) => !Number.isInteger(i) || i < 0 || i >= L)) fail('evidence.vocabulary', 'history vocabulary must list label indices');
+      let head: LinearHead | undefined;
+      if (e.head) {
+        head = LinearHead.fromState(e.head);
+        if (head.dim !== dim || head.classes !== L || head.sparseSize !== headSparseSize(l, vocabulary)) fail('evidence.head', `head is ${head.dim}→${head.classes}, expected ${dim}→${L}`);
+      }
+      ev = {
+        historyLength: l,
+        k: e.centroids.length,
+        centroids: Float32Array.from(e.centroids.flat()),
+        graphs: e.graphs.map((g) => DependencyGraph.fromState(l, g)),
+        global: DependencyGraph.fromState(l, e.global),
+        bags: e.bags.map((b) => new Map(b)),
+        head,
+        vocabulary,
+      };
+    }
+    const th = s.thresholds ?? { confident: 0, unsure: 0 };
+    return new GatedRetriever(side, ev, Float64Array.from(s.theta), Number(s.temperature) || 1, Number(s.target) || 0.95, Number(s.confidentAbove ?? 0.5), th, Number(s.neighbours) || 5, without, s.diagnostics);
+  }
+}
+
+function calibrationScores(theta: Float64Array, temperature: number, data: GateData) {
+  const n = data.offsets.length - 1;
+  const best: number[] = [];
+  const top: number[] = [];
+  const topCorrect: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const p = stepProbabilities(theta, data, i, temperature);
+    const from = data.offsets[i];
+    let b = 0;
+    let t = 0;
+    let tk = 0;
+    for (let k = 0; k < p.length; k++) {
+      if (data.accept[from + k] && p[k] > b) b = p[k];
+      if (p[k] > t) [t, tk] = [p[k], k];
+    }
+    best.push(b);
+    top.push(t);
+    topCorrect.push(data.accept[from + tk]);
+  }
+  return { best, top, topCorrect };
+}
+
+/** ECE of isotonic calibration, measured by 2-fold cross-validation on the calibration steps. */
+function isotonicEce(top: number[], correct: number[]): number {
+  const idx = top.map((_, i) => i);
+  const a = idx.filter((i) => i % 2 === 0);
+  const b = idx.filter((i) => i % 2 === 1);
+  const mapped: number[] = [];
+  const outcome: number[] = [];
+  for (const [fitOn, applyTo] of [[a, b], [b, a]]) {
+    const map = fitIsotonicLocal(fitOn.map((i) => top[i]), fitOn.map((i) => correct[i]));
+    for (const i of applyTo) {
+      mapped.push(map(top[i]));
+      outcome.push(correct[i]);
+    }
+  }
+  return expectedCalibrationError(mapped, outcome);
+}
+
+function fitIsotonicLocal(x: number[], y: number[]) {
+  const map = fitIsotonic(x, y);
+  return (v: number) => applyIsotonic(map, v);
+}

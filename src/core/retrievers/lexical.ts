@@ -1,0 +1,76 @@
+import { terms, toolText } from '../text.js';
+import type { ToolSpec } from '../types.js';
+
+/**
+ * BM25 over tool names and descriptions with the per-(term, tool) weights computed once, and a
+ * history-aware variant: a query term that a tool already called matches well counts less, so
+ * the part of the request still unserved pulls the next tool ("find a restaurant and text Sam
+ * the address": after maps_search_place, "restaurant" is served and "text" leads).
+ */
+export class LexicalIndex {
+  /** term → tool indices and their BM25 weights */
+  private readonly postings = new Map<string, { tools: Uint32Array; weights: Float32Array; max: number; idf: number }>();
+  /** tool → term → weight, for "how well did a called tool serve this term" */
+  private readonly byTool: Map<string, number>[];
+
+  constructor(tools: readonly ToolSpec[], readonly k1 = 1.2, readonly b = 0.75) {
+    const docs = tools.map((t) => terms(toolText(t.name, t.description)));
+    const n = docs.length;
+    const average = docs.reduce((a, d) => a + d.length, 0) / Math.max(1, n) || 1;
+    const lists = new Map<string, [number, number][]>();
+    docs.forEach((tokens, i) => {
+      const counts = new Map<string, number>();
+      for (const t of tokens) counts.set(t, (counts.get(t) ?? 0) + 1);
+      for (const [t, tf] of counts) {
+        let list = lists.get(t);
+        if (!list) lists.set(t, (list = []));
+        list.push([i, tf * (k1 + 1) / (tf + k1 * (1 - b + (b * tokens.length) / average))]);
+      }
+    });
+    this.byTool = tools.map(() => new Map());
+    for (const [term, list] of lists) {
+      const idf = Math.log(1 + (n - list.length + 0.5) / (list.length + 0.5));
+      const weights = Float32Array.from(list, ([, w]) => w * idf);
+      let max = 0;
+      for (const w of weights) if (w > max) max = w;
+      this.postings.set(term, { tools: Uint32Array.from(list, ([i]) => i), weights, max, idf });
+      list.forEach(([i], k) => this.byTool[i].set(term, weights[k]));
+    }
+  }
+
+  get size(): number {
+    return this.byTool.length;
+  }
+
+  /**
+   * Adds plain BM25 scores to `plain` and history-aware ones to `served` (both length ≥ tools)
+   * and returns the idf-weighted fraction of the query's matched terms the called tools served.
+   * `called` holds tool indices; a term's discount is how well its best called tool matches it,
+   * relative to the best tool for that term overall.
+   */
+  score(queryTerms: readonly string[], called: readonly number[], plain: Float32Array, served: Float32Array, discount = 0.8): number {
+    let idfTotal = 0;
+    let idfServed = 0;
+    const seen = new Set<string>();
+    for (const term of queryTerms) {
+      if (seen.has(term)) continue;
+      seen.add(term);
+      const p = this.postings.get(term);
+      if (!p) continue;
+      let share = 0;
+      for (const c of called) {
+        const w = c >= 0 && c < this.byTool.length ? this.byTool[c].get(term) : undefined;
+        if (w !== undefined && w / p.max > share) share = w / p.max;
+      }
+      idfTotal += p.idf;
+      idfServed += p.idf * share;
+      const factor = 1 - discount * share;
+      const { tools, weights } = p;
+      for (let k = 0; k < tools.length; k++) {
+        plain[tools[k]] += weights[k];
+        served[tools[k]] += factor * weights[k];
+      }
+    }
+    return idfTotal > 0 ? idfServed / idfTotal : 0;
+  }
+}
