@@ -3,6 +3,7 @@ import { chainPlan, planFromRecord, planOrders } from '../src/core/plan.js';
 import { Bm25Retriever } from '../src/core/retrievers/baselines.js';
 import { ClusterRetriever, DependencyRetriever } from '../src/core/retrievers/dependency.js';
 import { trainLinearHead } from '../src/core/retrievers/linear-head.js';
+import { makeRanking } from '../src/core/retrievers/ranking.js';
 import { selectCandidates } from '../src/core/select.js';
 import { labelsOf, trainRetriever } from '../src/core/train.js';
 import { END, type ToolSpec } from '../src/core/types.js';
@@ -39,7 +40,8 @@ describe('DTDR-C: per-cluster dependency graphs with back-off', () => {
     const r = c.rank({ query: 'text anna', history: ['contact'], queryVector: text });
     expect(top(r)).toBe('sms');
     expect(r.probabilities[labels.indexOf('sms')]).toBeCloseTo(1, 2);
-    expect(r.backoff).toMatchObject({ scope: 'cluster', historyUsed: 3, historyWanted: 3 });
+    // counted in real calls: one call made, one matched (the start-of-plan marker is not a call)
+    expect(r.backoff).toMatchObject({ scope: 'cluster', historyUsed: 1, historyWanted: 1, level: 3 });
     expect(r.confident).toBe(true);
     const end = c.rank({ query: 'text anna', history: ['contact', 'sms'], queryVector: text });
     expect(top(end)).toBe(END);
@@ -60,8 +62,34 @@ describe('DTDR-C: per-cluster dependency graphs with back-off', () => {
     expect(new Set(pooled.order).size).toBe(labels.length);
     const set = selectCandidates(pooled);
     expect(set.widened).toBe(true);
-    expect(set.reason).toMatch(/backed off to global/);
+    expect(set.reason).toBe('backed off to global statistics with 1 of the last 1 calls matched');
     expect(set.candidates.length).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe('what an unsure retriever says is true', () => {
+  it('an empty history matches no call: 0 of 0, never "3/3"', async () => {
+    const c = (await trainRetriever('dtdr-c', tools, plans, encoder, { clusters: 3 })) as ClusterRetriever;
+    const [text] = await encoder.embed(['text anna']);
+    const r = c.rank({ query: 'text anna', history: [], queryVector: text });
+    expect(r.backoff).toMatchObject({ scope: 'cluster', historyUsed: 0, historyWanted: 0 });
+  });
+
+  it('a peaked distribution with little support says so, not "flat"', async () => {
+    const few = [chainPlan('one', 'text anna', ['contact', 'sms'])];
+    const c = (await trainRetriever('dtdr-c', tools, few, encoder, { clusters: 1 })) as ClusterRetriever;
+    const [text] = await encoder.embed(['text anna']);
+    const r = c.rank({ query: 'text anna', history: ['contact'], queryVector: text });
+    expect(r.probabilities[labels.indexOf('sms')]).toBeCloseTo(1, 2);
+    expect(r.confident).toBe(false);
+    expect(r.cause).toBe('only 1 demonstration steps support this context (fewer than 2)');
+    expect(selectCandidates(r).reason).not.toMatch(/flat/);
+  });
+
+  it('a flat distribution is called flat, with its top probability', () => {
+    const probabilities = Float64Array.from([0.25, 0.25, 0.25, 0.25]);
+    const set = selectCandidates(makeRanking(['a', 'b', 'c', END], probabilities));
+    expect(set.reason).toBe('the probabilities are flat (the top tool has 0.25)');
   });
 });
 
@@ -116,7 +144,7 @@ describe('DAG plans: every execution order counts', () => {
     const [q] = await encoder.embed(['text anna where i am']);
     const r = c.rank({ query: 'text anna where i am', history: ['contact'], queryVector: q });
     expect(top(r)).toBe('place');
-    expect(r.backoff).toMatchObject({ scope: 'cluster', historyUsed: 3 });
+    expect(r.backoff).toMatchObject({ scope: 'cluster', historyUsed: 1, level: 3 });
   });
 });
 

@@ -5,13 +5,15 @@ import { loadEncoder } from '../encoders/node.js';
 import { intOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
 import { fmt, parseMethod } from './shared.js';
+import { DEFAULT_METHOD } from '../core/train.js';
+import { describeBackoff } from './retrieve.js';
 
-export const demoHelp = `dtdr demo [--method dtdr-c] [--query "…"]… [--max-steps 6]
+export const demoHelp = `dtdr demo [--method dtdr-g] [--query "…"]… [--max-steps 6]
 
 The main job on the embedded default: trains a retriever on dtdr's own on-device assistant tool set
 (27 tools, 3000 generated demonstrations) with the bundled offline encoder, then walks example
-queries step by step, printing the candidates, their probabilities and the back-off signal, and
-following the top candidate as a model that trusts the ranking would.`;
+queries step by step, printing the candidate set with its probabilities and why it is as wide as
+it is, and following the top candidate as a model that trusts the ranking would.`;
 
 export async function demoCommand(argv: string[]): Promise<void> {
   const { values } = parseCommandArgs('demo', argv, {
@@ -25,7 +27,7 @@ export async function demoCommand(argv: string[]): Promise<void> {
   const bar = new ProgressBar();
   const started = Date.now();
   const model = await Dtdr.train({
-    method: parseMethod((values.method as string | undefined) ?? 'dtdr-c'),
+    method: parseMethod((values.method as string | undefined) ?? DEFAULT_METHOD),
     tools: dataset.tools,
     plans: dataset.plans,
     encoder,
@@ -41,8 +43,9 @@ export async function demoCommand(argv: string[]): Promise<void> {
     for (let step = 0; step < maxSteps; step++) {
       const r = await model.retrieve(query, history);
       const shown = r.candidates.map((c) => `${c.tool} ${fmt(c.probability, 2)}`).join(', ');
-      const backoff = r.backoff ? ` · back-off ${r.backoff.scope} ${r.backoff.historyUsed}/${r.backoff.historyWanted}` : '';
-      console.log(`  step ${step + 1}: ${shown}${backoff}${r.widened ? ` · widened (${r.reason})` : ''}`);
+      const context = r.backoff ? ` · ${describeBackoff(r.backoff)}` : '';
+      const sure = r.target !== undefined && !r.widened ? ' · confident' : '';
+      console.log(`  step ${step + 1}: ${shown}${context}${sure}${r.widened ? ` · widened (${r.reason})` : ''}`);
       const next = r.candidates[0]?.tool;
       if (!next || next === END) break;
       history.push(next);

@@ -1,6 +1,6 @@
 import { DtdrError } from '../core/errors.js';
-import { evaluateMethods, splitDataset } from '../core/evaluate.js';
-import { fitNeeds, METHODS } from '../core/train.js';
+import { evaluateMethods, sequenceKey, splitDataset } from '../core/evaluate.js';
+import { DEFAULT_METHOD, fitNeeds, METHODS } from '../core/train.js';
 import type { Dataset } from '../core/types.js';
 import { readDatasetDir } from '../data/node.js';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
@@ -10,14 +10,17 @@ import { encoderOptions, fmt, loadCliEncoder, parseMethods } from './shared.js';
 export const evalHelp = `dtdr eval --data DIR [options]
 
 Trains each method on the demonstrations and scores next-tool retrieval on the test plans, step by
-step with the ground-truth history (MRR, F1@|F*|, top-1, recall@5, coverage and size of F_t).
+step with the ground-truth history: MRR, F1@|F*|, top-1, recall@5, coverage and size of F_t, the
+top-1 expected calibration error (ECE) and the miss rate among steps the retriever did not widen.
 
-  --methods a,b,…       default: ${METHODS.join(',')}
+  --methods a,b,…       default: every method (${METHODS.join(',')}); "default" = ${DEFAULT_METHOD}
+  --split S             default | novel (only test plans whose tool sequence no training plan has)
   --train DIR           train on DIR and test on all of --data
   --test-ratio R        seeded plan-level split when there is no split_ids.json (default 0.3)
+  --target T            dtdr-g's coverage target for F_t (default 0.95)
   --seed N              split, k-means and shuffling seed (default 0)
-  --history-length N    default 3
-  --clusters N          DTDR-C clusters (default: demonstrations / 10)
+  --history-length N    default 3 (dtdr-g: chosen from the data)
+  --clusters N          clusters (DTDR-C default: demonstrations / 10; dtdr-g: chosen from the data)
   --epochs N            linear-head epochs (default 8)
   --alpha A             threshold for F_t (default 0.1)
   --encoder X           model id or folder (default: the bundled offline encoder)
@@ -34,11 +37,16 @@ export async function evalCommand(argv: string[]): Promise<void> {
     clusters: { type: 'string' },
     epochs: { type: 'string' },
     alpha: { type: 'string' },
+    split: { type: 'string' },
+    target: { type: 'string' },
     json: { type: 'boolean' },
     ...encoderOptions,
   });
   if (!values.data) throw new DtdrError('usage', 'eval: --data DIR is required');
-  const methods = parseMethods(values.methods as string | undefined, METHODS);
+  const methods = parseMethods((values.methods as string | undefined)?.replace(/\bdefault\b/g, DEFAULT_METHOD), METHODS);
+  const splitKind = (values.split as string | undefined) ?? 'default';
+  if (splitKind !== 'default' && splitKind !== 'novel') throw new DtdrError('usage', `--split must be default or novel, got "${splitKind}"`);
+  const target = numberOption(values.target as string | undefined, 'target', 0.95, 0.5, 0.999);
   const seed = intOption(values.seed as string | undefined, 'seed', 0);
   const testRatio = numberOption(values['test-ratio'] as string | undefined, 'test-ratio', 0.3, 0.01, 0.99);
   const data = readDatasetDir(values.data as string);
@@ -47,10 +55,16 @@ export async function evalCommand(argv: string[]): Promise<void> {
   if (values.train) {
     trainSet = readDatasetDir(values.train as string);
     split = { train: trainSet.plans, test: data.plans, description: `train=${trainSet.name}` };
+    if (splitKind === 'novel') {
+      const seen = new Set(split.train.map(sequenceKey));
+      split = { ...split, test: split.test.filter((p) => !seen.has(sequenceKey(p))), description: `${split.description}, novel sequences` };
+      if (split.test.length === 0) throw new DtdrError('data', 'no test plan has a tool sequence that the training plans lack', { hint: 'use --split default' });
+    }
   } else {
     trainSet = data;
-    split = splitDataset(data, { testRatio, seed });
+    split = splitDataset(data, { testRatio, seed, split: splitKind });
   }
+  if (split.test.length === 0) throw new DtdrError('data', `no test plans in ${values.data}`, { hint: 'eval needs demonstrations to test on' });
   const needsEncoder = methods.some((m) => {
     const n = fitNeeds(m);
     return n.queries || n.tools || n.contexts;
@@ -60,7 +74,8 @@ export async function evalCommand(argv: string[]): Promise<void> {
   const result = await evaluateMethods(trainSet.tools, split.train, split.test, encoder, {
     methods,
     seed,
-    historyLength: intOption(values['history-length'] as string | undefined, 'history-length', 3, 1),
+    historyLength: values['history-length'] === undefined ? undefined : intOption(values['history-length'] as string, 'history-length', 3, 1),
+    gated: { target },
     clusters: values.clusters === undefined ? undefined : intOption(values.clusters as string, 'clusters', 1, 1),
     head: { epochs: intOption(values.epochs as string | undefined, 'epochs', 8, 1) },
     select: { alpha: numberOption(values.alpha as string | undefined, 'alpha', 0.1, 0, 1) },
@@ -72,15 +87,18 @@ export async function evalCommand(argv: string[]): Promise<void> {
     const results = Object.fromEntries(
       Object.entries(result.results).map(([m, r]) => [m, {
         mrr: round(r!.mrr), f1: round(r!.f1), top1: round(r!.top1), recall5: round(r!.recall5), coverage: round(r!.coverage), setSize: round(r!.setSize, 3),
+        ece: round(r!.ece), confidentMissRate: round(r!.confidentMissRate), widenedRate: round(r!.widenedRate),
         fitMs: Math.round(r!.fitMs), embedMs: Math.round(r!.embedMs), rankMicrosPerStep: round(r!.rankMicrosPerStep, 1),
       }]),
     );
-    console.log(JSON.stringify({ dataset: data.name, split: split.description, trainPlans: result.trainPlans, testPlans: result.testPlans, steps: result.steps, encoder: encoder?.id ?? null, results }));
+    console.log(JSON.stringify({ dataset: data.name, split: split.description, defaultMethod: DEFAULT_METHOD, trainPlans: result.trainPlans, testPlans: result.testPlans, steps: result.steps, encoder: encoder?.id ?? null, results }));
     return;
   }
   console.log(`${data.name} · split ${split.description} · ${result.trainPlans} demonstrations, ${result.testPlans} test plans, ${result.steps} steps · encoder ${encoder?.id ?? '-'}`);
-  console.log('method     MRR    F1     top-1  rec@5  cover  |F_t|   fit s   µs/step');
+  console.log('method     MRR    F1     top-1  rec@5  cover  |F_t|   ECE    c-miss  fit s   µs/step');
   for (const [m, r] of Object.entries(result.results)) {
-    console.log(`${m.padEnd(9)}  ${fmt(r!.mrr)}  ${fmt(r!.f1)}  ${fmt(r!.top1)}  ${fmt(r!.recall5)}  ${fmt(r!.coverage)}  ${r!.setSize.toFixed(2).padStart(5)}  ${(r!.fitMs / 1000).toFixed(2).padStart(6)}  ${r!.rankMicrosPerStep.toFixed(1).padStart(8)}`);
+    const name = m === DEFAULT_METHOD ? `${m}*` : m;
+    console.log(`${name.padEnd(9)}  ${fmt(r!.mrr)}  ${fmt(r!.f1)}  ${fmt(r!.top1)}  ${fmt(r!.recall5)}  ${fmt(r!.coverage)}  ${r!.setSize.toFixed(2).padStart(5)}  ${fmt(r!.ece)}  ${fmt(r!.confidentMissRate)}  ${(r!.fitMs / 1000).toFixed(2).padStart(6)}  ${r!.rankMicrosPerStep.toFixed(1).padStart(8)}`);
   }
+  console.log(`* the default method. c-miss: misses among the steps whose set was not widened.`);
 }

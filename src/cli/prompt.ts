@@ -3,10 +3,10 @@ import { DtdrError } from '../core/errors.js';
 import { promptTokens } from '../core/tokens.js';
 import { loadQwen3TokenCounter } from '../tokens/qwen3.js';
 import { numberOption, parseCommandArgs } from './args.js';
-import { loadModelForCli, parseHistory } from './retrieve.js';
+import { loadModelForCli, parseHistory, readQuery } from './retrieve.js';
 import { encoderOptions } from './shared.js';
 
-export const promptHelp = `dtdr prompt --model FILE --query "…" [--history a,b] [options]
+export const promptHelp = `dtdr prompt --model FILE (--query "…" | --query-file FILE|-) [--history a,b] [options]
 
 Prints the prompt a small local model gets for the next step, with its length in Qwen3 tokens
 (constant = cacheable prefix, variable = what changes per step).
@@ -28,11 +28,12 @@ export async function promptCommand(argv: string[]): Promise<void> {
     arguments: { type: 'string' },
     alpha: { type: 'string' },
     'low-confidence': { type: 'string' },
+    'query-file': { type: 'string' },
     json: { type: 'boolean' },
     ...encoderOptions,
   });
   if (!values.model) throw new DtdrError('usage', 'prompt: --model FILE is required');
-  if (!values.query || !(values.query as string).trim()) throw new DtdrError('usage', 'prompt: --query "…" is required');
+  const query = readQuery('prompt', values);
   const strategy = ((values.strategy as string | undefined) ?? 'hard-weighted') as Strategy;
   if (!STRATEGIES.includes(strategy)) throw new DtdrError('usage', `--strategy must be one of ${STRATEGIES.join(', ')}, got "${strategy}"`);
   const format = ((values.format as string | undefined) ?? 'hermes') as PromptFormat;
@@ -41,7 +42,6 @@ export async function promptCommand(argv: string[]): Promise<void> {
   if (lowConfidence !== 'widen' && lowConfidence !== 'soft') throw new DtdrError('usage', `--low-confidence must be widen or soft, got "${lowConfidence}"`);
   const model = await loadModelForCli(values.model as string, values);
   const history = parseHistory(values.history as string | undefined, model);
-  const query = values.query as string;
   const retrieval = await model.retrieve(query, history, { alpha: numberOption(values.alpha as string | undefined, 'alpha', 0.1, 0, 1) });
   let prompt;
   if (values.arguments) {

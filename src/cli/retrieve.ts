@@ -1,14 +1,25 @@
+import { readFileSync } from 'node:fs';
 import { Dtdr } from '../core/dtdr.js';
 import { DtdrError } from '../core/errors.js';
 import { END } from '../core/types.js';
+import type { Backoff } from '../core/retrievers/types.js';
 import { readModelFile } from '../storage/file.js';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { encoderOptions, fmt, loadCliEncoder } from './shared.js';
 
-export const retrieveHelp = `dtdr retrieve --model FILE --query "…" [--history a,b] [--top 5] [--alpha 0.1] [--json]
+export const retrieveHelp = `dtdr retrieve --model FILE (--query "…" | --query-file FILE | --query-file -) [--history a,b] [--top 5] [--alpha 0.1] [--json]
 
 Ranks every tool and END for the next step of a plan. Prints the top candidates with their
-probabilities, the thresholded set F_t, and whether the retriever backed off or widened the set.`;
+probabilities, the candidate set F_t, and why it is as wide as it is. For the default method the
+set is conformal (it holds a right tool in the trained target share of steps, 0.95 by default);
+--alpha applies to the paper's methods only.`;
+
+/** The graph context in words: "back-off" only when something backed off. */
+export function describeBackoff(b: Backoff): string {
+  const calls = b.historyWanted === 0 ? 'plan start' : `${b.historyUsed}/${b.historyWanted} of the last calls matched`;
+  const backedOff = b.scope !== 'cluster' || b.historyUsed < b.historyWanted;
+  return `${backedOff ? 'back-off' : 'context'}: ${b.scope} statistics, ${calls}, support ${b.support}`;
+}
 
 export async function loadModelForCli(path: string, values: Record<string, unknown>): Promise<Dtdr> {
   const json = readModelFile(path);
@@ -34,27 +45,43 @@ export async function retrieveCommand(argv: string[]): Promise<void> {
     history: { type: 'string' },
     top: { type: 'string' },
     alpha: { type: 'string' },
+    'query-file': { type: 'string' },
     json: { type: 'boolean' },
     ...encoderOptions,
   });
   if (!values.model) throw new DtdrError('usage', 'retrieve: --model FILE is required');
-  if (!values.query || !(values.query as string).trim()) throw new DtdrError('usage', 'retrieve: --query "…" is required');
+  const query = readQuery('retrieve', values);
   const top = intOption(values.top as string | undefined, 'top', 5, 1);
   const alpha = numberOption(values.alpha as string | undefined, 'alpha', 0.1, 0, 1);
   const model = await loadModelForCli(values.model as string, values);
   const history = parseHistory(values.history as string | undefined, model);
-  const result = await model.retrieve(values.query as string, history, { alpha });
+  const result = await model.retrieve(query, history, { alpha });
   const ranked = Array.from(result.ranking.order.subarray(0, top), (i) => ({ tool: result.ranking.labels[i], probability: result.ranking.probabilities[i] }));
   if (values.json) {
-    console.log(JSON.stringify({ method: model.method, query: values.query, history, ranked, candidates: result.candidates, widened: result.widened, reason: result.reason ?? null, confident: result.confident, backoff: result.backoff ?? null }, null, 2));
+    console.log(JSON.stringify({ method: model.method, query, history, ranked, candidates: result.candidates, widened: result.widened, reason: result.reason ?? null, target: result.target ?? null, confident: result.confident, backoff: result.backoff ?? null }, null, 2));
     return;
   }
-  console.log(`${model.method} · query: ${values.query}`);
+  console.log(`${model.method} · query: ${query}`);
   console.log(`history: ${history.length ? history.join(' → ') : '(none)'}`);
   ranked.forEach((c, i) => console.log(`${String(i + 1).padStart(3)}. ${c.tool === END ? `${END} (plan complete)` : c.tool}  ${fmt(c.probability)}`));
-  if (result.backoff) {
-    const b = result.backoff;
-    console.log(`back-off: ${b.scope} statistics, ${b.historyUsed}/${b.historyWanted} history tools matched, support ${b.support}`);
+  if (result.backoff) console.log(describeBackoff(result.backoff));
+  const target = result.target !== undefined ? `, target ${result.target}` : '';
+  const why = result.widened ? `, widened: ${result.reason}` : result.reason ? `, ${result.reason}` : result.target !== undefined ? ', confident' : '';
+  console.log(`F_t (${result.candidates.length}${target}${why}): ${result.candidates.map((c) => c.tool).join(', ')}`);
+}
+
+/** The request from --query, or from --query-file FILE (or - for standard input), checked before any work. */
+export function readQuery(command: string, values: Record<string, unknown>): string {
+  if (values.query !== undefined && values['query-file'] !== undefined) throw new DtdrError('usage', `${command}: give --query or --query-file, not both`);
+  let text = values.query as string | undefined;
+  const file = values['query-file'] as string | undefined;
+  if (file !== undefined) {
+    try {
+      text = readFileSync(file === '-' ? 0 : file, 'utf8');
+    } catch (error) {
+      throw new DtdrError('data', `cannot read the query (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { file: file === '-' ? 'standard input' : file, hint: 'give a readable text file, or - for standard input' });
+    }
   }
-  console.log(`F_t (${result.candidates.length}${result.widened ? `, widened: ${result.reason}` : ''}): ${result.candidates.map((c) => c.tool).join(', ')}`);
+  if (!text || !text.trim()) throw new DtdrError('usage', `${command}: --query "…" (or --query-file FILE) is required and must not be empty`);
+  return text.trim();
 }

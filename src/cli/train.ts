@@ -1,21 +1,23 @@
 import { Dtdr } from '../core/dtdr.js';
 import { DtdrError } from '../core/errors.js';
-import { fitNeeds } from '../core/train.js';
+import { DEFAULT_METHOD, fitNeeds } from '../core/train.js';
 import { readDatasetDir } from '../data/node.js';
 import { demoDataset } from '../demo/toolset.js';
 import { writeModelFile } from '../storage/file.js';
-import { intOption, parseCommandArgs } from './args.js';
+import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
 import { encoderOptions, loadCliEncoder, parseMethod } from './shared.js';
 
 export const trainHelp = `dtdr train (--data DIR | --demo) --out FILE [options]
 
 Trains a retriever on every plan of a TaskBench-layout folder (data.jsonl, tool_desc.json) or on
-the built-in demo tool set, and writes one model file.
+the built-in demo tool set, and writes one model file. A folder with tool_desc.json and no (or an
+empty) data.jsonl trains on the tools alone (dtdr-g, bm25, qts).
 
-  --method M            dtdr-c (default) | dtdr-l | dtdr-h | lr | dr | qts | bm25 | random
-  --history-length N    tools of history the model conditions on (default 3)
-  --clusters N          DTDR-C clusters (default: demonstrations / 10)
+  --method M            dtdr-g (default: gated, calibrated) | dtdr-c | dtdr-l | dtdr-h | dtdr-cb | lr | dr | qts | bm25 | random
+  --target T            dtdr-g: share of steps whose candidate set must hold a right tool (default 0.95)
+  --history-length N    tools of history the model conditions on (dtdr-g: chosen from the data; others 3)
+  --clusters N          clusters (dtdr-g: chosen from the data; DTDR-C: demonstrations / 10)
   --epochs N            linear-head epochs (default 8)
   --seed N              default 0
   --exclude-test        leave out the plans listed in split_ids.json
@@ -32,11 +34,13 @@ export async function trainCommand(argv: string[]): Promise<void> {
     epochs: { type: 'string' },
     seed: { type: 'string' },
     'exclude-test': { type: 'boolean' },
+    target: { type: 'string' },
     ...encoderOptions,
   });
   if (!values.out) throw new DtdrError('usage', 'train: --out FILE is required');
   if (!values.data === !values.demo) throw new DtdrError('usage', 'train: give exactly one of --data DIR or --demo');
-  const method = parseMethod((values.method as string | undefined) ?? 'dtdr-c');
+  const method = parseMethod((values.method as string | undefined) ?? DEFAULT_METHOD);
+  const target = numberOption(values.target as string | undefined, 'target', 0.95, 0.5, 0.999);
   const dataset = values.demo ? demoDataset() : readDatasetDir(values.data as string);
   let plans = dataset.plans;
   if (values['exclude-test'] && dataset.testIds) {
@@ -53,7 +57,8 @@ export async function trainCommand(argv: string[]): Promise<void> {
     plans,
     encoder,
     dataset: dataset.name,
-    historyLength: intOption(values['history-length'] as string | undefined, 'history-length', 3, 1),
+    historyLength: values['history-length'] === undefined ? undefined : intOption(values['history-length'] as string, 'history-length', 3, 1),
+    gated: { target },
     clusters: values.clusters === undefined ? undefined : intOption(values.clusters as string, 'clusters', 1, 1),
     seed: intOption(values.seed as string | undefined, 'seed', 0),
     head: { epochs: intOption(values.epochs as string | undefined, 'epochs', 8, 1) },
@@ -61,5 +66,8 @@ export async function trainCommand(argv: string[]): Promise<void> {
   });
   bar.done();
   writeModelFile(values.out as string, model.toJSON());
-  console.error(`trained ${method} on ${plans.length} plans of ${dataset.name} (${dataset.tools.length} tools) in ${((Date.now() - started) / 1000).toFixed(1)} s → ${values.out}`);
+  const what = plans.length === 0 ? 'the tools alone (no demonstrations)' : `${plans.length} plans`;
+  console.error(`trained ${method} on ${what} of ${dataset.name} (${dataset.tools.length} tools) in ${((Date.now() - started) / 1000).toFixed(1)} s → ${values.out}`);
+  const d = model.diagnostics;
+  if (d) console.error(`held-out calibration: top-1 ECE ${d.ece.temperature.toFixed(3)} over ${d.heldOutSteps} steps (${d.folds} folds by ${d.foldBy}); l = ${d.historyLength}, K = ${d.clusters}`);
 }

@@ -12,11 +12,11 @@ export function parseJson(text: string, file: string, line?: number): unknown {
   }
 }
 
-/** Parses data.jsonl text: one plan per non-blank line. */
-export function parsePlans(text: string, file = 'data.jsonl'): Plan[] {
+/** Parses data.jsonl text: one plan per non-blank line (a UTF-8 byte-order mark is ignored). */
+export function parsePlans(text: string, file = 'data.jsonl', options: { allowEmpty?: boolean } = {}): Plan[] {
   const plans: Plan[] = [];
   const ids = new Set<string>();
-  text.split('\n').forEach((raw, index) => {
+  text.replace(/^\uFEFF/, '').split('\n').forEach((raw, index) => {
     if (raw.trim() === '') return;
     const line = index + 1;
     const plan = planFromRecord(parseJson(raw, file, line) as never, { file, line });
@@ -24,13 +24,14 @@ export function parsePlans(text: string, file = 'data.jsonl'): Plan[] {
     ids.add(plan.id);
     plans.push(plan);
   });
-  if (plans.length === 0) throw new DtdrError('data', 'no plans found', { file, hint: 'data.jsonl needs one JSON plan per line' });
+  if (plans.length === 0 && !options.allowEmpty) throw new DtdrError('data', 'no plans found', { file, hint: 'data.jsonl needs one JSON plan per line' });
   return plans;
 }
 
 /** Parses tool_desc.json: {"nodes": [{"id", "desc"}]}; also accepts a bare array of them. */
 export function parseToolDescriptions(text: string, file = 'tool_desc.json'): ToolSpec[] {
-  const json = parseJson(text, file) as { nodes?: unknown } | unknown[];
+  if (text.replace(/^\uFEFF/, '').trim() === '') throw new DtdrError('data', 'the file is empty', { file, hint: 'tool_desc.json needs {"nodes": [{"id": …, "desc": …}]}' });
+  const json = parseJson(text.replace(/^\uFEFF/, ''), file) as { nodes?: unknown } | unknown[];
   const nodes = Array.isArray(json) ? json : (json as { nodes?: unknown }).nodes;
   if (!Array.isArray(nodes)) throw new DtdrError('data', 'expected {"nodes": [{"id": …, "desc": …}]}', { file, field: 'nodes' });
   const seen = new Set<string>();
@@ -55,7 +56,8 @@ export function parseSplitIds(text: string, file = 'split_ids.json'): string[] {
 
 export interface DatasetFiles {
   name: string;
-  data: { text: string; file: string };
+  /** Demonstrations; absent or empty for a tools-only start (then toolDescriptions is required). */
+  data?: { text: string; file: string };
   toolDescriptions?: { text: string; file: string };
   splitIds?: { text: string; file: string };
 }
@@ -66,16 +68,19 @@ export interface DatasetFiles {
  * tool_desc.json is an error naming it.
  */
 export function datasetFromFiles(files: DatasetFiles): Dataset {
-  const plans = parsePlans(files.data.text, files.data.file);
+  if (!files.data && !files.toolDescriptions) throw new DtdrError('data', 'neither demonstrations nor tool descriptions given', { hint: 'give data.jsonl, tool_desc.json, or both' });
+  // With tool descriptions, no demonstrations is a valid start: retrieval from descriptions alone.
+  const plans = files.data ? parsePlans(files.data.text, files.data.file, { allowEmpty: !!files.toolDescriptions }) : [];
   let tools: ToolSpec[];
   if (files.toolDescriptions) {
     tools = parseToolDescriptions(files.toolDescriptions.text, files.toolDescriptions.file);
+    if (tools.length === 0) throw new DtdrError('data', 'no tools described', { file: files.toolDescriptions.file, field: 'nodes', hint: 'list at least one {"id": …, "desc": …}' });
     const known = new Set(tools.map((t) => t.name));
     for (const plan of plans) {
       const unknown = plan.nodes.find((n) => !known.has(n.tool));
       if (unknown) {
         throw new DtdrError('data', `plan "${plan.id}" calls "${unknown.tool}", which ${files.toolDescriptions.file} does not describe`, {
-          file: files.data.file,
+          file: files.data!.file,
           hint: 'add the tool to the tool descriptions or fix its name in the plan',
         });
       }
@@ -89,7 +94,7 @@ export function datasetFromFiles(files: DatasetFiles): Dataset {
     const known = new Set(plans.map((p) => p.id));
     const missing = testIds.filter((id) => !known.has(id));
     if (missing.length > 0) {
-      throw new DtdrError('data', `${missing.length} test ids are not plans of ${files.data.file} (first: "${missing[0]}")`, { file: files.splitIds!.file });
+      throw new DtdrError('data', `${missing.length} test ids are not plans of ${files.data?.file ?? 'data.jsonl'} (first: "${missing[0]}")`, { file: files.splitIds!.file });
     }
   }
   return { name: files.name, tools, plans, ...(testIds ? { testIds } : {}) };

@@ -1,10 +1,11 @@
 import { loadRetriever, saveRetriever, type ModelArtifact } from './artifact.js';
 import type { Encoder } from './encoder.js';
 import { DtdrError } from './errors.js';
+import type { GatedDiagnostics } from './retrievers/gated.js';
 import type { Backoff, MethodName, RankInput, Ranking, Retriever } from './retrievers/types.js';
 import { selectCandidates, type Candidate, type SelectOptions } from './select.js';
 import { contextText } from './text.js';
-import { TRAIN_DEFAULTS, trainRetriever, type TrainOptions } from './train.js';
+import { DEFAULT_METHOD, TRAIN_DEFAULTS, trainRetriever, type TrainOptions } from './train.js';
 import { chainPlan, planTools } from './plan.js';
 import type { Plan, ToolSpec } from './types.js';
 
@@ -17,6 +18,11 @@ export interface Retrieval {
   /** True when the set was widened because the retriever was unsure; `reason` says why. */
   widened: boolean;
   reason?: string;
+  /**
+   * For the default method: the share of steps whose set holds a tool that can come next
+   * (split-conformal, measured on held-out demonstrations; default 0.95).
+   */
+  target?: number;
   confident: boolean;
   backoff?: Backoff;
   /** The full ranking over every tool and END. */
@@ -24,10 +30,11 @@ export interface Retrieval {
 }
 
 export interface DtdrTrainOptions extends TrainOptions {
-  /** Default `dtdr-c`. */
+  /** Default `dtdr-g` (DEFAULT_METHOD): the gated, calibrated combination. */
   method?: MethodName;
   tools: ToolSpec[];
-  plans: Plan[];
+  /** Demonstrations. Optional for dtdr-g, bm25, qts and random, which can start from the tools alone. */
+  plans?: Plan[];
   /** Needed by every method but random, bm25 and dr. */
   encoder?: Encoder;
   /** Dataset name recorded in the artifact. */
@@ -49,15 +56,18 @@ export class Dtdr {
   ) {}
 
   static async train(options: DtdrTrainOptions): Promise<Dtdr> {
-    const method = options.method ?? 'dtdr-c';
-    const retriever = await trainRetriever(method, options.tools, options.plans, options.encoder, options);
-    return new Dtdr(retriever, options.tools, options.encoder, {
+    const method = options.method ?? DEFAULT_METHOD;
+    // The model keeps copies: a caller mutating its arrays later must not change the model.
+    const tools = options.tools.map((t) => ({ ...t }));
+    const plans = [...(options.plans ?? [])];
+    const retriever = await trainRetriever(method, tools, plans, options.encoder, options);
+    return new Dtdr(retriever, tools, options.encoder, {
       dataset: options.dataset,
-      plans: options.plans.length,
+      plans: plans.length,
       historyLength: options.historyLength ?? TRAIN_DEFAULTS.historyLength,
       seed: options.seed ?? TRAIN_DEFAULTS.seed,
       ...(options.clusters !== undefined ? { clusters: options.clusters } : {}),
-    }, options.plans.slice(0, EXAMPLES_KEPT));
+    }, plans.slice(0, EXAMPLES_KEPT));
   }
 
   /** Restores a saved model; the encoder must be the one it was trained with. */
@@ -91,6 +101,11 @@ export class Dtdr {
     const ranking = await this.rank(query, history);
     const set = selectCandidates(ranking, options);
     return { ...set, confident: ranking.confident, ...(ranking.backoff ? { backoff: ranking.backoff } : {}), ranking };
+  }
+
+  /** How the default method was fitted (folds, calibration error, conformal thresholds, chosen l and K); undefined for other methods. */
+  get diagnostics(): GatedDiagnostics | undefined {
+    return (this.retriever as { diagnostics?: GatedDiagnostics }).diagnostics;
   }
 
   toJSON(): ModelArtifact {

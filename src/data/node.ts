@@ -6,7 +6,11 @@ import { sealToolToSpec } from '../core/prompt/tools.js';
 import { DtdrError } from '../core/errors.js';
 import type { Dataset, ToolSpec } from '../core/types.js';
 
-/** Reads DIR/data.jsonl, DIR/tool_desc.json (optional) and DIR/split_ids.json (optional). */
+/**
+ * Reads DIR/data.jsonl, DIR/tool_desc.json and DIR/split_ids.json (optional). Either of the first
+ * two may be missing: without tool_desc.json the tools are those the plans call; without
+ * data.jsonl (or with an empty one) the dataset is the tools alone, which dtdr-g can train on.
+ */
 export function readDatasetDir(dir: string): Dataset {
   const root = resolve(dir);
   if (!existsSync(root) || !statSync(root).isDirectory()) {
@@ -17,8 +21,11 @@ export function readDatasetDir(dir: string): Dataset {
     return existsSync(path) ? { text: readFileSync(path, 'utf8'), file: path } : undefined;
   };
   const data = file('data.jsonl');
-  if (!data) throw new DtdrError('data', `no data.jsonl in "${dir}"`, { hint: 'the TaskBench layout has one plan per line in data.jsonl' });
-  const dataset = datasetFromFiles({ name: basename(root), data, toolDescriptions: file('tool_desc.json'), splitIds: file('split_ids.json') });
+  const toolDescriptions = file('tool_desc.json');
+  if (!data && !toolDescriptions) {
+    throw new DtdrError('data', `neither data.jsonl nor tool_desc.json in "${dir}"`, { hint: 'the TaskBench layout has one plan per line in data.jsonl and the tools in tool_desc.json (tools alone are enough to start)' });
+  }
+  const dataset = datasetFromFiles({ name: basename(root), ...(data ? { data } : {}), ...(toolDescriptions ? { toolDescriptions } : {}), splitIds: file('split_ids.json') });
   // Seal-Tools ships typed parameters in tool.jsonl: attach them as JSON Schemas.
   const specs = file('tool.jsonl');
   if (specs) {

@@ -126,6 +126,7 @@ export function demoDataset(count = 3000, seed = 0): Dataset {
 
 /** Queries the demo walks: none of them is a template of the generator verbatim. */
 export const DEMO_QUERIES = [
+  'Find a vegan restaurant near me and text the address to Sam',
   'Could you email the quarterly report to Maria?',
   'Find me a pharmacy that is open and guide me there',
   'Let my dad know where I am by text',

@@ -59,6 +59,8 @@ const S = SIGNALS.length;
 const G = CONTEXTS.length;
 const [LEX, LEXU, EMB, EMBU, CG, GG, BAG, HEAD, CALLED, SCHEMA, ENDS] = SIGNALS.map((_, i) => i);
 const [, C_MATCH, C_SUPPORT, G_MATCH, G_SUPPORT, C_CALLS, C_SERVED, C_HEAD] = CONTEXTS.map((_, i) => i);
+/** Calls the "history known" check looks at, whatever l the graphs use. */
+const KNOWN_HISTORY = 3;
 const FLOOR_GRAPH = 1e-3;
 const FLOOR_BAG = 1e-2;
 
@@ -78,7 +80,7 @@ export interface GatedOptions {
   /**
    * How cross-fitting folds are drawn: `plan` (at random) or `sequence` (plans with one tool
    * sequence share a fold, so every held-out plan is a new combination). Default: `sequence` when
-   * the demonstrations repeat each sequence about 10 times or more on average, else `plan`.
+   * there are at least 10 sequences and each is repeated about 10 times or more on average, else `plan`.
    */
   foldBy?: 'plan' | 'sequence';
   /** Signals to leave out (ablations). */
@@ -135,6 +137,8 @@ interface StepInput {
 class Workspace {
   readonly x: Float32Array;
   readonly context = new Float64Array(G);
+  /** Some demonstration has the last (up to 3) calls in a row, from the plan's start when shorter. */
+  known = false;
   readonly scores: Float64Array;
   readonly acc: Float64Array;
   readonly logits: Float64Array;
@@ -190,7 +194,7 @@ function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array[], clu
     countPlans(graphs[assignment[i]], [plan], side.index);
     members[assignment[i]].push(i);
   });
-  const global = new DependencyGraph(l);
+  const global = new DependencyGraph(Math.max(l, KNOWN_HISTORY));
   countPlans(global, plans, side.index);
   const bags = members.map((list) => {
     const bag = new Map<number, number>();
@@ -240,6 +244,7 @@ function computeSignals(side: ToolSide, ev: Evidence | undefined, input: StepInp
   x.fill(0);
   context.fill(0);
   context[0] = 1;
+  w.known = false;
   const history = input.history;
   const called = [...new Set(history.filter((h) => h >= 0 && h < T))];
   if (!graphOnly) descriptionSignals(side, input, called, w);
@@ -400,6 +405,7 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
       context[G_SUPPORT] = Math.min(1, Math.log1p(total) / Math.log(1001));
       break;
     }
+    w.known = ev.global.lookup(history, ev.global.maxHistory) !== undefined;
     logSparse(x, GG * L, L, acc, touched, FLOOR_GRAPH);
     for (const f of touched) acc[f] = 0;
     if (ev.head) {
@@ -506,6 +512,8 @@ export interface GatedState {
     centroids: number[][];
     graphs: [string, [number, number][]][][];
     global: [string, [number, number][]][];
+    /** Context length the pooled graph keeps (max(l, 3)). */
+    globalHistory: number;
     bags: [number, number][][];
     head: LinearHeadState | null;
     vocabulary: number[];
@@ -571,7 +579,8 @@ export class GatedRetriever implements Retriever {
     const sequences = new Set(plans.map((p) => planTools(p).join('\u0000'))).size;
     // Demonstrations that repeat each sequence ~10 times or more (generated from templates, say)
     // tell random folds nothing about new combinations: then plans of one sequence share a fold.
-    const foldBy = options.foldBy ?? (sequences >= 2 && sequences / n < 0.1 ? 'sequence' : 'plan');
+    // With fewer than 10 sequences a held-out fold would lose whole skills, not combinations.
+    const foldBy = options.foldBy ?? (sequences >= 10 && sequences / n < 0.1 ? 'sequence' : 'plan');
     if (foldBy === 'sequence') {
       // Plans that share a tool sequence share a fold: every held-out plan is a new combination.
       const keys = [...new Set(plans.map((p) => planTools(p).join('\u0000')))];
@@ -646,6 +655,7 @@ export class GatedRetriever implements Retriever {
     // Cross-fitting: every demonstration's steps are scored by components that never saw it.
     const builder = new GateDataBuilder(S, G);
     const stepPlan: number[] = [];
+    const stepKnown: boolean[] = [];
     for (let f = 0; f < folds; f++) {
       const trainIdx = plans.flatMap((_, i) => (foldOf[i] !== f ? [i] : []));
       const heldIdx = plans.flatMap((_, i) => (foldOf[i] === f ? [i] : []));
@@ -666,6 +676,7 @@ export class GatedRetriever implements Retriever {
           for (const s of [LEX, LEXU, EMBU, CG, GG, BAG, HEAD]) if (!withoutIdx.has(s)) topIndices(w.x, s * L, L, 12, pool);
           builder.add(w.context, [...pool], (s, f2) => w.x[s * L + f2], (f2) => acceptable.has(f2));
           stepPlan.push(i);
+          stepKnown.push(w.known);
         }
       }
       report('cross-fitting', (f + 1) / folds);
@@ -683,14 +694,14 @@ export class GatedRetriever implements Retriever {
     report('gate', 1);
     const temperature = fitTemperature(theta, calData);
     const cal = calibrationScores(theta, temperature, calData);
-    const isConfident = (top: number) => top >= confidentAbove;
-    const confidentScores = cal.best.filter((_, i) => isConfident(cal.top[i]));
-    const unsureScores = cal.best.filter((_, i) => !isConfident(cal.top[i]));
-    const pooled = conformalThreshold(cal.best, target);
-    const thresholds = {
-      confident: confidentScores.length >= 20 ? conformalThreshold(confidentScores, target) : pooled,
-      unsure: unsureScores.length >= 20 ? conformalThreshold(unsureScores, target) : pooled,
-    };
+    // Confident = a high calibrated top probability in a context calibration has seen (some
+    // demonstration has the recent calls in a row); each group gets its own conformal threshold.
+    const confidentStep = (i: number) => cal.top[i] >= confidentAbove && stepKnown[calSteps[i]];
+    const confidentScores = cal.best.filter((_, i) => confidentStep(i));
+    const unsureScores = cal.best.filter((_, i) => !confidentStep(i));
+    // Too few calibration steps for a group: 0 = widen by probability mass instead (selectCandidates).
+    const threshold = (scores: number[]) => (scores.length >= 20 ? conformalThreshold(scores, target) : 0);
+    const thresholds = { confident: threshold(confidentScores), unsure: threshold(unsureScores) };
     const raw = calibrationScores(theta, 1, calData);
     const diagnostics: GatedDiagnostics = {
       folds,
@@ -732,7 +743,8 @@ export class GatedRetriever implements Retriever {
     for (let f = 0; f < L; f++) probabilities[f] /= sum;
     const order = orderByScore(probabilities);
     const top = probabilities[order[0]];
-    const confident = this.evidence !== undefined && top >= this.confidentAbove;
+    const knownHistory = w.known;
+    const confident = this.evidence !== undefined && top >= this.confidentAbove && knownHistory;
     const set = { threshold: confident ? this.thresholds.confident : this.thresholds.unsure, target: this.target, confident };
     return { labels: this.side.labels, probabilities, order, confident, set, ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) };
   }
@@ -742,13 +754,12 @@ export class GatedRetriever implements Retriever {
     if (!this.evidence) return 'no demonstrations: ranked by tool descriptions alone';
     const c = this.workspace.context;
     const l = this.evidence.historyLength;
-    const recent = history.slice(-l);
-    const why: string[] = [`the top tool has calibrated probability ${top.toFixed(2)} < ${this.confidentAbove}`];
-    if (recent.length > 0 && c[G_MATCH] * l < Math.min(l, history.length + 1) - 1e-9) {
-      why.push(`no demonstration has the calls ${recent.join(' → ')} in a row`);
-    } else if (c[C_MATCH] < 0.5) {
-      why.push('the demonstrations nearest this request never had this history');
-    }
+    const why: string[] = [];
+    if (top < this.confidentAbove) why.push(`the top tool has calibrated probability ${top.toFixed(2)} < ${this.confidentAbove}`);
+    if (!this.workspace.known) {
+      const recent = history.slice(-KNOWN_HISTORY);
+      why.push(recent.length > 0 ? `no demonstration has the calls ${recent.join(' → ')} in a row` : 'no demonstration starts a plan like this');
+    } else if (c[C_MATCH] < 0.5) why.push('the demonstrations nearest this request never had this history');
     if (c[C_SUPPORT] < Math.log1p(2) / Math.log(101)) why.push('few demonstrations are like this request');
     return why.join('; ');
   }
@@ -772,6 +783,7 @@ export class GatedRetriever implements Retriever {
             centroids: rows(ev.centroids, ev.k),
             graphs: ev.graphs.map((g) => g.state()),
             global: ev.global.state(),
+            globalHistory: ev.global.maxHistory,
             bags: ev.bags.map((b) => [...b].map(([k, v]) => [k, +v.toFixed(6)] as [number, number])),
             head: ev.head ? ev.head.state() : null,
             vocabulary: [...ev.vocabulary.keys()],
@@ -811,7 +823,7 @@ export class GatedRetriever implements Retriever {
         k: e.centroids.length,
         centroids: Float32Array.from(e.centroids.flat()),
         graphs: e.graphs.map((g) => DependencyGraph.fromState(l, g)),
-        global: DependencyGraph.fromState(l, e.global),
+        global: DependencyGraph.fromState(Number(e.globalHistory) || Math.max(l, KNOWN_HISTORY), e.global),
         bags: e.bags.map((b) => new Map(b)),
         head,
         vocabulary,

@@ -1,0 +1,170 @@
+/**
+ * DTDR-G, the default method: what it promises on tiny, hand-checkable fixtures. Real-data checks
+ * live in real-data.test.ts.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parsePlans } from '../src/core/dataset.js';
+import { Dtdr } from '../src/core/dtdr.js';
+import { DtdrError } from '../src/core/errors.js';
+import { sequenceKey } from '../src/core/evaluate.js';
+import { expectedCalibrationError } from '../src/core/metrics.js';
+import { chainPlan } from '../src/core/plan.js';
+import { conformalThreshold } from '../src/core/retrievers/gate.js';
+import type { GatedRetriever } from '../src/core/retrievers/gated.js';
+import { selectCandidates } from '../src/core/select.js';
+import { DEFAULT_METHOD } from '../src/core/train.js';
+import { END, type ToolSpec } from '../src/core/types.js';
+import { generateDemoPlans } from '../src/demo/toolset.js';
+import { wordAxisEncoder } from './helpers.js';
+
+const tools: ToolSpec[] = [
+  { name: 'place_search', description: 'find a restaurant or shop nearby and return its address' },
+  { name: 'contact_lookup', description: 'look up the phone number of a person' },
+  { name: 'sms_send', description: 'send a text message to a phone' },
+  { name: 'mail_send', description: 'send an email' },
+  { name: 'route', description: 'directions to an address' },
+];
+const encoder = wordAxisEncoder(['restaurant', 'shop', 'text', 'message', 'email', 'directions', 'phone', 'person', 'address', 'find', 'send', 'anna', 'ben', 'navigate', 'mail']);
+const names = (r: { candidates: { tool: string }[] }) => r.candidates.map((c) => c.tool);
+const rankOf = (r: { ranking: { order: Uint32Array; labels: readonly string[] } }, tool: string) => Array.from(r.ranking.order).findIndex((i) => r.ranking.labels[i] === tool);
+
+describe('DTDR-G is the default method', () => {
+  it('Dtdr.train uses it when no method is given', async () => {
+    const model = await Dtdr.train({ tools, encoder });
+    expect(DEFAULT_METHOD).toBe('dtdr-g');
+    expect(model.method).toBe('dtdr-g');
+  });
+});
+
+describe('from the tools alone (no demonstration)', () => {
+  it('ranks the tool whose description matches the request first, and says why it widens', async () => {
+    const model = await Dtdr.train({ tools, encoder });
+    const r = await model.retrieve('find a restaurant and text the address to anna');
+    expect(names(r)[0]).toBe('place_search');
+    expect(r.widened).toBe(true);
+    expect(r.reason).toMatch(/no demonstrations: ranked by tool descriptions alone/);
+    expect(r.ranking.order).toHaveLength(tools.length + 1); // every tool and END keep a rank
+  });
+
+  it('is history-aware: once the restaurant part is served, the texting part leads', async () => {
+    const model = await Dtdr.train({ tools, encoder });
+    const r = await model.retrieve('find a restaurant and text the address to anna', ['place_search']);
+    expect(rankOf(r, 'sms_send')).toBeLessThan(rankOf(r, 'place_search'));
+    expect(rankOf(r, 'sms_send')).toBeLessThan(rankOf(r, 'mail_send'));
+  });
+
+  it('ranks END higher once the request is served', async () => {
+    const model = await Dtdr.train({ tools, encoder });
+    const before = await model.retrieve('send an email to ben', []);
+    const after = await model.retrieve('send an email to ben', ['mail_send']);
+    expect(rankOf(after, END)).toBeLessThan(rankOf(before, END));
+  });
+
+  it('keeps its own copy of the tools', async () => {
+    const mine = tools.map((t) => ({ ...t }));
+    const model = await Dtdr.train({ tools: mine, encoder });
+    mine[0].name = 'renamed';
+    expect(model.tools[0].name).toBe('place_search');
+  });
+});
+
+describe('with demonstrations: calibrated, conformal, saved exactly', () => {
+  const plans = [
+    ...Array.from({ length: 30 }, (_, i) => chainPlan(`t${i}`, i % 2 ? 'text anna' : 'send anna a text message', ['contact_lookup', 'sms_send'])),
+    ...Array.from({ length: 30 }, (_, i) => chainPlan(`e${i}`, i % 2 ? 'email ben' : 'send ben an email', ['contact_lookup', 'mail_send'])),
+    ...Array.from({ length: 30 }, (_, i) => chainPlan(`r${i}`, i % 2 ? 'navigate to a shop' : 'directions to a restaurant', ['place_search', 'route'])),
+  ];
+
+  it('learns the next tool from the request and the calls so far, and ends the plan', async () => {
+    const model = await Dtdr.train({ tools, plans, encoder });
+    expect((await model.retrieve('text anna', ['contact_lookup'])).candidates[0].tool).toBe('sms_send');
+    expect((await model.retrieve('email ben', ['contact_lookup'])).candidates[0].tool).toBe('mail_send');
+    expect((await model.retrieve('email ben', ['contact_lookup', 'mail_send'])).candidates[0].tool).toBe(END);
+  });
+
+  it('returns a conformal set with its target, and a confident set holds the right tool', async () => {
+    const model = await Dtdr.train({ tools, plans, encoder });
+    const r = await model.retrieve('text anna', ['contact_lookup']);
+    expect(r.target).toBe(0.95);
+    expect(r.confident).toBe(true);
+    expect(r.widened).toBe(false);
+    expect(names(r)).toContain('sms_send');
+    const d = model.diagnostics!;
+    expect(d.folds).toBe(3);
+    expect(d.heldOutSteps).toBe(plans.length * 3); // two calls and END per plan, each scored by a model that never saw it
+    expect(d.ece.temperature).toBeGreaterThanOrEqual(0);
+  });
+
+  it('a request unlike every demonstration is unsure, widened, and says why', async () => {
+    const model = await Dtdr.train({ tools, plans, encoder });
+    const r = await model.retrieve('find a person phone', ['route', 'mail_send', 'route']);
+    expect(r.confident).toBe(false);
+    expect(r.widened).toBe(true);
+    // however peaked its probabilities, calibration never saw such a step: it widens, and says why
+    expect(r.reason).toMatch(/^no demonstration has the calls route → mail_send → route in a row/);
+    expect(r.candidates.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('saves and loads to the same probabilities', async () => {
+    const model = await Dtdr.train({ tools, plans, encoder });
+    const loaded = Dtdr.load(JSON.parse(JSON.stringify(model.toJSON())), encoder);
+    for (const history of [[], ['contact_lookup'], ['place_search', 'route']]) {
+      const a = await model.retrieve('text anna', history);
+      const b = await loaded.retrieve('text anna', history);
+      expect(Array.from(b.ranking.probabilities)).toEqual(Array.from(a.ranking.probabilities).map((p) => expect.closeTo(p, 6)));
+      expect(names(b)).toEqual(names(a));
+    }
+  });
+
+  it('trains the same model twice for one seed', async () => {
+    const a = (await Dtdr.train({ tools, plans, encoder, seed: 3 })).retriever as GatedRetriever;
+    const b = (await Dtdr.train({ tools, plans, encoder, seed: 3 })).retriever as GatedRetriever;
+    expect(Array.from(a.theta)).toEqual(Array.from(b.theta));
+  });
+
+  it('can leave signals out (ablations), and names the signals it knows', async () => {
+    const model = await Dtdr.train({ tools, plans, encoder, gated: { without: ['head', 'cluster-graph'] } });
+    expect((await model.retrieve('text anna', ['contact_lookup'])).candidates[0].tool).toBe('sms_send');
+    await expect(Dtdr.train({ tools, plans, encoder, gated: { without: ['nope' as never] } })).rejects.toSatisfy(
+      (e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && /unknown signal "nope"/.test(e.message),
+    );
+  });
+});
+
+describe('the statistics behind it, by hand', () => {
+  it('split-conformal threshold: the ⌊(n+1)(1−target)⌋-th smallest score', () => {
+    const scores = [0.9, 0.1, 0.5, 0.3, 0.7, 0.2, 0.8, 0.4, 0.6, 1.0];
+    expect(conformalThreshold(scores, 0.8)).toBe(0.2); // ⌊11 · 0.2⌋ = 2 → the 2nd smallest
+    expect(conformalThreshold(scores, 0.95)).toBe(0); // ⌊11 · 0.05⌋ = 0: too few steps, keep everything
+  });
+
+  it('expected calibration error of top-1 probabilities', () => {
+    // bin 0.9: accuracy 0.5 vs confidence 0.9; bin 0.1: accuracy 0 vs 0.1 → (0.4 + 0.1) / 2
+    expect(expectedCalibrationError([0.9, 0.9, 0.1, 0.1], [1, 0, 0, 0])).toBeCloseTo(0.25);
+  });
+
+  it('a conformal set keeps every label at or above the threshold and reports its target', () => {
+    const ranking = {
+      labels: ['a', 'b', 'c', END],
+      probabilities: Float64Array.from([0.5, 0.3, 0.15, 0.05]),
+      order: Uint32Array.from([0, 1, 2, 3]),
+      confident: false,
+      cause: 'the top tool has calibrated probability 0.50 < 0.6',
+      set: { threshold: 0.15, target: 0.9, confident: false },
+    };
+    const set = selectCandidates(ranking);
+    expect(set.candidates.map((c) => c.tool)).toEqual(['a', 'b', 'c']);
+    expect(set).toMatchObject({ widened: true, target: 0.9 });
+    expect(set.reason).toBe('the top tool has calibrated probability 0.50 < 0.6; widened to 3 tools to hold an acceptable one in 90% of such steps');
+  });
+});
+
+describe('the compositional demo set', () => {
+  it('combines the generator\'s scenarios in new ways: no plan repeats a demonstrated sequence', () => {
+    const test = parsePlans(readFileSync(new URL('./fixtures/demo-compositional.jsonl', import.meta.url), 'utf8'));
+    const seen = new Set(generateDemoPlans().map(sequenceKey));
+    expect(test.length).toBeGreaterThanOrEqual(45);
+    expect(test.filter((p) => seen.has(sequenceKey(p))).map((p) => p.query)).toEqual([]);
+  });
+});
