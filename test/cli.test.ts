@@ -118,3 +118,60 @@ describe('dtdr demo', () => {
     expect(r.stderr.trim()).toMatch(/^dtdr: --method: unknown method "magic" — one of: random, bm25/);
   });
 });
+
+describe('dtdr train / retrieve with the default method', () => {
+  it('trains on the tools alone (tool_desc.json and an empty data.jsonl), then retrieves with a reason', () => {
+    const data = join(dir, 'tools-only');
+    mkdirSync(data, { recursive: true });
+    writeFileSync(join(data, 'data.jsonl'), '');
+    writeFileSync(join(data, 'tool_desc.json'), JSON.stringify({ nodes: [
+      { id: 'weather_forecast', desc: 'Get the weather forecast for a city' },
+      { id: 'sms_send', desc: 'Send a text message to a phone number' },
+      { id: 'alarm_set', desc: 'Set a wake-up alarm' },
+    ] }));
+    const model = join(dir, 'tools-only.json');
+    const t = runCli(['train', '--data', data, '--out', model]);
+    expect(t.code, t.stderr).toBe(0);
+    expect(t.stderr).toMatch(/trained dtdr-g on the tools alone/);
+    const r = runCli(['retrieve', '--model', model, '--query-file', '-', '--json'], 'Will it rain in Paris tomorrow?\n');
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.method).toBe('dtdr-g');
+    expect(out.query).toBe('Will it rain in Paris tomorrow?');
+    expect(out.ranked[0].tool).toBe('weather_forecast');
+    expect(out.reason).toMatch(/no demonstrations: ranked by tool descriptions alone/);
+  });
+
+  it('an empty tool_desc.json is said to be empty, not malformed', () => {
+    const data = join(dir, 'empty-tools');
+    mkdirSync(data, { recursive: true });
+    writeFileSync(join(data, 'tool_desc.json'), '');
+    const r = runCli(['train', '--data', data, '--out', join(dir, 'x.json')]);
+    expect(r.code).toBe(1);
+    expect(oneLineError(r)).toMatch(/tool_desc\.json: the file is empty/);
+  });
+
+  it('eval --split novel keeps only new tool sequences, --methods default picks dtdr-g, --json has ece and confidentMissRate', () => {
+    const data = join(dir, 'novel');
+    mkdirSync(data, { recursive: true });
+    const plan = (id: string, q: string, tools: string[]) => JSON.stringify({ id, user_request: q, task_nodes: tools.map((task) => ({ task })), task_links: tools.slice(1).map((t, i) => ({ source: tools[i], target: t })) });
+    const lines = [
+      ...Array.from({ length: 12 }, (_, i) => plan(`a${i}`, `text anna ${i}`, ['contacts_search', 'sms_send'])),
+      ...Array.from({ length: 12 }, (_, i) => plan(`b${i}`, `email ben ${i}`, ['contacts_search', 'email_send'])),
+    ];
+    writeFileSync(join(data, 'data.jsonl'), lines.join('\n'));
+    const test = join(dir, 'novel-test');
+    mkdirSync(test, { recursive: true });
+    writeFileSync(join(test, 'data.jsonl'), [plan('n0', 'email and text anna', ['contacts_search', 'email_send', 'sms_send']), plan('o0', 'text anna', ['contacts_search', 'sms_send'])].join('\n'));
+    const r = runCli(['eval', '--data', test, '--train', data, '--split', 'novel', '--methods', 'default', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ defaultMethod: 'dtdr-g', testPlans: 1, steps: 4 });
+    expect(Object.keys(out.results)).toEqual(['dtdr-g']);
+    expect(out.results['dtdr-g']).toHaveProperty('ece');
+    expect(out.results['dtdr-g']).toHaveProperty('confidentMissRate');
+    const bad = runCli(['eval', '--data', test, '--split', 'sideways']);
+    expect(bad.code).toBe(2);
+    expect(oneLineError(bad)).toMatch(/--split must be default or novel/);
+  });
+});
