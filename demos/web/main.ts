@@ -13,7 +13,7 @@ const status = (text: string, state = 'busy') => {
   $('status').textContent = text;
   $('status').dataset.state = state;
 };
-const MODEL_KEY = 'demo-dtdr-g';
+const MODEL_KEY = 'demo-dtdr-c';
 
 async function encoderFor(device: 'wasm' | 'webgpu'): Promise<Encoder> {
   const webgpu = device === 'webgpu' && 'gpu' in navigator && (await (navigator as unknown as { gpu: { requestAdapter(): Promise<unknown> } }).gpu.requestAdapter()) !== null;
@@ -34,9 +34,9 @@ async function prepare(device: 'wasm' | 'webgpu'): Promise<Dtdr> {
     return model;
   } catch {
     const dataset = demoDataset();
-    status(`training DTDR-G (the default) on ${dataset.plans.length} demonstrations…`);
+    status(`training DTDR-C on ${dataset.plans.length} demonstrations…`);
     const started = performance.now();
-    const model = await Dtdr.train({ tools: dataset.tools, plans: dataset.plans, encoder, dataset: dataset.name });
+    const model = await Dtdr.train({ method: 'dtdr-c', tools: dataset.tools, plans: dataset.plans, encoder, dataset: dataset.name });
     await saveModelToIndexedDb(MODEL_KEY, model.toJSON());
     status(`ready · trained in ${((performance.now() - started) / 1000).toFixed(1)} s and saved to IndexedDB · encoder ${encoder.id}`, 'ready');
     return model;
@@ -57,7 +57,7 @@ async function plan(model: Dtdr, query: string) {
     div.className = 'step';
     div.dataset.step = String(i + 1);
     div.innerHTML = `<strong>Step ${i + 1}</strong> ` + r.candidates.map((c, k) => `<span class="cand${k === 0 ? ' top' : ''}">${c.tool} ${c.probability.toFixed(2)}</span>`).join('')
-      + (!r.widened && r.target !== undefined ? ` <span class="muted">confident (target ${r.target})</span>` : '')
+      + (r.backoff ? ` <span class="muted">back-off: ${r.backoff.scope} ${r.backoff.historyUsed}/${r.backoff.historyWanted}</span>` : '')
       + (r.widened ? ` <div class="warn">widened: ${r.reason}</div>` : '');
     steps.append(div);
     const next = r.candidates[0]?.tool;
