@@ -864,16 +864,11 @@ function isotonicEce(top: number[], correct: number[]): number {
   const mapped: number[] = [];
   const outcome: number[] = [];
   for (const [fitOn, applyTo] of [[a, b], [b, a]]) {
-    const map = fitIsotonicLocal(fitOn.map((i) => top[i]), fitOn.map((i) => correct[i]));
+    const map = fitIsotonic(fitOn.map((i) => top[i]), fitOn.map((i) => correct[i]));
     for (const i of applyTo) {
-      mapped.push(map(top[i]));
+      mapped.push(applyIsotonic(map, top[i]));
       outcome.push(correct[i]);
     }
   }
   return expectedCalibrationError(mapped, outcome);
-}
-
-function fitIsotonicLocal(x: number[], y: number[]) {
-  const map = fitIsotonic(x, y);
-  return (v: number) => applyIsotonic(map, v);
 }
