@@ -1,11 +1,8 @@
 /// <reference types="vitest/config" />
 import { defineConfig } from 'vite';
 
-// The demo (demos/web) is a Vite app; vitest reads its settings from the same file.
+// Test settings (vitest). The web demo has its own Vite config: demos/web/vite.config.ts.
 export default defineConfig({
-  root: '.',
-  publicDir: 'public',
-  build: { outDir: 'dist-demo', emptyOutDir: true },
   test: {
     include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
     testTimeout: 60_000,

@@ -1,9 +1,13 @@
-import { env } from '@huggingface/transformers';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Encoder } from '../src/core/encoder.js';
 import { DtdrError } from '../src/core/errors.js';
 import { loadEncoder } from '../src/encoders/node.js';
-import { BUNDLED_ENCODER_ID } from '../src/encoders/transformers.js';
+import { importOptional } from '../src/encoders/hub.js';
+import { BUNDLED_ENCODER_ID } from '../src/encoders/onnx.js';
+import { writeTinyEncoder } from './tiny-encoder.js';
 
 describe('the bundled offline encoder', () => {
   let encoder: Encoder & { cache?: { hits: number } };
@@ -12,8 +16,7 @@ describe('the bundled offline encoder', () => {
   });
   afterAll(() => encoder.dispose?.());
 
-  it('loads with remote models disabled and reports its id and dimension', () => {
-    expect(env.allowRemoteModels).toBe(false);
+  it('loads offline from the package and reports its id and dimension', () => {
     expect(encoder.id).toBe(BUNDLED_ENCODER_ID);
     expect(encoder.dimension).toBe(100);
   });
@@ -59,5 +62,54 @@ describe('the bundled offline encoder', () => {
 
   it('rejects a model folder that does not exist', async () => {
     await expect(loadEncoder({ model: './no/such/folder' })).rejects.toThrow(/does not exist/);
+  });
+});
+
+describe('any local ONNX model folder, on ONNX Runtime Web (WASM)', () => {
+  let folder: string;
+  beforeAll(() => {
+    folder = writeTinyEncoder(mkdtempSync(join(tmpdir(), 'dtdr-tiny-')));
+  });
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+  it('mean-pools the token rows over the mask and L2-normalises (hand-checked)', async () => {
+    const encoder = await loadEncoder({ model: folder, cacheSize: 0 });
+    expect(encoder.dimension).toBe(2);
+    // alpha=(3,0), beta=(0,4): mean (1.5,2) → (0.6,0.8). A shorter text in the same batch is padded, not diluted.
+    const [ab, gamma, unknown] = await encoder.embed(['Alpha beta', 'gamma', 'delta']);
+    expect(ab[0]).toBeCloseTo(0.6, 6);
+    expect(ab[1]).toBeCloseTo(0.8, 6);
+    expect(gamma[0]).toBeCloseTo(Math.SQRT1_2, 6);
+    expect(Array.from(unknown)).toEqual([0, 0]);
+  });
+
+  it('cuts texts longer than model_max_length (4 tokens here)', async () => {
+    const encoder = await loadEncoder({ model: folder, cacheSize: 0 });
+    // Only alpha alpha alpha + the last token (beta) are kept: mean (2.25, 1) → normalised.
+    const [v] = await encoder.embed(['alpha alpha alpha alpha alpha beta']);
+    const n = Math.hypot(2.25, 1);
+    expect(v[0]).toBeCloseTo(2.25 / n, 6);
+  });
+
+  it('names the missing weight file and the dtype asked for', async () => {
+    await expect(loadEncoder({ model: folder, dtype: 'q8' })).rejects.toThrow(/no weight file for dtype q8.*onnx\/model_quantized\.onnx/);
+  });
+
+  it('names the file when tokenizer.json is broken', async () => {
+    const broken = writeTinyEncoder(mkdtempSync(join(tmpdir(), 'dtdr-tiny-')));
+    writeFileSync(join(broken, 'tokenizer.json'), '{ not json');
+    const error = await loadEncoder({ model: broken }).catch((e) => e);
+    expect(DtdrError.isInstance(error)).toBe(true);
+    expect(error.message).toMatch(/tokenizer\.json.*not a JSON object/);
+    rmSync(broken, { recursive: true, force: true });
+  });
+});
+
+describe('optional peer dependencies', () => {
+  it('a missing optional package is a typed error that names the package to install', async () => {
+    const error = (await importOptional('@huggingface/not-installed', 'a hub encoder').catch((e: unknown) => e)) as DtdrError;
+    expect(DtdrError.isInstance(error)).toBe(true);
+    expect(error.message).toMatch(/a hub encoder needs the optional package @huggingface\/not-installed/);
+    expect(error.hint).toBe('npm install @huggingface/not-installed');
   });
 });

@@ -1,11 +1,11 @@
 /**
- * The in-browser demo: bundled encoder over ONNX Runtime Web (WebGPU when asked and available,
- * else WASM), DTDR-C trained on the demo tool set, the model kept in IndexedDB between visits.
- * Run it with `npm run demo:web`.
+ * The in-browser demo: the bundled encoder on ONNX Runtime Web (WASM), DTDR-C trained on the
+ * demo tool set, the model kept in IndexedDB between visits. Every file it needs (encoder
+ * weights, tokenizer, the runtime's .wasm) comes from the build itself: no CDN.
+ * `npm run demo:web` serves it; `npm run build:demo` builds it into dist-demo/.
  */
 import {
   DEMO_TOOLS, Dtdr, END, buildSelectionPrompt, demoDataset, loadEncoder, loadModelFromIndexedDb, saveModelToIndexedDb,
-  type Encoder,
 } from '../../src/index.js';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -15,18 +15,9 @@ const status = (text: string, state = 'busy') => {
 };
 const MODEL_KEY = 'demo-dtdr-c';
 
-async function encoderFor(device: 'wasm' | 'webgpu'): Promise<Encoder> {
-  const webgpu = device === 'webgpu' && 'gpu' in navigator && (await (navigator as unknown as { gpu: { requestAdapter(): Promise<unknown> } }).gpu.requestAdapter()) !== null;
-  return loadEncoder({
-    localModelPath: '/models/',
-    wasmPaths: '/node_modules/onnxruntime-web/dist/',
-    device: webgpu ? 'webgpu' : 'wasm',
-  });
-}
-
-async function prepare(device: 'wasm' | 'webgpu'): Promise<Dtdr> {
-  status(`loading the encoder (${device})…`);
-  const encoder = await encoderFor(device);
+async function prepare(): Promise<Dtdr> {
+  status('loading the encoder…');
+  const encoder = await loadEncoder();
   try {
     const stored = await loadModelFromIndexedDb(MODEL_KEY);
     const model = Dtdr.load(stored, encoder, 'IndexedDB');
@@ -73,7 +64,7 @@ async function plan(model: Dtdr, query: string) {
 let model: Dtdr | undefined;
 async function start() {
   try {
-    model = await prepare(($('device') as HTMLSelectElement).value as 'wasm' | 'webgpu');
+    model = await prepare();
     $<HTMLButtonElement>('go').disabled = false;
   } catch (error) {
     status(`error: ${error instanceof Error ? error.message : String(error)}`, 'error');
@@ -83,9 +74,5 @@ async function start() {
 $('ask').addEventListener('submit', (event) => {
   event.preventDefault();
   if (model) void plan(model, $<HTMLInputElement>('query').value);
-});
-$('device').addEventListener('change', () => {
-  $<HTMLButtonElement>('go').disabled = true;
-  void start();
 });
 void start();

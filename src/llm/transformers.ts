@@ -4,9 +4,10 @@
  * a Qwen3 model sees exactly the format it was trained on. Needs the model's weights: a hub id
  * with remote models allowed, or a local folder.
  */
-import { AutoTokenizer, AutoModelForCausalLM, env } from '@huggingface/transformers';
+import type { AutoModelForCausalLM, AutoTokenizer } from '@huggingface/transformers';
 import type { GenerateRequest, LocalModel } from '../core/agent.js';
 import { DtdrError } from '../core/errors.js';
+import { importOptional } from '../encoders/hub.js';
 
 export interface TransformersModelOptions {
   /** e.g. onnx-community/Qwen3-0.6B-ONNX, or a local folder. */
@@ -15,9 +16,13 @@ export interface TransformersModelOptions {
   dtype?: 'q4' | 'q4f16' | 'q8' | 'fp16' | 'fp32';
   allowRemoteModels?: boolean;
   maxNewTokens?: number;
+  /** The `@huggingface/transformers` module (optional peer): Node imports it itself; bundled apps pass `await import('@huggingface/transformers')`. */
+  transformers?: object;
 }
 
 export async function transformersModel(options: TransformersModelOptions): Promise<LocalModel> {
+  // An optional peer dependency: loaded only when a local LLM is asked for.
+  const { AutoTokenizer, AutoModelForCausalLM, env } = await importOptional<typeof import('@huggingface/transformers')>('@huggingface/transformers', 'a transformers.js language model', options.transformers);
   env.allowRemoteModels = options.allowRemoteModels ?? false;
   let tokenizer: Awaited<ReturnType<typeof AutoTokenizer.from_pretrained>>;
   let model: Awaited<ReturnType<typeof AutoModelForCausalLM.from_pretrained>>;

@@ -1,51 +1,45 @@
 /**
- * The one Encoder implementation: transformers.js `feature-extraction` with mean pooling and L2
- * normalisation. It loads the bundled static model, any local ONNX model folder, or (when
- * remote models are allowed) a hub model such as `Xenova/all-MiniLM-L6-v2`. transformers.js
- * picks onnxruntime-node in Node and onnxruntime-web in browsers by itself.
+ * Hub models through transformers.js (an optional peer dependency, loaded only here): used when
+ * the user asks for a model id such as `Xenova/all-MiniLM-L6-v2` and allows remote models.
+ * Everything else (the bundled encoder, local folders) runs on ONNX Runtime directly (onnx.ts).
  */
-import { env, pipeline, type FeatureExtractionPipeline } from '@huggingface/transformers';
 import { DtdrError } from '../core/errors.js';
 import { withEmbeddingCache, type Encoder } from '../core/encoder.js';
-
-export const BUNDLED_ENCODER_ID = 'dtdr-glove-100d';
-
-export type EncoderDevice = 'cpu' | 'wasm' | 'webgpu' | 'auto';
-export type EncoderDtype = 'auto' | 'fp32' | 'fp16' | 'q8' | 'int8' | 'uint8' | 'q4' | 'bnb4' | 'q4f16';
-
-export interface EncoderOptions {
-  /** Hub model id or local model folder. Default: the bundled `dtdr-glove-100d`. */
-  model?: string;
-  /** Runtime device. Default: `cpu` in Node, `wasm` in browsers; `webgpu` where available. */
-  device?: EncoderDevice;
-  /** Weight precision; default: what the model's config.json names (`q8` for the bundled model). */
-  dtype?: EncoderDtype;
-  /** Let transformers.js download from the hub. Default false: dtdr works offline. */
-  allowRemoteModels?: boolean;
-  /** Folder or URL prefix under which model ids are looked up. Default: transformers.js's own. */
-  localModelPath?: string;
-  /** Distinct texts kept in the LRU embedding cache. Default 4096; 0 turns it off. */
-  cacheSize?: number;
-  /** Texts per runtime call. Default 256. */
-  batchSize?: number;
-  /**
-   * Browsers: where ONNX Runtime's WASM files are served (a folder URL, or {mjs, wasm} URLs).
-   * transformers.js otherwise fetches them from a CDN; serve them yourself to work offline.
-   */
-  wasmPaths?: string | { mjs: string; wasm: string };
-}
-
-export interface ResolvedModel {
-  /** What transformers.js is asked to load (a path, URL or hub id). */
-  location: string;
-  /** The id recorded in trained models. */
-  id: string;
-}
+import type { EncoderOptions } from './onnx.js';
+// Types only: erased at build time, so the package does not need transformers.js installed.
+import type { FeatureExtractionPipeline } from '@huggingface/transformers';
 
 const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 
-/** Loads an encoder from an already resolved location; the public loaders resolve ids and folders. */
-export async function loadTransformersEncoder(resolved: ResolvedModel, options: EncoderOptions = {}): Promise<Encoder> {
+/**
+ * Loads an optional peer dependency, or says which package to install. The specifier is a variable
+ * so that bundlers neither pull the package into every app nor fail where it is not installed; in
+ * a bundled app pass the module itself (e.g. `transformers: await import('@huggingface/transformers')`).
+ */
+export async function importOptional<T>(name: string, feature: string, provided?: unknown): Promise<T> {
+  if (provided !== undefined) return provided as T;
+  const specifier = name;
+  try {
+    return (await import(/* @vite-ignore */ /* webpackIgnore: true */ specifier)) as T;
+  } catch (cause) {
+    const code = (cause as { code?: string }).code;
+    const message = cause instanceof Error ? cause.message : String(cause);
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || /Cannot find (module|package)|Failed to resolve module|Failed to fetch dynamically imported module|bare specifier/i.test(message)) {
+      const browser = typeof process === 'undefined' || !process.versions?.node;
+      throw new DtdrError('options', `${feature} needs the optional package ${name}, which is not installed${browser ? ' or not passed in' : ''}`, {
+        hint: browser ? `npm install ${name}, then pass the module: await import('${name}')` : `npm install ${name}`,
+        cause,
+      });
+    }
+    throw cause;
+  }
+}
+
+type Transformers = typeof import('@huggingface/transformers');
+
+export async function loadHubEncoder(modelId: string, options: EncoderOptions = {}): Promise<Encoder> {
+  const { env, pipeline } = await importOptional<Transformers>('@huggingface/transformers', `the hub encoder "${modelId}"`, options.transformers);
+  const resolved = { location: modelId, id: modelId };
   const batchSize = options.batchSize ?? 256;
   if (!Number.isInteger(batchSize) || batchSize < 1) {
     throw new DtdrError('options', `batchSize must be a positive integer, got ${options.batchSize}`, { field: 'batchSize' });
@@ -55,11 +49,7 @@ export async function loadTransformersEncoder(resolved: ResolvedModel, options: 
   env.allowLocalModels = true;
   if (options.localModelPath !== undefined) env.localModelPath = options.localModelPath;
   const wasm = env.backends?.onnx?.wasm as { wasmPaths?: unknown } | undefined;
-  if (options.wasmPaths !== undefined && wasm) {
-    wasm.wasmPaths = typeof options.wasmPaths === 'string'
-      ? { mjs: `${options.wasmPaths}ort-wasm-simd-threaded.asyncify.mjs`, wasm: `${options.wasmPaths}ort-wasm-simd-threaded.asyncify.wasm` }
-      : options.wasmPaths;
-  }
+  if (options.wasmPaths !== undefined && wasm) wasm.wasmPaths = options.wasmPaths;
   const device = options.device && options.device !== 'auto' ? options.device : isNode ? 'cpu' : 'wasm';
 
   let extractor: FeatureExtractionPipeline;

