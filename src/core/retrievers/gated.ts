@@ -111,6 +111,23 @@ class ToolSide {
     this.inputs = tools.map((t) => names(t.parameters, true));
     this.outputs = tools.map((t) => new Set(names(t.returns, false)));
   }
+
+  /** Called tools' similarity rows (c·t for every tool t), computed once per tool and kept. */
+  private readonly similarityRows = new Map<number, Float32Array>();
+
+  similarityRow(c: number): Float32Array {
+    let row = this.similarityRows.get(c);
+    if (!row) {
+      const d = this.dim;
+      const T = this.end;
+      row = new Float32Array(T);
+      for (let f = 0; f < T; f++) row[f] = dotAt(this.toolVectors, c * d, this.toolVectors, f * d, d);
+      // Bounded: at most 512 rows (a few MB even at thousands of tools).
+      if (this.similarityRows.size >= 512) this.similarityRows.delete(this.similarityRows.keys().next().value as number);
+      this.similarityRows.set(c, row);
+    }
+    return row;
+  }
 }
 
 /** What demonstrations teach; fitted once per cross-fitting fold and once on all of them. */
@@ -133,24 +150,30 @@ interface StepInput {
   history: number[];
 }
 
+/** Called tools projected out of the query, at most (longer histories keep their first 16 distinct calls). */
+const MAX_BASIS = 16;
+
 /** Scratch buffers for one step; reused so ranking allocates little. */
 class Workspace {
   readonly x: Float32Array;
   readonly context = new Float64Array(G);
+  /** Gram–Schmidt scratch: orthonormal directions, their coefficients over the called tools, and γ. */
+  readonly basis: Float64Array;
+  readonly coef = new Float64Array(MAX_BASIS * MAX_BASIS);
+  readonly gamma = new Float64Array(MAX_BASIS);
   /** Some demonstration has the last (up to 3) calls in a row, from the plan's start when shorter. */
   known = false;
   readonly scores: Float64Array;
   readonly acc: Float64Array;
   readonly logits: Float64Array;
-  readonly residual: Float64Array;
   readonly dots: Float64Array;
   constructor(labels: number, dim: number, clusters: number) {
     this.x = new Float32Array(S * labels);
     this.scores = new Float64Array(labels);
     this.acc = new Float64Array(labels);
     this.logits = new Float64Array(labels);
-    this.residual = new Float64Array(dim);
     this.dots = new Float64Array(Math.max(1, clusters));
+    this.basis = new Float64Array(MAX_BASIS * dim);
   }
 }
 
@@ -269,37 +292,60 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
   context[C_SERVED] = served;
   context[C_CALLS] = Math.min(history.length, 4) / 4;
 
-  // Embedding, plain and with the called tools' directions projected out (Gram–Schmidt).
+  // Embedding, plain and with the called tools' directions projected out (Gram–Schmidt). The
+  // residual r = q − Σ γ_i c_i is kept as coefficients γ over the called tools, so that
+  // r·t = q·t − Σ γ_i (c_i·t) reuses the plain dot products and cached similarity rows instead
+  // of a second pass over every tool vector.
   const q = input.queryVector;
-  const r = w.residual;
-  for (let j = 0; j < d; j++) r[j] = q[j];
-  const basis: Float64Array[] = [];
-  for (const c of called) {
-    const u = new Float64Array(d);
-    for (let j = 0; j < d; j++) u[j] = side.toolVectors[c * d + j];
-    for (const b of basis) {
-      let dot = 0;
-      for (let j = 0; j < d; j++) dot += u[j] * b[j];
-      for (let j = 0; j < d; j++) u[j] -= dot * b[j];
+  const tv = side.toolVectors;
+  const m = called.length;
+  const basis = w.basis;
+  const coef = w.coef;
+  const gamma = w.gamma;
+  gamma.fill(0, 0, m);
+  let kept = 0;
+  let projected = 0;
+  for (let k = 0; k < m && k < MAX_BASIS; k++) {
+    const c = called[k];
+    const u = basis.subarray(kept * d, kept * d + d);
+    const a = coef.subarray(kept * MAX_BASIS, kept * MAX_BASIS + MAX_BASIS);
+    for (let j = 0; j < d; j++) u[j] = tv[c * d + j];
+    a.fill(0);
+    a[k] = 1;
+    for (let b = 0; b < kept; b++) {
+      const ub = basis.subarray(b * d, b * d + d);
+      const ab = coef.subarray(b * MAX_BASIS, b * MAX_BASIS + MAX_BASIS);
+      const dot = dotAt(u, 0, ub, 0, d);
+      for (let j = 0; j < d; j++) u[j] -= dot * ub[j];
+      for (let i = 0; i <= k; i++) a[i] -= dot * ab[i];
     }
     let norm = 0;
     for (let j = 0; j < d; j++) norm += u[j] * u[j];
     if (norm < 1e-8) continue;
     norm = Math.sqrt(norm);
     for (let j = 0; j < d; j++) u[j] /= norm;
-    basis.push(u);
-    let dot = 0;
-    for (let j = 0; j < d; j++) dot += r[j] * u[j];
-    for (let j = 0; j < d; j++) r[j] -= dot * u[j];
+    for (let i = 0; i <= k; i++) a[i] /= norm;
+    const p = dotAt(q, 0, u, 0, d);
+    projected += p * p;
+    for (let i = 0; i <= k; i++) gamma[i] += p * a[i];
+    kept++;
   }
-  let rNorm = 0;
-  for (let j = 0; j < d; j++) rNorm += r[j] * r[j];
-  rNorm = Math.sqrt(rNorm);
+  // |r|² = |q|² − Σ p_b² for an orthonormal basis.
+  const rNorm = Math.sqrt(Math.max(0, dotAt(q, 0, q, 0, d) - projected));
   const rScale = rNorm > 1e-6 ? 1 / rNorm : 0;
-  const tv = side.toolVectors;
-  for (let f = 0; f < T; f++) {
-    x[EMB * L + f] = dotAt(q, 0, tv, f * d, d);
-    x[EMBU * L + f] = called.length > 0 ? dotAt(r, 0, tv, f * d, d) * rScale : x[EMB * L + f];
+  for (let f = 0; f < T; f++) x[EMB * L + f] = dotAt(q, 0, tv, f * d, d);
+  if (kept === 0) {
+    for (let f = 0; f < T; f++) x[EMBU * L + f] = m > 0 ? x[EMB * L + f] * rScale : x[EMB * L + f];
+  } else {
+    const residual = w.scores; // free until combine()
+    for (let f = 0; f < T; f++) residual[f] = x[EMB * L + f];
+    for (let i = 0; i < Math.min(m, MAX_BASIS); i++) {
+      if (gamma[i] === 0) continue;
+      const row = side.similarityRow(called[i]);
+      const g = gamma[i];
+      for (let f = 0; f < T; f++) residual[f] -= g * row[f];
+    }
+    for (let f = 0; f < T; f++) x[EMBU * L + f] = residual[f] * rScale;
   }
 
   for (const c of called) x[CALLED * L + c] = 1;

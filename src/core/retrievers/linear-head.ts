@@ -1,4 +1,5 @@
 import { Matrix, solve } from 'ml-matrix';
+import { dotAt } from './kmeans.js';
 import { DtdrError } from '../errors.js';
 import { seededRandom, shuffleInPlace } from '../random.js';
 
@@ -56,16 +57,23 @@ export class LinearHead {
     readonly sparseWeights: Float64Array,
   ) {}
 
+  /** Class-major copy of the dense weights, for one dot product per class (weights never change after construction). */
+  private byClass?: Float64Array;
+  private standardised?: Float64Array;
+
   /** Writes the logits of one example into `out` (length `classes`). */
   logits(dense: ArrayLike<number>, sparse: ArrayLike<number> | undefined, out: Float64Array): Float64Array {
     const { dim, classes: C, weights: W } = this;
-    out.set(W.subarray(dim * C, (dim + 1) * C));
-    for (let d = 0; d < dim; d++) {
-      const x = (dense[d] - this.mean[d]) / this.std[d];
-      if (x === 0) continue;
-      const row = d * C;
-      for (let c = 0; c < C; c++) out[c] += x * W[row + c];
+    if (!this.byClass) {
+      const t = new Float64Array(C * dim);
+      for (let d = 0; d < dim; d++) for (let c = 0; c < C; c++) t[c * dim + d] = W[d * C + c];
+      this.byClass = t;
     }
+    const x = (this.standardised ??= new Float64Array(dim));
+    for (let d = 0; d < dim; d++) x[d] = (dense[d] - this.mean[d]) / this.std[d];
+    const t = this.byClass;
+    const bias = dim * C;
+    for (let c = 0; c < C; c++) out[c] = W[bias + c] + dotAt(t, c * dim, x, 0, dim);
     if (sparse) {
       for (let k = 0; k < sparse.length; k++) {
         const row = sparse[k] * C;
@@ -189,8 +197,15 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
         const i = indices[b];
         const row = i * D;
         // logits = x·W (+ the one-hot rows)
+        // Four rows of W per pass: a quarter of the loads and stores of p.
         p.fill(0);
-        for (let d = 0; d < D; d++) {
+        let d = 0;
+        for (; d + 3 < D; d += 4) {
+          const v0 = X[row + d], v1 = X[row + d + 1], v2 = X[row + d + 2], v3 = X[row + d + 3];
+          const w0 = d * C, w1 = w0 + C, w2 = w1 + C, w3 = w2 + C;
+          for (let c = 0; c < C; c++) p[c] += v0 * W[w0 + c] + v1 * W[w1 + c] + v2 * W[w2 + c] + v3 * W[w3 + c];
+        }
+        for (; d < D; d++) {
           const v = X[row + d];
           const w = d * C;
           for (let c = 0; c < C; c++) p[c] += v * W[w + c];
