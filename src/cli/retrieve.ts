@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Dtdr } from '../core/dtdr.js';
 import { DtdrError } from '../core/errors.js';
 import { END } from '../core/types.js';
@@ -23,8 +23,10 @@ export function describeBackoff(b: Backoff): string {
 
 export async function loadModelForCli(path: string, values: Record<string, unknown>): Promise<Dtdr> {
   const json = readModelFile(path);
-  const encoderId = (json as { encoder?: { id?: string } | null })?.encoder?.id;
-  const encoder = encoderId || values.encoder ? await loadCliEncoder(values, encoderId) : undefined;
+  const recorded = (json as { encoder?: { id?: string; location?: string } | null })?.encoder;
+  // A model trained with an encoder folder records where it was: use it from any working directory.
+  const fallback = recorded?.location && existsSync(recorded.location) ? recorded.location : recorded?.id;
+  const encoder = fallback || values.encoder ? await loadCliEncoder(values, fallback) : undefined;
   return Dtdr.load(json, encoder, path);
 }
 

@@ -3,7 +3,9 @@ import { DtdrError } from '../core/errors.js';
 import { DEFAULT_METHOD, fitNeeds } from '../core/train.js';
 import { readDatasetDir } from '../data/node.js';
 import { demoDataset } from '../demo/toolset.js';
-import { writeModelFile } from '../storage/file.js';
+import { checkModelPath, writeModelFile } from '../storage/file.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
 import { encoderOptions, loadCliEncoder, parseMethod } from './shared.js';
@@ -21,6 +23,8 @@ empty) data.jsonl trains on the tools alone (dtdr-g, bm25, qts).
   --epochs N            linear-head epochs (default 8)
   --seed N              default 0
   --exclude-test        leave out the plans listed in split_ids.json
+  --allow-undescribed   train although tools lack descriptions (no tool_desc.json, or an empty "desc"):
+                        the tools are then known by name only, and methods that read descriptions lose that signal
   --encoder X           model id or folder (default: the bundled offline encoder)`;
 
 export async function trainCommand(argv: string[]): Promise<void> {
@@ -35,13 +39,28 @@ export async function trainCommand(argv: string[]): Promise<void> {
     seed: { type: 'string' },
     'exclude-test': { type: 'boolean' },
     target: { type: 'string' },
+    'allow-undescribed': { type: 'boolean' },
     ...encoderOptions,
   });
   if (!values.out) throw new DtdrError('usage', 'train: --out FILE is required');
   if (!values.data === !values.demo) throw new DtdrError('usage', 'train: give exactly one of --data DIR or --demo');
   const method = parseMethod((values.method as string | undefined) ?? DEFAULT_METHOD);
   const target = numberOption(values.target as string | undefined, 'target', 0.95, 0.5, 0.999);
+  checkModelPath(values.out as string);
+  const allowUndescribed = values['allow-undescribed'] === true;
   const dataset = values.demo ? demoDataset() : readDatasetDir(values.data as string);
+  if (values.data && !allowUndescribed && !existsSync(join(values.data as string, 'tool_desc.json'))) {
+    throw new DtdrError('data', `no tool_desc.json in "${values.data}": dtdr would know the tools by name only`, {
+      hint: 'add tool_desc.json ({"nodes": [{"id": …, "desc": …}]}), or pass --allow-undescribed to train from the names the plans call',
+    });
+  }
+  const undescribed = dataset.tools.filter((t) => !t.description?.trim());
+  if (undescribed.length > 0 && !allowUndescribed && existsSync(join(String(values.data), 'tool_desc.json'))) {
+    throw new DtdrError('data', `${undescribed.length} tool${undescribed.length > 1 ? 's have' : ' has'} no description: ${undescribed.slice(0, 5).map((t) => t.name).join(', ')}${undescribed.length > 5 ? ', …' : ''}`, {
+      file: join(String(values.data), 'tool_desc.json'),
+      hint: 'give each tool a "desc" saying what it does, or pass --allow-undescribed',
+    });
+  }
   let plans = dataset.plans;
   if (values['exclude-test'] && dataset.testIds) {
     const test = new Set(dataset.testIds);

@@ -22,7 +22,7 @@ export interface ModelArtifact {
   method: string;
   createdAt: string;
   /** The encoder the retriever's vectors come from; null for methods that embed nothing. */
-  encoder: { id: string; dimension: number } | null;
+  encoder: { id: string; dimension: number; location?: string } | null;
   tools: ToolSpec[];
   labels: string[];
   /** What it was trained on and with which options, for the record. */
@@ -42,7 +42,7 @@ export function saveRetriever(retriever: Retriever, tools: ToolSpec[], encoder: 
     version: MODEL_VERSION,
     method: retriever.method,
     createdAt: new Date().toISOString(),
-    encoder: usesEncoder(retriever) && encoder ? { id: encoder.id, dimension: encoder.dimension } : null,
+    encoder: usesEncoder(retriever) && encoder ? { id: encoder.id, dimension: encoder.dimension, ...(encoder.location ? { location: encoder.location } : {}) } : null,
     tools: tools.map((t) => ({ name: t.name, description: t.description, ...(t.parameters ? { parameters: t.parameters } : {}), ...(t.returns ? { returns: t.returns } : {}) })),
     labels: [...retriever.labels],
     training,

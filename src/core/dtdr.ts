@@ -3,10 +3,11 @@ import type { Encoder } from './encoder.js';
 import { DtdrError } from './errors.js';
 import type { GatedDiagnostics } from './retrievers/gated.js';
 import type { Backoff, MethodName, RankInput, Ranking, Retriever } from './retrievers/types.js';
-import { selectCandidates, type Candidate, type SelectOptions } from './select.js';
+import { checkSelectOptions, selectCandidates, type Candidate, type SelectOptions } from './select.js';
 import { contextText } from './text.js';
 import { DEFAULT_METHOD, TRAIN_DEFAULTS, trainRetriever, type TrainOptions } from './train.js';
 import { chainPlan, planTools } from './plan.js';
+import { checkHistory, checkQuery, checkTools } from './checks.js';
 import type { Plan, ToolSpec } from './types.js';
 
 /** Demonstrations stored with a model for prompt examples. */
@@ -56,7 +57,10 @@ export class Dtdr {
   ) {}
 
   static async train(options: DtdrTrainOptions): Promise<Dtdr> {
+    if (!options || typeof options !== 'object') throw new DtdrError('options', 'Dtdr.train needs an options object {tools, plans?, encoder?}');
     const method = options.method ?? DEFAULT_METHOD;
+    checkTools(options.tools);
+    if (options.plans !== undefined && !Array.isArray(options.plans)) throw new DtdrError('options', 'plans must be an array of plans', { field: 'plans' });
     // The model keeps copies: a caller mutating its arrays later must not change the model.
     const tools = options.tools.map((t) => ({ ...t }));
     const plans = [...(options.plans ?? [])];
@@ -84,7 +88,12 @@ export class Dtdr {
     return this.retriever.method;
   }
 
+  /** Names of the tools this model can offer. */
+  private knownNames?: Set<string>;
+
   async rank(query: string, history: readonly string[] = []): Promise<Ranking> {
+    checkQuery(query);
+    checkHistory(history, (this.knownNames ??= new Set(this.tools.map((t) => t.name))));
     const input: RankInput = { query, history };
     const { needs } = this.retriever;
     if (needs.query || needs.context) {
@@ -98,6 +107,7 @@ export class Dtdr {
   }
 
   async retrieve(query: string, history: readonly string[] = [], options?: SelectOptions): Promise<Retrieval> {
+    checkSelectOptions(options);
     const ranking = await this.rank(query, history);
     const set = selectCandidates(ranking, options);
     return { ...set, confident: ranking.confident, ...(ranking.backoff ? { backoff: ranking.backoff } : {}), ranking };

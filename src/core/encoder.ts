@@ -3,6 +3,8 @@ export interface Encoder {
   /** Stable name recorded in trained models, e.g. `dtdr-glove-100d` or `Xenova/all-MiniLM-L6-v2`. */
   readonly id: string;
   readonly dimension: number;
+  /** Where it was loaded from, when that is a folder on disk: recorded in models so tools can find it again. */
+  readonly location?: string;
   /** Embeds a batch; returns one vector per text, in order. */
   embed(texts: readonly string[]): Promise<Float32Array[]>;
   /** Releases the runtime session, if any. */
@@ -48,6 +50,7 @@ export function withEmbeddingCache(encoder: Encoder, capacity = 4096): Encoder &
   return {
     id: encoder.id,
     dimension: encoder.dimension,
+    ...(encoder.location !== undefined ? { location: encoder.location } : {}),
     cache,
     dispose: encoder.dispose?.bind(encoder),
     async embed(texts) {

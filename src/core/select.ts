@@ -1,3 +1,5 @@
+import { checkNumber } from './checks.js';
+import { DtdrError } from './errors.js';
 import type { Ranking } from './retrievers/types.js';
 
 export interface SelectOptions {
@@ -14,6 +16,20 @@ export interface SelectOptions {
 }
 
 export const SELECT_DEFAULTS: Required<SelectOptions> = { alpha: 0.1, maxSize: 8, widenMass: 0.95, widenMin: 5, widenMax: 12 };
+
+/** Checks selection options before any work: a typed error naming the option, never a silent odd set. */
+export function checkSelectOptions(options: SelectOptions | undefined): void {
+  if (options === undefined) return;
+  if (options === null || typeof options !== 'object') throw new DtdrError('options', 'selection options must be an object', { field: 'options' });
+  checkNumber(options.alpha, 'alpha', 0, 1);
+  checkNumber(options.maxSize, 'maxSize', 1, 1e6, true);
+  checkNumber(options.widenMass, 'widenMass', 0, 1);
+  checkNumber(options.widenMin, 'widenMin', 1, 1e6, true);
+  checkNumber(options.widenMax, 'widenMax', 1, 1e6, true);
+  const min = options.widenMin ?? SELECT_DEFAULTS.widenMin;
+  const max = options.widenMax ?? SELECT_DEFAULTS.widenMax;
+  if (min > max) throw new DtdrError('options', `widenMin (${min}) is above widenMax (${max})`, { field: 'widenMin' });
+}
 
 export interface Candidate {
   tool: string;
@@ -45,6 +61,7 @@ export interface CandidateSet {
  * probability, within [widenMin, widenMax], and says why.
  */
 export function selectCandidates(ranking: Ranking, options: SelectOptions = {}): CandidateSet {
+  checkSelectOptions(options);
   const o = { ...SELECT_DEFAULTS, ...options };
   const { order, probabilities, labels } = ranking;
   const pick = (n: number): Candidate[] => Array.from(order.subarray(0, n), (i) => ({ tool: labels[i], probability: probabilities[i] }));

@@ -68,5 +68,6 @@ export async function loadEncoder(options: EncoderOptions = {}): Promise<Encoder
     // One thread: the bundled model is a table lookup, and worker threads cost more than they save.
     if (runtime.env?.wasm) runtime.env.wasm.numThreads = 1;
   }
-  return loadOnnxEncoder(folderFiles(resolved.location), resolved.id, runtime, options);
+  const bundled = resolved.location === BUNDLED_MODEL_DIR;
+  return loadOnnxEncoder(folderFiles(resolved.location), resolved.id, runtime, options, bundled ? undefined : resolved.location);
 }

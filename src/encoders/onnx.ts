@@ -101,6 +101,8 @@ async function readOrExplain<T>(files: ModelFiles, name: string, read: (name: st
 export interface OnnxEncoderInit {
   /** Recorded in trained models. */
   id: string;
+  /** The folder it came from, when on disk (recorded in models, so the CLI finds it again). */
+  location?: string;
   runtime: OnnxRuntime;
   session: InferenceSession;
   tokenizer: { encode(text: string): { ids: number[] } };
@@ -179,6 +181,7 @@ export async function createOnnxEncoder(init: OnnxEncoderInit): Promise<Encoder>
   const base: Encoder = {
     id: init.id,
     dimension,
+    ...(init.location !== undefined ? { location: init.location } : {}),
     async embed(texts) {
       // Text with no characters at all has nothing to pool: answer it directly.
       const nonEmpty = texts.map((t, i) => [t, i] as const).filter(([t]) => t.trim() !== '');
@@ -209,7 +212,7 @@ function normalise(v: Float64Array): Float32Array {
 }
 
 /** Loads a model folder onto a runtime: reads config, tokenizer and the weight file for the dtype. */
-export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: OnnxRuntime, options: EncoderOptions = {}): Promise<Encoder> {
+export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: OnnxRuntime, options: EncoderOptions = {}, location?: string): Promise<Encoder> {
   const config = parseJson(await readOrExplain(files, 'config.json', files.text), 'config.json', files.location);
   const tokenizerJson = parseJson(await readOrExplain(files, 'tokenizer.json', files.text), 'tokenizer.json', files.location);
   const tokenizerConfig = files.has && !(await files.has('tokenizer_config.json'))
@@ -256,7 +259,7 @@ export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: On
     throw new DtdrError('encoder', `cannot build the tokenizer of "${id}" from ${files.location}/tokenizer.json: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
   const maxLength = typeof tokenizerConfig.model_max_length === 'number' && tokenizerConfig.model_max_length < 1e6 ? tokenizerConfig.model_max_length : 512;
-  return createOnnxEncoder({ id, runtime, session, tokenizer, maxLength, batchSize: options.batchSize, cacheSize: options.cacheSize });
+  return createOnnxEncoder({ id, location, runtime, session, tokenizer, maxLength, batchSize: options.batchSize, cacheSize: options.cacheSize });
 }
 
 /** The default runtime: ONNX Runtime Web's WASM build, loaded on first use. */

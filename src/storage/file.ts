@@ -1,12 +1,31 @@
 /** Models as JSON files (Node). */
-import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ModelArtifact } from '../core/artifact.js';
 import { DtdrError } from '../core/errors.js';
 
+/**
+ * Writes a model atomically: a temporary file beside the target, then a rename, so a crash
+ * mid-write leaves the previous file intact.
+ */
 export function writeModelFile(path: string, artifact: ModelArtifact): void {
+  checkModelPath(path);
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, JSON.stringify(artifact));
+  const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
+  try {
+    writeFileSync(temporary, JSON.stringify(artifact));
+    renameSync(temporary, path);
+  } catch (cause) {
+    rmSync(temporary, { force: true });
+    throw new DtdrError('artifact', `cannot write the model: ${cause instanceof Error ? cause.message : String(cause)}`, { file: path, cause });
+  }
+}
+
+/** Checks that a model can be written at `path` (not a folder), before any long training starts. */
+export function checkModelPath(path: string): void {
+  if (existsSync(path) && statSync(path).isDirectory()) {
+    throw new DtdrError('usage', `--out "${path}" is a folder`, { hint: 'give a file name, e.g. model.json' });
+  }
 }
 
 /** Reads a model file; a missing or non-JSON file is a DtdrError naming it. */

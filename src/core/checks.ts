@@ -1,0 +1,88 @@
+/**
+ * Input checks for the public API: what a caller passes is checked before any work starts, and
+ * anything wrong is a DtdrError naming the field and what to do — never a silent wrong answer or
+ * a raw TypeError from deep inside.
+ */
+import { DtdrError } from './errors.js';
+import { END, type ToolSpec } from './types.js';
+
+/** Tools: an array of {name, description} with unique, non-empty names other than END. */
+export function checkTools(tools: unknown, field = 'tools'): asserts tools is ToolSpec[] {
+  if (!Array.isArray(tools)) throw new DtdrError('options', `${field} must be an array of {name, description}, got ${describe(tools)}`, { field });
+  const seen = new Set<string>();
+  tools.forEach((t, i) => {
+    const where = `${field}[${i}]`;
+    if (!t || typeof t !== 'object') throw new DtdrError('options', `a tool must be an object {name, description}, got ${describe(t)}`, { field: where });
+    const { name, description } = t as { name?: unknown; description?: unknown };
+    if (typeof name !== 'string' || name.trim() === '') throw new DtdrError('options', 'a tool needs a non-empty string name', { field: `${where}.name` });
+    if (name === END) throw new DtdrError('options', `"${END}" is reserved for the end of a plan and cannot name a tool`, { field: `${where}.name`, hint: 'rename the tool' });
+    if (seen.has(name)) throw new DtdrError('options', `duplicate tool name "${name}"`, { field: `${where}.name`, hint: 'tool names must be unique: merge or rename the duplicates' });
+    if (description !== undefined && typeof description !== 'string') throw new DtdrError('options', `the description of "${name}" must be a string`, { field: `${where}.description` });
+    seen.add(name);
+  });
+}
+
+/** A request: a string. */
+export function checkQuery(query: unknown): asserts query is string {
+  if (typeof query !== 'string') throw new DtdrError('options', `the query must be a string, got ${describe(query)}`, { field: 'query' });
+}
+
+/** The calls made so far: an array of names of tools the model knows (END ends a plan, so it cannot be history). */
+export function checkHistory(history: unknown, known: ReadonlySet<string>): asserts history is string[] {
+  if (!Array.isArray(history)) {
+    throw new DtdrError('options', `the history must be an array of tool names, got ${describe(history)}`, {
+      field: 'history',
+      hint: typeof history === 'string' ? `pass [${JSON.stringify(history)}], or history.split(',')` : 'pass the names of the tools called so far, oldest first',
+    });
+  }
+  history.forEach((h, i) => {
+    if (typeof h !== 'string') throw new DtdrError('options', `history entries must be tool names (strings), got ${describe(h)}`, { field: `history[${i}]` });
+    if (!known.has(h)) {
+      throw new DtdrError('options', h === END ? `"${END}" cannot be in the history: a plan ends there` : `the history names "${h}", which is not one of the model's tools`, {
+        field: `history[${i}]`,
+        hint: h === END ? 'drop it' : suggestion(h, known),
+      });
+    }
+  });
+}
+
+/** A number option within [min, max] (and an integer when asked). */
+export function checkNumber(value: unknown, field: string, min: number, max: number, integer = false): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || Number.isNaN(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
+    throw new DtdrError('options', `${field} must be ${integer ? 'an integer' : 'a number'} in [${min}, ${max}], got ${describe(value)}`, { field });
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${String(value)}`;
+}
+
+/** "did you mean …" by edit distance, for misspelled tool names. */
+function suggestion(name: string, known: ReadonlySet<string>): string {
+  let best = '';
+  let bestDistance = Infinity;
+  for (const k of known) {
+    const d = editDistance(name.toLowerCase(), k.toLowerCase());
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = k;
+    }
+  }
+  return best && bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? `did you mean "${best}"?` : 'use the names of the tools the model was trained or extended with';
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 8) return Infinity;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length];
+}
