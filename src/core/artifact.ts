@@ -1,3 +1,4 @@
+import type { ToolChanges } from './living/toolset.js';
 import type { Encoder } from './encoder.js';
 import { DtdrError } from './errors.js';
 import { Bm25Retriever, QtsRetriever, RandomRetriever } from './retrievers/baselines.js';
@@ -30,6 +31,8 @@ export interface ModelArtifact {
   /** A few demonstrations (query and calls) kept for prompt examples. */
   examples?: { id: string; query: string; tools: string[] }[];
   state: unknown;
+  /** Tools removed, and (for methods other than dtdr-g) added, after training. */
+  toolChanges?: ToolChanges;
 }
 
 function usesEncoder(retriever: Retriever): boolean {

@@ -1,0 +1,84 @@
+/**
+ * Tool-set changes after training, for every method: a tool added later is retrievable at once
+ * from its description; a removed one is never offered again, in any set or prompt, and the
+ * other tools keep their order; save → load keeps both. Real encoder, demo tool set with
+ * `currency_convert` held out of training entirely.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Dtdr } from '../src/core/dtdr.js';
+import type { Encoder } from '../src/core/encoder.js';
+import { DtdrError } from '../src/core/errors.js';
+import { buildSelectionPrompt } from '../src/core/prompt/build.js';
+import { planTools } from '../src/core/plan.js';
+import { METHODS } from '../src/core/train.js';
+import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
+import { loadEncoder } from '../src/encoders/node.js';
+
+const NEW_TOOL = DEMO_TOOLS.find((t) => t.name === 'currency_convert')!;
+const TOOLS = DEMO_TOOLS.filter((t) => t !== NEW_TOOL);
+const PLANS = generateDemoPlans(600, 1).filter((p) => !planTools(p).includes(NEW_TOOL.name));
+const NAMES_ITS_JOB = 'How much is 250 US dollars in euros at today\'s exchange rate?';
+const REQUESTS: [string, string[]][] = [
+  ['Email the quarterly report to Maria', ['files_search', 'contacts_search']],
+  ['Text my sister that I am running late', ['contacts_search']],
+  ['Find me a pharmacy that is open and guide me there', []],
+  ['Remind me to call the dentist tomorrow at 9', []],
+];
+
+let encoder: Encoder;
+beforeAll(async () => {
+  encoder = await loadEncoder();
+});
+
+describe.each(METHODS)('%s: tools added and removed after training', (method) => {
+  let model: Dtdr;
+  beforeAll(async () => {
+    model = await Dtdr.train({ method, tools: TOOLS, plans: PLANS, encoder, seed: 0 });
+  }, 60_000);
+
+  it('a tool added after training ranks in the top 3 for a request that names its job, with no demonstration', async () => {
+    const before = await model.retrieve(NAMES_ITS_JOB);
+    expect(before.ranking.labels).not.toContain(NEW_TOOL.name);
+    await model.addTools([NEW_TOOL]);
+    expect(model.tools.map((t) => t.name)).toContain(NEW_TOOL.name);
+    const r = await model.retrieve(NAMES_ITS_JOB);
+    const top3 = Array.from(r.ranking.order.subarray(0, 3), (i) => r.ranking.labels[i]);
+    expect(top3).toContain(NEW_TOOL.name);
+  });
+
+  it('a removed tool is never offered again and the others keep their order', async () => {
+    const gone = 'email_send';
+    const before = await Promise.all(REQUESTS.map(([q, h]) => model.retrieve(q, h)));
+    model.removeTools([gone]);
+    expect(model.tools.map((t) => t.name)).not.toContain(gone);
+    for (const [k, [q, h]] of REQUESTS.entries()) {
+      const r = await model.retrieve(q, h);
+      expect(r.candidates.map((c) => c.tool)).not.toContain(gone);
+      expect(Array.from(r.ranking.order, (i) => r.ranking.labels[i])).not.toContain(gone);
+      const order = (x: typeof r) => Array.from(x.ranking.order, (i) => x.ranking.labels[i]).filter((t) => t !== gone);
+      expect(order(r)).toEqual(order(before[k]));
+      const prompt = buildSelectionPrompt({ query: q, history: h, tools: model.tools, candidates: r.candidates, widened: r.widened, reason: r.reason, format: 'openai', strategy: 'soft' });
+      expect(prompt.allowed).not.toContain(gone);
+      expect(prompt.text).not.toContain(`"${gone}"`);
+    }
+    const e = await model.retrieve('x', [gone]).catch((x: unknown) => x);
+    expect(DtdrError.isInstance(e)).toBe(true);
+  });
+
+  it('save → load keeps the added and removed tools and ranks identically', async () => {
+    const loaded = Dtdr.load(JSON.parse(JSON.stringify(model.toJSON())), encoder);
+    expect(loaded.tools.map((t) => t.name)).toEqual(model.tools.map((t) => t.name));
+    for (const [q, h] of [...REQUESTS, [NAMES_ITS_JOB, []] as [string, string[]]]) {
+      const [a, b] = [await model.retrieve(q, h), await loaded.retrieve(q, h)];
+      expect(Array.from(b.ranking.order)).toEqual(Array.from(a.ranking.order));
+      b.ranking.probabilities.forEach((p, i) => expect(p).toBeCloseTo(a.ranking.probabilities[i], 6));
+    }
+  });
+
+  it('re-adding a removed tool brings it back; adding a duplicate or removing an unknown tool is a typed error', async () => {
+    await model.addTools([DEMO_TOOLS.find((t) => t.name === 'email_send')!]);
+    expect(model.tools.map((t) => t.name)).toContain('email_send');
+    await expect(model.addTools([NEW_TOOL])).rejects.toThrow(/already has a tool "currency_convert"/);
+    expect(() => model.removeTools(['no_such_tool'])).toThrow(/no tool "no_such_tool"/);
+  });
+});
