@@ -5,7 +5,9 @@ export { BUNDLED_ENCODER_ID, createOnnxEncoder, loadOnnxEncoder, type EncoderDev
 export { END, type Dataset, type JsonSchema, type Plan, type PlanNode, type PlanStep, type ToolSpec } from './core/types.js';
 export { planFromRecord, chainPlan, planSteps, planTools } from './core/plan.js';
 export { datasetFromFiles, parsePlans, parseToolDescriptions, parseSplitIds, type DatasetFiles } from './core/dataset.js';
-export { Dtdr, type DtdrTrainOptions, type Retrieval } from './core/dtdr.js';
+export { Dtdr, loadModel, safeLoadModel, type DtdrTrainOptions, type Retrieval, type SafeLoad } from './core/dtdr.js';
+export { encodeBinaryModel, decodeBinaryModel, isBinaryModel } from './core/living/binary.js';
+export { ADDED_TOOL_SHARE, type ToolChanges } from './core/living/toolset.js';
 export { METHODS, trainRetriever, fitRetriever, type TrainOptions } from './core/train.js';
 export type { Backoff, MethodName, RankInput, Ranking, Retriever, TrainingProgress } from './core/retrievers/types.js';
 export type { LinearHeadOptions } from './core/retrievers/linear-head.js';

@@ -35,8 +35,9 @@ describe('model artifacts', () => {
 
   it('records format, version, method, encoder and tools', async () => {
     const a = await artifact();
-    expect(a).toMatchObject({ format: 'dtdr-model', version: 1, method: 'dtdr-c', encoder: { id: 'test-words', dimension: 18 } });
+    expect(a).toMatchObject({ format: 'dtdr-model', version: 2, method: 'dtdr-c', encoder: { id: 'test-words', dimension: 18 } });
     expect(a.tools).toHaveLength(DEMO_TOOLS.length);
+    expect(a.toolsHash).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('rejects what is not a dtdr model', () => rejects({ hello: 1 }, /model.json, format: not a dtdr model/));

@@ -1,3 +1,6 @@
+import { sha256 } from '@noble/hashes/sha2';
+import { bytesToHex } from '@noble/hashes/utils';
+import { utf8Encode } from './living/utf8.js';
 import type { ToolChanges } from './living/toolset.js';
 import type { Encoder } from './encoder.js';
 import { DtdrError } from './errors.js';
@@ -13,8 +16,12 @@ import { isMethod, labelsOf } from './train.js';
 import { END, type ToolSpec } from './types.js';
 
 export const MODEL_FORMAT = 'dtdr-model';
-/** Bump when the artifact layout changes; `loadRetriever` rejects versions it does not know. */
-export const MODEL_VERSION = 1;
+/**
+ * Bump when the artifact layout changes; `loadRetriever` rejects versions it does not know and
+ * migrates older ones it does. v2 added `toolsHash` and the encoder's `fingerprint`, and the
+ * binary container (living/binary.ts); v1 files load unchanged.
+ */
+export const MODEL_VERSION = 2;
 
 /** A trained retriever as one JSON document. */
 export interface ModelArtifact {
@@ -23,8 +30,10 @@ export interface ModelArtifact {
   method: string;
   createdAt: string;
   /** The encoder the retriever's vectors come from; null for methods that embed nothing. */
-  encoder: { id: string; dimension: number; location?: string } | null;
+  encoder: { id: string; dimension: number; location?: string; fingerprint?: string } | null;
   tools: ToolSpec[];
+  /** SHA-256 (hex) of the tools' names, descriptions and schemas: a hand-edited tool list is caught on load. */
+  toolsHash?: string;
   labels: string[];
   /** What it was trained on and with which options, for the record. */
   training: { dataset?: string; plans: number; historyLength: number; seed: number; clusters?: number };
@@ -39,14 +48,23 @@ function usesEncoder(retriever: Retriever): boolean {
   return retriever.needs.query || retriever.needs.context;
 }
 
+/** SHA-256 (hex) of the tool list as saved. */
+export function toolsHash(tools: readonly ToolSpec[]): string {
+  return bytesToHex(sha256(utf8Encode(JSON.stringify(tools.map((t) => [t.name, t.description ?? '', t.parameters ?? null, t.returns ?? null])))));
+}
+
 export function saveRetriever(retriever: Retriever, tools: ToolSpec[], encoder: Encoder | undefined, training: ModelArtifact['training'], examples: ModelArtifact['examples'] = []): ModelArtifact {
+  const savedTools = tools.map((t) => ({ name: t.name, description: t.description, ...(t.parameters ? { parameters: t.parameters } : {}), ...(t.returns ? { returns: t.returns } : {}) }));
   return {
     format: MODEL_FORMAT,
     version: MODEL_VERSION,
     method: retriever.method,
     createdAt: new Date().toISOString(),
-    encoder: usesEncoder(retriever) && encoder ? { id: encoder.id, dimension: encoder.dimension, ...(encoder.location ? { location: encoder.location } : {}) } : null,
-    tools: tools.map((t) => ({ name: t.name, description: t.description, ...(t.parameters ? { parameters: t.parameters } : {}), ...(t.returns ? { returns: t.returns } : {}) })),
+    encoder: usesEncoder(retriever) && encoder
+      ? { id: encoder.id, dimension: encoder.dimension, ...(encoder.location ? { location: encoder.location } : {}), ...(encoder.fingerprint ? { fingerprint: encoder.fingerprint } : {}) }
+      : null,
+    tools: savedTools,
+    toolsHash: toolsHash(savedTools),
     labels: [...retriever.labels],
     training,
     examples,
@@ -67,15 +85,20 @@ export function loadRetriever(json: unknown, options: { encoder?: Encoder; sourc
   if (typeof a !== 'object' || a === null || a.format !== MODEL_FORMAT) fail('format', `not a dtdr model (format is ${JSON.stringify(a?.format)})`, 'train one with `dtdr train`');
   if (!Number.isInteger(a.version)) fail('version', 'missing format version');
   if (a.version > MODEL_VERSION) fail('version', `model format version ${a.version} is newer than this dtdr reads (${MODEL_VERSION})`, 'upgrade dtdr');
-  if (a.version < MODEL_VERSION) fail('version', `model format version ${a.version} is no longer supported (this dtdr reads ${MODEL_VERSION})`, 'retrain the model');
+  if (a.version < 1) fail('version', `model format version ${a.version} is not one dtdr wrote`, 'retrain the model');
   if (!isMethod(a.method)) fail('method', `unknown method "${a.method}"`);
   if (!Array.isArray(a.tools) || a.tools.some((t) => typeof t?.name !== 'string')) fail('tools', 'tools must be a list of {name, description}');
+  // v1 files have no hash (nothing to check); from v2 on, tools edited by hand are caught here.
+  if (a.version >= 2 && a.toolsHash !== toolsHash(a.tools)) fail('toolsHash', 'the tool list does not match its hash: the file was edited after it was saved', 'change tools with model.addTools / removeTools, then save again');
   const labels = labelsOf(a.tools);
   if (!Array.isArray(a.labels) || a.labels.join('\u0000') !== labels.join('\u0000')) fail('labels', `labels must be the tool names followed by ${END}`);
   const needsEncoder = ['qts', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h', 'dtdr-cb', 'dtdr-g'].includes(a.method);
   if (needsEncoder && (!a.encoder || typeof a.encoder.id !== 'string' || !Number.isInteger(a.encoder.dimension))) fail('encoder', 'missing the encoder id and dimension');
   if (needsEncoder && options.encoder && (options.encoder.id !== a.encoder!.id || options.encoder.dimension !== a.encoder!.dimension)) {
     fail('encoder', `trained with encoder ${a.encoder!.id} (${a.encoder!.dimension}-d) but loaded with ${options.encoder.id} (${options.encoder.dimension}-d)`, `load it with --encoder ${a.encoder!.id}, or retrain`);
+  }
+  if (needsEncoder && options.encoder?.fingerprint && a.encoder?.fingerprint && options.encoder.fingerprint !== a.encoder.fingerprint) {
+    fail('encoder.fingerprint', `encoder ${a.encoder.id} has other files than the one this model was trained with (fingerprint ${a.encoder.fingerprint.slice(0, 12)}…, loaded ${options.encoder.fingerprint.slice(0, 12)}…)`, 'load the encoder files the model was trained with, or retrain');
   }
   if (a.examples !== undefined && (!Array.isArray(a.examples) || a.examples.some((e) => typeof e?.query !== 'string' || !Array.isArray(e.tools)))) {
     fail('examples', 'examples must be a list of {id, query, tools}');

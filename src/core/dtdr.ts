@@ -10,6 +10,7 @@ import { chainPlan, planTools } from './plan.js';
 import { checkHistory, checkQuery, checkTools } from './checks.js';
 import { ChangedToolSet, checkAddedTools, checkRemovedTools, extendGatedState, NO_CHANGES, type ToolChanges } from './living/toolset.js';
 import { GatedRetriever } from './retrievers/gated.js';
+import { decodeBinaryModel, encodeBinaryModel } from './living/binary.js';
 import { toolText } from './text.js';
 import type { Plan, ToolSpec } from './types.js';
 
@@ -151,8 +152,12 @@ export class Dtdr {
     }, plans.slice(0, EXAMPLES_KEPT));
   }
 
-  /** Restores a saved model; the encoder must be the one it was trained with. */
-  static load(artifact: unknown, encoder?: Encoder, source?: string): Dtdr {
+  /**
+   * Restores a saved model — its JSON artifact (v1 or v2) or its binary form (`toBinary()`); the
+   * encoder must be the one it was trained with. Throws a DtdrError naming what is wrong.
+   */
+  static load(saved: unknown, encoder?: Encoder, source?: string): Dtdr {
+    const artifact = saved instanceof Uint8Array ? decodeBinaryModel(saved, source) : saved;
     const { retriever, artifact: a } = loadRetriever(artifact, { encoder, source });
     if ((retriever.needs.query || retriever.needs.context) && !encoder) {
       throw new DtdrError('encoder', `a ${a.method} model needs the encoder it was trained with (${a.encoder?.id})`, { file: source });
@@ -195,6 +200,11 @@ export class Dtdr {
     return (this.retriever as { diagnostics?: GatedDiagnostics }).diagnostics;
   }
 
+  /** The model as the compact binary v2 container (numbers in typed sections, SHA-256 checked). */
+  toBinary(): Uint8Array {
+    return encodeBinaryModel(this.toJSON());
+  }
+
   toJSON(): ModelArtifact {
     const examples = this.examples.map((p) => ({ id: p.id, query: p.query, tools: planTools(p) }));
     const artifact = saveRetriever(this.base, this.baseTools, this.encoder, this.training, examples);
@@ -229,3 +239,17 @@ function readToolChanges(artifact: ModelArtifact, source?: string): ToolChanges 
   if (c.vectors != null && (!Array.isArray(c.vectors) || c.vectors.length !== names.size || c.vectors.some((v) => !Array.isArray(v) || v.length !== dim))) fail('vectors', 'one description vector per tool of the encoder dimension expected');
   return { removed: [...c.removed!], added: c.added!.map((t) => ({ ...t })), vectors: c.vectors ?? null };
 }
+
+export type SafeLoad = { ok: true; model: Dtdr } | { ok: false; error: DtdrError };
+
+/** `Dtdr.load` that returns a result instead of throwing: for loading stored models at app start. */
+export function safeLoadModel(saved: unknown, encoder?: Encoder, source?: string): SafeLoad {
+  try {
+    return { ok: true, model: Dtdr.load(saved, encoder, source) };
+  } catch (error) {
+    return { ok: false, error: DtdrError.isInstance(error) ? error : new DtdrError('artifact', `cannot load the model: ${String(error)}`, { file: source, cause: error }) };
+  }
+}
+
+/** `Dtdr.load` under the name the docs use: throws a DtdrError. */
+export const loadModel = (saved: unknown, encoder?: Encoder, source?: string): Dtdr => Dtdr.load(saved, encoder, source);

@@ -5,6 +5,8 @@ export interface Encoder {
   readonly dimension: number;
   /** Where it was loaded from, when that is a folder on disk: recorded in models so tools can find it again. */
   readonly location?: string;
+  /** SHA-256 (hex) of the model's weights and tokenizer, when known: a model refuses an encoder with other files. */
+  readonly fingerprint?: string;
   /** Embeds a batch; returns one vector per text, in order. */
   embed(texts: readonly string[]): Promise<Float32Array[]>;
   /** Releases the runtime session, if any. */
@@ -51,6 +53,7 @@ export function withEmbeddingCache(encoder: Encoder, capacity = 4096): Encoder &
     id: encoder.id,
     dimension: encoder.dimension,
     ...(encoder.location !== undefined ? { location: encoder.location } : {}),
+    ...(encoder.fingerprint !== undefined ? { fingerprint: encoder.fingerprint } : {}),
     cache,
     dispose: encoder.dispose?.bind(encoder),
     async embed(texts) {

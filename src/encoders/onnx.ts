@@ -8,6 +8,8 @@
  * No platform import: the loaders in node.ts and web.ts say where the bytes come from.
  */
 import { Tokenizer } from '@huggingface/tokenizers';
+import { sha256 } from '@noble/hashes/sha2';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import type { Env, InferenceSession, InferenceSessionFactory, Tensor, TensorConstructor } from 'onnxruntime-common';
 import { DtdrError } from '../core/errors.js';
 import { withEmbeddingCache, type Encoder } from '../core/encoder.js';
@@ -103,6 +105,8 @@ export interface OnnxEncoderInit {
   id: string;
   /** The folder it came from, when on disk (recorded in models, so the CLI finds it again). */
   location?: string;
+  /** SHA-256 (hex) of its files, recorded in models. */
+  fingerprint?: string;
   runtime: OnnxRuntime;
   session: InferenceSession;
   tokenizer: { encode(text: string): { ids: number[] } };
@@ -136,6 +140,9 @@ export async function createOnnxEncoder(init: OnnxEncoderInit): Promise<Encoder>
   const runBatch = async (texts: readonly string[]): Promise<Float32Array[]> => {
     const rows = texts.map((text) => {
       const ids = tokenizer.encode(text).ids;
+      if (ids.some((id) => !Number.isInteger(id))) {
+        throw new DtdrError('encoder', `the tokenizer of "${init.id}" gave no id for part of ${JSON.stringify(text.slice(0, 40))}`, { hint: 'its tokenizer.json needs an unk_token for words outside its vocabulary' });
+      }
       // Keep the last token (a [SEP]-like marker for models that have one) when cutting.
       return ids.length > maxLength ? [...ids.slice(0, maxLength - 1), ids[ids.length - 1]] : ids;
     });
@@ -182,6 +189,7 @@ export async function createOnnxEncoder(init: OnnxEncoderInit): Promise<Encoder>
     id: init.id,
     dimension,
     ...(init.location !== undefined ? { location: init.location } : {}),
+    ...(init.fingerprint !== undefined ? { fingerprint: init.fingerprint } : {}),
     async embed(texts) {
       // Text with no characters at all has nothing to pool: answer it directly.
       const nonEmpty = texts.map((t, i) => [t, i] as const).filter(([t]) => t.trim() !== '');
@@ -259,7 +267,11 @@ export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: On
     throw new DtdrError('encoder', `cannot build the tokenizer of "${id}" from ${files.location}/tokenizer.json: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
   const maxLength = typeof tokenizerConfig.model_max_length === 'number' && tokenizerConfig.model_max_length < 1e6 ? tokenizerConfig.model_max_length : 512;
-  return createOnnxEncoder({ id, location, runtime, session, tokenizer, maxLength, batchSize: options.batchSize, cacheSize: options.cacheSize });
+  const hash = sha256.create();
+  hash.update(weights);
+  hash.update(utf8ToBytes(JSON.stringify(tokenizerJson)));
+  const fingerprint = bytesToHex(hash.digest());
+  return createOnnxEncoder({ id, location, fingerprint, runtime, session, tokenizer, maxLength, batchSize: options.batchSize, cacheSize: options.cacheSize });
 }
 
 /** The default runtime: ONNX Runtime Web's WASM build, loaded on first use. */

@@ -1,8 +1,9 @@
-/** Models as JSON files (Node). */
+/** Model files (Node): the binary v2 container, or JSON text for `.json` paths; written atomically. */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ModelArtifact } from '../core/artifact.js';
 import { DtdrError } from '../core/errors.js';
+import { decodeBinaryModel, encodeBinaryModel, isBinaryModel } from '../core/living/binary.js';
 
 /**
  * Writes a model atomically: a temporary file beside the target, then a rename, so a crash
@@ -13,7 +14,8 @@ export function writeModelFile(path: string, artifact: ModelArtifact): void {
   mkdirSync(dirname(path), { recursive: true });
   const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
   try {
-    writeFileSync(temporary, JSON.stringify(artifact));
+    // `.json`: readable text (v2 JSON); anything else (e.g. `.dtdr`): the compact binary container.
+    writeFileSync(temporary, path.toLowerCase().endsWith('.json') ? JSON.stringify(artifact) : encodeBinaryModel(artifact));
     renameSync(temporary, path);
   } catch (cause) {
     rmSync(temporary, { force: true });
@@ -31,7 +33,9 @@ export function checkModelPath(path: string): void {
 /** Reads a model file; a missing or non-JSON file is a DtdrError naming it. */
 export function readModelFile(path: string): unknown {
   if (!existsSync(path)) throw new DtdrError('artifact', `model file "${path}" does not exist`, { hint: 'train one with `dtdr train --out FILE`' });
-  const text = readFileSync(path, 'utf8');
+  const bytes = readFileSync(path);
+  if (isBinaryModel(bytes)) return decodeBinaryModel(bytes, path);
+  const text = bytes.toString('utf8');
   try {
     return JSON.parse(text);
   } catch (cause) {

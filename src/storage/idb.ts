@@ -5,7 +5,8 @@ import { DtdrError } from '../core/errors.js';
 
 const PREFIX = 'dtdr-model:';
 
-export async function saveModelToIndexedDb(name: string, artifact: ModelArtifact, store?: UseStore): Promise<void> {
+/** Stores a model: its JSON artifact, or (smaller) its binary form from `model.toBinary()`. */
+export async function saveModelToIndexedDb(name: string, artifact: ModelArtifact | Uint8Array, store?: UseStore): Promise<void> {
   await set(PREFIX + name, artifact, store);
 }
 

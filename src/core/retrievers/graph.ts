@@ -34,7 +34,8 @@ export class DependencyGraph {
   }
 
   state(): [string, [number, number][]][] {
-    return [...this.table].map(([key, row]) => [key, [...row].map(([l, w]) => [l, +w.toFixed(6)] as [number, number])]);
+    // Float32 precision (7 digits): exact in the binary artifact's float32 sections.
+    return [...this.table].map(([key, row]) => [key, [...row].map(([l, w]) => [l, Math.fround(w)] as [number, number])]);
   }
 
   static fromState(maxHistory: number, entries: [string, [number, number][]][]): DependencyGraph {
