@@ -92,3 +92,24 @@ describe('the OpenAI-compatible HTTP adapter (a local stand-in server)', () => {
     await expect(model.generate({ stage: 'select', format: 'hermes', messages: [], prompt: '', allowed: [] })).rejects.toThrow(/cannot reach http:\/\/127.0.0.1:9\/v1.*server running/);
   });
 });
+
+describe('learning from finished runs (opt-in)', () => {
+  it('hands a run that ended with END to learn, and only when the app accepts it', async () => {
+    const model = Dtdr.load(retriever.toJSON(), retriever.encoder);
+    const script = () => new ScriptedModel([
+      '<tool_call>{"name": "contacts_search", "arguments": {"name": "Anna"}}</tool_call>',
+      '<tool_call>{"name": "email_send", "arguments": {"to": "a@b.c", "subject": "s", "body": "b"}}</tool_call>',
+      'END',
+    ]);
+    const declined = await new Agent({ retriever: model, model: script(), fillArguments: false, learnFromRuns: () => false }).run('Email Anna');
+    expect(declined.learned).toBeUndefined();
+    expect(model.learnedCount).toBe(0);
+    const run = await new Agent({ retriever: model, model: script(), fillArguments: false, learnFromRuns: true }).run('Email Anna');
+    expect(run.stopReason).toBe('end');
+    expect(run.learned).toBe(true);
+    expect(model.learnedCount).toBe(1);
+    const stalled = await new Agent({ retriever: model, model: new ScriptedModel(['<tool_call>{"name": "teleport"}</tool_call>', 'nonsense']), fillArguments: false, learnFromRuns: true, maxRetries: 0 }).run('Go');
+    expect(stalled.stopReason).toBe('invalid-answer');
+    expect(model.learnedCount).toBe(1);
+  });
+});

@@ -1,3 +1,4 @@
+import { chainPlan } from './plan.js';
 import type { Dtdr, Retrieval } from './dtdr.js';
 import { DtdrError } from './errors.js';
 import { buildArgumentsPrompt, buildSelectionPrompt, type BuiltPrompt, type ChatMessage, type PastCall, type PromptFormat, type Strategy } from './prompt/build.js';
@@ -59,6 +60,12 @@ export interface AgentOptions {
   maxRetries?: number;
   /** Runs a call and returns its result for the history; omit to plan without executing. */
   execute?: (call: ToolCall) => Promise<unknown>;
+  /**
+   * Hand finished runs to `retriever.learn`, so the model learns from its users' successes. A run
+   * qualifies when the model ended it (END) after at least one call, every call validated, and
+   * `accept` (default: always) says yes — e.g. only runs the user confirmed. Off by default.
+   */
+  learnFromRuns?: boolean | ((run: AgentRun, query: string) => boolean);
 }
 
 export interface PreparedStep {
@@ -67,6 +74,8 @@ export interface PreparedStep {
 }
 
 export interface AgentRun {
+  /** True when the run was handed to `retriever.learn` (see `learnFromRuns`). */
+  learned?: boolean;
   calls: (ToolCall & { result?: unknown })[];
   stopReason: 'end' | 'max-steps' | 'repetition' | 'invalid-answer';
   /** The last error message when stopReason is invalid-answer. */
@@ -135,7 +144,7 @@ export class Agent {
       const selection = await this.ask(prompt);
       const record: AgentRun['steps'][number] = { retrieval, selection };
       run.steps.push(record);
-      if (selection.kind === 'end') return { ...run, stopReason: 'end' };
+      if (selection.kind === 'end') return this.finish(query, { ...run, stopReason: 'end' });
       if (selection.kind === 'error') return { ...run, stopReason: 'invalid-answer', error: selection.message };
       let call = selection.call;
       if (this.options.fillArguments ?? true) {
@@ -154,4 +163,16 @@ export class Agent {
     }
     return run;
   }
+
+  /** Learns from a finished run when the app opted in. */
+  private async finish(query: string, run: AgentRun): Promise<AgentRun> {
+    const opt = this.options.learnFromRuns;
+    if (opt && run.calls.length > 0 && (opt === true || opt(run, query))) {
+      await this.options.retriever.learn([chainPlan(`run-${Date.now().toString(36)}-${(this.runs++).toString(36)}`, query, run.calls.map((c) => c.name))]);
+      run.learned = true;
+    }
+    return run;
+  }
+
+  private runs = 0;
 }

@@ -6,14 +6,14 @@ import type { Encoder } from './encoder.js';
 import { DtdrError } from './errors.js';
 import { Bm25Retriever, QtsRetriever, RandomRetriever } from './retrievers/baselines.js';
 import { ColdStartRetriever } from './retrievers/cold-start.js';
-import { ClusterRetriever, DependencyRetriever } from './retrievers/dependency.js';
+import { ClusterRetriever, startCount, DependencyRetriever } from './retrievers/dependency.js';
 import { DependencyGraph } from './retrievers/graph.js';
 import { GatedRetriever, type GatedState } from './retrievers/gated.js';
 import { LearnedRetriever } from './retrievers/learned.js';
-import { LinearHead, type LinearHeadState } from './retrievers/linear-head.js';
+import { LinearHead, ReplayBuffer, type ReplayState, type LinearHeadState } from './retrievers/linear-head.js';
 import type { Retriever } from './retrievers/types.js';
 import { isMethod, labelsOf } from './train.js';
-import { END, type ToolSpec } from './types.js';
+import { END, type Plan, type ToolSpec } from './types.js';
 
 export const MODEL_FORMAT = 'dtdr-model';
 /**
@@ -42,6 +42,8 @@ export interface ModelArtifact {
   state: unknown;
   /** Tools removed, and (for methods other than dtdr-g) added, after training. */
   toolChanges?: ToolChanges;
+  /** Demonstrations folded in by `learn`, and the model before them (so `forget` can replay without them). */
+  learning?: { plans: Plan[]; before: ModelArtifact };
 }
 
 function usesEncoder(retriever: Retriever): boolean {
@@ -134,7 +136,9 @@ export function loadRetriever(json: unknown, options: { encoder?: Encoder; sourc
         if (!Array.isArray(centroids) || centroids.some((c) => c.length !== dim)) fail('state.centroids', 'centroids must match the encoder dimension');
         if (!Array.isArray(graphs) || graphs.length !== centroids.length) fail('state.graphs', 'one graph per cluster expected');
         const hl = Number(s.historyLength);
-        const cluster = new ClusterRetriever(labels, hl, centroids.map((c) => Float64Array.from(c)), graphs.map((g) => DependencyGraph.fromState(hl, g)), DependencyGraph.fromState(hl, s.global as never), Number(s.minSupport ?? 2));
+        const clusterGraphs = graphs.map((g) => DependencyGraph.fromState(hl, g));
+        const sizes = Array.isArray(s.sizes) && s.sizes.length === centroids.length ? (s.sizes as number[]).map(Number) : clusterGraphs.map(startCount);
+        const cluster = new ClusterRetriever(labels, hl, centroids.map((c) => Float64Array.from(c)), clusterGraphs, DependencyGraph.fromState(hl, s.global as never), Number(s.minSupport ?? 2), sizes, typeof s.plansPerCluster === 'number' && s.plansPerCluster > 0 ? s.plansPerCluster : null);
         const bm25 = (s.bm25 ?? {}) as { k1?: number; b?: number };
         retriever = a.method === 'dtdr-c' ? cluster : new ColdStartRetriever(cluster, new Bm25Retriever(labels, a.tools, Number(bm25.k1 ?? 1.2), Number(bm25.b ?? 0.75)), Number(s.kappa ?? 2));
         break;
@@ -147,7 +151,7 @@ export function loadRetriever(json: unknown, options: { encoder?: Encoder; sourc
         if (!Array.isArray(vocabulary) || vocabulary.some((i) => !Number.isInteger(i) || i < 0 || i >= labels.length)) fail('state.historyVocabulary', 'history vocabulary must list label indices');
         const hl = Number(s.historyLength ?? l);
         if (a.method === 'dtdr-h' && head.sparseSize !== hl * (vocabulary.length + 2)) fail('state.head', 'one-hot block does not match the history vocabulary');
-        retriever = new LearnedRetriever(a.method as 'lr' | 'dtdr-l' | 'dtdr-h', labels, hl, head, new Map(vocabulary.map((label, slot) => [label, slot])));
+        retriever = new LearnedRetriever(a.method as 'lr' | 'dtdr-l' | 'dtdr-h', labels, hl, head, new Map(vocabulary.map((label, slot) => [label, slot])), [], ReplayBuffer.fromState(s.replay as ReplayState | undefined));
       }
     }
     return { retriever, artifact: a };

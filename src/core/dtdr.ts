@@ -1,12 +1,12 @@
-import { loadRetriever, saveRetriever, type ModelArtifact } from './artifact.js';
+import { loadRetriever, saveRetriever, toolsHash, type ModelArtifact } from './artifact.js';
 import type { Encoder } from './encoder.js';
 import { DtdrError } from './errors.js';
-import type { GatedDiagnostics } from './retrievers/gated.js';
-import type { Backoff, MethodName, RankInput, Ranking, Retriever } from './retrievers/types.js';
+import type { GatedDiagnostics, GatedState } from './retrievers/gated.js';
+import type { Backoff, LearnInput, MethodName, RankInput, Ranking, Retriever } from './retrievers/types.js';
 import { checkSelectOptions, selectCandidates, type Candidate, type SelectOptions } from './select.js';
 import { contextText } from './text.js';
-import { DEFAULT_METHOD, TRAIN_DEFAULTS, trainRetriever, type TrainOptions } from './train.js';
-import { chainPlan, planTools } from './plan.js';
+import { DEFAULT_METHOD, embedAll, fitNeeds, labelsOf, TRAIN_DEFAULTS, trainRetriever, type TrainOptions } from './train.js';
+import { chainPlan, planSteps, planTools } from './plan.js';
 import { checkHistory, checkQuery, checkTools } from './checks.js';
 import { ChangedToolSet, checkAddedTools, checkRemovedTools, extendGatedState, NO_CHANGES, type ToolChanges } from './living/toolset.js';
 import { GatedRetriever } from './retrievers/gated.js';
@@ -107,6 +107,12 @@ export class Dtdr {
         const encoder = this.requireEncoder('adding tools');
         const vectors = await encoder.embed(fresh.map((t) => toolText(t.name, t.description)));
         const state = extendGatedState(this.base.state(), this.baseTools.length, fresh.length, vectors.map((v) => Array.from(v)));
+        if (this.beforeLearning) {
+          const before = this.beforeLearning;
+          const tools = [...before.tools, ...fresh.map((t) => ({ name: t.name, description: t.description }))];
+          const extended = extendGatedState(before.state as GatedState, before.tools.length, fresh.length, vectors.map((v) => Array.from(v)));
+          this.beforeLearning = { ...before, tools, labels: labelsOf(tools), toolsHash: toolsHash(tools), state: extended };
+        }
         this.baseTools = [...this.baseTools, ...fresh];
         this.base = GatedRetriever.fromState(this.baseTools, encoder.dimension, state);
       } else {
@@ -126,6 +132,61 @@ export class Dtdr {
   removeTools(names: string[]): void {
     checkRemovedTools(names, this.tools.map((t) => t.name));
     this.changes = { ...this.changes, removed: [...this.changes.removed, ...names] };
+    this.view = this.applyChanges();
+  }
+
+  /** Demonstrations folded in after training, oldest first (kept so `forget` can take them out). */
+  private learned: Plan[] = [];
+  /** The trained state before the first `learn`, replayed from when forgetting. */
+  private beforeLearning?: ModelArtifact;
+
+  /** How many demonstrations `learn` has folded in since training. */
+  get learnedCount(): number {
+    return this.learned.length;
+  }
+
+  /**
+   * Folds new demonstrations (e.g. an app's finished, validated runs) into the model without a
+   * full refit, in time proportional to them: graph counts, cluster centroids, heads and DTDR-G's
+   * conformal thresholds. Methods that learn nothing from demonstrations (random, bm25, qts)
+   * keep them for `forget` only. Plans must call tools the model was trained or natively extended with.
+   */
+  async learn(plans: Plan[]): Promise<void> {
+    checkPlans(plans, this.baseTools.map((t) => t.name), this.changes.added.map((t) => t.name));
+    if (plans.length === 0) return;
+    this.beforeLearning ??= JSON.parse(JSON.stringify(saveRetriever(this.base, this.baseTools, this.encoder, this.training)));
+    await this.foldIn(plans);
+    this.learned.push(...plans.map(copyPlan));
+  }
+
+  /**
+   * Removes what came from demonstrations handed to `learn` — by plan id, or by a predicate —
+   * by replaying the remaining ones onto the model as it was before learning. Returns how many
+   * were forgotten. (Demonstrations the model was trained on need a new training to leave it.)
+   */
+  async forget(which: readonly string[] | ((plan: Plan) => boolean)): Promise<number> {
+    const match = typeof which === 'function' ? which : ((ids) => (p: Plan) => ids.has(p.id))(new Set(which));
+    if (typeof which !== 'function' && !Array.isArray(which)) throw new DtdrError('options', 'forget takes plan ids or a predicate', { field: 'which' });
+    const keep = this.learned.filter((p) => !match(p));
+    const forgotten = this.learned.length - keep.length;
+    if (forgotten === 0 || !this.beforeLearning) return 0;
+    const { retriever, artifact } = loadRetriever(this.beforeLearning, { encoder: this.encoder });
+    this.base = retriever;
+    this.baseTools = artifact.tools;
+    this.learned = keep;
+    if (keep.length > 0) await this.foldIn(keep);
+    else this.view = this.applyChanges();
+    return forgotten;
+  }
+
+  private async foldIn(plans: Plan[]): Promise<void> {
+    if (!this.base.learn) return;
+    const needs = fitNeeds(this.base.method);
+    const encoder = needs.queries || needs.contexts ? this.requireEncoder('learning') : undefined;
+    const input: LearnInput = { plans };
+    if (needs.queries) input.queryVectors = await embedAll(encoder!, plans.map((p) => p.query));
+    if (needs.contexts) input.contextVectors = await embedAll(encoder!, plans.flatMap((p) => planSteps(p).map((s) => contextText(s.query, s.history, this.base.historyLength))));
+    this.base.learn(input);
     this.view = this.applyChanges();
   }
 
@@ -163,7 +224,14 @@ export class Dtdr {
       throw new DtdrError('encoder', `a ${a.method} model needs the encoder it was trained with (${a.encoder?.id})`, { file: source });
     }
     const examples = (a.examples ?? []).map((e) => chainPlan(String(e.id), e.query, e.tools));
-    return new Dtdr(retriever, a.tools, encoder, a.training, examples, readToolChanges(a, source));
+    const model = new Dtdr(retriever, a.tools, encoder, a.training, examples, readToolChanges(a, source));
+    const learning = (a as { learning?: { plans?: unknown; before?: unknown } }).learning;
+    if (learning !== undefined) {
+      if (!learning || !Array.isArray(learning.plans) || !learning.before) throw new DtdrError('artifact', 'learning must hold {plans, before}', { file: source, field: 'learning' });
+      model.learned = learning.plans.map((p, i) => readPlan(p, `learning.plans[${i}]`, source));
+      model.beforeLearning = loadRetriever(learning.before, { encoder, source }).artifact;
+    }
+    return model;
   }
 
   get method(): MethodName {
@@ -209,7 +277,11 @@ export class Dtdr {
     const examples = this.examples.map((p) => ({ id: p.id, query: p.query, tools: planTools(p) }));
     const artifact = saveRetriever(this.base, this.baseTools, this.encoder, this.training, examples);
     const c = this.changes;
-    return c.removed.length === 0 && c.added.length === 0 ? artifact : { ...artifact, toolChanges: structuredCopy(c) };
+    return {
+      ...artifact,
+      ...(c.removed.length === 0 && c.added.length === 0 ? {} : { toolChanges: structuredCopy(c) }),
+      ...(this.beforeLearning && this.learned.length > 0 ? { learning: { plans: this.learned.map(copyPlan), before: this.beforeLearning } } : {}),
+    };
   }
 }
 
@@ -253,3 +325,35 @@ export function safeLoadModel(saved: unknown, encoder?: Encoder, source?: string
 
 /** `Dtdr.load` under the name the docs use: throws a DtdrError. */
 export const loadModel = (saved: unknown, encoder?: Encoder, source?: string): Dtdr => Dtdr.load(saved, encoder, source);
+
+function copyPlan(p: Plan): Plan {
+  return { id: p.id, query: p.query, nodes: p.nodes.map((n) => ({ ...n })), edges: p.edges.map(([a, b]) => [a, b] as [number, number]), order: [...p.order] };
+}
+
+/** Plans to learn: well-formed, calling tools the retriever knows. */
+function checkPlans(plans: unknown, known: string[], addedByMixing: string[]): asserts plans is Plan[] {
+  if (!Array.isArray(plans)) throw new DtdrError('options', 'learn takes an array of plans', { field: 'plans', hint: 'build plans with chainPlan(id, query, tools) or planFromRecord' });
+  const names = new Set(known);
+  const mixed = new Set(addedByMixing);
+  plans.forEach((p, i) => {
+    readPlan(p, `plans[${i}]`);
+    for (const [k, n] of (p as Plan).nodes.entries()) {
+      if (!names.has(n.tool)) {
+        throw new DtdrError('options', mixed.has(n.tool)
+          ? `"${n.tool}" was added after training to a method that mixes added tools in by description; it cannot learn from plans that call it`
+          : `plan ${JSON.stringify((p as Plan).id)} calls "${n.tool}", which is not one of the model's tools`, { field: `plans[${i}].nodes[${k}].tool`, hint: mixed.has(n.tool) ? 'retrain with the tool, or use dtdr-g, which extends itself natively' : 'add the tool first (addTools), or fix the plan' });
+      }
+    }
+  });
+}
+
+/** A stored or passed plan, checked for shape. */
+function readPlan(p: unknown, field: string, file?: string): Plan {
+  const plan = p as Plan;
+  const ok = plan && typeof plan === 'object' && typeof plan.id === 'string' && typeof plan.query === 'string'
+    && Array.isArray(plan.nodes) && plan.nodes.length > 0 && plan.nodes.every((n) => n && typeof n.tool === 'string')
+    && Array.isArray(plan.edges) && plan.edges.every((e) => Array.isArray(e) && e.length === 2 && e.every((x) => Number.isInteger(x) && x >= 0 && x < plan.nodes.length))
+    && Array.isArray(plan.order) && plan.order.length === plan.nodes.length && [...plan.order].sort((a, b) => a - b).every((x, i) => x === i);
+  if (!ok) throw new DtdrError(file ? 'artifact' : 'options', 'not a plan: expected {id, query, nodes: [{tool}], edges: [[from, to]], order}', { file, field, hint: 'build plans with chainPlan(id, query, tools) or planFromRecord' });
+  return copyPlan(plan);
+}

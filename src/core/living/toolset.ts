@@ -56,6 +56,7 @@ export function extendGatedState(state: GatedState, oldToolCount: number, added:
       bags: e.bags.map((bag) => bag.map(([l, share]) => [move(l), share] as [number, number])),
       vocabulary: e.vocabulary.map(move),
       head: e.head && extendHeadState(e.head, T, added),
+      ...(e.replay ? { replay: { ...e.replay, targets: e.replay.targets.map((t) => t.map(move)) } } : {}),
     },
   };
 }

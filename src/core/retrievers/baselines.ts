@@ -5,7 +5,7 @@ import type { ToolSpec } from '../types.js';
 import { makeRanking, softmaxInPlace } from './ranking.js';
 import type { EmbeddingNeeds, RankInput, Ranking, Retriever } from './types.js';
 
-export function requireVector(v: Float32Array | undefined, method: string, which: 'queryVector' | 'contextVector'): Float32Array {
+export function requireVector(v: Float32Array | undefined, method: string, which: 'queryVector' | 'contextVector' | 'queryVectors' | 'contextVectors'): Float32Array {
   if (!v) throw new DtdrError('options', `${method} needs input.${which}`, { hint: 'rank through Dtdr/rankStep, which embeds for you' });
   return v;
 }

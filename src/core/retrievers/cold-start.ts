@@ -2,7 +2,7 @@ import { scoreStep, summarize } from '../metrics.js';
 import { Bm25Retriever } from './baselines.js';
 import type { ClusterRetriever } from './dependency.js';
 import { makeRanking } from './ranking.js';
-import type { EmbeddingNeeds, RankInput, Ranking, Retriever } from './types.js';
+import type { EmbeddingNeeds, LearnInput, RankInput, Ranking, Retriever } from './types.js';
 
 /**
  * DTDR-CB (ours): DTDR-C with a lexical cold-start fallback. The dependency graph keeps the say on
@@ -31,6 +31,11 @@ export class ColdStartRetriever implements Retriever {
 
   get historyLength(): number {
     return this.graph.historyLength;
+  }
+
+  /** The graphs learn; BM25 over descriptions has nothing to learn from demonstrations. */
+  learn(input: LearnInput): void {
+    this.graph.learn(input);
   }
 
   rank(input: RankInput): Ranking {

@@ -6,7 +6,7 @@ import { seededRandom } from '../random.js';
 import { requireVector } from './baselines.js';
 import { backoffDistribution, DependencyGraph, type GraphLevel } from './graph.js';
 import { makeRanking } from './ranking.js';
-import type { Backoff, EmbeddingNeeds, RankInput, Ranking, Retriever, TrainingProgress } from './types.js';
+import type { Backoff, EmbeddingNeeds, LearnInput, RankInput, Ranking, Retriever, TrainingProgress } from './types.js';
 
 export function labelIndices(labels: readonly string[]): Map<string, number> {
   return new Map(labels.map((l, i) => [l, i]));
@@ -56,10 +56,15 @@ export class DependencyRetriever implements Retriever {
   }
 
   static fit(labels: readonly string[], plans: Plan[]): DependencyRetriever {
-    const index = labelIndices(labels);
-    const transitions = new Map<number, Map<number, number>>();
-    const frequency = new Float64Array(labels.length);
-    for (const plan of plans) {
+    const retriever = new DependencyRetriever(labels, new Map(), new Float64Array(labels.length));
+    retriever.learn({ plans });
+    return retriever;
+  }
+
+  /** Counts the new plans' transitions and calls (counts simply add: learning equals refitting). */
+  learn(input: LearnInput): void {
+    const { index, transitions, frequency } = this;
+    for (const plan of input.plans) {
       const orders = planOrders(plan);
       for (const order of orders) {
         for (const step of planSteps(plan, order)) {
@@ -74,7 +79,6 @@ export class DependencyRetriever implements Retriever {
       }
       for (const node of plan.nodes) frequency[index.get(node.tool)!]++;
     }
-    return new DependencyRetriever(labels, transitions, frequency);
   }
 
   rank(input: RankInput): Ranking {
@@ -172,8 +176,60 @@ export class ClusterRetriever implements Retriever {
     readonly graphs: DependencyGraph[],
     readonly global: DependencyGraph,
     readonly minSupport = 2,
+    /** Demonstrations behind each centroid (for running-mean updates when learning online). */
+    readonly sizes: number[] = graphs.map((g) => startCount(g)),
+    /** Trained with K = demonstrations / this (the default rule): learning grows K likewise. Null for a fixed K. */
+    readonly plansPerCluster: number | null = null,
   ) {
     this.index = labelIndices(labels);
+  }
+
+  /**
+   * Each new plan joins its nearest cluster: counted into that cluster's graph and the pooled one,
+   * and the centroid moves to the running mean of its demonstrations' queries.
+   */
+  learn(input: LearnInput): void {
+    const queries = input.plans.map((_, i) => requireVector(input.queryVectors?.[i], 'dtdr-c', 'queryVectors'));
+    // K grows with the demonstrations as at training (K = demonstrations / plansPerCluster): the
+    // batch's queries farthest from every centroid seed the new clusters (farthest-first), which a
+    // few Lloyd steps over the batch then move to the means of the queries they attract.
+    if (this.plansPerCluster) {
+      const total = this.sizes.reduce((a, b) => a + b, 0) + queries.length;
+      const grow = Math.min(queries.length, Math.round(total / this.plansPerCluster) - this.centroids.length);
+      const nearest = queries.map((q) => this.distance(q, this.cluster(q)));
+      const first = this.centroids.length;
+      for (let g = 0; g < grow; g++) {
+        let far = 0;
+        for (let i = 1; i < queries.length; i++) if (nearest[i] > nearest[far]) far = i;
+        if (nearest[far] <= 0) break;
+        this.centroids.push(Float64Array.from(queries[far]));
+        this.graphs.push(new DependencyGraph(this.historyLength));
+        this.sizes.push(0);
+        const k = this.centroids.length - 1;
+        queries.forEach((q, i) => (nearest[i] = Math.min(nearest[i], this.distance(q, k))));
+      }
+      for (let iteration = 0; iteration < 3 && this.centroids.length > first; iteration++) {
+        const sums = new Map<number, { v: Float64Array; n: number }>();
+        for (const q of queries) {
+          const k = this.cluster(q);
+          if (k < first) continue;
+          let s = sums.get(k);
+          if (!s) sums.set(k, (s = { v: new Float64Array(q.length), n: 0 }));
+          for (let j = 0; j < q.length; j++) s.v[j] += q[j];
+          s.n++;
+        }
+        for (const [k, s] of sums) for (let j = 0; j < s.v.length; j++) this.centroids[k][j] = s.v[j] / s.n;
+      }
+    }
+    input.plans.forEach((plan, i) => {
+      const q = queries[i];
+      const k = this.cluster(q);
+      const n = ++this.sizes[k];
+      const c = this.centroids[k];
+      for (let j = 0; j < c.length; j++) c[j] += (q[j] - c[j]) / n;
+      countPlans(this.graphs[k], [plan], this.index);
+      countPlans(this.global, [plan], this.index);
+    });
   }
 
   static fit(labels: readonly string[], plans: Plan[], queryVectors: Float32Array[], options: ClusterOptions = {}, onProgress?: (p: TrainingProgress) => void): ClusterRetriever {
@@ -197,7 +253,17 @@ export class ClusterRetriever implements Retriever {
     const global = new DependencyGraph(l);
     countPlans(global, plans, index);
     onProgress?.({ phase: 'k-means', fraction: 1 });
-    return new ClusterRetriever(labels, l, result!.centroids.map((c) => Float64Array.from(c)), graphs, global, options.minSupport ?? 2);
+    const sizes = new Array<number>(k).fill(0);
+    for (const c of result!.clusters) sizes[c]++;
+    return new ClusterRetriever(labels, l, result!.centroids.map((c) => Float64Array.from(c)), graphs, global, options.minSupport ?? 2, sizes, options.clusters === undefined ? 10 : null);
+  }
+
+  /** Squared distance from a query to centroid k. */
+  private distance(q: Float32Array, k: number): number {
+    const c = this.centroids[k];
+    let d = 0;
+    for (let j = 0; j < c.length; j++) d += (c[j] - q[j]) ** 2;
+    return d;
   }
 
   /** Index of the centroid nearest to the query embedding. */
@@ -237,6 +303,16 @@ export class ClusterRetriever implements Retriever {
       centroids: this.centroids.map((c) => Array.from(c, (x) => Math.fround(x))),
       graphs: this.graphs.map((g) => g.state()),
       global: this.global.state(),
+      sizes: [...this.sizes],
+      plansPerCluster: this.plansPerCluster,
     };
   }
+}
+
+/** Plans behind a graph: the weight of its start-of-plan row (each plan weighs 1 there). */
+export function startCount(graph: DependencyGraph): number {
+  const row = graph.lookup([], 1);
+  let total = 0;
+  if (row) for (const w of row.values()) total += w;
+  return Math.round(total);
 }

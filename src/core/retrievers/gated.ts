@@ -3,14 +3,15 @@ import { planSteps, planTools } from '../plan.js';
 import { seededRandom, shuffleInPlace } from '../random.js';
 import { terms } from '../text.js';
 import { END, type Plan, type ToolSpec } from '../types.js';
-import { countPlans, historyIndices, labelIndices } from './dependency.js';
+import { requireVector } from './baselines.js';
+import { countPlans, historyIndices, labelIndices, startCount } from './dependency.js';
 import { applyIsotonic, conformalThreshold, expectedCalibrationError, fitIsotonic, fitTemperature, GateDataBuilder, stepProbabilities, trainGate, type GateData } from './gate.js';
 import { DependencyGraph } from './graph.js';
 import { dotAt, packRows, sphericalKMeans, type KMeansResult } from './kmeans.js';
 import { LexicalIndex } from './lexical.js';
-import { LinearHead, trainLinearHead, type LinearHeadOptions, type LinearHeadState } from './linear-head.js';
+import { LinearHead, ReplayBuffer, trainLinearHead, type LinearHeadOptions, type LinearHeadState, type ReplayState } from './linear-head.js';
 import { orderByScore } from './ranking.js';
-import type { EmbeddingNeeds, RankInput, Ranking, Retriever, TrainingProgress } from './types.js';
+import { ONLINE_HEAD, type EmbeddingNeeds, type LearnInput, type RankInput, type Ranking, type Retriever, type TrainingProgress } from './types.js';
 
 /**
  * DTDR-G (ours, the default): one retriever that combines, per step, the signals that are each
@@ -142,6 +143,10 @@ interface Evidence {
   head?: LinearHead;
   /** Label → one-hot slot for tools seen in training histories. */
   vocabulary: Map<number, number>;
+  /** Demonstrations per cluster (running means when learning online). */
+  sizes: number[];
+  /** The head's training examples, rehearsed when learning online. */
+  replay: ReplayBuffer;
 }
 
 interface StepInput {
@@ -231,18 +236,11 @@ function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array[], clu
     if (!vocabulary.has(i)) vocabulary.set(i, vocabulary.size);
   }
   let head: LinearHead | undefined;
+  const replay = new ReplayBuffer();
   if (o.head !== false) {
-    const dense: Float32Array[] = [];
-    const sparse: Uint32Array[] = [];
-    const targets: number[][] = [];
-    plans.forEach((plan, i) => {
-      for (const step of planSteps(plan)) {
-        dense.push(queries[i]);
-        sparse.push(headSlots(historyIndices(step.history, side.index), l, vocabulary));
-        targets.push(step.acceptable.map((t) => side.index.get(t)!));
-      }
-    });
-    const generator = trainLinearHead({ dense, sparse, targets, classes: side.labels.length, sparseSize: headSparseSize(l, vocabulary) }, { epochs: 3, seed: o.seed, ...(o.head ?? {}) });
+    const examples = headExamples(side, plans, queries, l, vocabulary);
+    replay.add(examples);
+    const generator = trainLinearHead(examples, { epochs: 3, seed: o.seed, ...(o.head ?? {}) });
     for (;;) {
       const next = generator.next();
       if (next.done) {
@@ -252,7 +250,22 @@ function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array[], clu
       onProgress?.({ phase: 'head', fraction: next.value.epoch / next.value.epochs, loss: next.value.loss });
     }
   }
-  return { historyLength: l, k, centroids, graphs, global, bags, head, vocabulary };
+  return { historyLength: l, k, centroids, graphs, global, bags, head, vocabulary, sizes: members.map((m) => m.length), replay };
+}
+
+/** The head's examples: one per step, [query, last l calls, calls so far] → acceptable labels. */
+function headExamples(side: ToolSide, plans: Plan[], queries: Float32Array[], l: number, vocabulary: Map<number, number>) {
+  const dense: Float32Array[] = [];
+  const sparse: Uint32Array[] = [];
+  const targets: number[][] = [];
+  plans.forEach((plan, i) => {
+    for (const step of planSteps(plan)) {
+      dense.push(queries[i]);
+      sparse.push(headSlots(historyIndices(step.history, side.index), l, vocabulary));
+      targets.push(step.acceptable.map((t) => side.index.get(t)!));
+    }
+  });
+  return { dense, sparse, targets, classes: side.labels.length, sparseSize: headSparseSize(l, vocabulary) };
 }
 
 /**
@@ -563,7 +576,12 @@ export interface GatedState {
     bags: [number, number][][];
     head: LinearHeadState | null;
     vocabulary: number[];
+    /** Demonstrations per cluster (absent in files written before online learning). */
+    sizes?: number[];
+    replay?: ReplayState;
   };
+  /** Held-out conformal scores per group (absent in older files: learning then uses new scores only). */
+  calibration?: { confident: number[]; unsure: number[] };
   diagnostics?: GatedDiagnostics;
 }
 
@@ -571,20 +589,22 @@ export interface GatedState {
 export class GatedRetriever implements Retriever {
   readonly method = 'dtdr-g' as const;
   readonly needs: EmbeddingNeeds = { query: true, context: false };
-  private readonly workspace: Workspace;
+  private workspace: Workspace;
   private readonly without: Set<number>;
 
   private constructor(
     private readonly side: ToolSide,
-    private readonly evidence: Evidence | undefined,
+    private evidence: Evidence | undefined,
     readonly theta: Float64Array,
     readonly temperature: number,
     readonly target: number,
     readonly confidentAbove: number,
-    readonly thresholds: { confident: number; unsure: number },
+    public thresholds: { confident: number; unsure: number },
     readonly neighbours: number,
     readonly withoutSignals: SignalName[],
     readonly diagnostics?: GatedDiagnostics,
+    /** Held-out conformal scores (probability of the best acceptable label) per group, kept so learning can pool new ones. */
+    private calibration: { confident: number[]; unsure: number[] } = { confident: [], unsure: [] },
   ) {
     this.workspace = new Workspace(side.labels.length, side.dim, evidence?.k ?? 0);
     this.without = new Set(withoutSignals.map((s) => SIGNALS.indexOf(s)));
@@ -766,7 +786,74 @@ export class GatedRetriever implements Retriever {
     };
     report('calibration', 1);
     const ev = fitEvidence(side, plans, queries, clustering!, { historyLength: l, seed, head: headOption }, (p) => report('fitting', p.fraction));
-    return new GatedRetriever(side, ev, theta, temperature, target, confidentAbove, thresholds, neighbours, without, diagnostics);
+    const calibration = { confident: confidentScores.map(Math.fround), unsure: unsureScores.map(Math.fround) };
+    return new GatedRetriever(side, ev, theta, temperature, target, confidentAbove, thresholds, neighbours, without, diagnostics, calibration);
+  }
+
+  /**
+   * Online learning, in time proportional to the new plans: first their steps are scored by the
+   * model as it is (they are held out for it) and pooled with the stored conformal scores, which
+   * re-sets the thresholds; then each plan joins its nearest cluster (graph counts, tool bag, a
+   * running-mean centroid), the pooled graph, and the head continues training on its steps. The
+   * gate and temperature stay as fitted. A model trained on tools alone gains its first evidence.
+   */
+  learn(input: LearnInput): void {
+    const plans = input.plans;
+    if (plans.length === 0) return;
+    const queries = plans.map((_, i) => requireVector(input.queryVectors?.[i], 'dtdr-g', 'queryVectors'));
+    const side = this.side;
+    const ev = this.evidence;
+    if (ev) {
+      for (const [i, plan] of plans.entries()) {
+        for (const step of planSteps(plan)) {
+          const r = this.rank({ query: plan.query, history: step.history, queryVector: queries[i] });
+          let best = 0;
+          for (const t of step.acceptable) best = Math.max(best, r.probabilities[side.index.get(t)!]);
+          (r.confident ? this.calibration.confident : this.calibration.unsure).push(Math.fround(best));
+        }
+      }
+      const threshold = (scores: number[]) => (scores.length >= 20 ? conformalThreshold(scores, this.target) : 0);
+      this.thresholds = { confident: threshold(this.calibration.confident), unsure: threshold(this.calibration.unsure) };
+    } else {
+      // Tools alone so far: one cluster around these plans, the default history length.
+      const d = side.dim;
+      const centroid = new Float32Array(d);
+      for (const q of queries) for (let j = 0; j < d; j++) centroid[j] += q[j];
+      normaliseInPlace(centroid);
+      this.evidence = fitEvidence(side, plans, queries, { centroids: centroid, k: 1, assignment: new Uint8Array(plans.length) }, { historyLength: KNOWN_HISTORY, seed: 0 });
+      this.workspace = new Workspace(side.labels.length, d, 1);
+      return;
+    }
+    const d = side.dim;
+    const l = ev.historyLength;
+    for (const [i, plan] of plans.entries()) {
+      const q = queries[i];
+      let k = 0;
+      let bestDot = -Infinity;
+      for (let c = 0; c < ev.k; c++) {
+        const dot = dotAt(ev.centroids, c * d, q, 0, d);
+        if (dot > bestDot) [k, bestDot] = [c, dot];
+      }
+      const n = ++ev.sizes[k];
+      const centroid = ev.centroids.subarray(k * d, (k + 1) * d);
+      for (let j = 0; j < d; j++) centroid[j] += (q[j] - centroid[j]) / n;
+      normaliseInPlace(centroid);
+      countPlans(ev.graphs[k], [plan], side.index);
+      countPlans(ev.global, [plan], side.index);
+      const bag = ev.bags[k];
+      const uses = new Set(planTools(plan).map((t) => side.index.get(t)!));
+      for (const [label, share] of bag) if (label !== side.end) bag.set(label, (share * (n - 1) + (uses.has(label) ? 1 : 0)) / n);
+      for (const label of uses) if (!bag.has(label)) bag.set(label, 1 / n);
+      bag.set(side.end, 1);
+    }
+    if (ev.head) {
+      const data = headExamples(side, plans, queries, l, ev.vocabulary);
+      const generator = trainLinearHead(ev.replay.mix(data), { ...ONLINE_HEAD, seed: ev.replay.seen }, ev.head);
+      let next = generator.next();
+      while (!next.done) next = generator.next();
+      ev.head = next.value;
+      ev.replay.add(data);
+    }
   }
 
   private lastQuery = { text: '', terms: [] as string[] };
@@ -833,8 +920,11 @@ export class GatedRetriever implements Retriever {
             bags: ev.bags.map((b) => [...b].map(([k, v]) => [k, +v.toFixed(6)] as [number, number])),
             head: ev.head ? ev.head.state() : null,
             vocabulary: [...ev.vocabulary.keys()],
+            sizes: [...ev.sizes],
+            replay: ev.replay.state(),
           }
         : null,
+      calibration: this.calibration,
       ...(this.diagnostics ? { diagnostics: this.diagnostics } : {}),
     };
   }
@@ -873,10 +963,17 @@ export class GatedRetriever implements Retriever {
         bags: e.bags.map((b) => new Map(b)),
         head,
         vocabulary,
+        sizes: [],
+        replay: ReplayBuffer.fromState(e.replay),
       };
+      const graphs = ev.graphs;
+      ev.sizes = Array.isArray(e.sizes) && e.sizes.length === graphs.length ? e.sizes.map(Number) : graphs.map(startCount);
     }
     const th = s.thresholds ?? { confident: 0, unsure: 0 };
-    return new GatedRetriever(side, ev, Float64Array.from(s.theta), Number(s.temperature) || 1, Number(s.target) || 0.95, Number(s.confidentAbove ?? 0.5), th, Number(s.neighbours) || 5, without, s.diagnostics);
+    const calibration = s.calibration && Array.isArray(s.calibration.confident) && Array.isArray(s.calibration.unsure)
+      ? { confident: s.calibration.confident.map(Number), unsure: s.calibration.unsure.map(Number) }
+      : { confident: [], unsure: [] };
+    return new GatedRetriever(side, ev, Float64Array.from(s.theta), Number(s.temperature) || 1, Number(s.target) || 0.95, Number(s.confidentAbove ?? 0.5), th, Number(s.neighbours) || 5, without, s.diagnostics, calibration);
   }
 }
 
@@ -917,4 +1014,12 @@ function isotonicEce(top: number[], correct: number[]): number {
     }
   }
   return expectedCalibrationError(mapped, outcome);
+}
+
+/** Scales a vector to unit length in place (a zero vector stays zero). */
+function normaliseInPlace(v: Float32Array): void {
+  let norm = 0;
+  for (let j = 0; j < v.length; j++) norm += v[j] * v[j];
+  norm = Math.sqrt(norm);
+  if (norm > 0) for (let j = 0; j < v.length; j++) v[j] /= norm;
 }

@@ -2,9 +2,9 @@ import { planSteps, planTools } from '../plan.js';
 import type { Plan } from '../types.js';
 import { requireVector } from './baselines.js';
 import { historyIndices, labelIndices } from './dependency.js';
-import { LinearHead, trainLinearHead, type LinearHeadOptions } from './linear-head.js';
+import { LinearHead, ReplayBuffer, trainLinearHead, type LinearHeadOptions } from './linear-head.js';
 import { makeRanking, softmaxInPlace } from './ranking.js';
-import type { EmbeddingNeeds, MethodName, RankInput, Ranking, Retriever, TrainingProgress } from './types.js';
+import { ONLINE_HEAD, type EmbeddingNeeds, type LearnInput, type MethodName, type RankInput, type Ranking, type Retriever, type TrainingProgress } from './types.js';
 
 function runTraining(generator: Generator<{ epoch: number; epochs: number; loss: number }, LinearHead>, onProgress?: (p: TrainingProgress) => void): { head: LinearHead; losses: number[] } {
   const losses: number[] = [];
@@ -48,10 +48,12 @@ export class LearnedRetriever implements Retriever {
     readonly method: Extract<MethodName, 'lr' | 'dtdr-l' | 'dtdr-h'>,
     readonly labels: readonly string[],
     readonly historyLength: number,
-    readonly head: LinearHead,
+    public head: LinearHead,
     /** dtdr-h: label index → one-hot slot, for tools seen in training histories. */
     readonly historyVocabulary: Map<number, number> = new Map(),
     readonly losses: number[] = [],
+    /** Training examples rehearsed when learning online. */
+    readonly replay: ReplayBuffer = new ReplayBuffer(),
   ) {
     this.needs = { query: method !== 'dtdr-l', context: method === 'dtdr-l' };
     this.index = labelIndices(labels);
@@ -69,35 +71,23 @@ export class LearnedRetriever implements Retriever {
     const l = method === 'lr' ? 0 : options.historyLength ?? 3;
     const index = labelIndices(labels);
     const headOptions = { seed: options.seed, ...options.head };
-    const dense: Float32Array[] = [];
-    const targets: number[][] = [];
-    const sparse: Uint32Array[] = [];
     if (method === 'lr') {
-      plans.forEach((plan, i) => {
-        dense.push(vectors.queries![i]);
-        targets.push([...new Set(planTools(plan))].map((t) => index.get(t)!));
-      });
-      const { head, losses } = runTraining(trainLinearHead({ dense, targets, classes: labels.length - 1, sparseSize: 0 }, headOptions), onProgress);
-      return new LearnedRetriever(method, labels, l, head, new Map(), losses);
+      const data = headExamples(method, labels, index, l, new Map(), plans, vectors);
+      const { head, losses } = runTraining(trainLinearHead(data, headOptions), onProgress);
+      const replay = new ReplayBuffer();
+      replay.add(data);
+      return new LearnedRetriever(method, labels, l, head, new Map(), losses, replay);
     }
     const vocabulary = new Map<number, number>();
     for (const plan of plans) for (const node of plan.nodes) {
       const i = index.get(node.tool)!;
       if (!vocabulary.has(i)) vocabulary.set(i, vocabulary.size);
     }
-    let s = 0;
-    plans.forEach((plan, i) => {
-      for (const step of planSteps(plan)) {
-        dense.push(method === 'dtdr-l' ? vectors.contexts![s] : vectors.queries![i]);
-        targets.push(step.acceptable.map((t) => index.get(t)!));
-        if (method === 'dtdr-h') sparse.push(historySlots(historyIndices(step.history, index), l, vocabulary));
-        s++;
-      }
-    });
-    const sparseSize = method === 'dtdr-h' ? l * (vocabulary.size + 2) : 0;
-    const data = { dense, targets, classes: labels.length, sparseSize, ...(method === 'dtdr-h' ? { sparse } : {}) };
+    const data = headExamples(method, labels, index, l, vocabulary, plans, vectors);
     const { head, losses } = runTraining(trainLinearHead(data, headOptions), onProgress);
-    return new LearnedRetriever(method, labels, l, head, method === 'dtdr-h' ? vocabulary : new Map(), losses);
+    const replay = new ReplayBuffer();
+    replay.add(data);
+    return new LearnedRetriever(method, labels, l, head, method === 'dtdr-h' ? vocabulary : new Map(), losses, replay);
   }
 
   rank(input: RankInput): Ranking {
@@ -113,6 +103,48 @@ export class LearnedRetriever implements Retriever {
   }
 
   state() {
-    return { historyLength: this.historyLength, historyVocabulary: [...this.historyVocabulary.keys()], head: this.head.state() };
+    return { historyLength: this.historyLength, historyVocabulary: [...this.historyVocabulary.keys()], head: this.head.state(), replay: this.replay.state() };
   }
+
+  /** Continues training the head on the new demonstrations only (a few epochs, a small step). */
+  learn(input: LearnInput): void {
+    if (input.plans.length === 0) return;
+    const data = headExamples(this.method, this.labels, this.index, this.historyLength, this.historyVocabulary, input.plans, { queries: input.queryVectors, contexts: input.contextVectors });
+    if (data.dense.length === 0) return;
+    this.head = runTraining(trainLinearHead(this.replay.mix(data), { ...ONLINE_HEAD, seed: this.replay.seen }, this.head)).head;
+    this.replay.add(data);
+  }
+}
+
+/** The head's training examples: one per plan (lr: the set of its tools) or one per step. */
+function headExamples(
+  method: Extract<MethodName, 'lr' | 'dtdr-l' | 'dtdr-h'>,
+  labels: readonly string[],
+  index: Map<string, number>,
+  l: number,
+  vocabulary: Map<number, number>,
+  plans: Plan[],
+  vectors: { queries?: Float32Array[]; contexts?: Float32Array[] },
+) {
+  const dense: Float32Array[] = [];
+  const targets: number[][] = [];
+  const sparse: Uint32Array[] = [];
+  if (method === 'lr') {
+    plans.forEach((plan, i) => {
+      dense.push(vectors.queries![i]);
+      targets.push([...new Set(planTools(plan))].map((t) => index.get(t)!));
+    });
+    return { dense, targets, classes: labels.length - 1, sparseSize: 0 };
+  }
+  let s = 0;
+  plans.forEach((plan, i) => {
+    for (const step of planSteps(plan)) {
+      dense.push(method === 'dtdr-l' ? vectors.contexts![s] : vectors.queries![i]);
+      targets.push(step.acceptable.map((t) => index.get(t)!));
+      if (method === 'dtdr-h') sparse.push(historySlots(historyIndices(step.history, index), l, vocabulary));
+      s++;
+    }
+  });
+  const sparseSize = method === 'dtdr-h' ? l * (vocabulary.size + 2) : 0;
+  return { dense, targets, classes: labels.length, sparseSize, ...(method === 'dtdr-h' ? { sparse } : {}) };
 }

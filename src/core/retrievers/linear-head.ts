@@ -159,16 +159,20 @@ export interface EpochReport {
 }
 
 /** Trains the head; yields the mean training loss after each epoch and returns the head. */
-export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOptions = {}): Generator<EpochReport, LinearHead> {
+export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOptions = {}, init?: LinearHead): Generator<EpochReport, LinearHead> {
   const o = { ...LINEAR_HEAD_DEFAULTS, ...options };
   const n = data.dense.length;
   if (n === 0) throw new DtdrError('data', 'no training examples', { hint: 'give at least one demonstration' });
   const dim = data.dense[0].length;
   const C = data.classes;
   const S = data.sparseSize;
-  const { mean, std } = standardisation(data.dense, dim);
-  const W = ridgeWarmStart(data, mean, std, dim);
-  const E = new Float64Array(S * C);
+  // Online learning continues from a trained head (its standardisation kept); else a ridge start.
+  if (init && (init.dim !== dim || init.classes !== C || init.sparseSize !== S)) {
+    throw new DtdrError('options', `cannot continue a ${init.dim}→${init.classes} head on ${dim}→${C} data`);
+  }
+  const { mean, std } = init ? { mean: init.mean, std: init.std } : standardisation(data.dense, dim);
+  const W = init ? Float64Array.from(init.weights) : ridgeWarmStart(data, mean, std, dim);
+  const E = init ? Float64Array.from(init.sparseWeights) : new Float64Array(S * C);
   const head = new LinearHead(dim, C, S, mean, std, W, E);
 
   const mW = new Float64Array(W.length), vW = new Float64Array(W.length), gW = new Float64Array(W.length);
@@ -266,4 +270,74 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
     yield { epoch, epochs: o.epochs, loss: lossSum / n };
   }
   return head;
+}
+
+/**
+ * A reservoir sample of a head's training examples (Vitter's algorithm R, seeded), kept with the
+ * model so online learning can rehearse old examples next to new ones: fine-tuning on new
+ * demonstrations alone drifts away from what the head knew.
+ */
+export class ReplayBuffer {
+  readonly dense: Float32Array[] = [];
+  readonly sparse: Uint32Array[] = [];
+  readonly targets: number[][] = [];
+
+  constructor(readonly capacity = 1024, public seen = 0) {}
+
+  add(data: LinearHeadData): void {
+    for (let i = 0; i < data.dense.length; i++) {
+      this.seen++;
+      const slot = this.dense.length < this.capacity ? this.dense.length : Math.floor(hashUnit(this.seen) * this.seen);
+      if (slot >= this.capacity) continue;
+      this.dense[slot] = Float32Array.from(data.dense[i]);
+      this.sparse[slot] = Uint32Array.from(data.sparse?.[i] ?? []);
+      this.targets[slot] = Array.from(data.targets[i]);
+    }
+  }
+
+  /** The new examples followed by up to `ratio`× as many rehearsed ones. */
+  mix(data: LinearHeadData, ratio = 2): LinearHeadData {
+    const n = Math.min(this.dense.length, Math.round(data.dense.length * ratio));
+    const picks = Array.from({ length: this.dense.length }, (_, i) => i);
+    shuffleInPlace(picks, seededRandom(this.seen));
+    const chosen = picks.slice(0, n);
+    return {
+      ...data,
+      dense: [...data.dense, ...chosen.map((i) => this.dense[i])],
+      targets: [...data.targets, ...chosen.map((i) => this.targets[i])],
+      ...(data.sparse ? { sparse: [...data.sparse, ...chosen.map((i) => this.sparse[i])] } : {}),
+    };
+  }
+
+  state(): ReplayState {
+    return { capacity: this.capacity, seen: this.seen, dense: this.dense.map((v) => Array.from(v)), sparse: this.sparse.map((v) => Array.from(v)), targets: this.targets };
+  }
+
+  static fromState(s: ReplayState | undefined): ReplayBuffer {
+    const buffer = new ReplayBuffer(Number(s?.capacity) || 1024, Number(s?.seen) || 0);
+    if (s && Array.isArray(s.dense) && Array.isArray(s.targets) && s.dense.length === s.targets.length) {
+      s.dense.forEach((v, i) => {
+        buffer.dense.push(Float32Array.from(v));
+        buffer.sparse.push(Uint32Array.from(s.sparse?.[i] ?? []));
+        buffer.targets.push(s.targets[i].map(Number));
+      });
+    }
+    return buffer;
+  }
+}
+
+export interface ReplayState {
+  capacity: number;
+  seen: number;
+  dense: number[][];
+  sparse: number[][];
+  targets: number[][];
+}
+
+/** A deterministic uniform number in [0, 1) from an integer (reservoir slots without RNG state). */
+function hashUnit(n: number): number {
+  let x = Math.imul(n ^ 0x9e3779b9, 0x85ebca6b);
+  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
+  x ^= x >>> 16;
+  return (x >>> 0) / 4294967296;
 }

@@ -65,7 +65,24 @@ export interface Retriever {
   rank(input: RankInput): Ranking;
   /** Learned state for the model artifact (plain JSON). */
   state(): unknown;
+  /**
+   * Folds new demonstrations in, in time proportional to them (no refit): graph counts, cluster
+   * centroids, heads, calibration. Absent for methods that learn nothing from demonstrations.
+   */
+  learn?(input: LearnInput): void;
 }
+
+/** New demonstrations for `Retriever.learn`, with the vectors the method's fitNeeds ask for. */
+export interface LearnInput {
+  plans: Plan[];
+  /** encoder(plan.query) per plan. */
+  queryVectors?: Float32Array[];
+  /** encoder(contextText) per step, in the order of `trainingSteps(plans)`. */
+  contextVectors?: Float32Array[];
+}
+
+/** Settings of online learning (heads continue training on the new demonstrations only). */
+export const ONLINE_HEAD = { epochs: 6, learningRate: 0.01 } as const;
 
 export interface TrainingProgress {
   phase: string;
