@@ -22,9 +22,15 @@ export function checkTools(tools: unknown, field = 'tools'): asserts tools is To
   });
 }
 
-/** A request: a string. */
+/** Longest request accepted, in characters: far beyond any prompt a small model takes. */
+export const MAX_QUERY_CHARS = 100_000;
+
+/** A request: a string of at most MAX_QUERY_CHARS characters. */
 export function checkQuery(query: unknown): asserts query is string {
   if (typeof query !== 'string') throw new DtdrError('options', `the query must be a string, got ${describe(query)}`, { field: 'query' });
+  if (query.length > MAX_QUERY_CHARS) {
+    throw new DtdrError('options', `the query is ${query.length.toLocaleString('en')} characters long; at most ${MAX_QUERY_CHARS.toLocaleString('en')} are accepted`, { field: 'query', hint: 'pass the user\'s request, not a document: summarise long inputs first' });
+  }
 }
 
 /** The calls made so far: an array of names of tools the model knows (END ends a plan, so it cannot be history). */

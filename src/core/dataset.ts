@@ -32,7 +32,7 @@ export function parsePlans(text: string, file = 'data.jsonl', options: { allowEm
 export function parseToolDescriptions(text: string, file = 'tool_desc.json'): ToolSpec[] {
   if (text.replace(/^\uFEFF/, '').trim() === '') throw new DtdrError('data', 'the file is empty', { file, hint: 'tool_desc.json needs {"nodes": [{"id": …, "desc": …}]}' });
   const json = parseJson(text.replace(/^\uFEFF/, ''), file) as { nodes?: unknown } | unknown[];
-  const nodes = Array.isArray(json) ? json : (json as { nodes?: unknown }).nodes;
+  const nodes = Array.isArray(json) ? json : (json as { nodes?: unknown } | null)?.nodes;
   if (!Array.isArray(nodes)) throw new DtdrError('data', 'expected {"nodes": [{"id": …, "desc": …}]}', { file, field: 'nodes' });
   const seen = new Set<string>();
   return nodes.map((n, i) => {
