@@ -1,6 +1,6 @@
 // Everything here runs in any JavaScript runtime; the two entry points add their platform's I/O.
 export { DtdrError, type DtdrErrorCode, type DtdrErrorDetails } from './core/errors.js';
-export { LruCache, withEmbeddingCache, type Encoder } from './core/encoder.js';
+export { LruCache, withEmbeddingCache, withPersistentCache, type EmbeddingStore, type Encoder } from './core/encoder.js';
 export { BUNDLED_ENCODER_ID, createOnnxEncoder, loadOnnxEncoder, type EncoderDevice, type EncoderDtype, type EncoderOptions, type ModelFiles, type OnnxEncoderInit, type OnnxRuntime } from './encoders/onnx.js';
 export { END, type Dataset, type JsonSchema, type Plan, type PlanNode, type PlanStep, type ToolSpec } from './core/types.js';
 export { planFromRecord, chainPlan, planSteps, planTools } from './core/plan.js';

@@ -2,5 +2,5 @@
 export * from './common.js';
 export { loadEncoder, resolveModel, BUNDLED_MODEL_DIR } from './encoders/node.js';
 export { readDatasetDir } from './data/node.js';
-export { readModelFile, writeModelFile } from './storage/file.js';
+export { fileEmbeddingStore, readModelFile, writeModelFile } from './storage/file.js';
 export { loadQwen3TokenCounter } from './tokens/qwen3.js';

@@ -69,3 +69,43 @@ export function withEmbeddingCache(encoder: Encoder, capacity = 4096): Encoder &
     },
   };
 }
+
+/** Where embeddings persist between sessions: a file in Node, IndexedDB in browsers, or your own. */
+export interface EmbeddingStore {
+  get(keys: readonly string[]): Promise<(Float32Array | undefined)[]>;
+  set(entries: readonly [string, Float32Array][]): Promise<void>;
+}
+
+/**
+ * Wraps an encoder so that every text it has ever embedded is kept in `store`, keyed by the
+ * encoder's fingerprint (or id) and the text: a reloaded app does not re-embed its
+ * demonstrations when it learns, forgets or retrains. Only texts missing from the store reach
+ * the model; an in-memory LRU sits in front.
+ */
+export function withPersistentCache(encoder: Encoder, store: EmbeddingStore, memory = 4096): Encoder {
+  const prefix = `${encoder.fingerprint ?? encoder.id}\u0000`;
+  const persistent: Encoder = {
+    id: encoder.id,
+    dimension: encoder.dimension,
+    ...(encoder.location !== undefined ? { location: encoder.location } : {}),
+    ...(encoder.fingerprint !== undefined ? { fingerprint: encoder.fingerprint } : {}),
+    dispose: encoder.dispose?.bind(encoder),
+    async embed(texts) {
+      const unique = [...new Set(texts)];
+      const stored = await store.get(unique.map((t) => prefix + t));
+      const found = new Map<string, Float32Array>();
+      unique.forEach((t, i) => {
+        const v = stored[i];
+        if (v && v.length === encoder.dimension) found.set(t, v);
+      });
+      const missing = unique.filter((t) => !found.has(t));
+      if (missing.length > 0) {
+        const vectors = await encoder.embed(missing);
+        missing.forEach((t, i) => found.set(t, vectors[i]));
+        await store.set(missing.map((t, i) => [prefix + t, vectors[i]] as [string, Float32Array]));
+      }
+      return texts.map((t) => found.get(t)!);
+    },
+  };
+  return memory > 0 ? withEmbeddingCache(persistent, memory) : persistent;
+}

@@ -1,5 +1,6 @@
 /** Model files (Node): the binary v2 container, or JSON text for `.json` paths; written atomically. */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { EmbeddingStore } from '../core/encoder.js';
 import { dirname } from 'node:path';
 import type { ModelArtifact } from '../core/artifact.js';
 import { DtdrError } from '../core/errors.js';
@@ -41,4 +42,39 @@ export function readModelFile(path: string): unknown {
   } catch (cause) {
     throw new DtdrError('artifact', 'not valid JSON', { file: path, hint: 'the file is damaged or not a dtdr model; retrain it', cause });
   }
+}
+
+/**
+ * Embeddings in a file (one JSON line per text: key and base64 float32 vector), for
+ * withPersistentCache. Read once when opened; new vectors are appended. A damaged line (e.g. a
+ * crash mid-append) is skipped and its text embedded again.
+ */
+export function fileEmbeddingStore(path: string): EmbeddingStore {
+  const vectors = new Map<string, Float32Array>();
+  if (existsSync(path)) {
+    for (const line of readFileSync(path, 'utf8').split('\n')) {
+      if (!line) continue;
+      try {
+        const { k, v } = JSON.parse(line) as { k: string; v: string };
+        const bytes = Buffer.from(v, 'base64');
+        vectors.set(k, new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)));
+      } catch {
+        // skipped: re-embedded on demand
+      }
+    }
+  } else {
+    mkdirSync(dirname(path), { recursive: true });
+  }
+  return {
+    async get(keys) {
+      return keys.map((k) => vectors.get(k));
+    },
+    async set(entries) {
+      const lines = entries.map(([k, v]) => {
+        vectors.set(k, v);
+        return JSON.stringify({ k, v: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') });
+      });
+      if (lines.length > 0) appendFileSync(path, `${lines.join('\n')}\n`);
+    },
+  };
 }

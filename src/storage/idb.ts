@@ -1,5 +1,6 @@
 /** Models in IndexedDB (browsers), through idb-keyval; the store is injectable for tests. */
-import { get, set, del, type UseStore } from 'idb-keyval';
+import { createStore, del, get, getMany, set, setMany, type UseStore } from 'idb-keyval';
+import type { EmbeddingStore } from '../core/encoder.js';
 import type { ModelArtifact } from '../core/artifact.js';
 import { DtdrError } from '../core/errors.js';
 
@@ -19,4 +20,12 @@ export async function loadModelFromIndexedDb(name: string, store?: UseStore): Pr
 
 export function deleteModelFromIndexedDb(name: string, store?: UseStore): Promise<void> {
   return del(PREFIX + name, store);
+}
+
+/** Embeddings in IndexedDB (database `dtdr-embeddings` unless you pass a store), for withPersistentCache. */
+export function indexedDbEmbeddingStore(store: UseStore = createStore('dtdr-embeddings', 'vectors')): EmbeddingStore {
+  return {
+    get: (keys) => getMany<Float32Array>([...keys], store),
+    set: (entries) => setMany(entries.map(([k, v]) => [k, v]), store),
+  };
 }
