@@ -1,0 +1,54 @@
+/**
+ * What every framework adapter needs per step: the request and the calls so far in, the tools to
+ * offer out (END handled, capped, tools dtdr does not know kept), and a hint for soft modes.
+ */
+import type { Dtdr, Retrieval } from '../core/dtdr.js';
+import { DtdrError } from '../core/errors.js';
+import type { SelectOptions } from '../core/select.js';
+import { END } from '../core/types.js';
+
+export interface AdapterOptions {
+  /** At most this many tools offered per step (dtdr's set is cut, best first, and says so). Default 8. */
+  maxTools?: number;
+  /** Tools always offered, whatever dtdr retrieves. */
+  alwaysInclude?: string[];
+  /** Candidate-set options passed to `retrieve` (alpha, widening). */
+  select?: SelectOptions;
+  /** Called with each step's retrieval: for logs and UIs. */
+  onRetrieval?: (retrieval: Retrieval, info: { query: string; history: string[] }) => void;
+}
+
+export interface StepChoice {
+  retrieval: Retrieval;
+  /** Tool names to offer, best first (no END). */
+  tools: string[];
+  /** Whether dtdr thinks the plan may be complete (END among the candidates). */
+  mayEnd: boolean;
+  /** A short hint for the model, e.g. for a soft mode that keeps every tool. */
+  hint: string;
+}
+
+export async function chooseTools(model: Dtdr, query: string, history: string[], allTools: readonly string[] | undefined, options: AdapterOptions): Promise<StepChoice> {
+  const known = new Set(model.tools.map((t) => t.name));
+  // Calls of tools dtdr does not know (e.g. added to the app but not to the model) are left out of its history.
+  const usable = history.filter((h) => known.has(h));
+  const retrieval = await model.retrieve(query, usable, options.select);
+  options.onRetrieval?.(retrieval, { query, history: usable });
+  const max = options.maxTools ?? 8;
+  if (!Number.isInteger(max) || max < 1) throw new DtdrError('options', `maxTools must be a positive integer, got ${options.maxTools}`, { field: 'maxTools' });
+  const retrieved = retrieval.candidates.map((c) => c.tool).filter((t) => t !== END);
+  const always = options.alwaysInclude ?? [];
+  const unknownToDtdr = (allTools ?? []).filter((t) => !known.has(t));
+  const tools = [...new Set([...always, ...retrieved.slice(0, Math.max(0, max - always.length)), ...unknownToDtdr])];
+  const mayEnd = retrieval.candidates.some((c) => c.tool === END);
+  const listed = retrieval.candidates.slice(0, max).map((c) => `${c.tool} (${c.probability.toFixed(2)})`).join(', ');
+  const hint = `Tools most likely needed for the next step, by dtdr's retrieval: ${listed}.${retrieval.widened ? ` dtdr is unsure: ${retrieval.reason}.` : ''}`;
+  return { retrieval, tools, mayEnd, hint };
+}
+
+/** The text of a chat message's content: a string, or the text parts of an array. */
+export function messageText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p) => (p && typeof p === 'object' && (p as { type?: string }).type === 'text' ? String((p as { text?: unknown }).text ?? '') : '')).join(' ').trim();
+  return '';
+}

@@ -1,0 +1,87 @@
+/**
+ * dtdr/ai-sdk against the real `ai` package and its own test double (MockLanguageModelV4): a
+ * generateText run over the demo tool set where the model is offered at most 5 tools per step,
+ * always including the one its scripted plan calls next, and a call to a tool outside the
+ * step's set is answered with an error and never executed.
+ */
+import { generateText, jsonSchema, stepCountIs, tool, type ToolSet } from 'ai';
+import { MockLanguageModelV4 } from 'ai/test';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { dtdrPrepareStep, dtdrToolSearch } from '../src/adapters/ai-sdk/index.js';
+import { Dtdr } from '../src/core/dtdr.js';
+import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
+import { loadEncoder } from '../src/encoders/node.js';
+
+const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
+const call = (toolName: string, input: object, id: string) => ({ content: [{ type: 'tool-call' as const, toolCallId: id, toolName, input: JSON.stringify(input) }], finishReason: { unified: 'tool-calls' as const, raw: 'tool_calls' }, usage, warnings: [] });
+const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }], finishReason: { unified: 'stop' as const, raw: 'stop' }, usage, warnings: [] });
+
+let model: Dtdr;
+let executed: string[];
+let tools: ToolSet;
+beforeAll(async () => {
+  model = await Dtdr.train({ tools: DEMO_TOOLS, plans: generateDemoPlans(1500, 3), encoder: await loadEncoder() });
+  tools = Object.fromEntries(DEMO_TOOLS.map((t) => [t.name, tool({
+    description: t.description,
+    inputSchema: jsonSchema((t.parameters ?? { type: 'object', properties: {} }) as never),
+    execute: async () => (executed.push(t.name), { ok: true }),
+  })]));
+});
+
+describe('dtdrPrepareStep with generateText', () => {
+  it('offers ≤ 5 tools per step including the next one in the plan; a hidden tool call is refused and not executed', async () => {
+    executed = [];
+    const script = [
+      call('files_search', { query: 'quarterly report' }, 'c1'),
+      call('contacts_search', { name: 'Maria' }, 'c2'),
+      call('alarm_set', { time: '07:00' }, 'c3'), // not offered at this step: must not run
+      call('email_send', { to: 'maria@example.org', subject: 'Report', body: 'Attached' }, 'c4'),
+      text('Sent.'),
+    ];
+    const llm = new MockLanguageModelV4({ doGenerate: script });
+    const step = dtdrPrepareStep(model, { tools: Object.keys(tools), maxTools: 5 });
+    const result = await generateText({ model: llm, tools: step.guard(tools), prepareStep: step, stopWhen: stepCountIs(8), prompt: 'Email the quarterly report to Maria' });
+    const offered = llm.doGenerateCalls.map((c) => (c.tools ?? []).map((t) => t.name));
+    expect(offered.length).toBe(5);
+    for (const names of offered) expect(names.length).toBeLessThanOrEqual(5);
+    expect(offered[0]).toContain('files_search');
+    expect(offered[1]).toContain('contacts_search');
+    expect(offered[2]).not.toContain('alarm_set');
+    expect(offered[3]).toContain('email_send');
+    expect(executed).toEqual(['files_search', 'contacts_search', 'email_send']);
+    const hidden = result.steps[2].content.find((c) => c.type === 'tool-error');
+    expect(hidden).toBeDefined();
+    expect(result.text).toBe('Sent.');
+  });
+
+  it('soft mode keeps every tool active (prompt-cache friendly) and puts the weighted hint in the instructions', async () => {
+    const llm = new MockLanguageModelV4({ doGenerate: [text('ok')] });
+    const step = dtdrPrepareStep(model, { mode: 'soft' });
+    await generateText({ model: llm, tools, prepareStep: step, instructions: 'You are helpful.', prompt: 'Email the quarterly report to Maria' });
+    const [first] = llm.doGenerateCalls;
+    expect(first.tools?.length).toBe(DEMO_TOOLS.length);
+    const system = JSON.stringify(first.prompt);
+    expect(system).toContain('You are helpful.');
+    expect(system).toMatch(/Tools most likely needed for the next step, by dtdr's retrieval: \w+ \(0\.\d\d\)/);
+  });
+
+  it('the guard answers a call outside the set with an error and does not execute it, even when the SDK is told every tool is active', async () => {
+    executed = [];
+    const step = dtdrPrepareStep(model, { tools: Object.keys(tools), maxTools: 3 });
+    await step({ steps: [], stepNumber: 0, messages: [{ role: 'user', content: 'Email the quarterly report to Maria' }], initialMessages: [{ role: 'user', content: 'Email the quarterly report to Maria' }] } as never);
+    const guarded = step.guard(tools);
+    const outside = DEMO_TOOLS.map((t) => t.name).find((n) => !step.last!.tools.includes(n))!;
+    const run = (guarded[outside] as { execute: (i: unknown, o: unknown) => Promise<unknown> }).execute({}, { toolCallId: 'x', messages: [] });
+    await expect(run).rejects.toThrow(/not available at this step/);
+    expect(executed).toEqual([]);
+  });
+});
+
+describe('dtdrToolSearch', () => {
+  it('ranks the eligible deferred tools for the search query and the calls so far', async () => {
+    const search = dtdrToolSearch(model, { history: () => ['contacts_search'] });
+    const names = await search({ query: 'send a message to Maria', tools: DEMO_TOOLS.map((t) => ({ name: t.name, description: t.description })) });
+    expect(names.slice(0, 3)).toEqual(expect.arrayContaining(['sms_send']));
+    expect(names).not.toContain('END');
+  });
+});
