@@ -5,7 +5,7 @@
  * does the same from a real tarball installed from the registry, and runs the example offline.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,5 +73,23 @@ describe.skipIf(!hasBuild)('the README library example type-checks in a consumer
       expect(tsc.stdout + tsc.stderr).toBe('');
       expect(tsc.status).toBe(0);
     }, 60_000);
+  }
+});
+
+describe.skipIf(!hasBuild)('framework adapters without their framework installed', () => {
+  for (const [adapter, pkg] of [['ai-sdk', 'ai'], ['langchain', 'langchain']] as const) {
+    it(`importing dtdr/${adapter} without ${pkg} fails with one line naming the package`, () => {
+      // A copy of the package with no node_modules: nothing but dtdr's own files resolve.
+      const app = mkdtempSync(join(tmpdir(), 'dtdr-noframework-'));
+      mkdirSync(join(app, 'node_modules', 'dtdr'), { recursive: true });
+      cpSync(join(ROOT, 'dist'), join(app, 'node_modules', 'dtdr', 'dist'), { recursive: true });
+      cpSync(join(ROOT, 'package.json'), join(app, 'node_modules', 'dtdr', 'package.json'));
+      writeFileSync(join(app, 'package.json'), JSON.stringify({ type: 'module' }));
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', `import('dtdr/${adapter}').then(() => console.log('loaded'), (e) => { console.error(e.message); process.exit(1); })`], { cwd: app, encoding: 'utf8' });
+      rmSync(app, { recursive: true, force: true });
+      expect(r.status).toBe(1);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toContain(`dtdr/${adapter} needs the optional package ${pkg}, which is not installed — npm install ${pkg}`);
+    });
   }
 });
