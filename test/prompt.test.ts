@@ -89,6 +89,10 @@ describe('selection prompts: masking strategies', () => {
     const openai = buildSelectionPrompt({ ...base, format: 'openai' });
     expect(openai.tools!.map((t) => t.function.name)).toEqual(['email_send']);
     expect(openai.messages[0].content).not.toContain('<tools>');
+    // the OpenAI request shape, with no XML answer format imposed on a native tool caller
+    expect(openai.messages[0].content).not.toContain('<tool_call>');
+    expect(openai.request).toEqual({ messages: openai.messages, tools: openai.tools, tool_choice: 'auto', parallel_tool_calls: false });
+    expect(buildSelectionPrompt({ ...base, format: 'hermes' }).request).toBeUndefined();
     const react = buildSelectionPrompt({ ...base, format: 'react' });
     expect(react.text).toMatch(/- email_send: "Send an email\."/);
     expect(react.text).toMatch(/Action: <function name, or END/);
@@ -131,4 +135,15 @@ describe('prompt length in Qwen3 tokens', () => {
     expect(hard.total).toBeLessThan(none.total);
     expect(none.constant).toBeGreaterThan(none.variable);
   });
+
+  it('caps the history shown: an 8,000-call history gives a prompt of bounded size', () => {
+    const history = Array.from({ length: 8000 }, (_, i) => ({ tool: 'contacts_search', arguments: { name: `person ${i}` }, result: { email: `p${i}@x.org` } }));
+    const p = buildSelectionPrompt({ ...base, history });
+    expect(p.text).toContain('(7980 earlier calls not shown)');
+    expect(p.text).toContain('8000. contacts_search');
+    expect(p.text).not.toContain('7980. contacts_search');
+    expect(p.text.length).toBeLessThan(3000);
+    expect(buildSelectionPrompt({ ...base, history, maxHistory: 2 }).text).toContain('(7998 earlier calls not shown)');
+  });
 });
+

@@ -42,7 +42,23 @@ export interface BuiltPrompt {
   allowed: string[];
   /** What the prompt says about the retriever's confidence, if anything. */
   note?: string;
+  /**
+   * `openai` format: the Chat Completions request body to send (merge in `model`). No answer
+   * format is imposed: the model calls one of `tools` natively, or answers END without a call.
+   */
+  request?: OpenAIChatRequest;
 }
+
+/** The parts of an OpenAI-compatible Chat Completions request that dtdr fills in. */
+export interface OpenAIChatRequest {
+  messages: ChatMessage[];
+  tools: OpenAITool[];
+  tool_choice: 'auto' | 'required';
+  parallel_tool_calls: false;
+}
+
+/** Calls of the history shown in a prompt, at most (the most recent; older ones are summarised). Default. */
+export const MAX_HISTORY_SHOWN = 20;
 
 export interface SelectionPromptInput {
   query: string;
@@ -59,6 +75,8 @@ export interface SelectionPromptInput {
   demonstrations?: readonly Plan[];
   /** Under `hard*`, what to do when the retriever is unsure: keep its widened set (default) or show every tool as soft masking does. */
   lowConfidence?: 'widen' | 'soft';
+  /** Most recent calls shown in full; older ones are counted, not listed. Default MAX_HISTORY_SHOWN (20). */
+  maxHistory?: number;
 }
 
 /**
@@ -71,11 +89,16 @@ export function quoteData(value: unknown): string {
 
 const pastCall = (c: string | PastCall): PastCall => (typeof c === 'string' ? { tool: c } : c);
 
-function historyText(history: readonly (string | PastCall)[]): string {
+/** The calls so far: the last `max` in full, numbered as in the whole history; older ones counted. */
+function historyText(history: readonly (string | PastCall)[], max = MAX_HISTORY_SHOWN): string {
   if (history.length === 0) return 'Calls made so far: none.';
-  return `Calls made so far:\n${history
+  if (!Number.isInteger(max) || max < 1) throw new DtdrError('options', `maxHistory must be a positive integer, got ${max}`, { field: 'maxHistory' });
+  const from = Math.max(0, history.length - max);
+  const omitted = from > 0 ? `(${from} earlier call${from > 1 ? 's' : ''} not shown)\n` : '';
+  return `Calls made so far:\n${omitted}${history
+    .slice(from)
     .map(pastCall)
-    .map((c, i) => `${i + 1}. ${c.tool}${c.arguments !== undefined ? ` ${quoteData(c.arguments)}` : ''}${c.result !== undefined ? ` → ${quoteData(c.result)}` : ''}`)
+    .map((c, i) => `${from + i + 1}. ${c.tool}${c.arguments !== undefined ? ` ${quoteData(c.arguments)}` : ''}${c.result !== undefined ? ` → ${quoteData(c.result)}` : ''}`)
     .join('\n')}`;
 }
 
@@ -108,6 +131,12 @@ function answerInstruction(format: PromptFormat, stage: 'select' | 'arguments'):
       ? `Answer in this form and stop:\nThought: <one short sentence>\nAction: <function name, or ${END} when the request is fully handled>`
       : 'Answer in this form and stop:\nAction: <function name>\nAction Input: <arguments as a JSON object>';
   }
+  if (format === 'openai') {
+    // Native tool calling: the API carries the functions and the call; no text format to impose.
+    return stage === 'select'
+      ? `Call exactly one of the provided functions. When the request is fully handled, call none and answer ${END}.`
+      : 'Call the provided function with its arguments.';
+  }
   return `Answer with one call and nothing else:\n<tool_call>\n{"name": <function name>, ${args}}\n</tool_call>${stage === 'select' ? `\nWhen the request is fully handled, answer ${END}.` : ''}`;
 }
 
@@ -126,7 +155,10 @@ function assemble(stage: BuiltPrompt['stage'], format: PromptFormat, strategy: S
   // Keep the cacheable prefix contiguous: once a variable segment appears, everything after varies.
   let varying = false;
   for (const s of segments) s.cacheable = !(varying ||= !s.cacheable);
-  return { stage, format, strategy, messages, ...(tools ? { tools } : {}), text: render(messages), segments, allowed, ...(note ? { note } : {}) };
+  const request: OpenAIChatRequest | undefined = format === 'openai' && tools
+    ? { messages, tools, tool_choice: stage === 'arguments' ? 'required' : 'auto', parallel_tool_calls: false }
+    : undefined;
+  return { stage, format, strategy, messages, ...(tools ? { tools } : {}), text: render(messages), segments, allowed, ...(note ? { note } : {}), ...(request ? { request } : {}) };
 }
 
 const SELECT_GUIDE = 'You are the function-calling agent of an on-device assistant. Pick the single next function call that moves the user\'s request forward, given the calls already made. Call one function at a time; never invent function names.';
@@ -168,20 +200,20 @@ export function buildSelectionPrompt(input: SelectionPromptInput): BuiltPrompt {
     if (more.length > 0) system.push({ text: `More examples:\n${more.map(demonstrationText).join('\n\n')}`, cacheable: false });
   }
   if (note) system.push({ text: note, cacheable: false });
-  const user = `${input.query}\n\n${historyText(input.history)}`;
+  const user = `${input.query}\n\n${historyText(input.history, input.maxHistory)}`;
   const allowed = [...shownTools.map((t) => t.name), END];
   const openaiTools = format === 'openai' ? shownTools.map((t) => toOpenAITool(t, false)) : undefined;
   return assemble('select', format, strategy, system, user, allowed, openaiTools, note);
 }
 
 /** The parameter-filling prompt for the function chosen at this step. */
-export function buildArgumentsPrompt(input: { query: string; history: readonly (string | PastCall)[]; tool: ToolSpec; format: PromptFormat }): BuiltPrompt {
+export function buildArgumentsPrompt(input: { query: string; history: readonly (string | PastCall)[]; tool: ToolSpec; format: PromptFormat; maxHistory?: number }): BuiltPrompt {
   const { format, tool } = input;
   const system: PromptSegment[] = [
     { text: `You are the function-calling agent of an on-device assistant. Fill in the arguments of ${tool.name} for the user's request, using values from the request and from earlier results. Follow the signature exactly.`, cacheable: true },
     { text: answerInstruction(format, 'arguments'), cacheable: true },
   ];
   if (format !== 'openai') system.push({ text: `${format === 'react' ? 'Function:' : 'Function signature within <tools></tools> XML tags:'}\n${toolBlock([tool], format, true)}`, cacheable: false });
-  const user = `${input.query}\n\n${historyText(input.history)}`;
+  const user = `${input.query}\n\n${historyText(input.history, input.maxHistory)}`;
   return assemble('arguments', format, 'hard', system, user, [tool.name], format === 'openai' ? [toOpenAITool(tool, true)] : undefined);
 }
