@@ -8,6 +8,7 @@ import type { AutoModelForCausalLM, AutoTokenizer } from '@huggingface/transform
 import type { GenerateRequest, LocalModel } from '../core/agent.js';
 import { DtdrError } from '../core/errors.js';
 import { importOptional } from '../encoders/hub.js';
+import { AnswerTrie, allowedAnswers } from '../core/prompt/constrain.js';
 
 export interface TransformersModelOptions {
   /** e.g. onnx-community/Qwen3-0.6B-ONNX, or a local folder. */
@@ -16,13 +17,18 @@ export interface TransformersModelOptions {
   dtype?: 'q4' | 'q4f16' | 'q8' | 'fp16' | 'fp32';
   allowRemoteModels?: boolean;
   maxNewTokens?: number;
+  /**
+   * Logit-level hard mask (default true): while the model writes its answer, only tokens that
+   * continue an allowed call (or END) can be produced, so every answer names an allowed tool.
+   */
+  hardMask?: boolean;
   /** The `@huggingface/transformers` module (optional peer): Node imports it itself; bundled apps pass `await import('@huggingface/transformers')`. */
   transformers?: object;
 }
 
 export async function transformersModel(options: TransformersModelOptions): Promise<LocalModel> {
   // An optional peer dependency: loaded only when a local LLM is asked for.
-  const { AutoTokenizer, AutoModelForCausalLM, env } = await importOptional<typeof import('@huggingface/transformers')>('@huggingface/transformers', 'a transformers.js language model', options.transformers);
+  const { AutoTokenizer, AutoModelForCausalLM, LogitsProcessor, env } = await importOptional<typeof import('@huggingface/transformers')>('@huggingface/transformers', 'a transformers.js language model', options.transformers);
   env.allowRemoteModels = options.allowRemoteModels ?? false;
   let tokenizer: Awaited<ReturnType<typeof AutoTokenizer.from_pretrained>>;
   let model: Awaited<ReturnType<typeof AutoModelForCausalLM.from_pretrained>>;
@@ -36,9 +42,43 @@ export async function transformersModel(options: TransformersModelOptions): Prom
     async generate(request: GenerateRequest) {
       const prompt = tokenizer.apply_chat_template(request.messages as never, { tools: request.tools as never, add_generation_prompt: true, tokenize: false }) as string;
       const inputs = tokenizer(prompt);
-      const output = (await model.generate({ ...inputs, max_new_tokens: options.maxNewTokens ?? 256, do_sample: false })) as { dims: number[]; tolist(): number[][] };
+      const promptLength = (inputs.input_ids as { dims: number[] }).dims[1];
+      const masks = options.hardMask === false ? [] : [hardMask(LogitsProcessor, request, promptLength, (text) => tokenizer.encode(text, { add_special_tokens: false }) as number[], eosTokenIds(model, tokenizer))];
+      const output = (await model.generate({ ...inputs, max_new_tokens: options.maxNewTokens ?? 256, do_sample: false, ...(masks.length ? { logits_processor: masks as never } : {}) })) as { dims: number[]; tolist(): number[][] };
       const ids = output.tolist()[0].slice((inputs.input_ids as { dims: number[] }).dims[1]);
       return tokenizer.decode(ids, { skip_special_tokens: true });
     },
   };
+}
+
+/** End-of-sequence ids the model stops at (from its generation config, else the tokenizer). */
+function eosTokenIds(model: unknown, tokenizer: unknown): number[] {
+  const fromConfig = (model as { generation_config?: { eos_token_id?: number | number[] }; config?: { eos_token_id?: number | number[] } });
+  const id = fromConfig.generation_config?.eos_token_id ?? fromConfig.config?.eos_token_id ?? (tokenizer as { eos_token_id?: number }).eos_token_id;
+  return (Array.isArray(id) ? id : id === undefined ? [] : [id]).map(Number);
+}
+
+/**
+ * A transformers.js LogitsProcessor (subclassed from the loaded module's own class) that keeps
+ * the generated tokens inside the step's allowed answers: every other logit becomes -Infinity.
+ */
+function hardMask(Base: typeof import('@huggingface/transformers').LogitsProcessor, request: GenerateRequest, promptLength: number, encode: (text: string) => number[], eos: number[]) {
+  const trie = new AnswerTrie(allowedAnswers(request.format, request.stage, request.allowed).map((a) => ({ tokens: encode(a.text), open: a.open })));
+  class HardMask extends Base {
+    override _call(inputIds: bigint[][], logits: import('@huggingface/transformers').Tensor) {
+      const [batch, vocab] = logits.dims as number[];
+      const data = logits.data as Float32Array;
+      for (let b = 0; b < batch; b++) {
+        const generated = inputIds[b].slice(promptLength).map(Number);
+        const next = trie.next(generated);
+        if (next.free) continue;
+        const keep = new Set(next.tokens);
+        if (next.complete || next.dead) for (const e of eos) keep.add(e);
+        const row = data.subarray(b * vocab, (b + 1) * vocab);
+        for (let t = 0; t < vocab; t++) if (!keep.has(t)) row[t] = -Infinity;
+      }
+      return logits;
+    }
+  }
+  return new HardMask();
 }
