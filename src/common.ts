@@ -24,4 +24,6 @@ export { promptTokens, type PromptTokens, type TokenCounter } from './core/token
 export { Agent, ScriptedModel, type AgentOptions, type AgentRun, type GenerateRequest, type LocalModel, type PreparedStep } from './core/agent.js';
 export { openAICompatibleModel, type OpenAICompatibleOptions } from './llm/openai-http.js';
 export { transformersModel, type TransformersModelOptions } from './llm/transformers.js';
+export { answerSchema, parseWebllmAnswer, webllmResponseFormat, type WebllmResponseFormat } from './llm/webllm.js';
+export { AnswerTrie, allowedAnswers } from './core/prompt/constrain.js';
 export { studyPrompts, type PromptStudy } from './core/prompt-study.js';

@@ -92,3 +92,18 @@ describe('a random-weight local model under transformers.js', () => {
     }
   }, 120_000);
 });
+
+describe('the WebLLM route: a JSON schema whose name enum is the hard mask', () => {
+  it('accepts exactly the allowed names and END, and reads answers back', async () => {
+    const { Validator } = await import('@cfworker/json-schema');
+    const { webllmResponseFormat, parseWebllmAnswer } = await import('../src/llm/webllm.js');
+    const format = webllmResponseFormat(['email_send', END]);
+    expect(format.type).toBe('json_object');
+    const validator = new Validator(JSON.parse(format.schema));
+    expect(validator.validate({ name: 'email_send', arguments: { to: 'a@b.c' } }).valid).toBe(true);
+    expect(validator.validate({ name: 'alarm_set', arguments: {} }).valid).toBe(false);
+    expect(parseWebllmAnswer('{"name": "email_send", "arguments": {"to": "a@b.c"}}', ['email_send', END])).toEqual({ name: 'email_send', arguments: { to: 'a@b.c' } });
+    expect(parseWebllmAnswer('{"name": "END", "arguments": {}}', ['email_send', END])).toBe(END);
+    expect(() => parseWebllmAnswer('{"name": "alarm_set", "arguments": {}}', ['email_send', END])).toThrow(/not allowed/);
+  });
+});
