@@ -22,6 +22,11 @@ export interface TransformersModelOptions {
    * continue an allowed call (or END) can be produced, so every answer names an allowed tool.
    */
   hardMask?: boolean;
+  /**
+   * Browsers: where transformers.js's ONNX Runtime files are served (a folder URL, or {mjs, wasm}
+   * URLs). Without it transformers.js fetches them from a CDN; serve them to stay offline.
+   */
+  wasmPaths?: string | { mjs: string; wasm: string };
   /** The `@huggingface/transformers` module (optional peer): Node imports it itself; bundled apps pass `await import('@huggingface/transformers')`. */
   transformers?: object;
 }
@@ -30,6 +35,8 @@ export async function transformersModel(options: TransformersModelOptions): Prom
   // An optional peer dependency: loaded only when a local LLM is asked for.
   const { AutoTokenizer, AutoModelForCausalLM, LogitsProcessor, env } = await importOptional<typeof import('@huggingface/transformers')>('@huggingface/transformers', 'a transformers.js language model', options.transformers);
   env.allowRemoteModels = options.allowRemoteModels ?? false;
+  const wasm = env.backends?.onnx?.wasm as { wasmPaths?: unknown } | undefined;
+  if (options.wasmPaths !== undefined && wasm) wasm.wasmPaths = options.wasmPaths;
   let tokenizer: Awaited<ReturnType<typeof AutoTokenizer.from_pretrained>>;
   let model: Awaited<ReturnType<typeof AutoModelForCausalLM.from_pretrained>>;
   try {
