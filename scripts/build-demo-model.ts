@@ -1,6 +1,6 @@
 /**
  * npm run build:demo-model — trains the default method (DTDR-G) on the built-in demo tool set (3,000 generated
- * demonstrations, seed 0) with the bundled encoder and writes public/dtdr-demo.model.json, the
+ * demonstrations, seed 0) with the bundled encoder and writes public/dtdr-demo.model.dtdr, the
  * model the README's CLI examples use. A test retrains it and checks the shipped file still matches.
  */
 import { Dtdr } from '../src/core/dtdr.js';
@@ -12,8 +12,8 @@ async function main() {
   const dataset = demoDataset();
   const model = await Dtdr.train({ tools: dataset.tools, plans: dataset.plans, encoder: await loadEncoder(), dataset: dataset.name });
   const artifact = { ...model.toJSON(), createdAt: '1970-01-01T00:00:00.000Z' }; // reproducible bytes
-  writeModelFile(new URL('../public/dtdr-demo.model.json', import.meta.url).pathname, artifact);
-  console.log('wrote public/dtdr-demo.model.json');
+  writeModelFile(new URL('../public/dtdr-demo.model.dtdr', import.meta.url).pathname, artifact);
+  console.log('wrote public/dtdr-demo.model.dtdr');
 }
 
 main();

@@ -65,13 +65,13 @@ describe('training', () => {
   });
 });
 
-describe('the shipped demo model (public/dtdr-demo.model.json)', () => {
+describe('the shipped demo model (public/dtdr-demo.model.dtdr)', () => {
   it('loads, and matches a fresh training with the same seed', async () => {
     const { readModelFile } = await import('../src/storage/file.js');
     const { loadEncoder } = await import('../src/encoders/node.js');
     const { demoDataset } = await import('../src/demo/toolset.js');
     const real = await loadEncoder();
-    const shipped = Dtdr.load(readModelFile(`${ROOT}/public/dtdr-demo.model.json`), real, 'public/dtdr-demo.model.json');
+    const shipped = Dtdr.load(readModelFile(`${ROOT}/public/dtdr-demo.model.dtdr`), real, 'public/dtdr-demo.model.dtdr');
     const dataset = demoDataset();
     const fresh = await Dtdr.train({ tools: dataset.tools, plans: dataset.plans, encoder: real });
     expect(shipped.method).toBe('dtdr-g');

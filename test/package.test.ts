@@ -27,7 +27,7 @@ describe('npm pack contents', () => {
 
   it('ships the licence, changelog, README and the files the README points to', () => {
     expect(packed.status, packed.stderr).toBe(0);
-    for (const f of ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'models/README.md', 'bin/dtdr.js', 'public/dtdr-demo.model.json']) expect(files).toContain(f);
+    for (const f of ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'models/README.md', 'bin/dtdr.js', 'public/dtdr-demo.model.dtdr']) expect(files).toContain(f);
   });
 
   it('ships the bundled encoder and both entry points with their types', () => {
