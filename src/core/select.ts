@@ -63,7 +63,10 @@ export interface CandidateSet {
 export function selectCandidates(ranking: Ranking, options: SelectOptions = {}): CandidateSet {
   checkSelectOptions(options);
   const o = { ...SELECT_DEFAULTS, ...options };
-  const { order, probabilities, labels } = ranking;
+  const { probabilities, labels } = ranking;
+  // Only the first few labels are needed: at most widenMax (or maxSize) + 1.
+  const need = Math.min(probabilities.length, Math.max(o.widenMax, o.maxSize, o.widenMin) + 1);
+  const order = ranking.top ? ranking.top(need) : ranking.order;
   const pick = (n: number): Candidate[] => Array.from(order.subarray(0, n), (i) => ({ tool: labels[i], probability: probabilities[i] }));
   if (ranking.set && ranking.set.threshold > 0) {
     const { threshold, target } = ranking.set;

@@ -5,6 +5,8 @@ import type { Plan } from '../types.js';
 import { seededRandom } from '../random.js';
 import { requireVector } from './baselines.js';
 import { backoffDistribution, DependencyGraph, type GraphLevel } from './graph.js';
+import { dotAt } from './kmeans.js';
+import { packMatrix, type PackedMatrix } from './matvec.js';
 import { makeRanking } from './ranking.js';
 import type { Backoff, EmbeddingNeeds, LearnInput, RankInput, Ranking, Retriever, TrainingProgress } from './types.js';
 
@@ -219,6 +221,7 @@ export class ClusterRetriever implements Retriever {
           s.n++;
         }
         for (const [k, s] of sums) for (let j = 0; j < s.v.length; j++) this.centroids[k][j] = s.v[j] / s.n;
+        this.packed = undefined;
       }
     }
     input.plans.forEach((plan, i) => {
@@ -227,6 +230,7 @@ export class ClusterRetriever implements Retriever {
       const n = ++this.sizes[k];
       const c = this.centroids[k];
       for (let j = 0; j < c.length; j++) c[j] += (q[j] - c[j]) / n;
+      this.packed = undefined;
       countPlans(this.graphs[k], [plan], this.index);
       countPlans(this.global, [plan], this.index);
     });
@@ -266,15 +270,33 @@ export class ClusterRetriever implements Retriever {
     return d;
   }
 
-  /** Index of the centroid nearest to the query embedding. */
+  /** Centroids packed row by row with their squared norms, rebuilt when learning moves them. */
+  private packed?: { matrix: PackedMatrix; norms: Float64Array; dots: Float64Array; count: number };
+
+  /**
+   * Index of the centroid nearest to the query embedding: argmin |c − q|² = argmax (2 q·c − |c|²),
+   * one unrolled dot product per centroid over a packed matrix.
+   */
   cluster(queryVector: Float32Array): number {
+    let packed = this.packed;
+    if (!packed || packed.count !== this.centroids.length) {
+      const d = queryVector.length;
+      const rows = new Float32Array(this.centroids.length * d);
+      const norms = new Float64Array(this.centroids.length);
+      this.centroids.forEach((c, k) => {
+        rows.set(c, k * d);
+        const row = rows.subarray(k * d, (k + 1) * d);
+        norms[k] = dotAt(row, 0, row, 0, d);
+      });
+      packed = this.packed = { matrix: packMatrix(rows, this.centroids.length, d), norms, dots: new Float64Array(this.centroids.length), count: this.centroids.length };
+    }
+    packed.matrix.times(queryVector, packed.dots);
     let best = 0;
-    let bestDistance = Infinity;
-    this.centroids.forEach((c, k) => {
-      let d = 0;
-      for (let i = 0; i < c.length; i++) d += (c[i] - queryVector[i]) ** 2;
-      if (d < bestDistance) [best, bestDistance] = [k, d];
-    });
+    let bestScore = -Infinity;
+    for (let k = 0; k < packed.count; k++) {
+      const score = 2 * packed.dots[k] - packed.norms[k];
+      if (score > bestScore) [best, bestScore] = [k, score];
+    }
     return best;
   }
 

@@ -9,8 +9,9 @@ import { applyIsotonic, conformalThreshold, expectedCalibrationError, fitIsotoni
 import { DependencyGraph } from './graph.js';
 import { dotAt, packRows, sphericalKMeans, type KMeansResult } from './kmeans.js';
 import { LexicalIndex } from './lexical.js';
+import { packMatrix, type PackedMatrix } from './matvec.js';
 import { LinearHead, ReplayBuffer, trainLinearHead, type LinearHeadOptions, type LinearHeadState, type ReplayState } from './linear-head.js';
-import { orderByScore } from './ranking.js';
+import { orderByScore, withLazyOrder } from './ranking.js';
 import { ONLINE_HEAD, type EmbeddingNeeds, type LearnInput, type RankInput, type Ranking, type Retriever, type TrainingProgress } from './types.js';
 
 /**
@@ -113,6 +114,14 @@ class ToolSide {
     this.outputs = tools.map((t) => new Set(names(t.returns, false)));
   }
 
+  /** Tool description vectors for the float32 kernel (built on first use). */
+  private packedTools?: PackedMatrix;
+
+  /** q·t for every tool t, into out[0 .. tools). */
+  toolDots(q: ArrayLike<number>, out: Float32Array | Float64Array): void {
+    (this.packedTools ??= packMatrix(this.toolVectors, this.end, this.dim)).times(q, out);
+  }
+
   /** Called tools' similarity rows (c·t for every tool t), computed once per tool and kept. */
   private readonly similarityRows = new Map<number, Float32Array>();
 
@@ -145,6 +154,8 @@ interface Evidence {
   vocabulary: Map<number, number>;
   /** Demonstrations per cluster (running means when learning online). */
   sizes: number[];
+  /** The centroids for the float32 kernel (built on first use; dropped when learning moves them). */
+  packedCentroids?: PackedMatrix;
   /** The head's training examples, rehearsed when learning online. */
   replay: ReplayBuffer;
 }
@@ -346,7 +357,7 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
   // |r|² = |q|² − Σ p_b² for an orthonormal basis.
   const rNorm = Math.sqrt(Math.max(0, dotAt(q, 0, q, 0, d) - projected));
   const rScale = rNorm > 1e-6 ? 1 / rNorm : 0;
-  for (let f = 0; f < T; f++) x[EMB * L + f] = dotAt(q, 0, tv, f * d, d);
+  side.toolDots(q, x.subarray(EMB * L, EMB * L + T));
   if (kept === 0) {
     for (let f = 0; f < T; f++) x[EMBU * L + f] = m > 0 ? x[EMB * L + f] * rScale : x[EMB * L + f];
   } else {
@@ -394,7 +405,7 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
     // Soft assignment to the nearest clusters.
     const k = ev.k;
     const dots = w.dots;
-    for (let c = 0; c < k; c++) dots[c] = dotAt(ev.centroids, c * d, q, 0, d);
+    (ev.packedCentroids ??= packMatrix(ev.centroids, k, d)).times(q, dots);
     const m = Math.min(neighbours, k);
     const top: number[] = [];
     for (let c = 0; c < k; c++) {
@@ -838,6 +849,7 @@ export class GatedRetriever implements Retriever {
       const centroid = ev.centroids.subarray(k * d, (k + 1) * d);
       for (let j = 0; j < d; j++) centroid[j] += (q[j] - centroid[j]) / n;
       normaliseInPlace(centroid);
+      ev.packedCentroids = undefined;
       countPlans(ev.graphs[k], [plan], side.index);
       countPlans(ev.global, [plan], side.index);
       const bag = ev.bags[k];
@@ -874,12 +886,12 @@ export class GatedRetriever implements Retriever {
     let sum = 0;
     for (let f = 0; f < L; f++) sum += probabilities[f] = Math.exp((z[f] - max) / this.temperature);
     for (let f = 0; f < L; f++) probabilities[f] /= sum;
-    const order = orderByScore(probabilities);
-    const top = probabilities[order[0]];
+    let top = 0;
+    for (let f = 0; f < L; f++) if (probabilities[f] > top) top = probabilities[f];
     const knownHistory = w.known;
     const confident = this.evidence !== undefined && top >= this.confidentAbove && knownHistory;
     const set = { threshold: confident ? this.thresholds.confident : this.thresholds.unsure, target: this.target, confident };
-    return { labels: this.side.labels, probabilities, order, confident, set, ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) };
+    return withLazyOrder({ labels: this.side.labels, probabilities, confident, set, ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) });
   }
 
   /** Why a step is unsure, from what its signals could and could not find. */

@@ -1,5 +1,5 @@
 import { Matrix, solve } from 'ml-matrix';
-import { dotAt } from './kmeans.js';
+import { packMatrix, type PackedMatrix } from './matvec.js';
 import { DtdrError } from '../errors.js';
 import { seededRandom, shuffleInPlace } from '../random.js';
 
@@ -57,23 +57,23 @@ export class LinearHead {
     readonly sparseWeights: Float64Array,
   ) {}
 
-  /** Class-major copy of the dense weights, for one dot product per class (weights never change after construction). */
-  private byClass?: Float64Array;
+  /** Class-major copy of the dense weights in the float32 kernel (weights never change after construction). */
+  private byClass?: PackedMatrix;
   private standardised?: Float64Array;
 
   /** Writes the logits of one example into `out` (length `classes`). */
   logits(dense: ArrayLike<number>, sparse: ArrayLike<number> | undefined, out: Float64Array): Float64Array {
     const { dim, classes: C, weights: W } = this;
     if (!this.byClass) {
-      const t = new Float64Array(C * dim);
+      const t = new Float32Array(C * dim);
       for (let d = 0; d < dim; d++) for (let c = 0; c < C; c++) t[c * dim + d] = W[d * C + c];
-      this.byClass = t;
+      this.byClass = packMatrix(t, C, dim);
     }
     const x = (this.standardised ??= new Float64Array(dim));
     for (let d = 0; d < dim; d++) x[d] = (dense[d] - this.mean[d]) / this.std[d];
-    const t = this.byClass;
+    this.byClass.times(x, out);
     const bias = dim * C;
-    for (let c = 0; c < C; c++) out[c] = W[bias + c] + dotAt(t, c * dim, x, 0, dim);
+    for (let c = 0; c < C; c++) out[c] += W[bias + c];
     if (sparse) {
       for (let k = 0; k < sparse.length; k++) {
         const row = sparse[k] * C;

@@ -36,6 +36,60 @@ function orderProbabilities(p: ArrayLike<number>, n: number): Uint32Array {
   return order;
 }
 
+/**
+ * The first `k` labels of `orderByScore(scores, tieBreak)`, without sorting all of them: the
+ * same keys and tie rules, kept in a small sorted buffer. O(n·log k)-ish for the small k a
+ * candidate set needs.
+ */
+export function topByScore(scores: ArrayLike<number>, k: number, tieBreak?: ArrayLike<number>): Uint32Array {
+  const n = scores.length;
+  k = Math.min(k, n);
+  // Unit-range scores without a tie-break sort by the same packed key as orderProbabilities.
+  let unit = !tieBreak && n < 1 << 20;
+  for (let i = 0; i < n && unit; i++) unit = scores[i] >= 0 && scores[i] <= 1;
+  const bits = Math.ceil(Math.log2(n + 1));
+  const scale = 2 ** (52 - bits);
+  const better = unit
+    ? (a: number, b: number) => Math.floor(scores[a] * scale) > Math.floor(scores[b] * scale) || (Math.floor(scores[a] * scale) === Math.floor(scores[b] * scale) && a < b)
+    : (a: number, b: number) => scores[a] > scores[b] || (scores[a] === scores[b] && ((tieBreak ? tieBreak[a] - tieBreak[b] : 0) > 0 || ((tieBreak ? tieBreak[a] === tieBreak[b] : true) && a < b)));
+  const top: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (top.length === k && !better(i, top[k - 1])) continue;
+    let p = top.length < k ? top.length : k - 1;
+    if (top.length < k) top.push(i);
+    while (p > 0 && better(i, top[p - 1])) {
+      top[p] = top[p - 1];
+      p--;
+    }
+    top[p] = i;
+  }
+  return Uint32Array.from(top);
+}
+
+/**
+ * A ranking whose full `order` is computed only when read (metrics, explanations), while
+ * candidate selection asks `top(k)` for the few labels it needs.
+ */
+export function withLazyOrder<T extends Omit<Ranking, 'order' | 'top'>>(ranking: T, tieBreak?: ArrayLike<number>): T & Pick<Ranking, 'order' | 'top'> {
+  let order: Uint32Array | undefined;
+  const tops = new Map<number, Uint32Array>();
+  Object.defineProperty(ranking, 'order', {
+    enumerable: true,
+    configurable: true,
+    get: () => (order ??= orderByScore(ranking.probabilities, tieBreak)),
+  });
+  Object.defineProperty(ranking, 'top', {
+    enumerable: false,
+    value: (k: number) => {
+      if (order) return order.subarray(0, k);
+      let t = tops.get(k);
+      if (!t) tops.set(k, (t = topByScore(ranking.probabilities, k, tieBreak)));
+      return t;
+    },
+  });
+  return ranking as T & Pick<Ranking, 'order' | 'top'>;
+}
+
 export function softmaxInPlace(logits: Float64Array, temperature = 1): Float64Array {
   let max = -Infinity;
   for (const x of logits) if (x > max) max = x;
@@ -59,9 +113,9 @@ export function makeRanking(
   probabilities: Float64Array,
   options: { tieBreak?: ArrayLike<number>; backoff?: Backoff; confident?: boolean; cause?: string } = {},
 ): Ranking {
-  const order = orderByScore(probabilities, options.tieBreak);
-  const flat = isFlat(probabilities, order);
+  const [best] = topByScore(probabilities, 1, options.tieBreak);
+  const flat = !(probabilities[best] >= 0.3);
   const confident = options.confident ?? !flat;
-  const cause = confident ? undefined : options.cause ?? (flat ? `the probabilities are flat (the top tool has ${probabilities[order[0]]?.toFixed(2)})` : undefined);
-  return { labels, probabilities, order, confident, ...(options.backoff ? { backoff: options.backoff } : {}), ...(cause ? { cause } : {}) };
+  const cause = confident ? undefined : options.cause ?? (flat ? `the probabilities are flat (the top tool has ${probabilities[best]?.toFixed(2)})` : undefined);
+  return withLazyOrder({ labels, probabilities, confident, ...(options.backoff ? { backoff: options.backoff } : {}), ...(cause ? { cause } : {}) }, options.tieBreak);
 }

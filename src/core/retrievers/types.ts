@@ -37,8 +37,10 @@ export interface Ranking {
   labels: readonly string[];
   /** A probability for each label; sums to 1 (or 0 for a retriever that abstains on END). */
   probabilities: Float64Array;
-  /** Label indices, best first. */
+  /** Label indices, best first (computed on first read where the ranking offers `top`). */
   order: Uint32Array;
+  /** The first k of `order`, cheaper than the whole order (candidate selection needs only a few). */
+  top?(k: number): Uint32Array;
   /** Set by graph retrievers: where the distribution came from. */
   backoff?: Backoff;
   /** False when the retriever is unsure (backed off, little support, or a flat distribution). */
