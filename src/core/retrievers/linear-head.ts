@@ -1,5 +1,5 @@
 import { Matrix, solve } from 'ml-matrix';
-import { packMatrix, type PackedMatrix } from './matvec.js';
+import { outerAccumulator, packMatrix, type PackedMatrix } from './matvec.js';
 import { DtdrError } from '../errors.js';
 import { seededRandom, shuffleInPlace } from '../random.js';
 
@@ -175,7 +175,9 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
   const E = init ? Float64Array.from(init.sparseWeights) : new Float64Array(S * C);
   const head = new LinearHead(dim, C, S, mean, std, W, E);
 
-  const mW = new Float64Array(W.length), vW = new Float64Array(W.length), gW = new Float64Array(W.length);
+  const mW = new Float64Array(W.length), vW = new Float64Array(W.length);
+  // dLoss/dW accumulated per batch as rank-1 updates in the float32 kernel.
+  const gW = outerAccumulator(dim + 1, C);
   const mE = new Float64Array(E.length), vE = new Float64Array(E.length), gE = new Float64Array(E.length);
   const touched = new Uint8Array(S); // sparse rows with a gradient in this batch
   const b1 = 0.9, b2 = 0.999, eps = 1e-8;
@@ -191,29 +193,22 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
     X[i * D + dim] = 1;
   });
 
+  // The dense weights (bias row included) class-major in the matrix kernel, refreshed per batch.
+  const kernelW = packMatrix(new Float32Array(C * D), C, D);
   for (let epoch = 1; epoch <= o.epochs; epoch++) {
     shuffleInPlace(indices, random);
     let lossSum = 0;
     for (let start = 0; start < n; start += o.batchSize) {
       const end = Math.min(n, start + o.batchSize);
-      gW.fill(0);
+      gW.clear();
+      kernelW.setTransposed(W);
       for (let b = start; b < end; b++) {
         const i = indices[b];
         const row = i * D;
         // logits = x·W (+ the one-hot rows)
         // Four rows of W per pass: a quarter of the loads and stores of p.
-        p.fill(0);
-        let d = 0;
-        for (; d + 3 < D; d += 4) {
-          const v0 = X[row + d], v1 = X[row + d + 1], v2 = X[row + d + 2], v3 = X[row + d + 3];
-          const w0 = d * C, w1 = w0 + C, w2 = w1 + C, w3 = w2 + C;
-          for (let c = 0; c < C; c++) p[c] += v0 * W[w0 + c] + v1 * W[w1 + c] + v2 * W[w2 + c] + v3 * W[w3 + c];
-        }
-        for (; d < D; d++) {
-          const v = X[row + d];
-          const w = d * C;
-          for (let c = 0; c < C; c++) p[c] += v * W[w + c];
-        }
+        // Logits through the float32 kernel, as at ranking time (W is re-packed after each step).
+        kernelW.times(X.subarray(row, row + D), p);
         const sp = data.sparse?.[i];
         if (sp) for (let k = 0; k < sp.length; k++) {
           const e = sp[k] * C;
@@ -230,11 +225,7 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
           lossSum -= share * Math.log(p[t[k]] + 1e-12);
           p[t[k]] -= share; // p is now dLoss/dlogits
         }
-        for (let d = 0; d < D; d++) {
-          const v = X[row + d];
-          const w = d * C;
-          for (let c = 0; c < C; c++) gW[w + c] += v * p[c];
-        }
+        gW.add(X.subarray(row, row + D), p);
         if (sp) {
           for (let k = 0; k < sp.length; k++) {
             const e = sp[k] * C;
@@ -249,11 +240,15 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
       step++;
       const scale = 1 / (end - start);
       const lr = (o.learningRate * Math.sqrt(1 - b2 ** step)) / (1 - b1 ** step);
-      for (let k = 0; k < W.length; k++) {
-        const g = gW[k] * scale + o.l2 * W[k];
-        mW[k] = b1 * mW[k] + (1 - b1) * g;
-        vW[k] = b2 * vW[k] + (1 - b2) * g * g;
-        W[k] -= (lr * mW[k]) / (Math.sqrt(vW[k]) + eps);
+      const grad = gW.grad;
+      const stride = gW.stride;
+      for (let d = 0, k = 0; d < D; d++) {
+        for (let c = 0; c < C; c++, k++) {
+          const g = grad[d * stride + c] * scale + o.l2 * W[k];
+          mW[k] = b1 * mW[k] + (1 - b1) * g;
+          vW[k] = b2 * vW[k] + (1 - b2) * g * g;
+          W[k] -= (lr * mW[k]) / (Math.sqrt(vW[k]) + eps);
+        }
       }
       // Lazy Adam for the one-hot rows: only rows seen in this batch move.
       for (let s = 0; s < S; s++) {

@@ -13,11 +13,20 @@ export interface PackedMatrix {
   readonly dim: number;
   /** out[k] = Σ_j M[k, j] · v[j] (float32 arithmetic, 4 interleaved partial sums). */
   times(v: ArrayLike<number>, out: Float32Array | Float64Array): void;
+  /** Replaces the matrix with the transpose of `source` (dim × rows, row-major): M[k, j] = source[j·rows + k]. */
+  setTransposed(source: ArrayLike<number>): void;
+}
+
+function fillTransposed(m: Float32Array, source: ArrayLike<number>, rows: number, dim: number, width: number): void {
+  for (let j = 0; j < dim; j++) {
+    const from = j * rows;
+    for (let k = 0; k < rows; k++) m[k * width + j] = source[from + k];
+  }
 }
 
 interface Kernel {
-  memory: WebAssembly.Memory;
   matvec(rows: number, q: number, n: number, d: number, out: number): void;
+  outer(g: number, x: number, p: number, rows: number, cols: number): void;
 }
 
 let compiled: WebAssembly.Module | null | undefined;
@@ -66,6 +75,9 @@ export function packMatrix(values: ArrayLike<number>, rows: number, dim: number,
         k.matvec(0, q, rows, width, o);
         for (let r = 0; r < rows; r++) out[r] = ov[r];
       },
+      setTransposed(source) {
+        fillTransposed(m, source, rows, dim, width);
+      },
     };
   }
   const m = new Float32Array(rows * width);
@@ -92,5 +104,56 @@ export function packMatrix(values: ArrayLike<number>, rows: number, dim: number,
         out[r] = f(f(a0 + a1) + f(a2 + a3));
       }
     },
+    setTransposed(source) {
+      fillTransposed(m, source, rows, dim, width);
+    },
+  };
+}
+
+/** A rows × cols float32 gradient that accumulates rank-1 updates g += x·pᵀ (the kernel's `outer`). */
+export interface OuterAccumulator {
+  /** The accumulated matrix, row-major with rows padded to a multiple of 4 columns (`stride`). */
+  readonly grad: Float32Array;
+  readonly stride: number;
+  add(x: ArrayLike<number>, p: ArrayLike<number>): void;
+  clear(): void;
+}
+
+export function outerAccumulator(rows: number, cols: number, jsOnly = false): OuterAccumulator {
+  const stride = padded(cols);
+  const module = jsOnly ? null : kernelModule();
+  if (module) {
+    const gBytes = rows * stride * 4;
+    const xAt = gBytes;
+    const pAt = xAt + padded(rows) * 4;
+    const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil((pAt + stride * 4) / 65536)) });
+    const k = new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Kernel;
+    const grad = new Float32Array(memory.buffer, 0, rows * stride);
+    const xv = new Float32Array(memory.buffer, xAt, rows);
+    const pv = new Float32Array(memory.buffer, pAt, stride);
+    return {
+      grad,
+      stride,
+      add(x, p) {
+        for (let r = 0; r < rows; r++) xv[r] = x[r];
+        for (let c = 0; c < cols; c++) pv[c] = p[c];
+        k.outer(0, xAt, pAt, rows, stride);
+      },
+      clear: () => grad.fill(0),
+    };
+  }
+  const grad = new Float32Array(rows * stride);
+  const f = Math.fround;
+  return {
+    grad,
+    stride,
+    add(x, p) {
+      for (let r = 0; r < rows; r++) {
+        const xr = f(x[r]);
+        const at = r * stride;
+        for (let c = 0; c < cols; c++) grad[at + c] = f(grad[at + c] + f(xr * f(p[c])));
+      }
+    },
+    clear: () => grad.fill(0),
   };
 }
