@@ -2,6 +2,7 @@ import { DtdrError } from '../errors.js';
 import { hashString, seededRandom, shuffleInPlace } from '../random.js';
 import { terms, toolText } from '../text.js';
 import type { ToolSpec } from '../types.js';
+import { packMatrix, type PackedMatrix } from './matvec.js';
 import { makeRanking, softmaxInPlace } from './ranking.js';
 import type { EmbeddingNeeds, RankInput, Ranking, Retriever } from './types.js';
 
@@ -87,14 +88,18 @@ export class QtsRetriever implements Retriever {
   readonly historyLength = 0;
   constructor(readonly labels: readonly string[], readonly toolVectors: Float32Array[], readonly temperature = 0.05) {}
 
+  /** The tool vectors in the float32 matrix kernel (built on first use). */
+  private packed?: PackedMatrix;
+
   rank(input: RankInput): Ranking {
     const q = requireVector(input.queryVector, 'qts', 'queryVector');
     const logits = new Float64Array(this.labels.length).fill(-Infinity);
-    this.toolVectors.forEach((v, i) => {
-      let dot = 0;
-      for (let d = 0; d < v.length; d++) dot += v[d] * q[d];
-      logits[i] = dot;
-    });
+    const T = this.toolVectors.length;
+    if (T > 0) {
+      const d = this.toolVectors[0].length;
+      this.packed ??= packMatrix(Float32Array.from(this.toolVectors.flatMap((v) => Array.from(v))), T, d);
+      this.packed.times(q, logits); // END (the last label) keeps -Infinity: QTS never proposes it
+    }
     return makeRanking(this.labels, softmaxInPlace(logits, this.temperature));
   }
 
