@@ -45,19 +45,19 @@ describe.skipIf(!hasSharedData)('DTDR-G on UltraTool: official split and its nov
     metrics.novel = summarize(novel);
   }, 300_000);
 
-  it('ranks better than every paper method (DTDR-H, the best other, has 0.839)', () => {
+  it('reaches MRR 0.86, above every paper method (DTDR-H, the best other, has 0.839)', () => {
     expect(metrics.official.steps).toBe(1691);
-    expect(metrics.official.mrr).toBeGreaterThanOrEqual(0.845);
+    expect(metrics.official.mrr).toBeGreaterThanOrEqual(0.86);
   });
 
-  it('holds an acceptable tool in ≥ 94% of steps with sets of ≤ 5 tools on average (target 0.95)', () => {
-    expect(metrics.official.coverage).toBeGreaterThanOrEqual(0.94);
+  it('holds an acceptable tool in ≥ 94.5% of steps with sets of ≤ 5 tools on average (target 0.95; measured 0.950)', () => {
+    expect(metrics.official.coverage).toBeGreaterThanOrEqual(0.945);
     expect(metrics.official.setSize).toBeLessThanOrEqual(5);
   });
 
   it('is calibrated, and its confident sets rarely miss', () => {
     expect(metrics.official.ece).toBeLessThanOrEqual(0.05);
-    expect(metrics.official.confidentMissRate).toBeLessThanOrEqual(0.055);
+    expect(metrics.official.confidentMissRate).toBeLessThanOrEqual(0.05);
   });
 
   it('on new combinations of familiar steps beats DTDR-C (0.504) and DTDR-H (0.583)', () => {
