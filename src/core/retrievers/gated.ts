@@ -177,6 +177,11 @@ class Workspace {
   readonly basis: Float64Array;
   readonly coef = new Float64Array(MAX_BASIS * MAX_BASIS);
   readonly gamma = new Float64Array(MAX_BASIS);
+  /** Per-step scratch of the evidence signals and the gate. */
+  readonly top: number[] = [];
+  readonly weights: Float64Array;
+  readonly touched = new Set<number>();
+  readonly signalWeights = new Float64Array(S);
   /** Some demonstration has the last (up to 3) calls in a row, from the plan's start when shorter. */
   known = false;
   readonly scores: Float64Array;
@@ -190,6 +195,7 @@ class Workspace {
     this.logits = new Float64Array(labels);
     this.dots = new Float64Array(Math.max(1, clusters));
     this.basis = new Float64Array(MAX_BASIS * dim);
+    this.weights = new Float64Array(Math.max(1, clusters)); // soft-assignment weights: at most one per cluster
   }
 }
 
@@ -407,7 +413,8 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
     const dots = w.dots;
     (ev.packedCentroids ??= packMatrix(ev.centroids, k, d)).times(q, dots);
     const m = Math.min(neighbours, k);
-    const top: number[] = [];
+    const top = w.top;
+    top.length = 0;
     for (let c = 0; c < k; c++) {
       if (top.length < m) {
         top.push(c);
@@ -422,12 +429,14 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
       }
     }
     if (top.length < m || m < 2) top.sort((a, b) => dots[b] - dots[a]);
-    const weights = top.map((c) => Math.exp((dots[c] - dots[top[0]]) / 0.05));
-    const wSum = weights.reduce((a, b) => a + b, 0);
+    const weights = w.weights;
+    let wSum = 0;
+    for (let i = 0; i < top.length; i++) wSum += weights[i] = Math.exp((dots[top[i]] - dots[top[0]]) / 0.05);
     const acc = w.acc; // all zero between uses
     let match = 0;
     let support = 0;
-    const touched = new Set<number>();
+    const touched = w.touched;
+    touched.clear();
     top.forEach((c, i) => {
       const weight = weights[i] / wSum;
       for (let j = l; j >= 1; j--) {
@@ -499,7 +508,7 @@ function logSparse(x: Float32Array, from: number, n: number, values: Float64Arra
 
 /** Combined scores z(f) = Σ_s a_s x_s(f) with a = Θ·context, written into w.scores. */
 function combine(theta: Float64Array, w: Workspace, labels: number): Float64Array {
-  const a = new Float64Array(S);
+  const a = w.signalWeights;
   for (let s = 0; s < S; s++) {
     let v = 0;
     for (let g = 0; g < G; g++) v += theta[s * G + g] * w.context[g];

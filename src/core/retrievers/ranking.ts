@@ -47,11 +47,29 @@ export function topByScore(scores: ArrayLike<number>, k: number, tieBreak?: Arra
   // Unit-range scores without a tie-break sort by the same packed key as orderProbabilities.
   let unit = !tieBreak && n < 1 << 20;
   for (let i = 0; i < n && unit; i++) unit = scores[i] >= 0 && scores[i] <= 1;
-  const bits = Math.ceil(Math.log2(n + 1));
-  const scale = 2 ** (52 - bits);
-  const better = unit
-    ? (a: number, b: number) => Math.floor(scores[a] * scale) > Math.floor(scores[b] * scale) || (Math.floor(scores[a] * scale) === Math.floor(scores[b] * scale) && a < b)
-    : (a: number, b: number) => scores[a] > scores[b] || (scores[a] === scores[b] && ((tieBreak ? tieBreak[a] - tieBreak[b] : 0) > 0 || ((tieBreak ? tieBreak[a] === tieBreak[b] : true) && a < b)));
+  if (unit) {
+    // One packed key per label, as orderProbabilities sorts by: higher key = earlier.
+    const bits = Math.ceil(Math.log2(n + 1));
+    const low = 2 ** bits;
+    const scale = 2 ** (52 - bits);
+    const keys = new Float64Array(k);
+    const top = new Uint32Array(k);
+    let size = 0;
+    for (let i = 0; i < n; i++) {
+      const key = Math.floor(scores[i] * scale) * low + (low - 1 - i);
+      if (size === k && key <= keys[k - 1]) continue;
+      let p = size < k ? size++ : k - 1;
+      while (p > 0 && keys[p - 1] < key) {
+        keys[p] = keys[p - 1];
+        top[p] = top[p - 1];
+        p--;
+      }
+      keys[p] = key;
+      top[p] = i;
+    }
+    return top;
+  }
+  const better = (a: number, b: number) => scores[a] > scores[b] || (scores[a] === scores[b] && ((tieBreak ? tieBreak[a] - tieBreak[b] : 0) > 0 || ((tieBreak ? tieBreak[a] === tieBreak[b] : true) && a < b)));
   const top: number[] = [];
   for (let i = 0; i < n; i++) {
     if (top.length === k && !better(i, top[k - 1])) continue;
