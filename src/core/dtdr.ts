@@ -279,13 +279,13 @@ export class Dtdr {
     const c = this.changes;
     return {
       ...artifact,
-      ...(c.removed.length === 0 && c.added.length === 0 ? {} : { toolChanges: structuredCopy(c) }),
+      ...(c.removed.length === 0 && c.added.length === 0 ? {} : { toolChanges: copyChanges(c) }),
       ...(this.beforeLearning && this.learned.length > 0 ? { learning: { plans: this.learned.map(copyPlan), before: this.beforeLearning } } : {}),
     };
   }
 }
 
-function structuredCopy(c: ToolChanges): ToolChanges {
+function copyChanges(c: ToolChanges): ToolChanges {
   return { removed: [...c.removed], added: c.added.map((t) => ({ ...t })), vectors: c.vectors ? c.vectors.map((v) => [...v]) : null };
 }
 

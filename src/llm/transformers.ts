@@ -4,7 +4,6 @@
  * a Qwen3 model sees exactly the format it was trained on. Needs the model's weights: a hub id
  * with remote models allowed, or a local folder.
  */
-import type { AutoModelForCausalLM, AutoTokenizer } from '@huggingface/transformers';
 import type { GenerateRequest, LocalModel } from '../core/agent.js';
 import { DtdrError } from '../core/errors.js';
 import { importOptional } from '../encoders/hub.js';

@@ -11,7 +11,7 @@ import { dotAt, packRows, sphericalKMeans, type KMeansResult } from './kmeans.js
 import { LexicalIndex } from './lexical.js';
 import { packMatrix, type PackedMatrix } from './matvec.js';
 import { LinearHead, ReplayBuffer, trainLinearHead, type LinearHeadOptions, type LinearHeadState, type ReplayState } from './linear-head.js';
-import { orderByScore, withLazyOrder } from './ranking.js';
+import { withLazyOrder } from './ranking.js';
 import { ONLINE_HEAD, type EmbeddingNeeds, type LearnInput, type RankInput, type Ranking, type Retriever, type TrainingProgress } from './types.js';
 
 /**
@@ -292,7 +292,6 @@ function headExamples(side: ToolSide, plans: Plan[], queries: Float32Array[], l:
 function computeSignals(side: ToolSide, ev: Evidence | undefined, input: StepInput, w: Workspace, neighbours: number, without: ReadonlySet<number>, graphOnly = false): void {
   const L = side.labels.length;
   const T = side.end;
-  const d = side.dim;
   const { x, context } = w;
   x.fill(0);
   context.fill(0);
@@ -908,7 +907,6 @@ export class GatedRetriever implements Retriever {
   private unsureCause(top: number, history: readonly string[]): string {
     if (!this.evidence) return 'no demonstrations: ranked by tool descriptions alone';
     const c = this.workspace.context;
-    const l = this.evidence.historyLength;
     const why: string[] = [];
     if (top < this.confidentAbove) why.push(`the top tool has calibrated probability ${top.toFixed(2)} < ${this.confidentAbove}`);
     if (!this.workspace.known) {

@@ -48,6 +48,20 @@ export function usesWasmKernel(): boolean {
   return kernelModule() !== null;
 }
 
+/**
+ * One small kernel instance with its own memory of `bytes`: freed with whatever holds it (a
+ * model's matrix, a head's gradient), so there is no shared heap to manage.
+ */
+function instantiate(module: WebAssembly.Module, bytes: number): { kernel: Kernel; buffer: ArrayBuffer } {
+  const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / 65536)) });
+  return { kernel: new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Kernel, buffer: memory.buffer };
+}
+
+/** Copies `rows` × `dim` row-major values into rows of `width` (≥ dim) floats. */
+function fillRows(m: Float32Array, values: ArrayLike<number>, rows: number, dim: number, width: number): void {
+  for (let r = 0; r < rows; r++) for (let j = 0; j < dim; j++) m[r * width + j] = values[r * dim + j];
+}
+
 /** Rows padded to a multiple of 4 columns, so the kernel needs no remainder loop. */
 const padded = (dim: number) => Math.ceil(dim / 4) * 4;
 
@@ -56,17 +70,14 @@ export function packMatrix(values: ArrayLike<number>, rows: number, dim: number,
   const width = padded(dim);
   const module = jsOnly ? null : kernelModule();
   if (module) {
-    // One small instance per matrix: its memory holds the matrix, one query and one output, and
-    // is freed with the model (no shared heap to manage).
-    const matrixBytes = rows * width * 4;
-    const q = matrixBytes;
+    // Memory: the matrix, then one query, then one output.
+    const q = rows * width * 4;
     const o = q + width * 4;
-    const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil((o + rows * 4) / 65536)) });
-    const k = new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Kernel;
-    const m = new Float32Array(memory.buffer, 0, rows * width);
-    for (let r = 0; r < rows; r++) for (let j = 0; j < dim; j++) m[r * width + j] = values[r * dim + j];
-    const qv = new Float32Array(memory.buffer, q, width);
-    const ov = new Float32Array(memory.buffer, o, rows);
+    const { kernel: k, buffer } = instantiate(module, o + rows * 4);
+    const m = new Float32Array(buffer, 0, rows * width);
+    fillRows(m, values, rows, dim, width);
+    const qv = new Float32Array(buffer, q, width);
+    const ov = new Float32Array(buffer, o, rows);
     return {
       rows,
       dim,
@@ -81,7 +92,7 @@ export function packMatrix(values: ArrayLike<number>, rows: number, dim: number,
     };
   }
   const m = new Float32Array(rows * width);
-  for (let r = 0; r < rows; r++) for (let j = 0; j < dim; j++) m[r * width + j] = values[r * dim + j];
+  fillRows(m, values, rows, dim, width);
   const q = new Float32Array(width);
   const f = Math.fround;
   return {
@@ -123,14 +134,13 @@ export function outerAccumulator(rows: number, cols: number, jsOnly = false): Ou
   const stride = padded(cols);
   const module = jsOnly ? null : kernelModule();
   if (module) {
-    const gBytes = rows * stride * 4;
-    const xAt = gBytes;
+    // Memory: the gradient, then one x, then one p.
+    const xAt = rows * stride * 4;
     const pAt = xAt + padded(rows) * 4;
-    const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil((pAt + stride * 4) / 65536)) });
-    const k = new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Kernel;
-    const grad = new Float32Array(memory.buffer, 0, rows * stride);
-    const xv = new Float32Array(memory.buffer, xAt, rows);
-    const pv = new Float32Array(memory.buffer, pAt, stride);
+    const { kernel: k, buffer } = instantiate(module, pAt + stride * 4);
+    const grad = new Float32Array(buffer, 0, rows * stride);
+    const xv = new Float32Array(buffer, xAt, rows);
+    const pv = new Float32Array(buffer, pAt, stride);
     return {
       grad,
       stride,

@@ -122,8 +122,8 @@ export function softmaxInPlace(logits: Float64Array, temperature = 1): Float64Ar
 }
 
 /** A distribution is flat when even its best label has less than `minTop` of the mass. */
-export function isFlat(probabilities: Float64Array, order: Uint32Array, minTop = 0.3): boolean {
-  return !(probabilities[order[0]] >= minTop);
+export function isFlat(topProbability: number, minTop = 0.3): boolean {
+  return !(topProbability >= minTop);
 }
 
 export function makeRanking(
@@ -132,7 +132,7 @@ export function makeRanking(
   options: { tieBreak?: ArrayLike<number>; backoff?: Backoff; confident?: boolean; cause?: string } = {},
 ): Ranking {
   const [best] = topByScore(probabilities, 1, options.tieBreak);
-  const flat = !(probabilities[best] >= 0.3);
+  const flat = isFlat(probabilities[best]);
   const confident = options.confident ?? !flat;
   const cause = confident ? undefined : options.cause ?? (flat ? `the probabilities are flat (the top tool has ${probabilities[best]?.toFixed(2)})` : undefined);
   return withLazyOrder({ labels, probabilities, confident, ...(options.backoff ? { backoff: options.backoff } : {}), ...(cause ? { cause } : {}) }, options.tieBreak);
