@@ -91,6 +91,18 @@ describe('any local ONNX model folder, on ONNX Runtime Web (WASM)', () => {
     expect(v[0]).toBeCloseTo(2.25 / n, 6);
   });
 
+  it('has the same fingerprint whether its manifest.json lists the files\' SHA-256 or they are hashed', async () => {
+    const { createHash } = await import('node:crypto');
+    const { readFileSync } = await import('node:fs');
+    const hashed = (await loadEncoder({ model: folder, cacheSize: 0 })).fingerprint;
+    const sha = (f: string) => createHash('sha256').update(readFileSync(join(folder, f))).digest('hex');
+    writeFileSync(join(folder, 'manifest.json'), JSON.stringify({ sha256: { 'onnx/model.onnx': sha('onnx/model.onnx'), 'tokenizer.json': sha('tokenizer.json') } }));
+    const listed = (await loadEncoder({ model: folder, cacheSize: 0 })).fingerprint;
+    rmSync(join(folder, 'manifest.json'));
+    expect(hashed).toMatch(/^[0-9a-f]{64}$/);
+    expect(listed).toBe(hashed);
+  });
+
   it('names the missing weight file and the dtype asked for', async () => {
     await expect(loadEncoder({ model: folder, dtype: 'q8' })).rejects.toThrow(/no weight file for dtype q8.*onnx\/model_quantized\.onnx/);
   });

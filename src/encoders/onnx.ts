@@ -222,7 +222,8 @@ function normalise(v: Float64Array): Float32Array {
 /** Loads a model folder onto a runtime: reads config, tokenizer and the weight file for the dtype. */
 export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: OnnxRuntime, options: EncoderOptions = {}, location?: string): Promise<Encoder> {
   const config = parseJson(await readOrExplain(files, 'config.json', files.text), 'config.json', files.location);
-  const tokenizerJson = parseJson(await readOrExplain(files, 'tokenizer.json', files.text), 'tokenizer.json', files.location);
+  const tokenizerText = await readOrExplain(files, 'tokenizer.json', files.text);
+  const tokenizerJson = parseJson(tokenizerText, 'tokenizer.json', files.location);
   const tokenizerConfig = files.has && !(await files.has('tokenizer_config.json'))
     ? {}
     : parseJson(await readOrExplain(files, 'tokenizer_config.json', files.text), 'tokenizer_config.json', files.location);
@@ -267,10 +268,7 @@ export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: On
     throw new DtdrError('encoder', `cannot build the tokenizer of "${id}" from ${files.location}/tokenizer.json: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
   const maxLength = typeof tokenizerConfig.model_max_length === 'number' && tokenizerConfig.model_max_length < 1e6 ? tokenizerConfig.model_max_length : 512;
-  const hash = sha256.create();
-  hash.update(weights);
-  hash.update(utf8ToBytes(JSON.stringify(tokenizerJson)));
-  const fingerprint = bytesToHex(hash.digest());
+  const fingerprint = await encoderFingerprint(files, weightFile, weights, tokenizerText);
   return createOnnxEncoder({ id, location, fingerprint, runtime, session, tokenizer, maxLength, batchSize: options.batchSize, cacheSize: options.cacheSize });
 }
 
@@ -278,4 +276,23 @@ export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: On
 export async function defaultRuntime(): Promise<OnnxRuntime> {
   const ort = (await import('onnxruntime-web/wasm')) as unknown as OnnxRuntime;
   return ort;
+}
+
+/**
+ * SHA-256 over the SHA-256s of the weight file and tokenizer.json. A folder whose manifest.json
+ * lists them (the bundled encoder's does) is trusted for them, so loading does not hash megabytes
+ * of weights on every start; any other folder is hashed.
+ */
+async function encoderFingerprint(files: ModelFiles, weightFile: string, weights: Uint8Array, tokenizerText: string): Promise<string> {
+  let listed: Record<string, unknown> = {};
+  if (files.has && (await files.has('manifest.json'))) {
+    try {
+      const manifest = JSON.parse(await files.text('manifest.json')) as { sha256?: Record<string, unknown> };
+      if (manifest.sha256 && typeof manifest.sha256 === 'object') listed = manifest.sha256;
+    } catch {
+      // an unreadable manifest only costs the hashing below
+    }
+  }
+  const sha = (name: string, bytes: () => Uint8Array) => (typeof listed[name] === 'string' ? (listed[name] as string) : bytesToHex(sha256(bytes())));
+  return bytesToHex(sha256(utf8ToBytes(`${sha(weightFile, () => weights)}:${sha('tokenizer.json', () => utf8ToBytes(tokenizerText))}`)));
 }

@@ -15,6 +15,7 @@ const BUNDLED_FILES: Record<string, URL> = {
   'tokenizer.json': new URL('../../models/dtdr-glove-100d/tokenizer.json', import.meta.url),
   'tokenizer_config.json': new URL('../../models/dtdr-glove-100d/tokenizer_config.json', import.meta.url),
   'onnx/model_quantized.onnx': new URL('../../models/dtdr-glove-100d/onnx/model_quantized.onnx', import.meta.url),
+  'manifest.json': new URL('../../models/dtdr-glove-100d/manifest.json', import.meta.url),
 };
 
 async function fetchOk(url: string): Promise<Response> {
