@@ -10,6 +10,7 @@ import { splitDataset } from '../src/core/evaluate.js';
 import { planSteps } from '../src/core/plan.js';
 import type { MethodName, RankInput } from '../src/core/retrievers/types.js';
 import { selectCandidates } from '../src/core/select.js';
+import { contextText } from '../src/core/text.js';
 import { fitRetriever, fitVectors, METHODS } from '../src/core/train.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { syntheticDataset } from './synthetic.js';
@@ -32,7 +33,7 @@ for (const tools of values.tools!.split(',').map(Number)) {
     const t0 = performance.now();
     const retriever = fitRetriever(method, data.tools, train, vectors, { head: { epochs: 1 } });
     const fitMs = performance.now() - t0;
-    const contexts = retriever.needs.context ? await encoder.embed(steps.map((s) => `${s.query} ${s.history.join(' ')}`)) : undefined;
+    const contexts = retriever.needs.context ? await encoder.embed(steps.map((s) => contextText(s.query, s.history, retriever.historyLength))) : undefined;
     const inputs: RankInput[] = steps.map((s, i) => ({ query: s.query, history: s.history, queryVector: queries[i], contextVector: contexts?.[i] }));
     const passes: number[] = [];
     for (let p = 0; p < Number(values.passes); p++) {

@@ -16,6 +16,7 @@
  */
 import { DtdrError } from '../errors.js';
 import { LexicalIndex } from '../retrievers/lexical.js';
+import { packMatrix, type PackedMatrix } from '../retrievers/matvec.js';
 import type { Ranking, RankInput, Retriever } from '../retrievers/types.js';
 import { terms } from '../text.js';
 import { END, type ToolSpec } from '../types.js';
@@ -113,7 +114,8 @@ export class ChangedToolSet implements Retriever {
   private readonly baseLabels: readonly string[];
   private readonly removed: Set<number>;
   private readonly lexical?: LexicalIndex;
-  private readonly vectors?: Float32Array[];
+  /** Description vectors of every tool (base, then added) in the float32 matrix kernel. */
+  private readonly vectors?: PackedMatrix;
   /** Labels indices of the added tools in `labels`. */
   private readonly addedFrom: number;
 
@@ -126,7 +128,7 @@ export class ChangedToolSet implements Retriever {
     this.removed = new Set(changes.removed.map((n) => index.get(n)!).filter((i) => i !== undefined));
     if (changes.added.length > 0) {
       const all = [...baseTools, ...changes.added];
-      if (changes.vectors && changes.vectors.length === all.length) this.vectors = changes.vectors.map((v) => Float32Array.from(v));
+      if (changes.vectors && changes.vectors.length === all.length) this.vectors = packMatrix(changes.vectors.flat(), all.length, changes.vectors[0]?.length ?? 0);
       else this.lexical = new LexicalIndex(all);
     }
   }
@@ -197,12 +199,8 @@ export class ChangedToolSet implements Retriever {
     if (this.vectors) {
       const q = input.queryVector;
       if (!q) throw new DtdrError('options', 'added tools are matched by the query embedding; rank through Dtdr, which embeds for you');
-      for (let f = 0; f < T; f++) {
-        let dot = 0;
-        const v = this.vectors[f];
-        for (let j = 0; j < v.length; j++) dot += q[j] * v[j];
-        s[f] = dot / 0.05;
-      }
+      this.vectors.times(q, s);
+      for (let f = 0; f < T; f++) s[f] /= 0.05;
     } else {
       const plain = new Float32Array(T);
       this.lexical!.score(terms(input.query), [], plain, new Float32Array(T));
