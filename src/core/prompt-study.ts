@@ -4,7 +4,7 @@ import { buildSelectionPrompt, type PromptFormat, type Strategy } from './prompt
 import type { Ranking } from './retrievers/types.js';
 import { selectCandidates, type SelectOptions } from './select.js';
 import { promptTokens, type PromptTokens, type TokenCounter } from './tokens.js';
-import type { Plan, ToolSpec } from './types.js';
+import type { Plan, PlanStep, ToolSpec } from './types.js';
 
 export interface PromptStudy {
   steps: number;
@@ -28,8 +28,31 @@ export async function studyPrompts(
   const steps = test.flatMap((p) => planSteps(p));
   const rankings: Ranking[] = [];
   for (const s of steps) rankings.push(await model.rank(s.query, s.history));
+  const tokens = measurePromptTokens(steps, rankings, tools, counter, options);
+  const thresholds = options.alphas.map((alpha) => {
+    let covered = 0, size = 0, widened = 0;
+    steps.forEach((s, i) => {
+      const set = selectCandidates(rankings[i], { ...options.select, alpha });
+      const ok = new Set(s.acceptable);
+      if (set.candidates.some((c) => ok.has(c.tool))) covered++;
+      size += set.candidates.length;
+      if (set.widened) widened++;
+    });
+    return { alpha, coverage: covered / steps.length, setSize: size / steps.length, widenedShare: widened / steps.length };
+  });
+  return { steps: steps.length, tokens, thresholds };
+}
+
+/** Mean prompt tokens per step and strategy, for steps already ranked. */
+export function measurePromptTokens(
+  steps: readonly PlanStep[],
+  rankings: readonly Ranking[],
+  tools: ToolSpec[],
+  counter: TokenCounter,
+  options: { strategies: Strategy[]; format?: PromptFormat; demonstrations?: Plan[]; select?: SelectOptions },
+): Partial<Record<Strategy, PromptTokens>> {
   const memo = new Map<string, number>();
-  const tokens: PromptStudy['tokens'] = {};
+  const tokens: Partial<Record<Strategy, PromptTokens>> = {};
   for (const strategy of options.strategies) {
     const sum = { constant: 0, variable: 0, total: 0 };
     steps.forEach((s, i) => {
@@ -45,16 +68,5 @@ export async function studyPrompts(
     });
     tokens[strategy] = { constant: sum.constant / steps.length, variable: sum.variable / steps.length, total: sum.total / steps.length };
   }
-  const thresholds = options.alphas.map((alpha) => {
-    let covered = 0, size = 0, widened = 0;
-    steps.forEach((s, i) => {
-      const set = selectCandidates(rankings[i], { ...options.select, alpha });
-      const ok = new Set(s.acceptable);
-      if (set.candidates.some((c) => ok.has(c.tool))) covered++;
-      size += set.candidates.length;
-      if (set.widened) widened++;
-    });
-    return { alpha, coverage: covered / steps.length, setSize: size / steps.length, widenedShare: widened / steps.length };
-  });
-  return { steps: steps.length, tokens, thresholds };
+  return tokens;
 }

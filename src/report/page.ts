@@ -1,0 +1,172 @@
+/**
+ * The report page's script: reads the JSON embedded in the HTML and draws every chart with
+ * Observable Plot. `npm run build` bundles it with Plot (and the d3 modules Plot uses) into one
+ * IIFE, dist/report/page.bundle.js, which the report inlines: the file opens offline.
+ */
+import * as Plot from '@observablehq/plot';
+import type { DatasetReport, ReportData } from './collect.js';
+
+const data = JSON.parse(document.getElementById('report-data')!.textContent!) as ReportData;
+const main = document.querySelector('main')!;
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLElementTagNameMap[K]> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+  const e = Object.assign(document.createElement(tag), props);
+  e.append(...children);
+  return e;
+}
+
+/** A titled figure holding one chart; charts are counted by the browser test. */
+function figure(title: string, caption: string, chart: Element): HTMLElement {
+  const f = el('figure', { className: 'chart' }, el('h3', {}, title), chart, el('figcaption', {}, caption));
+  f.dataset.chart = title;
+  return f;
+}
+
+/** One colour per method across every chart of the page. */
+// The default method first, so it gets the palette's strongest colour.
+const allMethods = [...new Set([data.defaultMethod, ...data.datasets.flatMap((d) => d.methods.map((m) => m.method))])];
+const methodColor = (legend = true) => ({ legend, domain: allMethods, scheme: 'tableau10' as const });
+
+function datasetSection(d: DatasetReport): HTMLElement {
+  const section = el('section', { id: `dataset-${d.name}` });
+  section.append(
+    el('h2', {}, `${d.name}`),
+    el('p', { className: 'meta' }, `${d.split} split · ${d.trainPlans} demonstrations, ${d.testPlans} test plans, ${d.steps} steps · ${d.tools} tools`),
+  );
+  const grid = el('div', { className: 'grid' });
+  section.append(grid);
+  const star = (m: string) => (m === data.defaultMethod ? `${m} ★` : m);
+  const rows = d.methods.map((m) => ({ ...m, label: star(m.method) }));
+  const bars = (y: 'mrr' | 'coverage' | 'setSize', label: string, domain?: [number, number]) =>
+    Plot.plot({
+      marginLeft: 50, marginBottom: 45, width: 440, height: 260,
+      x: { label: null, domain: rows.map((r) => r.label), tickRotate: -30 },
+      y: { label, grid: true, ...(domain ? { domain } : {}) },
+      color: methodColor(false),
+      marks: [
+        Plot.barY(rows, { x: 'label', y, fill: 'method', tip: true }),
+        Plot.text(rows, { x: 'label', y, text: (r: typeof rows[number]) => (y === 'setSize' ? r[y].toFixed(1) : r[y].toFixed(2)), dy: -6, fontSize: 9 }),
+        Plot.ruleY([0]),
+      ],
+    });
+  grid.append(
+    figure('MRR per method', 'Mean reciprocal rank of the first acceptable next tool, over every test step with the true history. ★ the default method.', bars('mrr', 'MRR', [0, 1])),
+    figure('Coverage of F_t per method', 'Share of steps whose candidate set F_t holds an acceptable tool (the tool the model needs is in the prompt).', bars('coverage', 'coverage', [0, 1])),
+    figure('Mean |F_t| per method', 'Mean number of tools in the prompt per step.', bars('setSize', 'tools per step')),
+  );
+  grid.append(figure(
+    'Coverage against set size',
+    'Each line sweeps one knob: α for thresholded sets (the paper), the coverage target for the default method\'s conformal sets. Up and left is better.',
+    Plot.plot({
+      width: 440, height: 300, marginLeft: 50,
+      x: { label: 'mean |F_t|', type: 'log', grid: true },
+      y: { label: 'coverage', domain: [0, 1], grid: true },
+      color: methodColor(),
+      marks: [
+        // Points in sweep order (α falling, target rising): each line is one knob turned.
+        Plot.line(d.curves, { x: 'setSize', y: 'coverage', stroke: 'method', marker: 'circle' }),
+        Plot.tip(d.curves, Plot.pointer({ x: 'setSize', y: 'coverage', title: (p: DatasetReport['curves'][number]) => `${p.method}: ${p.knob} ${p.value} → coverage ${pct(p.coverage)}, |F_t| ${p.setSize.toFixed(2)}` })),
+      ],
+    }),
+  ));
+  // The default and the strongest paper methods; every method's ECE is in the table below.
+  const shown = [data.defaultMethod, 'dtdr-h', 'dtdr-c', 'dr'];
+  const calibrated = d.reliability.filter((b) => shown.includes(b.method));
+  grid.append(figure(
+    'Reliability diagram',
+    `Top-1 accuracy against the top-1 probability claimed, in 10 bins (dot area: steps), for ${shown.join(', ')}. On the diagonal, probabilities mean what they say; every method's ECE is in the table.`,
+    Plot.plot({
+      width: 440, height: 300, marginLeft: 50, marginRight: 60,
+      x: { label: 'claimed probability (top-1)', domain: [0, 1], grid: true },
+      y: { label: 'accuracy', domain: [0, 1], grid: true },
+      r: { range: [1.5, 9] },
+      color: { ...methodColor(false), legend: false },
+      marks: [
+        Plot.line([[0, 0], [1, 1]], { stroke: '#999', strokeDasharray: '4,3' }),
+        Plot.line(calibrated, { x: 'confidence', y: 'accuracy', stroke: 'method', strokeOpacity: 0.7 }),
+        Plot.dot(calibrated, { x: 'confidence', y: 'accuracy', r: 'steps', fill: 'method', tip: true }),
+        Plot.text(calibrated, Plot.selectLast({ x: 'confidence', y: 'accuracy', z: 'method', text: 'method', fill: 'method', dx: 8, textAnchor: 'start' })),
+      ],
+    }),
+  ));
+  if (d.prompts) {
+    const long = d.prompts.rows.flatMap((r) => [
+      { strategy: r.strategy, part: 'constant (cacheable)', tokens: r.constant },
+      { strategy: r.strategy, part: 'variable', tokens: r.variable },
+    ]);
+    grid.append(figure(
+      'Prompt tokens per strategy',
+      `Mean prompt tokens per step (${d.prompts.counter} tokenizer), split as the paper's Figure 4: the cacheable prefix and what changes each step; retriever ${d.prompts.method}.`,
+      Plot.plot({
+        width: 440, height: 300, marginLeft: 100,
+        x: { label: 'tokens per step', grid: true },
+        y: { label: null, domain: d.prompts.rows.map((r) => r.strategy) },
+        color: { legend: true, domain: ['constant (cacheable)', 'variable'], range: ['#9fb7d9', '#e3803a'] },
+        marks: [Plot.barX(long, { y: 'strategy', x: 'tokens', fill: 'part', tip: true }), Plot.ruleX([0])],
+      }),
+    ));
+  }
+  const ablation = (axis: 'history' | 'clusters' | 'demonstrations', title: string, xLabel: string, caption: string, log = false) => {
+    const points = d.ablations.filter((p) => p.axis === axis);
+    if (points.length === 0) return;
+    grid.append(figure(title, caption, Plot.plot({
+      width: 440, height: 280, marginLeft: 50,
+      x: { label: xLabel, ...(log ? { type: 'log' as const } : {}), grid: true },
+      y: { label: 'MRR', domain: [0, 1], grid: true },
+      marginRight: 60,
+      color: methodColor(false),
+      marks: [
+        Plot.line(points, { x: 'value', y: 'mrr', stroke: 'method', marker: 'circle', tip: true }),
+        Plot.text(points, Plot.selectLast({ x: 'value', y: 'mrr', z: 'method', text: 'method', fill: 'method', dx: 6, textAnchor: 'start' })),
+      ],
+    })));
+  };
+  ablation('history', 'Ablation: history length l', 'history length l', 'Refitted with the last l = 0–5 calls as context: DTDR-H\'s history features, DTDR-C\'s dependency graphs (l ≥ 1) (paper Figure 5).');
+  ablation('clusters', 'Ablation: number of clusters K', 'clusters K', 'DTDR-C refitted with K clusters (paper Figure 5).', true);
+  ablation('demonstrations', 'Ablation: number of demonstrations', 'demonstrations', 'Refitted on 100 → all demonstrations (nested prefixes of one seeded shuffle).', true);
+
+  section.append(el('h3', {}, 'Metrics'), metricsTable(d));
+  if (d.misses.length > 0) section.append(el('h3', {}, `Worst misses of ${data.defaultMethod}`), missesTable(d));
+  return section;
+}
+
+function table(head: string[], rows: (string | Node)[][], className = ''): HTMLTableElement {
+  const t = el('table', { className });
+  t.append(el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { scope: 'col' }, h)))));
+  t.append(el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((c) => el('td', {}, c))))));
+  return t;
+}
+
+function metricsTable(d: DatasetReport): HTMLTableElement {
+  return table(
+    ['method', 'MRR', 'F1', 'top-1', 'recall@5', 'coverage', '|F_t|', 'ECE', 'confident-miss', 'widened', 'fit s', 'µs/step'],
+    d.methods.map((m) => [
+      m.method === data.defaultMethod ? `${m.method} ★` : m.method,
+      m.mrr.toFixed(3), m.f1.toFixed(3), m.top1.toFixed(3), m.recall5.toFixed(3), m.coverage.toFixed(3), m.setSize.toFixed(2),
+      m.ece.toFixed(3), m.confidentMissRate.toFixed(3), pct(m.widenedRate), m.fitSeconds.toFixed(2), m.rankMicrosPerStep.toFixed(1),
+    ]),
+    'metrics',
+  );
+}
+
+function missesTable(d: DatasetReport): HTMLTableElement {
+  return table(
+    ['query', 'history', 'expected', 'rank', 'retrieved F_t'],
+    d.misses.map((m) => [
+      m.query,
+      m.history.length ? m.history.join(' → ') : '(start)',
+      m.expected.join(' | '),
+      m.rank === 0 ? 'not ranked' : String(m.rank),
+      m.retrieved.map((c) => `${c.tool} ${c.probability.toFixed(2)}`).join(', ') + (m.widened ? ' (widened)' : ''),
+    ]),
+    'misses',
+  );
+}
+
+main.append(
+  el('p', { className: 'meta' }, `Generated ${data.createdAt} · encoder ${data.encoder ?? 'none'} · default method ${data.defaultMethod} · report format v${data.version}`),
+  ...data.datasets.map(datasetSection),
+);
+// For tests and scripts: how many charts drew an SVG.
+document.body.dataset.rendered = String(Array.from(document.querySelectorAll('figure.chart')).filter((f) => f.querySelector('svg[class*="plot"]')).length);
