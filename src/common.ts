@@ -1,10 +1,10 @@
 // Everything here runs in any JavaScript runtime; the two entry points add their platform's I/O.
 export { DtdrError, type DtdrErrorCode, type DtdrErrorDetails } from './core/errors.js';
-export { LruCache, withEmbeddingCache, withPersistentCache, type EmbeddingStore, type Encoder } from './core/encoder.js';
+export { LruCache, withEmbeddingCache, withPersistentCache, type EmbeddingStore, type Encoder, type EncoderBackend } from './core/encoder.js';
 export { BUNDLED_ENCODER_ID, createOnnxEncoder, loadOnnxEncoder, type EncoderDevice, type EncoderDtype, type EncoderOptions, type ModelFiles, type OnnxEncoderInit, type OnnxRuntime } from './encoders/onnx.js';
 export { END, type Dataset, type JsonSchema, type Plan, type PlanNode, type PlanStep, type ToolSpec } from './core/types.js';
 export { planFromRecord, chainPlan, planSteps, planTools } from './core/plan.js';
-export { datasetFromFiles, parsePlans, parseToolDescriptions, parseSplitIds, type DatasetFiles } from './core/dataset.js';
+export { datasetFromFiles, parsePlans, parseToolDescriptions, parseToolList, parseSplitIds, type DatasetFiles } from './core/dataset.js';
 export { Dtdr, loadModel, safeLoadModel, type DtdrTrainOptions, type Retrieval, type SafeLoad } from './core/dtdr.js';
 export { encodeBinaryModel, decodeBinaryModel, isBinaryModel } from './core/living/binary.js';
 export { ADDED_TOOL_SHARE, type ToolChanges } from './core/living/toolset.js';

@@ -11,6 +11,8 @@ export default defineConfig({
   // Pre-bundling would move onnxruntime-web away from the .wasm file it finds beside itself.
   optimizeDeps: { exclude: ['onnxruntime-web'] },
   server: { fs: { allow: [fileURLToPath(new URL('../..', import.meta.url))] } },
+  // The training worker imports ONNX Runtime lazily: ES module workers keep code splitting.
+  worker: { format: 'es' },
   build: {
     outDir: fileURLToPath(new URL('../../dist-demo', import.meta.url)),
     emptyOutDir: true,

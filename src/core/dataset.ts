@@ -1,5 +1,6 @@
 import { DtdrError } from './errors.js';
 import { planFromRecord } from './plan.js';
+import { toolsFromOpenAI } from './prompt/tools.js';
 import { END, type Dataset, type Plan, type ToolSpec } from './types.js';
 
 /** Parses JSON with the file name in the error; `line` when the text is one line of a JSONL file. */
@@ -42,6 +43,38 @@ export function parseToolDescriptions(text: string, file = 'tool_desc.json'): To
     if (seen.has(id)) throw new DtdrError('data', `duplicate tool "${id}"`, { file, field: `nodes[${i}].id` });
     seen.add(id);
     return { name: id, description: typeof desc === 'string' ? desc : '' };
+  });
+}
+
+/**
+ * Parses a tool list in any of the forms apps have at hand: OpenAI tools
+ * (`[{"type": "function", "function": {name, description, parameters}}]`, or the bare function
+ * objects), an MCP `tools/list` result (`{"tools": [{name, description, inputSchema}]}`), or
+ * dtdr's tool_desc.json (`{"nodes": [{id, desc}]}`).
+ */
+export function parseToolList(text: string, file = 'tools.json'): ToolSpec[] {
+  const clean = text.replace(/^\uFEFF/, '');
+  if (clean.trim() === '') throw new DtdrError('data', 'the tool list is empty', { file, hint: 'paste OpenAI tools JSON, an MCP tools/list result, or tool_desc.json' });
+  const json = parseJson(clean, file) as unknown;
+  if (json && typeof json === 'object' && !Array.isArray(json) && 'nodes' in json) return parseToolDescriptions(clean, file);
+  const list = Array.isArray(json) ? json : (json as { tools?: unknown } | null)?.tools ?? (json as { result?: { tools?: unknown } } | null)?.result?.tools;
+  if (!Array.isArray(list)) {
+    throw new DtdrError('data', 'expected a list of tools', { file, hint: 'OpenAI tools ([{"type": "function", "function": {…}}]), an MCP tools/list result ({"tools": […]}), or tool_desc.json ({"nodes": […]})' });
+  }
+  if (list.length === 0) throw new DtdrError('data', 'the tool list is empty', { file, field: 'tools' });
+  // MCP tools carry their argument schema as inputSchema: read them as OpenAI functions.
+  const asOpenAI = list.map((item) => {
+    const t = (item ?? {}) as Record<string, unknown>;
+    return t.function === undefined && t.inputSchema !== undefined ? { name: t.name, description: t.description, parameters: t.inputSchema } : item;
+  });
+  const tools = toolsFromOpenAI(asOpenAI, file);
+  const seen = new Set<string>();
+  return tools.map((tool, i) => {
+    if (tool.name === END) throw new DtdrError('data', `"${END}" is reserved for the end of a plan`, { file, field: `[${i}].name` });
+    if (seen.has(tool.name)) throw new DtdrError('data', `duplicate tool "${tool.name}"`, { file, field: `[${i}].name` });
+    seen.add(tool.name);
+    const returns = (list[i] as { outputSchema?: unknown } | null)?.outputSchema;
+    return returns && typeof returns === 'object' ? { ...tool, returns: returns as ToolSpec['returns'] } : tool;
   });
 }
 

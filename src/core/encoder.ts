@@ -7,10 +7,22 @@ export interface Encoder {
   readonly location?: string;
   /** SHA-256 (hex) of the model's weights and tokenizer, when known: a model refuses an encoder with other files. */
   readonly fingerprint?: string;
+  /** Where it runs, as far as the runtime can tell: set by the ONNX encoders. */
+  readonly backend?: EncoderBackend;
   /** Embeds a batch; returns one vector per text, in order. */
   embed(texts: readonly string[]): Promise<Float32Array[]>;
   /** Releases the runtime session, if any. */
   dispose?(): Promise<void>;
+}
+
+/** The execution provider a session actually runs on (not only the one asked for). */
+export interface EncoderBackend {
+  /** `webgpu`, `wasm` or `cpu`. */
+  name: string;
+  /** The GPU adapter's architecture or vendor, for `webgpu` (e.g. `swiftshader`). */
+  adapter?: string;
+  /** Why it is not the backend that was asked for, when it is not. */
+  note?: string;
 }
 
 /** Least-recently-used map with a fixed capacity (Map keeps insertion order). */
@@ -54,6 +66,7 @@ export function withEmbeddingCache(encoder: Encoder, capacity = 4096): Encoder &
     dimension: encoder.dimension,
     ...(encoder.location !== undefined ? { location: encoder.location } : {}),
     ...(encoder.fingerprint !== undefined ? { fingerprint: encoder.fingerprint } : {}),
+    ...(encoder.backend !== undefined ? { backend: encoder.backend } : {}),
     cache,
     dispose: encoder.dispose?.bind(encoder),
     async embed(texts) {

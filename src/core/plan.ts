@@ -76,6 +76,17 @@ export function planFromRecord(record: RawPlan, where: DtdrErrorDetails = {}): P
     throw new DtdrError('data', message, { ...where, field, hint });
   };
   if (typeof record !== 'object' || record === null || Array.isArray(record)) fail('', 'a plan must be a JSON object');
+  // The short form, a chain: {"query": "…", "tools": ["a", "b"]}.
+  const short = record as { query?: unknown; tools?: unknown; id?: unknown };
+  if (record.user_request === undefined && record.task_nodes === undefined && short.query !== undefined) {
+    if (typeof short.query !== 'string' || short.query.trim() === '') fail('query', 'missing or empty query', 'each plan needs the user\'s request as a non-empty string');
+    if (!Array.isArray(short.tools) || short.tools.length === 0) fail('tools', 'tools must be a non-empty array of tool names', 'e.g. {"query": "…", "tools": ["search", "send"]}');
+    (short.tools as unknown[]).forEach((t, i) => {
+      if (typeof t !== 'string' || t === '') fail(`tools[${i}]`, 'each tool must be a non-empty string');
+      if (t === END) fail(`tools[${i}]`, `"${END}" is reserved for the end of a plan and cannot be a tool name`);
+    });
+    return chainPlan(short.id === undefined ? String(where.line ?? '') : String(short.id), (short.query as string).trim(), short.tools as string[]);
+  }
   const query = record.user_request;
   if (typeof query !== 'string' || query.trim() === '') fail('user_request', 'missing or empty user_request', 'each plan needs the user\'s request as a non-empty string');
   if (!Array.isArray(record.task_nodes) || record.task_nodes.length === 0) {

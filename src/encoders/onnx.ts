@@ -12,7 +12,7 @@ import { sha256 } from '@noble/hashes/sha2';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import type { Env, InferenceSession, InferenceSessionFactory, Tensor, TensorConstructor } from 'onnxruntime-common';
 import { DtdrError } from '../core/errors.js';
-import { withEmbeddingCache, type Encoder } from '../core/encoder.js';
+import { withEmbeddingCache, type Encoder, type EncoderBackend } from '../core/encoder.js';
 
 export const BUNDLED_ENCODER_ID = 'dtdr-glove-100d';
 
@@ -109,6 +109,8 @@ export interface OnnxEncoderInit {
   fingerprint?: string;
   runtime: OnnxRuntime;
   session: InferenceSession;
+  /** The execution provider the session runs on, when known. */
+  backend?: EncoderBackend;
   tokenizer: { encode(text: string): { ids: number[] } };
   /** Longest token sequence the model takes; longer texts are cut. Default 512. */
   maxLength?: number;
@@ -190,6 +192,7 @@ export async function createOnnxEncoder(init: OnnxEncoderInit): Promise<Encoder>
     dimension,
     ...(init.location !== undefined ? { location: init.location } : {}),
     ...(init.fingerprint !== undefined ? { fingerprint: init.fingerprint } : {}),
+    ...(init.backend !== undefined ? { backend: init.backend } : {}),
     async embed(texts) {
       // Text with no characters at all has nothing to pool: answer it directly.
       const nonEmpty = texts.map((t, i) => [t, i] as const).filter(([t]) => t.trim() !== '');
@@ -248,18 +251,39 @@ export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: On
 
   if (options.wasmPaths !== undefined && runtime.env?.wasm) runtime.env.wasm.wasmPaths = options.wasmPaths;
   const device = options.device ?? 'auto';
-  const executionProviders = device === 'webgpu' ? ['webgpu', 'wasm'] : device === 'wasm' || device === 'cpu' ? [device] : undefined;
-  let session: InferenceSession;
-  try {
-    session = await runtime.InferenceSession.create(weights, executionProviders ? { executionProviders } : {});
-  } catch (cause) {
+  const create = (executionProviders?: string[]) => runtime.InferenceSession.create(weights, executionProviders ? { executionProviders } : {});
+  const failure = (cause: unknown) => {
     const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
-    throw new DtdrError('encoder', `cannot start encoder "${id}" (${files.location}/${weightFile}) on ONNX Runtime: ${reason}`, {
+    return new DtdrError('encoder', `cannot start encoder "${id}" (${files.location}/${weightFile}) on ONNX Runtime: ${reason}`, {
       hint: device === 'webgpu'
         ? "device 'webgpu' needs a WebGPU build of ONNX Runtime: pass runtime: await import('onnxruntime-web/webgpu')"
         : 'check that the file is a complete ONNX model and that the runtime supports its operators',
       cause,
     });
+  };
+  let session: InferenceSession;
+  let backend: EncoderBackend;
+  if (device === 'webgpu') {
+    // WebGPU alone first, so the backend reported is the one that runs; WASM only as a said fallback.
+    try {
+      session = await create(['webgpu']);
+      backend = { name: 'webgpu', ...(await webGpuAdapter(runtime)) };
+    } catch (cause) {
+      const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
+      try {
+        session = await create(['wasm']);
+      } catch {
+        throw failure(cause);
+      }
+      backend = { name: 'wasm', note: `WebGPU was asked for but could not start (${reason}); running on WASM` };
+    }
+  } else {
+    try {
+      session = await create(device === 'wasm' || device === 'cpu' ? [device] : undefined);
+    } catch (cause) {
+      throw failure(cause);
+    }
+    backend = { name: device === 'auto' ? (runtime.env?.wasm ? 'wasm' : 'cpu') : device };
   }
   let tokenizer: Tokenizer;
   try {
@@ -269,7 +293,20 @@ export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: On
   }
   const maxLength = typeof tokenizerConfig.model_max_length === 'number' && tokenizerConfig.model_max_length < 1e6 ? tokenizerConfig.model_max_length : 512;
   const fingerprint = await encoderFingerprint(files, weightFile, weights, tokenizerText);
-  return createOnnxEncoder({ id, location, fingerprint, runtime, session, tokenizer, maxLength, batchSize: options.batchSize, cacheSize: options.cacheSize });
+  return createOnnxEncoder({ id, location, fingerprint, runtime, session, backend, tokenizer, maxLength, batchSize: options.batchSize, cacheSize: options.cacheSize });
+}
+
+/** The adapter ONNX Runtime's WebGPU backend picked (its architecture, e.g. `swiftshader`), if it says. */
+async function webGpuAdapter(runtime: OnnxRuntime): Promise<{ adapter?: string }> {
+  try {
+    const webgpu = (runtime.env as { webgpu?: { device?: Promise<unknown>; adapter?: unknown } } | undefined)?.webgpu;
+    const device = (await webgpu?.device) as { adapterInfo?: { architecture?: string; vendor?: string } } | undefined;
+    const info = device?.adapterInfo ?? (webgpu?.adapter as { info?: { architecture?: string; vendor?: string } } | undefined)?.info;
+    const name = info?.architecture || info?.vendor;
+    return name ? { adapter: name } : {};
+  } catch {
+    return {};
+  }
 }
 
 /** The default runtime: ONNX Runtime Web's WASM build, loaded on first use. */

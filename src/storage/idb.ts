@@ -1,5 +1,5 @@
 /** Models in IndexedDB (browsers), through idb-keyval; the store is injectable for tests. */
-import { createStore, del, get, getMany, set, setMany, type UseStore } from 'idb-keyval';
+import { createStore, del, get, getMany, keys, set, setMany, type UseStore } from 'idb-keyval';
 import type { EmbeddingStore } from '../core/encoder.js';
 import type { ModelArtifact } from '../core/artifact.js';
 import { DtdrError } from '../core/errors.js';
@@ -20,6 +20,11 @@ export async function loadModelFromIndexedDb(name: string, store?: UseStore): Pr
 
 export function deleteModelFromIndexedDb(name: string, store?: UseStore): Promise<void> {
   return del(PREFIX + name, store);
+}
+
+/** Names of the models stored with saveModelToIndexedDb, sorted. */
+export async function listModelsInIndexedDb(store?: UseStore): Promise<string[]> {
+  return (await keys(store)).filter((k): k is string => typeof k === 'string' && k.startsWith(PREFIX)).map((k) => k.slice(PREFIX.length)).sort();
 }
 
 /** Embeddings in IndexedDB (database `dtdr-embeddings` unless you pass a store), for withPersistentCache. */
