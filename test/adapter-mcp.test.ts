@@ -66,7 +66,10 @@ describe('watchMcpTools', () => {
     const registered = server.registerTool(held, { description: 'Convert an amount of money between currencies at today\'s rate.', inputSchema: { amount: z.number(), from: z.string(), to: z.string() } }, async () => ({ content: [{ type: 'text', text: '230 EUR' }] }));
     await until(() => model.tools.some((t) => t.name === held));
     const r = await model.retrieve(query);
-    expect(Array.from(r.ranking.order.subarray(0, 3), (i) => r.ranking.labels[i])).toContain(held);
+    // In the prompt (F_t) and near the top: a request unlike every demonstration, for a tool known
+    // only by its description (rank 5 of 28 here: the demonstrated tools keep their graph evidence).
+    expect(r.candidates.map((c) => c.tool)).toContain(held);
+    expect(Array.from(r.ranking.order.subarray(0, 5), (i) => r.ranking.labels[i])).toContain(held);
 
     registered.remove();
     await until(() => !model.tools.some((t) => t.name === held));

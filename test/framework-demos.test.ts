@@ -9,7 +9,8 @@ describe('demos/frameworks', () => {
   it('ai-sdk.ts plans the request with a few tools per step', () => {
     const r = run('ai-sdk');
     expect(r.stderr).not.toMatch(/Error/);
-    expect(r.stdout).toMatch(/tools offered per step: [1-5], [1-5], [1-5], [1-5] of 27/);
+    // After the last call the set is END alone: no tool is offered, the model answers in text.
+    expect(r.stdout).toMatch(/tools offered per step: [1-5], [1-5], [1-5], [0-5] of 27/);
     expect(r.stdout).toContain('Done: the report is on its way to Maria.');
   }, 120_000);
 

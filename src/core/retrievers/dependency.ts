@@ -5,7 +5,7 @@ import type { Plan } from '../types.js';
 import { seededRandom } from '../random.js';
 import { requireVector } from './baselines.js';
 import { backoffDistribution, DependencyGraph, type GraphLevel } from './graph.js';
-import { dotAt } from './kmeans.js';
+import { dotAt, packRows, twoLevelKMeans } from './kmeans.js';
 import { packMatrix, type PackedMatrix } from './matvec.js';
 import { makeRanking } from './ranking.js';
 import type { Backoff, EmbeddingNeeds, LearnInput, RankInput, Ranking, Retriever, TrainingProgress } from './types.js';
@@ -110,6 +110,9 @@ export class DependencyRetriever implements Retriever {
     return new DependencyRetriever(labels, new Map(state.transitions.map(([from, row]) => [from, new Map(row)])), Float64Array.from(state.frequency));
   }
 }
+
+/** Above this many point-cluster pairs (n·K), DTDR-C clusters with the two-level k-means. */
+export const LARGE_KMEANS = 2e7;
 
 /**
  * k-means++ seeding (D² sampling). ml-kmeans has it too, but its version takes ~13 s for 3k
@@ -242,23 +245,31 @@ export class ClusterRetriever implements Retriever {
     if (!Number.isInteger(k) || !Number.isInteger(l) || l < 1) {
       throw new DtdrError('options', `clusters and historyLength must be positive integers (got ${options.clusters}, ${options.historyLength})`);
     }
-    const data = queryVectors.map((v) => Array.from(v));
-    const maxIterations = options.maxIterations ?? 30;
-    let result: { clusters: number[]; centroids: number[][] } | undefined;
-    let iteration = 0;
-    const initialization = kmeansPlusPlus(data, k, seededRandom((options.seed ?? 0) + 17));
-    for (const step of kmeansGenerator(data, k, { initialization, maxIterations })) {
-      result = step;
-      onProgress?.({ phase: 'k-means', fraction: ++iteration / maxIterations });
+    let result: { clusters: ArrayLike<number>; centroids: ArrayLike<number>[] } | undefined;
+    if (plans.length * k > LARGE_KMEANS) {
+      // Tens of thousands of demonstrations: two-level k-means (O(n·√K·d) per pass, not O(n·K·d)).
+      const dim = queryVectors[0]?.length ?? 0;
+      const km = twoLevelKMeans(packRows(queryVectors, dim), plans.length, dim, k, { seed: options.seed, onProgress: (fraction) => onProgress?.({ phase: 'k-means', fraction }) });
+      result = { clusters: km.assignment, centroids: Array.from({ length: km.k }, (_, c) => km.centroids.subarray(c * dim, (c + 1) * dim)) };
+    } else {
+      const data = queryVectors.map((v) => Array.from(v));
+      const maxIterations = options.maxIterations ?? 30;
+      let iteration = 0;
+      const initialization = kmeansPlusPlus(data, k, seededRandom((options.seed ?? 0) + 17));
+      for (const step of kmeansGenerator(data, k, { initialization, maxIterations })) {
+        result = step;
+        onProgress?.({ phase: 'k-means', fraction: ++iteration / maxIterations });
+      }
     }
+    const clusters = result!.centroids.length;
     const index = labelIndices(labels);
-    const graphs = Array.from({ length: k }, () => new DependencyGraph(l));
+    const graphs = Array.from({ length: clusters }, () => new DependencyGraph(l));
     plans.forEach((plan, i) => countPlans(graphs[result!.clusters[i]], [plan], index));
     const global = new DependencyGraph(l);
     countPlans(global, plans, index);
     onProgress?.({ phase: 'k-means', fraction: 1 });
-    const sizes = new Array<number>(k).fill(0);
-    for (const c of result!.clusters) sizes[c]++;
+    const sizes = new Array<number>(clusters).fill(0);
+    for (let i = 0; i < plans.length; i++) sizes[result!.clusters[i]]++;
     return new ClusterRetriever(labels, l, result!.centroids.map((c) => Float64Array.from(c)), graphs, global, options.minSupport ?? 2, sizes, options.clusters === undefined ? 10 : null);
   }
 
