@@ -26,6 +26,8 @@ export interface TrainOptions {
   historyLength?: number;
   /** DTDR-C's K. Default round(demonstrations / 10). */
   clusters?: number;
+  /** DTDR-C's and DTDR-CB's k-means (see ClusterOptions.kmeans). Default `auto`. */
+  kmeans?: ClusterOptions['kmeans'];
   /** Seed for k-means, shuffling and the random baseline. Default 0. */
   seed?: number;
   /** Linear-head training settings (lr, dtdr-l, dtdr-h, dtdr-g). */
@@ -116,9 +118,9 @@ export function fitRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[
     case 'dr':
       return DependencyRetriever.fit(labels, plans);
     case 'dtdr-c':
-      return ClusterRetriever.fit(labels, plans, vectors.queries!, { historyLength: l, clusters: options.clusters, seed }, options.onProgress);
+      return ClusterRetriever.fit(labels, plans, vectors.queries!, { historyLength: l, clusters: options.clusters, seed, kmeans: options.kmeans }, options.onProgress);
     case 'dtdr-cb':
-      return fitColdStart(labels, tools, plans, vectors.queries!, { historyLength: l, clusters: options.clusters, seed }, options.onProgress);
+      return fitColdStart(labels, tools, plans, vectors.queries!, { historyLength: l, clusters: options.clusters, seed, kmeans: options.kmeans }, options.onProgress);
     case 'dtdr-g':
       return GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, {
         ...options.gated,

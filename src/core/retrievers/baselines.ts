@@ -34,39 +34,52 @@ export class Bm25Retriever implements Retriever {
   readonly method = 'bm25' as const;
   readonly needs: EmbeddingNeeds = { query: false, context: false };
   readonly historyLength = 0;
-  private readonly postings = new Map<string, [number, number][]>(); // term → [tool, term frequency]
+  /**
+   * Inverted index, one typed-array run per term: the tools holding it, its frequency there, and
+   * BM25's length-normalised denominator, precomputed (a step touches only its terms' postings).
+   */
+  private readonly postings = new Map<string, { docs: Uint32Array; tf: Float64Array; denominator: Float64Array; idf: number }>();
   private readonly lengths: Float64Array;
   private readonly averageLength: number;
 
   constructor(readonly labels: readonly string[], tools: ToolSpec[], readonly k1 = 1.2, readonly b = 0.75) {
     this.lengths = new Float64Array(tools.length);
+    const lists = new Map<string, [number, number][]>(); // term → [tool, term frequency]
     tools.forEach((tool, i) => {
       const tokens = terms(toolText(tool.name, tool.description));
       this.lengths[i] = tokens.length;
       const counts = new Map<string, number>();
       for (const t of tokens) counts.set(t, (counts.get(t) ?? 0) + 1);
       for (const [t, tf] of counts) {
-        let list = this.postings.get(t);
-        if (!list) this.postings.set(t, (list = []));
+        let list = lists.get(t);
+        if (!list) lists.set(t, (list = []));
         list.push([i, tf]);
       }
     });
     this.averageLength = this.lengths.reduce((a, x) => a + x, 0) / Math.max(1, tools.length) || 1;
+    const n = tools.length;
+    for (const [term, list] of lists) {
+      this.postings.set(term, {
+        docs: Uint32Array.from(list, ([doc]) => doc),
+        tf: Float64Array.from(list, ([, tf]) => tf),
+        denominator: Float64Array.from(list, ([doc, tf]) => tf + this.k1 * (1 - this.b + (this.b * this.lengths[doc]) / this.averageLength)),
+        idf: Math.log(1 + (n - list.length + 0.5) / (list.length + 0.5)),
+      });
+    }
   }
 
   rank(input: RankInput): Ranking {
     const n = this.lengths.length;
     const scores = new Float64Array(this.labels.length);
+    const k1 = this.k1 + 1;
     for (const term of new Set(terms(input.query))) {
-      const list = this.postings.get(term);
-      if (!list) continue;
-      const idf = Math.log(1 + (n - list.length + 0.5) / (list.length + 0.5));
-      for (const [doc, tf] of list) {
-        scores[doc] += (idf * tf * (this.k1 + 1)) / (tf + this.k1 * (1 - this.b + (this.b * this.lengths[doc]) / this.averageLength));
-      }
+      const posting = this.postings.get(term);
+      if (!posting) continue;
+      const { docs, tf, denominator, idf } = posting;
+      for (let p = 0; p < docs.length; p++) scores[docs[p]] += (idf * tf[p] * k1) / denominator[p];
     }
     let sum = 0;
-    for (const s of scores) sum += s;
+    for (let i = 0; i < scores.length; i++) sum += scores[i];
     if (sum === 0) {
       const uniform = new Float64Array(this.labels.length).fill(1 / n);
       uniform[this.labels.length - 1] = 0;

@@ -16,6 +16,9 @@ export class ColdStartRetriever implements Retriever {
   readonly method = 'dtdr-cb' as const;
   readonly needs: EmbeddingNeeds = { query: true, context: false };
   private readonly end: number;
+  private readonly index: Map<string, number>;
+  /** Per-tool lexical weight, 1 except for the current step's called tools (reset after each step). */
+  private readonly lexicalWeight: Float64Array;
 
   constructor(
     readonly graph: ClusterRetriever,
@@ -23,6 +26,8 @@ export class ColdStartRetriever implements Retriever {
     readonly kappa = 2,
   ) {
     this.end = graph.labels.length - 1;
+    this.index = new Map(graph.labels.map((label, i) => [label, i]));
+    this.lexicalWeight = new Float64Array(graph.labels.length).fill(1);
   }
 
   get labels(): readonly string[] {
@@ -43,17 +48,27 @@ export class ColdStartRetriever implements Retriever {
     const b = this.lexical.rank(input).probabilities;
     const bo = g.backoff!;
     const trust = bo.scope === 'cluster' ? (bo.support / (bo.support + this.kappa)) * ((1 + (bo.level ?? 0)) / (1 + this.graph.historyLength)) : 0;
-    const called = new Set(input.history);
+    // Tools already called keep a tenth of their lexical weight (found by index, not per tool).
+    const weight = this.lexicalWeight;
+    const called: number[] = [];
+    for (const tool of input.history) {
+      const i = this.index.get(tool);
+      if (i !== undefined && i < this.end && weight[i] === 1) {
+        weight[i] = 0.1;
+        called.push(i);
+      }
+    }
     let lexicalMass = 0;
-    for (let i = 0; i < this.end; i++) lexicalMass += b[i] * (called.has(this.labels[i]) ? 0.1 : 1);
+    for (let i = 0; i < this.end; i++) lexicalMass += b[i] * weight[i];
     const pEnd = g.probabilities[this.end];
     const toolMass = 1 - pEnd;
     const probabilities = new Float64Array(this.labels.length);
     for (let i = 0; i < this.end; i++) {
       const graphShare = toolMass > 0 ? g.probabilities[i] / toolMass : 0;
-      const lexicalShare = lexicalMass > 0 ? (b[i] * (called.has(this.labels[i]) ? 0.1 : 1)) / lexicalMass : 1 / this.end;
+      const lexicalShare = lexicalMass > 0 ? (b[i] * weight[i]) / lexicalMass : 1 / this.end;
       probabilities[i] = toolMass * (trust * graphShare + (1 - trust) * lexicalShare);
     }
+    for (const i of called) weight[i] = 1;
     probabilities[this.end] = pEnd;
     const cause = !g.confident ? g.cause : trust < 0.5 ? `the graph has little support here (trust ${trust.toFixed(2)}): descriptions lead` : undefined;
     return makeRanking(this.labels, probabilities, { backoff: bo, confident: !cause, ...(cause ? { cause } : {}) });

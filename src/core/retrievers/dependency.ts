@@ -162,6 +162,12 @@ export interface ClusterOptions {
   maxIterations?: number;
   /** Steps a cluster context needs behind it to count as confident. Default 2. */
   minSupport?: number;
+  /**
+   * `lloyd`: plain k-means (ml-kmeans), `two-level`: ≈√K coarse clusters split in proportion to
+   * their size, far faster at tens of thousands of demonstrations. Default `auto`: two-level above
+   * 2·10⁷ demonstration-cluster pairs (20,000 demonstrations at K = n/10), else lloyd.
+   */
+  kmeans?: 'auto' | 'lloyd' | 'two-level';
 }
 
 /**
@@ -246,7 +252,9 @@ export class ClusterRetriever implements Retriever {
       throw new DtdrError('options', `clusters and historyLength must be positive integers (got ${options.clusters}, ${options.historyLength})`);
     }
     let result: { clusters: ArrayLike<number>; centroids: ArrayLike<number>[] } | undefined;
-    if (plans.length * k > LARGE_KMEANS) {
+    const kmeans = options.kmeans ?? 'auto';
+    if (kmeans !== 'auto' && kmeans !== 'lloyd' && kmeans !== 'two-level') throw new DtdrError('options', `kmeans must be auto, lloyd or two-level, got "${String(kmeans)}"`, { field: 'kmeans' });
+    if (kmeans === 'two-level' || (kmeans === 'auto' && plans.length * k > LARGE_KMEANS)) {
       // Tens of thousands of demonstrations: two-level k-means (O(n·√K·d) per pass, not O(n·K·d)).
       const dim = queryVectors[0]?.length ?? 0;
       const km = twoLevelKMeans(packRows(queryVectors, dim), plans.length, dim, k, { seed: options.seed, onProgress: (fraction) => onProgress?.({ phase: 'k-means', fraction }) });
