@@ -1,72 +1,195 @@
 /**
- * npm run bench [-- --data DIR] [--passes 5]
+ * npm run bench [-- --json bench.json --svg docs/images/bench.svg --tools 260,4000,16000
+ *                  --plans 5000 --fit-plans 1000,10000,100000 --methods a,b --passes 3 --no-real]
  *
- * What a step costs: for each method, the median time per step of rank() and its candidate set
- * (selectCandidates; embedding excluded)
- * over several passes of the test steps, its ratio to the DR baseline timed in the same process,
- * the fit time, and the encoder's cost for the one text a step embeds. Runs on the built-in demo
- * set, and on ../shared/data/ultratool when it is there. Medians, because this machine is shared.
+ * What dtdr costs, in one run (medians: this machine is shared and timings are noisy):
+ * - the encoder: one short text unbatched and uncached (a step's real pattern), and batched throughput;
+ * - real data (the demo set, and UltraTool when ../shared/data is there): per method, the rank +
+ *   candidate set µs/step (median and p99 over the test steps) and its ratio to DR in the same process;
+ * - scale: seeded synthetic tool worlds (scripts/synthetic.ts: Zipf-popular tools, plans of 1–4
+ *   calls) at each --tools size with --plans demonstrations: rank µs/step median and p99, × DR, fit;
+ * - fit against demonstrations (260 tools): each method fitted at each --fit-plans size in its own
+ *   process, for its fit time, peak resident memory and binary artifact size.
+ * Heads train 1 epoch in the synthetic runs (ranking cost does not depend on it). Writes a JSON file
+ * and an SVG plot of cost against scale (the README's).
  */
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { planSteps } from '../src/core/plan.js';
-import type { RankInput } from '../src/core/retrievers/types.js';
-import { contextText } from '../src/core/text.js';
-import { fitRetriever, fitVectors, METHODS } from '../src/core/train.js';
 import { splitDataset } from '../src/core/evaluate.js';
+import { planSteps } from '../src/core/plan.js';
 import { usesWasmKernel } from '../src/core/retrievers/matvec.js';
+import type { MethodName, RankInput } from '../src/core/retrievers/types.js';
 import { selectCandidates } from '../src/core/select.js';
+import { contextText } from '../src/core/text.js';
+import { fitRetriever, fitVectors, METHODS, type TrainOptions } from '../src/core/train.js';
 import type { Dataset } from '../src/core/types.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { demoDataset } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
+import { syntheticDataset } from './synthetic.js';
 
-const { values } = parseArgs({ options: { data: { type: 'string' }, passes: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: {
+    json: { type: 'string', default: '.cache/bench.json' },
+    svg: { type: 'string', default: 'docs/images/bench.svg' },
+    tools: { type: 'string', default: '260,4000,16000' },
+    plans: { type: 'string', default: '5000' },
+    'fit-plans': { type: 'string', default: '1000,10000,100000' },
+    methods: { type: 'string' },
+    passes: { type: 'string', default: '3' },
+    'no-real': { type: 'boolean' },
+  },
+});
+const methods = (values.methods?.split(',') ?? METHODS) as MethodName[];
+const passes = Number(values.passes);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
-async function bench(dataset: Dataset) {
-  const encoder = await loadEncoder({ cacheSize: 0 });
-  const { train, test } = splitDataset(dataset, { seed: 0 });
-  const steps = test.flatMap((p) => planSteps(p));
-  const queries = await encoder.embed(steps.map((s) => s.query));
-  const contexts = await encoder.embed(steps.map((s) => contextText(s.query, s.history, 3)));
-  const inputs: RankInput[] = steps.map((s, i) => ({ query: s.query, history: s.history, queryVector: queries[i], contextVector: contexts[i] }));
+interface RankRow { world: string; tools: number; plans: number; method: MethodName; fitMs: number; medianMicros: number; p99Micros: number; ratioToDr?: number }
+interface FitRow { method: MethodName; plans: number; tools: number; fitMs: number; peakBytes: number; artifactBytes: number }
+const result: { machine: string; kernel: string; encoder?: { singleTextMicros: number; textsPerSecond: number }; rank: RankRow[]; fit: FitRow[] } = {
+  machine: `${process.platform} ${process.arch}, Node ${process.version}`,
+  kernel: usesWasmKernel() ? 'WebAssembly SIMD' : 'JavaScript',
+  rank: [],
+  fit: [],
+};
 
-  const texts = steps.slice(0, 300).map((s) => contextText(s.query, s.history, 3));
-  const perText: number[] = [];
-  for (let p = 0; p < 3; p++) {
-    const t0 = performance.now();
-    for (const t of texts) await encoder.embed([t]); // one step, one text: the app's real pattern
-    perText.push(((performance.now() - t0) * 1000) / texts.length);
+const encoder = await loadEncoder({ cacheSize: 0 });
+
+// ---------------------------------------------------------------- encoder
+{
+  const texts = demoDataset(600).plans.map((p) => p.query);
+  const single: number[] = [];
+  for (let pass = 0; pass < 3; pass++) {
+    const started = performance.now();
+    for (const t of texts.slice(0, 300)) await encoder.embed([t]);
+    single.push(((performance.now() - started) * 1000) / 300);
   }
-  console.log(`\n${dataset.name}: ${train.length} demonstrations, ${dataset.tools.length} tools, ${steps.length} test steps`);
-  console.log(`encoder: ${median(perText).toFixed(0)} µs to embed one step's text (unbatched, uncached)`);
-  console.log(`matrix kernel: ${usesWasmKernel() ? 'WebAssembly SIMD' : 'JavaScript'}`);
-  console.log('method     fit ms    rank µs/step (median)   × dr');
-  const rows: { method: string; fit: number; rank: number }[] = [];
-  for (const method of METHODS) {
+  const started = performance.now();
+  await encoder.embed(texts);
+  result.encoder = { singleTextMicros: median(single), textsPerSecond: texts.length / ((performance.now() - started) / 1000) };
+  console.log(`encoder ${encoder.id}: ${result.encoder.singleTextMicros.toFixed(0)} µs for one short text (unbatched, uncached), ${result.encoder.textsPerSecond.toFixed(0)} texts/s batched`);
+  console.log(`matrix kernel: ${result.kernel}`);
+}
+
+// ---------------------------------------------------------------- rank per step
+async function rankWorld(world: string, dataset: Dataset, train: Dataset['plans'], testSteps: ReturnType<typeof planSteps>, options: TrainOptions) {
+  const queries = await encoder.embed(testSteps.map((s) => s.query));
+  console.log(`\n${world}: ${train.length} demonstrations, ${dataset.tools.length} tools, ${testSteps.length} timed steps`);
+  console.log('method     fit s    µs/step median    p99     × DR');
+  const rows: RankRow[] = [];
+  for (const method of methods) {
     const vectors = await fitVectors(method, dataset.tools, train, encoder, 3);
-    const t0 = performance.now();
-    const retriever = fitRetriever(method, dataset.tools, train, vectors, {});
-    const fit = performance.now() - t0;
-    const passes: number[] = [];
-    for (let p = 0; p < Number(values.passes); p++) {
-      const start = performance.now();
-      for (const input of inputs) selectCandidates(retriever.rank(input));
-      passes.push(((performance.now() - start) * 1000) / inputs.length);
+    const started = performance.now();
+    const retriever = fitRetriever(method, dataset.tools, train, vectors, options);
+    const fitMs = performance.now() - started;
+    const contexts = retriever.needs.context ? await encoder.embed(testSteps.map((s) => contextText(s.query, s.history, retriever.historyLength))) : undefined;
+    const inputs: RankInput[] = testSteps.map((s, i) => ({ query: s.query, history: s.history, queryVector: queries[i], contextVector: contexts?.[i] }));
+    for (const input of inputs.slice(0, 50)) selectCandidates(retriever.rank(input)); // warm-up
+    // Each step timed alone (for p99); the median over passes of each step's time.
+    const perStep = inputs.map(() => [] as number[]);
+    for (let pass = 0; pass < passes; pass++) {
+      inputs.forEach((input, i) => {
+        const t0 = performance.now();
+        selectCandidates(retriever.rank(input));
+        perStep[i].push((performance.now() - t0) * 1000);
+      });
     }
-    rows.push({ method, fit, rank: median(passes) });
+    const steps = perStep.map(median);
+    rows.push({ world, tools: dataset.tools.length, plans: train.length, method, fitMs, medianMicros: median(steps), p99Micros: quantile(steps, 0.99) });
   }
-  const dr = rows.find((r) => r.method === 'dr')!.rank;
-  for (const r of rows) console.log(`${r.method.padEnd(9)} ${r.fit.toFixed(0).padStart(7)}    ${r.rank.toFixed(1).padStart(12)}            ${(r.rank / dr).toFixed(2)}`);
-  await encoder.dispose?.();
+  const dr = rows.find((r) => r.method === 'dr')?.medianMicros;
+  for (const r of rows) {
+    if (dr) r.ratioToDr = r.medianMicros / dr;
+    console.log(`${r.method.padEnd(9)} ${(r.fitMs / 1000).toFixed(2).padStart(6)}   ${r.medianMicros.toFixed(1).padStart(10)}   ${r.p99Micros.toFixed(0).padStart(8)}   ${r.ratioToDr?.toFixed(2) ?? '–'}`);
+  }
+  result.rank.push(...rows);
 }
 
-async function main() {
-  await bench(demoDataset());
-  const ultratool = values.data ?? new URL('../../shared/data/ultratool', import.meta.url).pathname;
-  if (existsSync(`${ultratool}/data.jsonl`)) await bench(readDatasetDir(ultratool));
-  else console.log(`\n(${ultratool} is absent: real-data benchmark skipped)`);
+if (!values['no-real']) {
+  const demo = demoDataset();
+  const split = splitDataset(demo, { seed: 0 });
+  await rankWorld('demo set', demo, split.train, split.test.flatMap((p) => planSteps(p)), {});
+  const ultratool = new URL('../../shared/data/ultratool', import.meta.url).pathname;
+  if (existsSync(`${ultratool}/data.jsonl`)) {
+    const data = readDatasetDir(ultratool);
+    const s = splitDataset(data, { seed: 0 });
+    await rankWorld('UltraTool', data, s.train, s.test.flatMap((p) => planSteps(p)), {});
+  } else console.log(`\n(${ultratool} is absent: the real-data rows are skipped)`);
+}
+for (const tools of values.tools!.split(',').map(Number)) {
+  const data = syntheticDataset(tools, Number(values.plans), 0);
+  const { train, test } = splitDataset(data, { seed: 0, testRatio: 0.02 });
+  await rankWorld(`synthetic ${tools}`, data, train, test.flatMap((p) => planSteps(p)).slice(0, 500), { head: { epochs: 1 } });
 }
 
-main();
+// ---------------------------------------------------------------- fit against demonstrations
+console.log('\nfit at 260 tools (each in its own process)\nmethod     demonstrations   fit s   peak RSS MiB   artifact KiB');
+for (const plans of values['fit-plans']!.split(',').map(Number)) {
+  for (const method of methods) {
+    try {
+      const out = execFileSync(process.execPath, ['--import', 'tsx', new URL('./bench-fit.ts', import.meta.url).pathname, method, String(plans)], { encoding: 'utf8', maxBuffer: 1 << 20 });
+      const row = JSON.parse(out.trim().split('\n').at(-1)!) as FitRow;
+      result.fit.push(row);
+      console.log(`${method.padEnd(9)}  ${String(plans).padStart(14)}   ${(row.fitMs / 1000).toFixed(2).padStart(6)}   ${(row.peakBytes / 2 ** 20).toFixed(0).padStart(12)}   ${(row.artifactBytes / 1024).toFixed(0).padStart(12)}`);
+    } catch (error) {
+      console.log(`${method.padEnd(9)}  ${String(plans).padStart(14)}   failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+    }
+  }
+}
+
+mkdirSync(dirname(values.json!), { recursive: true });
+writeFileSync(values.json!, JSON.stringify(result, null, 2));
+mkdirSync(dirname(values.svg!), { recursive: true });
+writeFileSync(values.svg!, plot(result));
+console.log(`\nwrote ${values.json} and ${values.svg}`);
+await encoder.dispose?.();
+
+/** Two log–log panels, drawn by hand (a few lines of SVG; no DOM in Node): rank µs against tools, fit s against demonstrations. */
+function plot(r: typeof result): string {
+  const colours: Record<string, string> = {
+    random: '#bab0ab', bm25: '#9c755f', qts: '#ff9da7', dr: '#76b7b2', lr: '#59a14f', 'dtdr-c': '#edc948', 'dtdr-l': '#b07aa1', 'dtdr-h': '#f28e2b', 'dtdr-cb': '#e15759', 'dtdr-g': '#4e79a7',
+  };
+  const W = 460, H = 320, m = { l: 60, r: 90, t: 36, b: 44 };
+  const panel = (x0: number, title: string, xLabel: string, yLabel: string, series: Map<string, [number, number][]>, guide?: number) => {
+    const xs = [...series.values()].flat().map((p) => p[0]);
+    const ys = [...series.values()].flat().map((p) => p[1]).filter((y) => y > 0);
+    if (xs.length === 0) return '';
+    const [xMin, xMax] = [Math.min(...xs), Math.max(...xs)];
+    const [yMin, yMax] = [Math.min(...ys, guide ?? Infinity) / 1.5, Math.max(...ys, guide ?? 0) * 1.5];
+    const lx = (x: number) => x0 + m.l + ((Math.log10(x) - Math.log10(xMin)) / Math.max(1e-9, Math.log10(xMax) - Math.log10(xMin))) * (W - m.l - m.r);
+    const ly = (y: number) => m.t + (1 - (Math.log10(y) - Math.log10(yMin)) / (Math.log10(yMax) - Math.log10(yMin))) * (H - m.t - m.b);
+    const parts = [`<text x="${x0 + m.l}" y="20" font-weight="600">${title}</text>`];
+    for (let e = Math.floor(Math.log10(yMin)); e <= Math.ceil(Math.log10(yMax)); e++) {
+      for (const f of [1, 2, 5]) {
+        const y = f * 10 ** e;
+        if (y < yMin || y > yMax) continue;
+        parts.push(`<line x1="${x0 + m.l}" x2="${x0 + W - m.r}" y1="${ly(y)}" y2="${ly(y)}" stroke="#e5e7eb"/><text x="${x0 + m.l - 6}" y="${ly(y) + 4}" text-anchor="end">${y >= 1000 ? `${y / 1000}k` : y}</text>`);
+      }
+    }
+    for (const x of [...new Set(xs)]) parts.push(`<line x1="${lx(x)}" x2="${lx(x)}" y1="${m.t}" y2="${H - m.b}" stroke="#f1f2f4"/><text x="${lx(x)}" y="${H - m.b + 16}" text-anchor="middle">${x.toLocaleString('en')}</text>`);
+    if (guide) parts.push(`<line x1="${x0 + m.l}" x2="${x0 + W - m.r}" y1="${ly(guide)}" y2="${ly(guide)}" stroke="#d62728" stroke-dasharray="5 4"/><text x="${x0 + m.l + 4}" y="${ly(guide) - 5}" fill="#d62728">1 ms</text>`);
+    parts.push(`<text x="${x0 + (W - m.r + m.l) / 2}" y="${H - 8}" text-anchor="middle">${xLabel}</text><text transform="translate(${x0 + 14} ${(H - m.b + m.t) / 2}) rotate(-90)" text-anchor="middle">${yLabel}</text>`);
+    for (const [method, pts] of series) {
+      const sorted = pts.filter((p) => p[1] > 0).sort((a, b) => a[0] - b[0]);
+      if (sorted.length === 0) continue;
+      const colour = colours[method] ?? '#333';
+      parts.push(`<polyline fill="none" stroke="${colour}" stroke-width="${method === 'dtdr-g' ? 3 : 1.6}" points="${sorted.map(([x, y]) => `${lx(x).toFixed(1)},${ly(y).toFixed(1)}`).join(' ')}"/>`);
+      for (const [x, y] of sorted) parts.push(`<circle cx="${lx(x).toFixed(1)}" cy="${ly(y).toFixed(1)}" r="2.5" fill="${colour}"/>`);
+      const [lxv, lyv] = sorted.at(-1)!;
+      parts.push(`<text x="${lx(lxv) + 5}" y="${ly(lyv) + 4}" fill="${colour}">${method}</text>`);
+    }
+    return parts.join('');
+  };
+  const rank = new Map<string, [number, number][]>();
+  for (const row of r.rank.filter((x) => x.world.startsWith('synthetic'))) (rank.get(row.method) ?? rank.set(row.method, []).get(row.method)!).push([row.tools, row.medianMicros]);
+  const fit = new Map<string, [number, number][]>();
+  for (const row of r.fit) (fit.get(row.method) ?? fit.set(row.method, []).get(row.method)!).push([row.plans, row.fitMs / 1000]);
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${2 * W}" height="${H}" viewBox="0 0 ${2 * W} ${H}" font-family="system-ui, sans-serif" font-size="11" fill="#1d2330">`
+    + `<rect width="100%" height="100%" fill="#fff"/>`
+    + panel(0, 'Rank + candidate set, µs per step (median)', 'tools', 'µs per step', rank, 1000)
+    + panel(W, 'Fit, seconds (260 tools)', 'demonstrations', 'seconds', fit)
+    + `</svg>\n`;
+}
