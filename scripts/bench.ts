@@ -5,7 +5,8 @@
  * What dtdr costs, in one run (medians: this machine is shared and timings are noisy):
  * - the encoder: one short text unbatched and uncached (a step's real pattern), and batched throughput;
  * - real data (the demo set, and UltraTool when ../shared/data is there): per method, the rank +
- *   candidate set µs/step (median and p99 over the test steps) and its ratio to DR in the same process;
+ *   candidate set µs/step (median and p99 over the test steps) and its ratio to DR timed in the
+ *   same process — one process per method (scripts/bench-rank.ts), as an app runs one method;
  * - scale: seeded synthetic tool worlds (scripts/synthetic.ts: Zipf-popular tools, plans of 1–4
  *   calls) at each --tools size with --plans demonstrations: rank µs/step median and p99, × DR, fit;
  * - fit against demonstrations (260 tools): each method fitted at each --fit-plans size in its own
@@ -17,18 +18,11 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { splitDataset } from '../src/core/evaluate.js';
-import { planSteps } from '../src/core/plan.js';
 import { usesWasmKernel } from '../src/core/retrievers/matvec.js';
-import type { MethodName, RankInput } from '../src/core/retrievers/types.js';
-import { selectCandidates } from '../src/core/select.js';
-import { contextText } from '../src/core/text.js';
-import { fitRetriever, fitVectors, METHODS, type TrainOptions } from '../src/core/train.js';
-import type { Dataset } from '../src/core/types.js';
-import { readDatasetDir } from '../src/data/node.js';
+import type { MethodName } from '../src/core/retrievers/types.js';
+import { METHODS } from '../src/core/train.js';
 import { demoDataset } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
-import { syntheticDataset } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -47,7 +41,7 @@ const passes = Number(values.passes);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
-interface RankRow { world: string; tools: number; plans: number; method: MethodName; fitMs: number; medianMicros: number; p99Micros: number; ratioToDr?: number }
+interface RankRow { world: string; tools: number; plans: number; steps: number; method: MethodName; fitMs: number; medianMicros: number; p99Micros: number; drMicros: number; ratioToDr: number }
 interface FitRow { method: MethodName; plans: number; tools: number; fitMs: number; peakBytes: number; artifactBytes: number }
 const result: { machine: string; kernel: string; encoder?: { singleTextMicros: number; textsPerSecond: number }; rank: RankRow[]; fit: FitRow[] } = {
   machine: `${process.platform} ${process.arch}, Node ${process.version}`,
@@ -75,63 +69,39 @@ const encoder = await loadEncoder({ cacheSize: 0 });
 }
 
 // ---------------------------------------------------------------- rank per step
-async function rankWorld(world: string, dataset: Dataset, train: Dataset['plans'], testSteps: ReturnType<typeof planSteps>, options: TrainOptions) {
-  const queries = await encoder.embed(testSteps.map((s) => s.query));
-  console.log(`\n${world}: ${train.length} demonstrations, ${dataset.tools.length} tools, ${testSteps.length} timed steps`);
-  console.log('method     fit s    µs/step median    p99     × DR');
-  const rows: RankRow[] = [];
+/** Runs a bench helper script in its own process and parses the JSON line it prints. */
+function child<T>(script: string, args: string[]): T {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', new URL(script, import.meta.url).pathname, ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  return JSON.parse(out.trim().split('\n').at(-1)!) as T;
+}
+
+function rankWorld(world: string, label: string) {
+  console.log(`\n${label}\nmethod     fit s    µs/step median    p99     × DR (same process)`);
   for (const method of methods) {
-    const vectors = await fitVectors(method, dataset.tools, train, encoder, 3);
-    const started = performance.now();
-    const retriever = fitRetriever(method, dataset.tools, train, vectors, options);
-    const fitMs = performance.now() - started;
-    const contexts = retriever.needs.context ? await encoder.embed(testSteps.map((s) => contextText(s.query, s.history, retriever.historyLength))) : undefined;
-    const inputs: RankInput[] = testSteps.map((s, i) => ({ query: s.query, history: s.history, queryVector: queries[i], contextVector: contexts?.[i] }));
-    for (const input of inputs.slice(0, 50)) selectCandidates(retriever.rank(input)); // warm-up
-    // Each step timed alone (for p99); the median over passes of each step's time.
-    const perStep = inputs.map(() => [] as number[]);
-    for (let pass = 0; pass < passes; pass++) {
-      inputs.forEach((input, i) => {
-        const t0 = performance.now();
-        selectCandidates(retriever.rank(input));
-        perStep[i].push((performance.now() - t0) * 1000);
-      });
+    try {
+      const row = child<RankRow & { world: string }>('./bench-rank.ts', [world, method, values.plans!, values.passes!]);
+      row.world = label;
+      result.rank.push(row);
+      console.log(`${method.padEnd(9)} ${(row.fitMs / 1000).toFixed(2).padStart(6)}   ${row.medianMicros.toFixed(1).padStart(10)}   ${row.p99Micros.toFixed(0).padStart(8)}   ${row.ratioToDr!.toFixed(2)}`);
+    } catch (error) {
+      console.log(`${method.padEnd(9)} failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
     }
-    const steps = perStep.map(median);
-    rows.push({ world, tools: dataset.tools.length, plans: train.length, method, fitMs, medianMicros: median(steps), p99Micros: quantile(steps, 0.99) });
   }
-  const dr = rows.find((r) => r.method === 'dr')?.medianMicros;
-  for (const r of rows) {
-    if (dr) r.ratioToDr = r.medianMicros / dr;
-    console.log(`${r.method.padEnd(9)} ${(r.fitMs / 1000).toFixed(2).padStart(6)}   ${r.medianMicros.toFixed(1).padStart(10)}   ${r.p99Micros.toFixed(0).padStart(8)}   ${r.ratioToDr?.toFixed(2) ?? '–'}`);
-  }
-  result.rank.push(...rows);
 }
 
 if (!values['no-real']) {
-  const demo = demoDataset();
-  const split = splitDataset(demo, { seed: 0 });
-  await rankWorld('demo set', demo, split.train, split.test.flatMap((p) => planSteps(p)), {});
-  const ultratool = new URL('../../shared/data/ultratool', import.meta.url).pathname;
-  if (existsSync(`${ultratool}/data.jsonl`)) {
-    const data = readDatasetDir(ultratool);
-    const s = splitDataset(data, { seed: 0 });
-    await rankWorld('UltraTool', data, s.train, s.test.flatMap((p) => planSteps(p)), {});
-  } else console.log(`\n(${ultratool} is absent: the real-data rows are skipped)`);
+  rankWorld('demo', 'demo set (27 tools, 2,100 demonstrations)');
+  if (existsSync(new URL('../../shared/data/ultratool/data.jsonl', import.meta.url))) rankWorld('ultratool', 'UltraTool (260 tools, 3,027 demonstrations, official split)');
+  else console.log('\n(../shared/data/ultratool is absent: the real-data rows are skipped)');
 }
-for (const tools of values.tools!.split(',').map(Number)) {
-  const data = syntheticDataset(tools, Number(values.plans), 0);
-  const { train, test } = splitDataset(data, { seed: 0, testRatio: 0.02 });
-  await rankWorld(`synthetic ${tools}`, data, train, test.flatMap((p) => planSteps(p)).slice(0, 500), { head: { epochs: 1 } });
-}
+for (const tools of values.tools!.split(',').map(Number)) rankWorld(`synthetic:${tools}`, `synthetic ${tools} (${tools.toLocaleString('en')} tools, ${Number(values.plans).toLocaleString('en')} plans, 2% held out, heads 1 epoch)`);
 
 // ---------------------------------------------------------------- fit against demonstrations
 console.log('\nfit at 260 tools (each in its own process)\nmethod     demonstrations   fit s   peak RSS MiB   artifact KiB');
 for (const plans of values['fit-plans']!.split(',').map(Number)) {
   for (const method of methods) {
     try {
-      const out = execFileSync(process.execPath, ['--import', 'tsx', new URL('./bench-fit.ts', import.meta.url).pathname, method, String(plans)], { encoding: 'utf8', maxBuffer: 1 << 20 });
-      const row = JSON.parse(out.trim().split('\n').at(-1)!) as FitRow;
+      const row = child<FitRow>('./bench-fit.ts', [method, String(plans)]);
       result.fit.push(row);
       console.log(`${method.padEnd(9)}  ${String(plans).padStart(14)}   ${(row.fitMs / 1000).toFixed(2).padStart(6)}   ${(row.peakBytes / 2 ** 20).toFixed(0).padStart(12)}   ${(row.artifactBytes / 1024).toFixed(0).padStart(12)}`);
     } catch (error) {

@@ -112,7 +112,7 @@ export class DependencyRetriever implements Retriever {
 }
 
 /** Above this many point-cluster pairs (n·K), DTDR-C clusters with the two-level k-means. */
-export const LARGE_KMEANS = 2e7;
+export const LARGE_KMEANS = 2e6;
 
 /**
  * k-means++ seeding (D² sampling). ml-kmeans has it too, but its version takes ~13 s for 3k
@@ -164,8 +164,8 @@ export interface ClusterOptions {
   minSupport?: number;
   /**
    * `lloyd`: plain k-means (ml-kmeans), `two-level`: ≈√K coarse clusters split in proportion to
-   * their size, far faster at tens of thousands of demonstrations. Default `auto`: two-level above
-   * 2·10⁷ demonstration-cluster pairs (20,000 demonstrations at K = n/10), else lloyd.
+   * their size, far faster at thousands of demonstrations. Default `auto`: two-level above 2·10⁶
+   * demonstration-cluster pairs (about 4,500 demonstrations at K = n/10; UltraTool's 3,027 stay on lloyd), else lloyd.
    */
   kmeans?: 'auto' | 'lloyd' | 'two-level';
 }

@@ -606,6 +606,16 @@ export interface GatedState {
 }
 
 
+/** Held-out plans scored per cross-fitting scheme, at most (the demo set's 3,000 and UltraTool's 3,027 are all scored). */
+const MAX_SCORED_PLANS = 9000;
+
+/** `indices` when there are at most `cap` of them, else a seeded sample of `cap`, in their original order. */
+function scoredSubset(indices: number[], cap: number, seed: number): number[] {
+  const keep = Math.floor(cap);
+  if (indices.length <= keep) return indices;
+  return shuffleInPlace([...indices], seededRandom(seed)).slice(0, keep).sort((a, b) => a - b);
+}
+
 export class GatedRetriever implements Retriever {
   readonly method = 'dtdr-g' as const;
   readonly needs: EmbeddingNeeds = { query: true, context: false };
@@ -691,7 +701,7 @@ export class GatedRetriever implements Retriever {
     let l = options.historyLength ?? 0;
     let K = options.clusters ?? 0;
     const train0 = plans.flatMap((p, i) => (foldOf[i] !== 0 ? [i] : []));
-    const held0 = plans.flatMap((p, i) => (foldOf[i] === 0 ? [i] : []));
+    const held0 = scoredSubset(plans.flatMap((p, i) => (foldOf[i] === 0 ? [i] : [])), MAX_SCORED_PLANS / folds, seed + 401);
     const quickScore = (ev: Evidence, signal: number) => {
       const w = new Workspace(side.labels.length, dim, ev.k);
       let rr = 0;
@@ -756,7 +766,9 @@ export class GatedRetriever implements Retriever {
       const foldOf = foldsOf(scheme);
       for (let f = 0; f < folds; f++) {
         const trainIdx = plans.flatMap((_, i) => (foldOf[i] !== f ? [i] : []));
-        const heldIdx = plans.flatMap((_, i) => (foldOf[i] === f ? [i] : []));
+        // Every other plan trains the fold; at most MAX_SCORED_PLANS held-out plans per scheme are
+        // scored (gate and calibration need thousands of steps, not 100,000 demonstrations' worth).
+        const heldIdx = scoredSubset(plans.flatMap((_, i) => (foldOf[i] === f ? [i] : [])), MAX_SCORED_PLANS / folds, seed + 409 + f);
         const t = sub(trainIdx);
         // Fold heads only feed the gate and calibration: 3 epochs measure as well as 8 there, at a third of the time.
         const foldHead = headOption === false ? false : { ...headOption, epochs: Math.min(3, headOption?.epochs ?? 8) };

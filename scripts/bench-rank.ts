@@ -1,0 +1,65 @@
+/**
+ * One method's cost per step, in its own process (as an app runs one method: timings are not
+ * disturbed by nine other methods sharing the JIT's call sites), beside DR timed in the same
+ * process for the ratio. `node --import tsx scripts/bench-rank.ts <world> <method> [plans] [passes]`
+ * with world `demo`, `ultratool` or `synthetic:<tools>`. Prints one JSON line. Used by `npm run bench`.
+ */
+import { splitDataset } from '../src/core/evaluate.js';
+import { planSteps } from '../src/core/plan.js';
+import type { MethodName, RankInput, Retriever } from '../src/core/retrievers/types.js';
+import { selectCandidates } from '../src/core/select.js';
+import { contextText } from '../src/core/text.js';
+import { fitRetriever, fitVectors } from '../src/core/train.js';
+import type { Dataset, Plan } from '../src/core/types.js';
+import { readDatasetDir } from '../src/data/node.js';
+import { demoDataset } from '../src/demo/toolset.js';
+import { loadEncoder } from '../src/encoders/node.js';
+import { syntheticDataset } from './synthetic.js';
+
+const [world, method, plans = '5000', passes = '3'] = process.argv.slice(2) as [string, MethodName, string?, string?];
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
+
+let dataset: Dataset;
+let train: Plan[];
+let test: Plan[];
+if (world.startsWith('synthetic:')) {
+  dataset = syntheticDataset(Number(world.slice(10)), Number(plans), 0);
+  ({ train, test } = splitDataset(dataset, { seed: 0, testRatio: 0.02 }));
+} else {
+  dataset = world === 'demo' ? demoDataset() : readDatasetDir(new URL('../../shared/data/ultratool', import.meta.url).pathname);
+  ({ train, test } = splitDataset(dataset, { seed: 0 }));
+}
+const steps = test.flatMap((p) => planSteps(p)).slice(0, world.startsWith('synthetic:') ? 500 : undefined);
+const encoder = await loadEncoder();
+const queries = await encoder.embed(steps.map((s) => s.query));
+
+async function fit(m: MethodName): Promise<{ retriever: Retriever; fitMs: number; inputs: RankInput[] }> {
+  const vectors = await fitVectors(m, dataset.tools, train, encoder, 3);
+  const started = performance.now();
+  const retriever = fitRetriever(m, dataset.tools, train, vectors, world.startsWith('synthetic:') ? { head: { epochs: 1 } } : {});
+  const fitMs = performance.now() - started;
+  const contexts = retriever.needs.context ? await encoder.embed(steps.map((s) => contextText(s.query, s.history, retriever.historyLength))) : undefined;
+  return { retriever, fitMs, inputs: steps.map((s, i) => ({ query: s.query, history: s.history, queryVector: queries[i], contextVector: contexts?.[i] })) };
+}
+
+/** Each step timed alone, over several passes; per step the median, then the median and p99 over steps. */
+function time({ retriever, inputs }: { retriever: Retriever; inputs: RankInput[] }): { medianMicros: number; p99Micros: number } {
+  for (const input of inputs.slice(0, 100)) selectCandidates(retriever.rank(input)); // warm-up
+  const perStep = inputs.map(() => [] as number[]);
+  for (let pass = 0; pass < Number(passes); pass++) {
+    inputs.forEach((input, i) => {
+      const t0 = performance.now();
+      selectCandidates(retriever.rank(input));
+      perStep[i].push((performance.now() - t0) * 1000);
+    });
+  }
+  const each = perStep.map(median);
+  return { medianMicros: median(each), p99Micros: quantile(each, 0.99) };
+}
+
+const subject = await fit(method);
+const subjectTime = time(subject);
+const dr = method === 'dr' ? subjectTime : time(await fit('dr'));
+console.log(JSON.stringify({ world, method, tools: dataset.tools.length, plans: train.length, steps: steps.length, fitMs: subject.fitMs, ...subjectTime, drMicros: dr.medianMicros, ratioToDr: subjectTime.medianMicros / dr.medianMicros }));
+await encoder.dispose?.();
