@@ -151,6 +151,8 @@ describe.skipIf(!hasChromium || !hasPython)('the playground (npm run build:demo,
       const during = await page.evaluate(() => ({ state: document.querySelector<HTMLElement>('#train-status')!.dataset.state, phase: document.querySelector('#train-phase')!.textContent }));
       expect(during.state).toBe('training');
       expect(during.phase).not.toBe('idle');
+      const shot = await page.locator('#train').screenshot({ path: join(SHOTS, 'playground-training.png') });
+      expect(shot.length).toBeGreaterThan(5_000); // a real picture of the progress bar mid-training
       await page.waitForSelector('#train-status[data-state="done"]', { timeout: 150_000 });
       expect(Number(await page.getAttribute('#train-progress', 'data-updates'))).toBeGreaterThan(5);
 
@@ -169,7 +171,7 @@ describe.skipIf(!hasChromium || !hasPython)('the playground (npm run build:demo,
       console.log(`[dtdr tests] the playground's default path fetched ${(traffic.bytes() / 1e6).toFixed(1)} MB of distinct files`);
       await page.click('#step-reset');
       await page.waitForSelector('#candidates table');
-      await page.locator('#step').screenshot({ path: join(SHOTS, 'playground-demo.png') });
+      expect((await page.locator('#step').screenshot({ path: join(SHOTS, 'playground-demo.png') })).length).toBeGreaterThan(5_000);
     }, 240_000);
 
     it('trains on your own tools (an MCP tools/list result) and demonstrations, and steps through by hand', async () => {
@@ -189,7 +191,7 @@ describe.skipIf(!hasChromium || !hasPython)('the playground (npm run build:demo,
       await page.selectOption('#format', 'openai');
       await page.waitForFunction((before) => document.querySelector('#prompt')!.textContent !== before, hermes);
       expect(await page.textContent('#prompt')).toContain('"tool_choice": "auto"');
-      await page.locator('#step').screenshot({ path: join(SHOTS, 'playground-own-tools.png') });
+      expect((await page.locator('#step').screenshot({ path: join(SHOTS, 'playground-own-tools.png') })).length).toBeGreaterThan(5_000);
     }, 200_000);
 
     it('starts from the tools alone (OpenAI tools, no demonstrations), and says why it widens', async () => {
@@ -203,7 +205,7 @@ describe.skipIf(!hasChromium || !hasPython)('the playground (npm run build:demo,
       await page.waitForSelector('#candidates tr[data-tool]');
       expect(await page.getAttribute('#candidates tbody tr:first-child', 'data-tool')).toBe('currency_convert');
       expect(await page.textContent('#why')).toMatch(/no demonstrations/);
-      await page.locator('#step').screenshot({ path: join(SHOTS, 'playground-tools-only.png') });
+      expect((await page.locator('#step').screenshot({ path: join(SHOTS, 'playground-tools-only.png') })).length).toBeGreaterThan(5_000);
     }, 200_000);
 
     it('rejects bad input with a message naming the problem, before training', async () => {
@@ -232,7 +234,7 @@ describe.skipIf(!hasChromium || !hasPython)('the playground (npm run build:demo,
       await page.waitForSelector('#compare table');
       expect(await page.$$eval('#compare > table > thead th', (ths) => ths.map((t) => t.textContent))).toEqual(['demo (dtdr-g)', 'weather-tools (dtdr-g)']);
       await page.locator('#compare').scrollIntoViewIfNeeded();
-      await page.screenshot({ path: join(SHOTS, 'playground-compare.png'), fullPage: false });
+      expect((await page.screenshot({ path: join(SHOTS, 'playground-compare.png'), fullPage: false })).length).toBeGreaterThan(5_000);
       await page.click('button[aria-label="delete model tools-only"]');
       await page.waitForFunction(() => !document.querySelector('#model-list li[data-model="tools-only"]'));
       expect(await names()).toEqual(['demo', 'weather-tools']);
@@ -269,7 +271,7 @@ describe.skipIf(!hasChromium || !hasPython)('the playground (npm run build:demo,
     await page.waitForSelector('#candidates tr[data-tool="hotel_book"]');
     expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
     await page.locator('#step').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: join(SHOTS, 'playground-phone.png'), fullPage: false });
+    expect((await page.screenshot({ path: join(SHOTS, 'playground-phone.png'), fullPage: false })).length).toBeGreaterThan(5_000);
     await context.close();
     expect(pageErrors).toEqual([]);
   }, 120_000);
@@ -306,7 +308,7 @@ describe.skipIf(!hasChromium || !hasPython)('the playground (npm run build:demo,
       expect(await page.getAttribute('#backend-result', 'data-error')).toBeNull();
       expect(Number(await page.getAttribute('#backend-result', 'data-max-diff'))).toBeLessThanOrEqual(1e-4);
       expect(await page.getAttribute('#backend-result', 'data-plans-same')).toBe(await page.getAttribute('#backend-result', 'data-plans'));
-      await page.locator('#backend').screenshot({ path: join(SHOTS, 'playground-webgpu.png') });
+      expect((await page.locator('#backend').screenshot({ path: join(SHOTS, 'playground-webgpu.png') })).length).toBeGreaterThan(5_000);
       expect(pageErrors).toEqual([]);
       expect(failedRequests).toEqual([]);
       expect(outsideRequests).toEqual([]);
