@@ -7,6 +7,7 @@
  */
 import type { Encoder } from '../core/encoder.js';
 import { evaluateMethods, type EvaluateOptions, type ScoredMethod, type Split } from '../core/evaluate.js';
+import type { MetricSummary } from '../core/metrics.js';
 import { measurePromptTokens } from '../core/prompt-study.js';
 import { seededRandom, shuffleInPlace } from '../core/random.js';
 import type { Strategy } from '../core/prompt/build.js';
@@ -19,17 +20,9 @@ import type { Dataset, Plan } from '../core/types.js';
 
 export const REPORT_VERSION = 1;
 
-export interface MethodRow {
+/** One method's scores on a dataset (the evaluation's summary, minus the step count the dataset has). */
+export interface MethodRow extends Omit<MetricSummary, 'steps'> {
   method: MethodName;
-  mrr: number;
-  f1: number;
-  top1: number;
-  recall5: number;
-  coverage: number;
-  setSize: number;
-  ece: number;
-  confidentMissRate: number;
-  widenedRate: number;
   fitSeconds: number;
   rankMicrosPerStep: number;
 }

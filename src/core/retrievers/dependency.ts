@@ -5,7 +5,7 @@ import type { Plan } from '../types.js';
 import { seededRandom } from '../random.js';
 import { requireVector } from './baselines.js';
 import { backoffDistribution, DependencyGraph, type GraphLevel } from './graph.js';
-import { dotAt, packRows, twoLevelKMeans } from './kmeans.js';
+import { dotAt, drawProportional, packRows, twoLevelKMeans } from './kmeans.js';
 import { packMatrix, type PackedMatrix } from './matvec.js';
 import { makeRanking } from './ranking.js';
 import type { Backoff, EmbeddingNeeds, LearnInput, RankInput, Ranking, Retriever, TrainingProgress } from './types.js';
@@ -139,15 +139,7 @@ export function kmeansPlusPlus(data: number[][], k: number, random: () => number
       pick = Math.floor(random() * n); // fewer distinct points than clusters: repeat one
       continue;
     }
-    let target = random() * total;
-    pick = n - 1;
-    for (let i = 0; i < n; i++) {
-      target -= nearest[i];
-      if (target <= 0) {
-        pick = i;
-        break;
-      }
-    }
+    pick = drawProportional(nearest, total, random);
   }
   return seeds;
 }
