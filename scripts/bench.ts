@@ -39,7 +39,6 @@ const { values } = parseArgs({
 const methods = (values.methods?.split(',') ?? METHODS) as MethodName[];
 const passes = Number(values.passes);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
 interface RankRow { world: string; tools: number; plans: number; steps: number; method: MethodName; fitMs: number; medianMicros: number; p99Micros: number; drMicros: number; ratioToDr: number }
 interface FitRow { method: MethodName; plans: number; tools: number; fitMs: number; peakBytes: number; artifactBytes: number }

@@ -225,6 +225,8 @@ async function refreshModels() {
 // ---------------------------------------------------------------- stepping through a request
 
 let history: string[] = [];
+/** The calls made so far: the history without the END a finished plan closes with. */
+const pastCalls = () => history.filter((h) => h !== END);
 const estimateTokens = (text: string) => Math.ceil(text.length / 4);
 
 function candidateTable(r: Retrieval, onTake?: (tool: string) => void): HTMLTableElement {
@@ -269,7 +271,7 @@ async function showStep() {
   try {
     const current = await model(selected);
     tools = current.tools;
-    const r = await current.retrieve(query, history.filter((h) => h !== END));
+    const r = await current.retrieve(query, pastCalls());
     if (run !== stepRun) return;
     $('history').replaceChildren('History: ', ...(history.length ? history.map((h) => el('span', { className: 'history-chip' }, h)) : ['(start)']), ` · model ${selected} (${current.method})`);
     const done = history.at(-1) === END;
@@ -278,7 +280,7 @@ async function showStep() {
     why.className = `why${r.widened ? ' widened' : ''}`;
     why.dataset.widened = String(r.widened);
     renderPrompt(query, r);
-    await renderCompare(query);
+    await renderCompare(query, current.method, r);
   } catch (error) {
     candidates.replaceChildren(el('p', { className: 'error' }, explain(error)));
   }
@@ -287,8 +289,7 @@ async function showStep() {
 function renderPrompt(query: string, r: Retrieval) {
   const format = $<HTMLSelectElement>('format').value as PromptFormat;
   const strategy = $<HTMLSelectElement>('strategy').value as Strategy;
-  const pastCalls = history.filter((h) => h !== END);
-  const build = (s: Strategy) => buildSelectionPrompt({ query, history: pastCalls, tools, strategy: s, format, candidates: r.candidates, widened: r.widened, reason: r.reason, demonstrations: [] });
+  const build = (s: Strategy) => buildSelectionPrompt({ query, history: pastCalls(), tools, strategy: s, format, candidates: r.candidates, widened: r.widened, reason: r.reason, demonstrations: [] });
   // The OpenAI format is sent as a Chat Completions request (tools beside the messages): show that.
   const shown = (p: ReturnType<typeof build>) => (p.request ? JSON.stringify(p.request, null, 2) : p.text);
   const prompt = shown(build(strategy));
@@ -298,22 +299,21 @@ function renderPrompt(query: string, r: Retrieval) {
   $('prompt-tokens').textContent = `≈ ${n.toLocaleString()} tokens (4 characters per token); with all ${tools.length} tools ≈ ${full.toLocaleString()}${full > n ? `, a saving of ${Math.round((1 - n / full) * 100)}%` : ''}`;
 }
 
-async function renderCompare(query: string) {
+async function renderCompare(query: string, selectedMethod: string, selectedRetrieval: Retrieval) {
   const box = $('compare');
   const others = [...comparing].filter((n) => n !== selected);
   if (others.length === 0) {
     box.replaceChildren();
     return;
   }
-  const names = [selected!, ...others];
-  const results = await Promise.all(names.map(async (n) => {
+  const results = [{ name: selected!, method: selectedMethod, r: selectedRetrieval }, ...await Promise.all(others.map(async (n) => {
     try {
       const m = await model(n);
-      return { name: n, method: m.method, r: await m.retrieve(query, history.filter((h) => h !== END)) };
+      return { name: n, method: m.method, r: await m.retrieve(query, pastCalls()) };
     } catch (error) {
       return { name: n, method: '?', error: explain(error) };
     }
-  }));
+  }))];
   const table = el('table');
   table.append(el('thead', {}, el('tr', {}, ...results.map((x) => el('th', { scope: 'col' }, `${x.name} (${x.method})`)))));
   table.append(el('tbody', {}, el('tr', {}, ...results.map((x) => el('td', {}, 'r' in x && x.r ? candidateTable(x.r) : el('span', { className: 'error' }, x.error ?? ''), 'r' in x && x.r ? el('p', { className: 'muted' }, describe(x.r)) : '')))));
@@ -400,7 +400,7 @@ async function askLlm(event: SubmitEvent) {
       llm = await transformersModel({ model: $<HTMLInputElement>('llm-model').value.trim(), device: 'webgpu', dtype: 'q4f16', allowRemoteModels: true, transformers, maxNewTokens: 64 });
     }
     const agent = new Agent({ retriever: await model(selected), model: llm, fillArguments: false, format: $<HTMLSelectElement>('format').value as PromptFormat });
-    const { prompt } = await agent.prepare($<HTMLInputElement>('query').value.trim(), history.filter((h) => h !== END).map((tool) => ({ tool })));
+    const { prompt } = await agent.prepare($<HTMLInputElement>('query').value.trim(), pastCalls().map((tool) => ({ tool })));
     const answer = await llm.generate({ stage: prompt.stage, format: prompt.format, messages: prompt.messages, tools: prompt.tools, prompt: prompt.text, allowed: prompt.allowed });
     const parsed = agent.accept(prompt, answer);
     out.textContent = parsed.kind === 'error' ? `The model's answer was refused: ${parsed.message}` : `The model picks ${parsed.kind === 'end' ? END : parsed.call.name}.`;

@@ -3,7 +3,7 @@ import { DtdrError } from './errors.js';
 import { scoreStep, summarize, type MetricSummary, type StepScore } from './metrics.js';
 import { planSteps, planTools } from './plan.js';
 import { seededRandom, shuffleInPlace } from './random.js';
-import type { MethodName, RankInput, Retriever, TrainingProgress } from './retrievers/types.js';
+import type { MethodName, RankInput, Ranking, Retriever, TrainingProgress } from './retrievers/types.js';
 import { selectCandidates, type SelectOptions } from './select.js';
 import { contextText } from './text.js';
 import { embedAll, fitRetriever, fitVectors, TRAIN_DEFAULTS, type FitVectors, type TrainOptions } from './train.js';
@@ -77,6 +77,8 @@ export interface ScoredMethod {
   retriever: Retriever;
   steps: PlanStep[];
   inputs: RankInput[];
+  /** Each step's ranking, as scored. */
+  rankings: Ranking[];
   scores: StepScore[];
 }
 
@@ -121,8 +123,11 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
       contextVector: testContexts?.[i],
     }));
 
+    // Kept for the onMethodScored hook (reports), so it need not rank every step again.
+    const rankings: Ranking[] = [];
     const scores = inputs.map((input, i) => {
       const ranking = retriever.rank(input);
+      if (options.onMethodScored) rankings.push(ranking);
       const set = selectCandidates(ranking, options.select);
       return scoreStep(ranking.order, ranking.labels, steps[i].acceptable, set.candidates.map((c) => c.tool), {
         confidence: ranking.probabilities[ranking.order[0]],
@@ -137,7 +142,7 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
       passes.push(((performance.now() - start) * 1000) / Math.max(1, inputs.length));
     }
     passes.sort((a, b) => a - b);
-    options.onMethodScored?.(method, { retriever, steps, inputs, scores });
+    options.onMethodScored?.(method, { retriever, steps, inputs, rankings, scores });
     results[method] = { ...summarize(scores), fitMs, embedMs, rankMicrosPerStep: passes.length ? passes[Math.floor(passes.length / 2)] : 0 };
     progress({ phase: 'done', fraction: 1 });
   }

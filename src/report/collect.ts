@@ -12,7 +12,7 @@ import { measurePromptTokens } from '../core/prompt-study.js';
 import { seededRandom, shuffleInPlace } from '../core/random.js';
 import type { Strategy } from '../core/prompt/build.js';
 import { GatedRetriever } from '../core/retrievers/gated.js';
-import type { MethodName, Ranking } from '../core/retrievers/types.js';
+import type { MethodName } from '../core/retrievers/types.js';
 import { selectCandidates } from '../core/select.js';
 import type { TokenCounter } from '../core/tokens.js';
 import { DEFAULT_METHOD } from '../core/train.js';
@@ -123,13 +123,12 @@ export async function collectDatasetReport(dataset: Dataset, split: Split, encod
     ...evaluate,
     onMethodProgress: (m, p) => progress(`${dataset.name} · ${m} ${p.phase}`, p.fraction),
     onMethodScored: (method, scored) => {
-      const rankings = scored.inputs.map((input) => scored.retriever.rank(input));
-      curves.push(...sweep(method, scored, rankings));
+      curves.push(...sweep(method, scored));
       reliability.push(...calibrationBins(method, scored));
-      misses.push(...worstMisses(method, scored, rankings, options.misses ?? 20));
+      misses.push(...worstMisses(method, scored, options.misses ?? 20));
       if (counter && method === (options.methods.includes(DEFAULT_METHOD) ? DEFAULT_METHOD : options.methods[0])) {
         progress(`${dataset.name} · prompt tokens`, 0);
-        const tokens = measurePromptTokens(scored.steps, rankings, dataset.tools, counter, { strategies: STRATEGIES, demonstrations: split.train.slice(0, 64), select: options.select });
+        const tokens = measurePromptTokens(scored.steps, scored.rankings, dataset.tools, counter, { strategies: STRATEGIES, demonstrations: split.train.slice(0, 64), select: options.select });
         prompts = { method, counter: counter.id, rows: STRATEGIES.map((s) => ({ strategy: s, ...tokens[s]! })) };
       }
     },
@@ -151,7 +150,7 @@ export async function collectDatasetReport(dataset: Dataset, split: Split, encod
 const depth = (m: Miss) => (m.rank === 0 ? Infinity : m.rank);
 
 /** Coverage against mean set size: α for thresholded sets, the target for conformal ones. */
-function sweep(method: MethodName, scored: ScoredMethod, rankings: Ranking[]): CurvePoint[] {
+function sweep(method: MethodName, scored: ScoredMethod): CurvePoint[] {
   const points: CurvePoint[] = [];
   const measure = (sets: { tool: string }[][]) => {
     let covered = 0, size = 0;
@@ -175,7 +174,7 @@ function sweep(method: MethodName, scored: ScoredMethod, rankings: Ranking[]): C
     }
     return points;
   }
-  for (const alpha of ALPHAS) points.push({ method, knob: 'alpha', value: alpha, ...measure(rankings.map((r) => selectCandidates(r, { alpha }).candidates)) });
+  for (const alpha of ALPHAS) points.push({ method, knob: 'alpha', value: alpha, ...measure(scored.rankings.map((r) => selectCandidates(r, { alpha }).candidates)) });
   return points;
 }
 
@@ -192,7 +191,7 @@ function calibrationBins(method: MethodName, scored: ScoredMethod): ReliabilityB
 }
 
 /** The steps whose needed tool is ranked worst (not ranked, then deepest), with what was retrieved. */
-function worstMisses(method: MethodName, scored: ScoredMethod, rankings: Ranking[], keep: number): Miss[] {
+function worstMisses(method: MethodName, scored: ScoredMethod, keep: number): Miss[] {
   if (method !== DEFAULT_METHOD) return [];
   const missed = scored.scores
     .map((s, i) => ({ s, i }))
@@ -200,7 +199,7 @@ function worstMisses(method: MethodName, scored: ScoredMethod, rankings: Ranking
     .sort((a, b) => a.s.reciprocalRank - b.s.reciprocalRank || a.i - b.i)
     .slice(0, keep);
   return missed.map(({ s, i }) => {
-    const set = selectCandidates(rankings[i]);
+    const set = selectCandidates(scored.rankings[i]);
     const step = scored.steps[i];
     return {
       method, query: step.query, history: [...step.history], expected: [...step.acceptable],

@@ -7,21 +7,25 @@ import { DtdrError } from '../core/errors.js';
 import { decodeBinaryModel, encodeBinaryModel, isBinaryModel } from '../core/living/binary.js';
 
 /**
- * Writes a model atomically: a temporary file beside the target, then a rename, so a crash
- * mid-write leaves the previous file intact.
+ * Writes a file atomically: a temporary file beside the target, then a rename, so a crash
+ * mid-write leaves the previous file intact. `what` names the file in the error ("the model").
  */
-export function writeModelFile(path: string, artifact: ModelArtifact): void {
-  checkModelPath(path);
+export function writeFileAtomically(path: string, data: string | Uint8Array, what: string): void {
   mkdirSync(dirname(path), { recursive: true });
   const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
   try {
-    // `.json`: readable text (v2 JSON); anything else (e.g. `.dtdr`): the compact binary container.
-    writeFileSync(temporary, path.toLowerCase().endsWith('.json') ? JSON.stringify(artifact) : encodeBinaryModel(artifact));
+    writeFileSync(temporary, data);
     renameSync(temporary, path);
   } catch (cause) {
     rmSync(temporary, { force: true });
-    throw new DtdrError('artifact', `cannot write the model: ${cause instanceof Error ? cause.message : String(cause)}`, { file: path, cause });
+    throw new DtdrError('artifact', `cannot write ${what}: ${cause instanceof Error ? cause.message : String(cause)}`, { file: path, cause });
   }
+}
+
+/** Writes a model: `.json` as readable text (v2 JSON); anything else (e.g. `.dtdr`) as the compact binary container. */
+export function writeModelFile(path: string, artifact: ModelArtifact): void {
+  checkModelPath(path);
+  writeFileAtomically(path, path.toLowerCase().endsWith('.json') ? JSON.stringify(artifact) : encodeBinaryModel(artifact), 'the model');
 }
 
 /** Checks that a model can be written at `path` (not a folder), before any long training starts. */

@@ -609,6 +609,15 @@ export interface GatedState {
 /** Held-out plans scored per cross-fitting scheme, at most (the demo set's 3,000 and UltraTool's 3,027 are all scored). */
 const MAX_SCORED_PLANS = 9000;
 
+/**
+ * Each group's split-conformal threshold for the coverage target. A group with fewer than 20
+ * held-out scores gets 0: its sets widen by probability mass instead (selectCandidates).
+ */
+function groupThresholds(scores: { confident: number[]; unsure: number[] }, target: number): { confident: number; unsure: number } {
+  const threshold = (group: number[]) => (group.length >= 20 ? conformalThreshold(group, target) : 0);
+  return { confident: threshold(scores.confident), unsure: threshold(scores.unsure) };
+}
+
 /** `indices` when there are at most `cap` of them, else a seeded sample of `cap`, in their original order. */
 function scoredSubset(indices: number[], cap: number, seed: number): number[] {
   const keep = Math.floor(cap);
@@ -817,9 +826,7 @@ export class GatedRetriever implements Retriever {
     const confidentStep = (i: number) => cal.top[i] >= confidentAbove && stepKnown[calSteps[i]];
     const confidentScores = cal.best.filter((_, i) => confidentStep(i));
     const unsureScores = cal.best.filter((_, i) => !confidentStep(i));
-    // Too few calibration steps for a group: 0 = widen by probability mass instead (selectCandidates).
-    const threshold = (scores: number[]) => (scores.length >= 20 ? conformalThreshold(scores, target) : 0);
-    const thresholds = { confident: threshold(confidentScores), unsure: threshold(unsureScores) };
+    const thresholds = groupThresholds({ confident: confidentScores, unsure: unsureScores }, target);
     const raw = calibrationScores(theta, 1, calData);
     const diagnostics: GatedDiagnostics = {
       folds,
@@ -864,8 +871,7 @@ export class GatedRetriever implements Retriever {
           (r.confident ? this.calibration.confident : this.calibration.unsure).push(Math.fround(best));
         }
       }
-      const threshold = (scores: number[]) => (scores.length >= 20 ? conformalThreshold(scores, this.target) : 0);
-      this.thresholds = { confident: threshold(this.calibration.confident), unsure: threshold(this.calibration.unsure) };
+      this.thresholds = groupThresholds(this.calibration, this.target);
     } else {
       // Tools alone so far: one cluster around these plans, the default history length.
       const d = side.dim;
@@ -942,8 +948,7 @@ export class GatedRetriever implements Retriever {
    */
   thresholdsFor(target: number): { confident: number; unsure: number } {
     if (!(target > 0 && target < 1)) throw new DtdrError('options', `target must be in (0, 1), got ${target}`, { field: 'target' });
-    const threshold = (scores: number[]) => (scores.length >= 20 ? conformalThreshold(scores, target) : 0);
-    return { confident: threshold(this.calibration.confident), unsure: threshold(this.calibration.unsure) };
+    return groupThresholds(this.calibration, target);
   }
 
   /** Why a step is unsure, from what its signals could and could not find. */
