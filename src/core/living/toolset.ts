@@ -203,7 +203,7 @@ export class ChangedToolSet implements Retriever {
       for (let f = 0; f < T; f++) s[f] /= 0.05;
     } else {
       const plain = new Float32Array(T);
-      this.lexical!.score(terms(input.query), [], plain, new Float32Array(T));
+      this.lexical!.score(this.lexical!.prepare(terms(input.query)), [], plain, new Float32Array(T));
       for (let f = 0; f < T; f++) s[f] = plain[f];
     }
     // Over every tool, removed ones included: removing then only rescales what remains, so the

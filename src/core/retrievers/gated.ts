@@ -8,7 +8,7 @@ import { countPlans, historyIndices, labelIndices, startCount } from './dependen
 import { applyIsotonic, conformalThreshold, expectedCalibrationError, fitIsotonic, fitTemperature, GateDataBuilder, stepProbabilities, trainGate, type GateData } from './gate.js';
 import { DependencyGraph } from './graph.js';
 import { dotAt, packRows, sphericalKMeans, type KMeansResult } from './kmeans.js';
-import { LexicalIndex } from './lexical.js';
+import { LexicalIndex, type LexicalQuery } from './lexical.js';
 import { packMatrix, type PackedMatrix } from './matvec.js';
 import { LinearHead, ReplayBuffer, trainLinearHead, type LinearHeadOptions, type LinearHeadState, type ReplayState } from './linear-head.js';
 import { withLazyOrder } from './ranking.js';
@@ -98,8 +98,6 @@ class ToolSide {
   readonly end: number;
   readonly lexical: LexicalIndex;
   readonly index: Map<string, number>;
-  readonly inputs: string[][];
-  readonly outputs: Set<string>[];
   constructor(readonly tools: ToolSpec[], readonly toolVectors: Float32Array, readonly dim: number) {
     this.labels = [...tools.map((t) => t.name), END];
     this.end = tools.length;
@@ -112,7 +110,37 @@ class ToolSide {
       return keys.map((k) => terms(k).join(' ')).filter(Boolean);
     };
     this.inputs = tools.map((t) => names(t.parameters, true));
-    this.outputs = tools.map((t) => new Set(names(t.returns, false)));
+    this.outputs = tools.map((t) => [...new Set(names(t.returns, false))]);
+    this.inputs.forEach((needs, f) => {
+      for (const n of needs) {
+        let list = this.needing.get(n);
+        if (!list) this.needing.set(n, (list = []));
+        list.push(f);
+      }
+    });
+  }
+
+  private readonly inputs: string[][];
+  private readonly outputs: string[][];
+  /** Input name → the tools that require it (once per time they list it). */
+  private readonly needing = new Map<string, number[]>();
+  private readonly fedRows = new Map<number, { tools: Uint32Array; shares: Float64Array }>();
+
+  /**
+   * The tools whose required inputs tool c's outputs name, with the share of each one's required
+   * inputs they cover (the schema signal): a step touches only the tools its calls feed. Computed
+   * once per called tool and kept, like the similarity rows.
+   */
+  inputsFedBy(c: number): { tools: Uint32Array; shares: Float64Array } {
+    let row = this.fedRows.get(c);
+    if (!row) {
+      const fed = new Map<number, number>();
+      for (const o of this.outputs[c]) for (const f of this.needing.get(o) ?? []) fed.set(f, (fed.get(f) ?? 0) + 1);
+      row = { tools: Uint32Array.from(fed.keys()), shares: Float64Array.from(fed, ([f, hits]) => hits / this.inputs[f].length) };
+      if (this.fedRows.size >= 512) this.fedRows.delete(this.fedRows.keys().next().value as number);
+      this.fedRows.set(c, row);
+    }
+    return row;
   }
 
   /** Tool description vectors for the float32 kernel (built on first use). */
@@ -162,13 +190,14 @@ interface Evidence {
 }
 
 interface StepInput {
-  terms: string[];
+  terms: LexicalQuery;
   queryVector: Float32Array;
   history: number[];
 }
 
 /** Called tools projected out of the query, at most (longer histories keep their first 16 distinct calls). */
 const MAX_BASIS = 16;
+const NO_TERMS: LexicalQuery = [];
 
 /** Scratch buffers for one step; reused so ranking allocates little. */
 class Workspace {
@@ -181,7 +210,11 @@ class Workspace {
   /** Per-step scratch of the evidence signals and the gate. */
   readonly top: number[] = [];
   readonly weights: Float64Array;
-  readonly touched = new Set<number>();
+  readonly touched: LabelSet;
+  /** Graph keys of this step's history, by history length. */
+  readonly keys: string[] = [];
+  /** Tools with a lexical match this step. */
+  readonly matched: number[] = [];
   readonly signalWeights = new Float64Array(S);
   /** Some demonstration has the last (up to 3) calls in a row, from the plan's start when shorter. */
   known = false;
@@ -193,6 +226,7 @@ class Workspace {
     this.x = new Float32Array(S * labels);
     this.scores = new Float64Array(labels);
     this.acc = new Float64Array(labels);
+    this.touched = new LabelSet(labels);
     this.logits = new Float64Array(labels);
     this.dots = new Float64Array(Math.max(1, clusters));
     this.basis = new Float64Array(MAX_BASIS * dim);
@@ -314,8 +348,10 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
   const history = input.history;
 
   // Lexical, plain and history-aware.
-  const served = side.lexical.score(input.terms, called, x.subarray(LEX * L, LEX * L + L), x.subarray(LEXU * L, LEXU * L + L));
-  for (let f = 0; f < T; f++) {
+  const matched = w.matched;
+  matched.length = 0;
+  const served = side.lexical.score(input.terms, called, x.subarray(LEX * L, LEX * L + L), x.subarray(LEXU * L, LEXU * L + L), undefined, matched);
+  for (const f of matched) {
     x[LEX * L + f] *= 0.1;
     x[LEXU * L + f] *= 0.1;
   }
@@ -381,21 +417,10 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
   for (const c of called) x[CALLED * L + c] = 1;
   x[ENDS * L + T] = 1;
 
-  // Schema evidence: outputs of called tools that name required inputs.
-  if (called.length > 0) {
-    for (let f = 0; f < T; f++) {
-      const needs = side.inputs[f];
-      if (needs.length === 0) continue;
-      let best = 0;
-      for (const c of called) {
-        const outs = side.outputs[c];
-        if (outs.size === 0) continue;
-        let hits = 0;
-        for (const n of needs) if (outs.has(n)) hits++;
-        if (hits / needs.length > best) best = hits / needs.length;
-      }
-      x[SCHEMA * L + f] = best;
-    }
+  // Schema evidence: the best share of a tool's required inputs that one called tool's outputs name.
+  for (const c of called) {
+    const { tools, shares } = side.inputsFedBy(c);
+    for (let k = 0; k < tools.length; k++) if (shares[k] > x[SCHEMA * L + tools[k]]) x[SCHEMA * L + tools[k]] = shares[k];
   }
 }
 
@@ -433,60 +458,60 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
     let wSum = 0;
     for (let i = 0; i < top.length; i++) wSum += weights[i] = Math.exp((dots[top[i]] - dots[top[0]]) / 0.05);
     const acc = w.acc; // all zero between uses
+    // One key per history length, shared by every graph this step looks the history up in.
+    const keys = w.keys;
+    keys.length = 0;
+    const keyOf = (j: number) => (keys[j] ??= DependencyGraph.key(history, j));
     let match = 0;
     let support = 0;
     const touched = w.touched;
-    touched.clear();
-    top.forEach((c, i) => {
+    touched.reset();
+    for (let i = 0; i < top.length; i++) {
       const weight = weights[i] / wSum;
+      const graph = ev.graphs[top[i]];
       for (let j = l; j >= 1; j--) {
-        const row = ev.graphs[c].lookup(history, j);
-        if (!row) continue;
-        let total = 0;
-        for (const v of row.values()) total += v;
-        if (total <= 0) continue;
-        for (const [label, v] of row) {
+        const found = graph.lookupKey(keyOf(j));
+        if (!found || found.total <= 0) continue;
+        const total = found.total;
+        found.row.forEach((v, label) => {
           acc[label] += (weight * v) / total;
           touched.add(label);
-        }
+        });
         match += (weight * j) / l;
-        support += weight * total;
+        support += weight * found.total;
         break;
       }
-    });
+    }
     logSparse(x, CG * L, L, acc, touched, FLOOR_GRAPH);
     context[C_MATCH] = match;
     context[C_SUPPORT] = Math.min(1, Math.log1p(support) / Math.log(101));
     if (graphOnly) return;
-    for (const f of touched) acc[f] = 0;
-    touched.clear();
-    top.forEach((c, i) => {
-      for (const [label, share] of ev.bags[c]) {
-        acc[label] += (weights[i] / wSum) * share;
+    touched.clearValues(acc);
+    for (let i = 0; i < top.length; i++) {
+      const weight = weights[i] / wSum;
+      ev.bags[top[i]].forEach((share, label) => {
+        acc[label] += weight * share;
         touched.add(label);
-      }
-    });
+      });
+    }
     logSparse(x, BAG * L, L, acc, touched, FLOOR_BAG);
     // Pooled graph with back-off to shorter histories.
-    for (const f of touched) acc[f] = 0;
-    touched.clear();
+    touched.clearValues(acc);
     for (let j = l; j >= 0; j--) {
-      const row = ev.global.lookup(history, j);
-      if (!row) continue;
-      let total = 0;
-      for (const v of row.values()) total += v;
-      if (total <= 0) continue;
-      for (const [label, v] of row) {
+      const found = ev.global.lookupKey(keyOf(j));
+      if (!found || found.total <= 0) continue;
+      const total = found.total;
+      found.row.forEach((v, label) => {
         acc[label] = v / total;
         touched.add(label);
-      }
+      });
       context[G_MATCH] = j / l;
-      context[G_SUPPORT] = Math.min(1, Math.log1p(total) / Math.log(1001));
+      context[G_SUPPORT] = Math.min(1, Math.log1p(found.total) / Math.log(1001));
       break;
     }
-    w.known = ev.global.lookup(history, ev.global.maxHistory) !== undefined;
+    w.known = ev.global.lookupKey(keyOf(ev.global.maxHistory)) !== undefined;
     logSparse(x, GG * L, L, acc, touched, FLOOR_GRAPH);
-    for (const f of touched) acc[f] = 0;
+    touched.clearValues(acc);
     if (ev.head) {
       const logits = ev.head.logits(q, headSlots(history, l, ev.vocabulary), w.logits);
       let max = -Infinity;
@@ -501,13 +526,43 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
 }
 
 /** x[from + f] = log(values[f] + floor), computing logs only where values is non-zero. */
-function logSparse(x: Float32Array, from: number, n: number, values: Float64Array, nonZero: Set<number>, floor: number): void {
+function logSparse(x: Float32Array, from: number, n: number, values: Float64Array, nonZero: LabelSet, floor: number): void {
   x.fill(Math.log(floor), from, from + n);
-  for (const f of nonZero) x[from + f] = Math.log(values[f] + floor);
+  const list = nonZero.list;
+  for (let i = 0; i < nonZero.size; i++) x[from + list[i]] = Math.log(values[list[i]] + floor);
 }
 
-/** Combined scores z(f) = Σ_s a_s x_s(f) with a = Θ·context, written into w.scores. */
-function combine(theta: Float64Array, w: Workspace, labels: number): Float64Array {
+/** A set of label indices with O(1) add and reset and no allocation per step. */
+class LabelSet {
+  readonly list: Uint32Array;
+  private readonly mark: Uint8Array;
+  size = 0;
+  constructor(labels: number) {
+    this.list = new Uint32Array(labels);
+    this.mark = new Uint8Array(labels);
+  }
+  add(label: number): void {
+    if (this.mark[label]) return;
+    this.mark[label] = 1;
+    this.list[this.size++] = label;
+  }
+  reset(): void {
+    for (let i = 0; i < this.size; i++) this.mark[this.list[i]] = 0;
+    this.size = 0;
+  }
+  /** Zeroes `values` at the members, then empties the set. */
+  clearValues(values: Float64Array): void {
+    for (let i = 0; i < this.size; i++) values[this.list[i]] = 0;
+    this.reset();
+  }
+}
+
+/**
+ * Combined scores z(f) = Σ_s a_s x_s(f) with a = Θ·context, written into w.scores; returns max z.
+ * Blocks of labels small enough to stay in L1, adding the signals in their fixed order: the same
+ * sums, bit for bit, as one pass per signal over all labels.
+ */
+function combine(theta: Float64Array, w: Workspace, labels: number): number {
   const a = w.signalWeights;
   for (let s = 0; s < S; s++) {
     let v = 0;
@@ -515,15 +570,23 @@ function combine(theta: Float64Array, w: Workspace, labels: number): Float64Arra
     a[s] = v;
   }
   const z = w.scores;
-  z.fill(0);
-  for (let s = 0; s < S; s++) {
-    const as = a[s];
-    if (as === 0) continue;
-    const base = s * labels;
-    for (let f = 0; f < labels; f++) z[f] += as * w.x[base + f];
+  const x = w.x;
+  z.fill(0, 0, labels);
+  let max = -Infinity;
+  for (let from = 0; from < labels; from += COMBINE_BLOCK) {
+    const to = Math.min(labels, from + COMBINE_BLOCK);
+    for (let s = 0; s < S; s++) {
+      const as = a[s];
+      if (as === 0) continue;
+      const base = s * labels;
+      for (let f = from; f < to; f++) z[f] += as * x[base + f];
+    }
+    for (let f = from; f < to; f++) if (z[f] > max) max = z[f];
   }
-  return z;
+  return max;
 }
+
+const COMBINE_BLOCK = 512;
 
 /**
  * The gate's starting point, and the whole gate of a model trained on tools alone: descriptions
@@ -717,7 +780,7 @@ export class GatedRetriever implements Retriever {
       let count = 0;
       for (const i of held0) {
         for (const step of planSteps(plans[i])) {
-          computeSignals(side, ev, { terms: [], queryVector: queries[i], history: historyIndices(step.history, side.index) }, w, neighbours, withoutIdx, true);
+          computeSignals(side, ev, { terms: NO_TERMS, queryVector: queries[i], history: historyIndices(step.history, side.index) }, w, neighbours, withoutIdx, true);
           const row = w.x.subarray(signal * side.labels.length, (signal + 1) * side.labels.length);
           const ok = new Set(step.acceptable.map((t) => side.index.get(t)!));
           let best = -Infinity;
@@ -786,7 +849,7 @@ export class GatedRetriever implements Retriever {
         );
         const w = new Workspace(side.labels.length, dim, ev.k);
         for (const i of heldIdx) {
-          const qTerms = terms(plans[i].query);
+          const qTerms = side.lexical.prepare(terms(plans[i].query));
           for (const step of planSteps(plans[i])) {
             computeSignals(side, ev, { terms: qTerms, queryVector: queries[i], history: historyIndices(step.history, side.index) }, w, neighbours, withoutIdx);
             const acceptable = new Set(step.acceptable.map((t) => side.index.get(t)!));
@@ -915,7 +978,7 @@ export class GatedRetriever implements Retriever {
     }
   }
 
-  private lastQuery = { text: '', terms: [] as string[] };
+  private lastQuery = { text: '', terms: NO_TERMS };
 
   rank(input: RankInput): Ranking {
     const q = input.queryVector;
@@ -924,17 +987,17 @@ export class GatedRetriever implements Retriever {
     const L = this.side.labels.length;
     const history = historyIndices(input.history, this.side.index);
     // Every step of a plan ranks the same request: tokenise it once.
-    if (this.lastQuery.text !== input.query) this.lastQuery = { text: input.query, terms: terms(input.query) };
+    if (this.lastQuery.text !== input.query) this.lastQuery = { text: input.query, terms: this.side.lexical.prepare(terms(input.query)) };
     computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history }, w, this.neighbours, this.without);
-    const z = combine(this.theta, w, L);
-    let max = -Infinity;
-    for (let f = 0; f < L; f++) if (z[f] > max) max = z[f];
+    const max = combine(this.theta, w, L);
+    const z = w.scores;
     const probabilities = new Float64Array(L);
+    const t = this.temperature;
     let sum = 0;
-    for (let f = 0; f < L; f++) sum += probabilities[f] = Math.exp((z[f] - max) / this.temperature);
+    for (let f = 0; f < L; f++) sum += probabilities[f] = Math.exp((z[f] - max) / t);
     for (let f = 0; f < L; f++) probabilities[f] /= sum;
-    let top = 0;
-    for (let f = 0; f < L; f++) if (probabilities[f] > top) top = probabilities[f];
+    // The best label's share is exp(0) / sum.
+    const top = 1 / sum;
     const knownHistory = w.known;
     const confident = this.evidence !== undefined && top >= this.confidentAbove && knownHistory;
     const set = { threshold: confident ? this.thresholds.confident : this.thresholds.unsure, target: this.target, confident };

@@ -26,11 +26,32 @@ export class DependencyGraph {
       let row = this.table.get(key);
       if (!row) this.table.set(key, (row = new Map()));
       for (const label of next) row.set(label, (row.get(label) ?? 0) + weight / next.length);
+      this.totals.delete(key);
     }
   }
 
   lookup(history: readonly number[], j: number): Map<number, number> | undefined {
     return this.table.get(DependencyGraph.key(history, j));
+  }
+
+  /** Row sums, kept once computed (dropped when a step adds to the row). */
+  private readonly totals = new Map<string, number>();
+
+  /**
+   * The row under a key from `DependencyGraph.key` (callers that look one history up in many
+   * graphs build the key once) and its total weight, summed in the row's order; undefined when
+   * no demonstration had this context.
+   */
+  lookupKey(key: string): { row: Map<number, number>; total: number } | undefined {
+    const row = this.table.get(key);
+    if (!row) return undefined;
+    let total = this.totals.get(key);
+    if (total === undefined) {
+      total = 0;
+      for (const v of row.values()) total += v;
+      this.totals.set(key, total);
+    }
+    return { row, total };
   }
 
   state(): [string, [number, number][]][] {

@@ -42,24 +42,33 @@ export class LexicalIndex {
     return this.byTool.length;
   }
 
-  /**
-   * Adds plain BM25 scores to `plain` and history-aware ones to `served` (both length ≥ tools)
-   * and returns the idf-weighted fraction of the query's matched terms the called tools served.
-   * `called` holds tool indices; a term's discount is how well its best called tool matches it,
-   * relative to the best tool for that term overall.
-   */
-  score(queryTerms: readonly string[], called: readonly number[], plain: Float32Array, served: Float32Array, discount = 0.8): number {
-    let idfTotal = 0;
-    let idfServed = 0;
+  /** A query's distinct terms that some tool has, looked up once for every step of its plan. */
+  prepare(queryTerms: readonly string[]): LexicalQuery {
+    const matched: { term: string; tools: Uint32Array; weights: Float32Array; max: number; idf: number }[] = [];
     const seen = new Set<string>();
     for (const term of queryTerms) {
       if (seen.has(term)) continue;
       seen.add(term);
       const p = this.postings.get(term);
-      if (!p) continue;
+      if (p) matched.push({ term, ...p });
+    }
+    return matched;
+  }
+
+  /**
+   * Adds plain BM25 scores to `plain` and history-aware ones to `served` (both length ≥ tools)
+   * and returns the idf-weighted fraction of the query's matched terms the called tools served.
+   * `called` holds tool indices; a term's discount is how well its best called tool matches it,
+   * relative to the best tool for that term overall. `touched` (if given) receives each tool
+   * scored here whose scores were zero.
+   */
+  score(query: LexicalQuery, called: readonly number[], plain: Float32Array, served: Float32Array, discount = 0.8, touched?: number[]): number {
+    let idfTotal = 0;
+    let idfServed = 0;
+    for (const p of query) {
       let share = 0;
       for (const c of called) {
-        const w = c >= 0 && c < this.byTool.length ? this.byTool[c].get(term) : undefined;
+        const w = c >= 0 && c < this.byTool.length ? this.byTool[c].get(p.term) : undefined;
         if (w !== undefined && w / p.max > share) share = w / p.max;
       }
       idfTotal += p.idf;
@@ -67,6 +76,8 @@ export class LexicalIndex {
       const factor = 1 - discount * share;
       const { tools, weights } = p;
       for (let k = 0; k < tools.length; k++) {
+        // Every weight is positive: a zero score means the tool is touched for the first time.
+        if (touched && plain[tools[k]] === 0) touched.push(tools[k]);
         plain[tools[k]] += weights[k];
         served[tools[k]] += factor * weights[k];
       }
@@ -74,3 +85,6 @@ export class LexicalIndex {
     return idfTotal > 0 ? idfServed / idfTotal : 0;
   }
 }
+
+/** A query prepared by `LexicalIndex.prepare`: its distinct known terms and their postings. */
+export type LexicalQuery = readonly { term: string; tools: Uint32Array; weights: Float32Array; max: number; idf: number }[];

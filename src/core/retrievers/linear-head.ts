@@ -61,6 +61,8 @@ export class LinearHead {
   private byClass?: PackedMatrix;
   private standardised?: Float64Array;
 
+  private rowScratch = new Uint32Array(8);
+
   /** Writes the logits of one example into `out` (length `classes`). */
   logits(dense: ArrayLike<number>, sparse: ArrayLike<number> | undefined, out: Float64Array): Float64Array {
     const { dim, classes: C, weights: W } = this;
@@ -72,13 +74,16 @@ export class LinearHead {
     const x = (this.standardised ??= new Float64Array(dim));
     for (let d = 0; d < dim; d++) x[d] = (dense[d] - this.mean[d]) / this.std[d];
     this.byClass.times(x, out);
+    // Bias, then the one-hot rows in order: one pass over the classes, the same sums as one pass each.
     const bias = dim * C;
-    for (let c = 0; c < C; c++) out[c] += W[bias + c];
-    if (sparse) {
-      for (let k = 0; k < sparse.length; k++) {
-        const row = sparse[k] * C;
-        for (let c = 0; c < C; c++) out[c] += this.sparseWeights[row + c];
-      }
+    const E = this.sparseWeights;
+    const rows = this.rowScratch.length >= (sparse?.length ?? 0) ? this.rowScratch : (this.rowScratch = new Uint32Array(sparse!.length));
+    const n = sparse?.length ?? 0;
+    for (let k = 0; k < n; k++) rows[k] = sparse![k] * C;
+    for (let c = 0; c < C; c++) {
+      let v = out[c] + W[bias + c];
+      for (let k = 0; k < n; k++) v += E[rows[k] + c];
+      out[c] = v;
     }
     return out;
   }
