@@ -197,7 +197,7 @@ interface StepInput {
 
 /** Called tools projected out of the query, at most (longer histories keep their first 16 distinct calls). */
 const MAX_BASIS = 16;
-const NO_TERMS: LexicalQuery = [];
+const noTerms = (): LexicalQuery => ({ postings: [] });
 
 /** Scratch buffers for one step; reused so ranking allocates little. */
 class Workspace {
@@ -215,6 +215,8 @@ class Workspace {
   readonly keys: string[] = [];
   /** Tools with a lexical match this step. */
   readonly matched: number[] = [];
+  /** Labels where called, schema or END may be non-zero this step. */
+  readonly sparse: LabelSet;
   readonly signalWeights = new Float64Array(S);
   /** Some demonstration has the last (up to 3) calls in a row, from the plan's start when shorter. */
   known = false;
@@ -227,6 +229,7 @@ class Workspace {
     this.scores = new Float64Array(labels);
     this.acc = new Float64Array(labels);
     this.touched = new LabelSet(labels);
+    this.sparse = new LabelSet(labels);
     this.logits = new Float64Array(labels);
     this.dots = new Float64Array(Math.max(1, clusters));
     this.basis = new Float64Array(MAX_BASIS * dim);
@@ -414,13 +417,22 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
     for (let f = 0; f < T; f++) x[EMBU * L + f] = residual[f] * rScale;
   }
 
-  for (const c of called) x[CALLED * L + c] = 1;
+  const sparse = w.sparse;
+  sparse.reset();
+  for (const c of called) {
+    x[CALLED * L + c] = 1;
+    sparse.add(c);
+  }
   x[ENDS * L + T] = 1;
+  sparse.add(T);
 
   // Schema evidence: the best share of a tool's required inputs that one called tool's outputs name.
   for (const c of called) {
     const { tools, shares } = side.inputsFedBy(c);
-    for (let k = 0; k < tools.length; k++) if (shares[k] > x[SCHEMA * L + tools[k]]) x[SCHEMA * L + tools[k]] = shares[k];
+    for (let k = 0; k < tools.length; k++) {
+      if (shares[k] > x[SCHEMA * L + tools[k]]) x[SCHEMA * L + tools[k]] = shares[k];
+      sparse.add(tools[k]);
+    }
   }
 }
 
@@ -559,8 +571,9 @@ class LabelSet {
 
 /**
  * Combined scores z(f) = Σ_s a_s x_s(f) with a = Θ·context, written into w.scores; returns max z.
- * Blocks of labels small enough to stay in L1, adding the signals in their fixed order: the same
- * sums, bit for bit, as one pass per signal over all labels.
+ * Called, schema and END are zero off `w.sparse`, and adding a zero changes no sum: one pass
+ * adds the eight signals that can be non-zero anywhere, in signal order, and the labels in
+ * `w.sparse` are summed over every signal — the same sums, bit for bit, as one pass per signal.
  */
 function combine(theta: Float64Array, w: Workspace, labels: number): number {
   const a = w.signalWeights;
@@ -571,22 +584,22 @@ function combine(theta: Float64Array, w: Workspace, labels: number): number {
   }
   const z = w.scores;
   const x = w.x;
-  z.fill(0, 0, labels);
-  let max = -Infinity;
-  for (let from = 0; from < labels; from += COMBINE_BLOCK) {
-    const to = Math.min(labels, from + COMBINE_BLOCK);
-    for (let s = 0; s < S; s++) {
-      const as = a[s];
-      if (as === 0) continue;
-      const base = s * labels;
-      for (let f = from; f < to; f++) z[f] += as * x[base + f];
-    }
-    for (let f = from; f < to; f++) if (z[f] > max) max = z[f];
+  const [a0, a1, a2, a3, a4, a5, a6, a7] = [a[LEX], a[LEXU], a[EMB], a[EMBU], a[CG], a[GG], a[BAG], a[HEAD]];
+  const [o0, o1, o2, o3, o4, o5, o6, o7] = [LEX * labels, LEXU * labels, EMB * labels, EMBU * labels, CG * labels, GG * labels, BAG * labels, HEAD * labels];
+  for (let f = 0; f < labels; f++) {
+    z[f] = 0 + a0 * x[o0 + f] + a1 * x[o1 + f] + a2 * x[o2 + f] + a3 * x[o3 + f] + a4 * x[o4 + f] + a5 * x[o5 + f] + a6 * x[o6 + f] + a7 * x[o7 + f];
   }
+  const { list, size } = w.sparse;
+  for (let i = 0; i < size; i++) {
+    const f = list[i];
+    let v = 0;
+    for (let s = 0; s < S; s++) if (a[s] !== 0) v += a[s] * x[s * labels + f];
+    z[f] = v;
+  }
+  let max = -Infinity;
+  for (let f = 0; f < labels; f++) if (z[f] > max) max = z[f];
   return max;
 }
-
-const COMBINE_BLOCK = 512;
 
 /**
  * The gate's starting point, and the whole gate of a model trained on tools alone: descriptions
@@ -780,7 +793,7 @@ export class GatedRetriever implements Retriever {
       let count = 0;
       for (const i of held0) {
         for (const step of planSteps(plans[i])) {
-          computeSignals(side, ev, { terms: NO_TERMS, queryVector: queries[i], history: historyIndices(step.history, side.index) }, w, neighbours, withoutIdx, true);
+          computeSignals(side, ev, { terms: noTerms(), queryVector: queries[i], history: historyIndices(step.history, side.index) }, w, neighbours, withoutIdx, true);
           const row = w.x.subarray(signal * side.labels.length, (signal + 1) * side.labels.length);
           const ok = new Set(step.acceptable.map((t) => side.index.get(t)!));
           let best = -Infinity;
@@ -978,7 +991,7 @@ export class GatedRetriever implements Retriever {
     }
   }
 
-  private lastQuery = { text: '', terms: NO_TERMS };
+  private lastQuery = { text: '', terms: noTerms() };
 
   rank(input: RankInput): Ranking {
     const q = input.queryVector;
@@ -1001,7 +1014,7 @@ export class GatedRetriever implements Retriever {
     const knownHistory = w.known;
     const confident = this.evidence !== undefined && top >= this.confidentAbove && knownHistory;
     const set = { threshold: confident ? this.thresholds.confident : this.thresholds.unsure, target: this.target, confident };
-    return withLazyOrder({ labels: this.side.labels, probabilities, confident, set, ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) });
+    return withLazyOrder({ labels: this.side.labels, probabilities, confident, set, ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) }, undefined, true);
   }
 
   /**

@@ -38,34 +38,49 @@ export class LexicalIndex {
     }
   }
 
+  private readonly scratch: number[] = [];
+
   get size(): number {
     return this.byTool.length;
   }
 
   /** A query's distinct terms that some tool has, looked up once for every step of its plan. */
   prepare(queryTerms: readonly string[]): LexicalQuery {
-    const matched: { term: string; tools: Uint32Array; weights: Float32Array; max: number; idf: number }[] = [];
+    const postings: Posting[] = [];
     const seen = new Set<string>();
     for (const term of queryTerms) {
       if (seen.has(term)) continue;
       seen.add(term);
       const p = this.postings.get(term);
-      if (p) matched.push({ term, ...p });
+      if (p) postings.push({ term, ...p });
     }
-    return matched;
+    return { postings };
   }
 
   /**
-   * Adds plain BM25 scores to `plain` and history-aware ones to `served` (both length ≥ tools)
-   * and returns the idf-weighted fraction of the query's matched terms the called tools served.
-   * `called` holds tool indices; a term's discount is how well its best called tool matches it,
-   * relative to the best tool for that term overall. `touched` (if given) receives each tool
-   * scored here whose scores were zero.
+   * Adds plain BM25 scores to `plain` and history-aware ones to `served` (both length ≥ tools, zero
+   * where `touched` will list tools) and returns the idf-weighted fraction of the query's matched
+   * terms the called tools served. `called` holds tool indices; a term's discount is how well its
+   * best called tool matches it, relative to the best tool for that term overall. `touched` (if
+   * given) receives each tool scored. The plain scores do not depend on the calls: the first step
+   * of a query keeps them on the query, and later steps copy them.
    */
   score(query: LexicalQuery, called: readonly number[], plain: Float32Array, served: Float32Array, discount = 0.8, touched?: number[]): number {
+    const kept = query.plain;
+    if (kept) {
+      for (let k = 0; k < kept.tools.length; k++) plain[kept.tools[k]] = kept.sums[k];
+      if (touched) for (let k = 0; k < kept.tools.length; k++) touched.push(kept.tools[k]);
+      // With no calls every factor is 1: the served scores are the plain ones, summed alike.
+      if (called.length === 0) {
+        for (let k = 0; k < kept.tools.length; k++) served[kept.tools[k]] = kept.sums[k];
+        return 0;
+      }
+    }
+    const first = this.scratch;
+    first.length = 0;
     let idfTotal = 0;
     let idfServed = 0;
-    for (const p of query) {
+    for (const p of query.postings) {
       let share = 0;
       for (const c of called) {
         const w = c >= 0 && c < this.byTool.length ? this.byTool[c].get(p.term) : undefined;
@@ -75,16 +90,41 @@ export class LexicalIndex {
       idfServed += p.idf * share;
       const factor = 1 - discount * share;
       const { tools, weights } = p;
-      for (let k = 0; k < tools.length; k++) {
-        // Every weight is positive: a zero score means the tool is touched for the first time.
-        if (touched && plain[tools[k]] === 0) touched.push(tools[k]);
-        plain[tools[k]] += weights[k];
-        served[tools[k]] += factor * weights[k];
+      if (kept) {
+        for (let k = 0; k < tools.length; k++) served[tools[k]] += factor * weights[k];
+      } else {
+        for (let k = 0; k < tools.length; k++) {
+          // Every weight is positive: a zero score means the tool is touched for the first time.
+          if (plain[tools[k]] === 0) first.push(tools[k]);
+          plain[tools[k]] += weights[k];
+          served[tools[k]] += factor * weights[k];
+        }
       }
+    }
+    if (!kept) {
+      const tools = new Uint32Array(first.length);
+      const sums = new Float32Array(first.length);
+      for (let k = 0; k < first.length; k++) {
+        tools[k] = first[k];
+        sums[k] = plain[first[k]];
+      }
+      query.plain = { tools, sums };
+      if (touched) for (let k = 0; k < tools.length; k++) touched.push(tools[k]);
     }
     return idfTotal > 0 ? idfServed / idfTotal : 0;
   }
 }
 
-/** A query prepared by `LexicalIndex.prepare`: its distinct known terms and their postings. */
-export type LexicalQuery = readonly { term: string; tools: Uint32Array; weights: Float32Array; max: number; idf: number }[];
+interface Posting {
+  term: string;
+  tools: Uint32Array;
+  weights: Float32Array;
+  max: number;
+  idf: number;
+}
+
+/** A query prepared by `LexicalIndex.prepare`: its distinct known terms' postings, and its plain scores once computed. */
+export interface LexicalQuery {
+  readonly postings: readonly Posting[];
+  plain?: { tools: Uint32Array; sums: Float32Array };
+}

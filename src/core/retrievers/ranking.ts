@@ -4,10 +4,11 @@ import type { Backoff, Ranking } from './types.js';
  * Orders labels by score, best first; ties go to the higher `tieBreak` (e.g. overall frequency),
  * then to the lower index, so every ranking is total and deterministic.
  */
-export function orderByScore(scores: ArrayLike<number>, tieBreak?: ArrayLike<number>): Uint32Array {
+export function orderByScore(scores: ArrayLike<number>, tieBreak?: ArrayLike<number>, /** every score is known to be in [0, 1] */ unit = false): Uint32Array {
   const n = scores.length;
   if (!tieBreak && n > 0 && n < 1 << 20) {
     let inUnitRange = true;
+    if (unit) return orderProbabilities(scores, n);
     for (let i = 0; i < n && inUnitRange; i++) inUnitRange = scores[i] >= 0 && scores[i] <= 1;
     if (inUnitRange) return orderProbabilities(scores, n);
   }
@@ -41,12 +42,12 @@ function orderProbabilities(p: ArrayLike<number>, n: number): Uint32Array {
  * same keys and tie rules, kept in a small sorted buffer. O(n·log k)-ish for the small k a
  * candidate set needs.
  */
-export function topByScore(scores: ArrayLike<number>, k: number, tieBreak?: ArrayLike<number>): Uint32Array {
+export function topByScore(scores: ArrayLike<number>, k: number, tieBreak?: ArrayLike<number>, /** every score is known to be in [0, 1] */ inUnitRange = false): Uint32Array {
   const n = scores.length;
   k = Math.min(k, n);
   // Unit-range scores without a tie-break sort by the same packed key as orderProbabilities.
   let unit = !tieBreak && n < 1 << 20;
-  for (let i = 0; i < n && unit; i++) unit = scores[i] >= 0 && scores[i] <= 1;
+  if (!inUnitRange) for (let i = 0; i < n && unit; i++) unit = scores[i] >= 0 && scores[i] <= 1;
   if (unit) {
     // One packed key per label, as orderProbabilities sorts by: higher key = earlier.
     const bits = Math.ceil(Math.log2(n + 1));
@@ -86,22 +87,23 @@ export function topByScore(scores: ArrayLike<number>, k: number, tieBreak?: Arra
 
 /**
  * A ranking whose full `order` is computed only when read (metrics, explanations), while
- * candidate selection asks `top(k)` for the few labels it needs.
+ * candidate selection asks `top(k)` for the few labels it needs. `unit`: the caller guarantees
+ * every probability is in [0, 1], so ordering skips checking it.
  */
-export function withLazyOrder<T extends Omit<Ranking, 'order' | 'top'>>(ranking: T, tieBreak?: ArrayLike<number>): T & Pick<Ranking, 'order' | 'top'> {
+export function withLazyOrder<T extends Omit<Ranking, 'order' | 'top'>>(ranking: T, tieBreak?: ArrayLike<number>, unit = false): T & Pick<Ranking, 'order' | 'top'> {
   let order: Uint32Array | undefined;
   const tops = new Map<number, Uint32Array>();
   Object.defineProperty(ranking, 'order', {
     enumerable: true,
     configurable: true,
-    get: () => (order ??= orderByScore(ranking.probabilities, tieBreak)),
+    get: () => (order ??= orderByScore(ranking.probabilities, tieBreak, unit)),
   });
   Object.defineProperty(ranking, 'top', {
     enumerable: false,
     value: (k: number) => {
       if (order) return order.subarray(0, k);
       let t = tops.get(k);
-      if (!t) tops.set(k, (t = topByScore(ranking.probabilities, k, tieBreak)));
+      if (!t) tops.set(k, (t = topByScore(ranking.probabilities, k, tieBreak, unit)));
       return t;
     },
   });
