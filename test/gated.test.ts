@@ -117,6 +117,17 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
     }
   });
 
+  it('ranks a step the same whatever was ranked before it (per-request caches: terms, plain BM25, tool dots, head logits)', async () => {
+    const saved = (await Dtdr.train({ tools, plans, encoder })).toJSON();
+    const model = Dtdr.load(saved, encoder);
+    const steps: [string, string[]][] = [['text anna', []], ['text anna', ['contact_lookup']], ['email ben', ['contact_lookup']], ['text anna', ['contact_lookup']], ['directions to a restaurant', []], ['text anna', []]];
+    const fresh = async (query: string, history: string[]) => Array.from((await Dtdr.load(saved, encoder).retrieve(query, history)).ranking.probabilities);
+    for (const [query, history] of steps) {
+      const inSequence = Array.from((await model.retrieve(query, history)).ranking.probabilities);
+      expect(inSequence).toEqual(await fresh(query, history));
+    }
+  });
+
   it('trains the same model twice for one seed', async () => {
     const a = (await Dtdr.train({ tools, plans, encoder, seed: 3 })).retriever as GatedRetriever;
     const b = (await Dtdr.train({ tools, plans, encoder, seed: 3 })).retriever as GatedRetriever;

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { packMatrix, usesWasmKernel } from '../src/core/retrievers/matvec.js';
+import { expSum, packMatrix, usesWasmKernel } from '../src/core/retrievers/matvec.js';
 
 describe('packMatrix', () => {
   it('runs on WebAssembly in Node', () => {
@@ -50,5 +50,43 @@ describe('topByScore: the first k of the full order, without sorting everything'
       const full = Array.from(orderByScore(scores, tie)).slice(0, k);
       return JSON.stringify(Array.from(topByScore(scores, k, tie))) === JSON.stringify(full);
     }), { numRuns: 2000, seed: 12 });
+  });
+});
+
+describe('expSum: the softmax exponentials, the same bits on every engine', () => {
+  const ulps = (a: number, b: number) => (b === 0 ? (a === 0 ? 0 : Infinity) : Math.abs(a - b) / (Math.abs(b) * 2 ** -52));
+
+  it('WebAssembly and the JS twin agree bit for bit, outputs and sum, within 3 ulp of Math.exp (500 random vectors)', () => {
+    const value = fc.oneof(fc.double({ min: -40, max: 0, noNaN: true }), fc.double({ min: -800, max: 0, noNaN: true }), fc.constantFrom(0, -0, -1e-300, -708.5, -745.2, -1000, -1e9));
+    fc.assert(fc.property(fc.array(value, { minLength: 1, maxLength: 41 }), fc.constantFrom(1, 1 / 0.7, 2.5), (values, scale) => {
+      const n = values.length;
+      const wasm = expSum(48, 1);
+      const js = expSum(48, 1, true);
+      wasm.inputs[0].set(values);
+      js.inputs[0].set(values);
+      const shift = Math.max(...values);
+      const sum = wasm.run(0, n, shift, scale);
+      if (!Object.is(sum, js.run(0, n, shift, scale))) return false;
+      let even = 0;
+      let odd = 0;
+      for (let i = 0; i < n; i++) {
+        if (!Object.is(wasm.output[i], js.output[i])) return false;
+        const exact = Math.exp((values[i] - shift) * scale);
+        if (exact > 1e-300 && ulps(wasm.output[i], exact) > 3) return false;
+        if (i % 2 === 0) even += wasm.output[i];
+        else odd += wasm.output[i];
+      }
+      return sum === even + odd;
+    }), { numRuns: 500, seed: 13 });
+  });
+
+  it('is exact where a softmax needs it: exp(0) = 1, far below 0 gives 0, an odd length pads with nothing', () => {
+    for (const jsOnly of [false, true]) {
+      const e = expSum(3, 1, jsOnly);
+      e.inputs[0].set([5, 5 - 2000, 5 - 1]);
+      const sum = e.run(0, 3, 5, 1);
+      expect(Array.from(e.output)).toEqual([1, 0, expect.closeTo(Math.exp(-1), 15)]);
+      expect(sum).toBe(1 + e.output[2]);
+    }
   });
 });

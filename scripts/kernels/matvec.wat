@@ -45,4 +45,51 @@
         (local.set $row (i32.add (local.get $row) (local.get $bytes)))
         (local.set $r (i32.add (local.get $r) (i32.const 1)))
         (br $next_r))))
+  ;; out[i] = exp((x[i] - shift) * scale) for i < n, f64; returns the sum, even and odd i summed
+  ;; apart (one per lane) and then added. For shifted values <= 0 (softmax): each value is clamped
+  ;; at -1000, k = nearest(t / ln 2), r = t - k ln 2 (Cody-Waite, two parts), exp(r) by its Taylor
+  ;; polynomial of degree 12 in Estrin's scheme (short dependency chains), times 2^floor(k/2) and
+  ;; 2^(k - floor(k/2)), built as bits, so that results below 2^-1022 round once. n is rounded up
+  ;; to even: x[n] must be -inf when n is odd.
+  (func (export "expsum") (param $x i32) (param $out i32) (param $n i32) (param $shift f64) (param $scale f64) (result f64)
+    (local $i i32) (local $end i32) (local $t v128) (local $k v128) (local $r v128) (local $r2 v128) (local $r4 v128)
+    (local $p v128) (local $q v128) (local $ki v128) (local $k1 v128) (local $sum v128) (local $vshift v128) (local $vscale v128)
+    (local.set $vshift (f64x2.splat (local.get $shift)))
+    (local.set $vscale (f64x2.splat (local.get $scale)))
+    (local.set $end (i32.shl (i32.and (i32.add (local.get $n) (i32.const 1)) (i32.const -2)) (i32.const 3)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
+        (local.set $t (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $x) (local.get $i))) (local.get $vshift)) (local.get $vscale)))
+        (local.set $t (f64x2.max (local.get $t) (v128.const f64x2 -1000 -1000)))
+        (local.set $k (f64x2.nearest (f64x2.mul (local.get $t) (v128.const f64x2 1.4426950408889634 1.4426950408889634))))
+        (local.set $r (f64x2.sub
+          (f64x2.sub (local.get $t) (f64x2.mul (local.get $k) (v128.const f64x2 0.6931471803691238 0.6931471803691238)))
+          (f64x2.mul (local.get $k) (v128.const f64x2 1.9082149292705877e-10 1.9082149292705877e-10))))
+        (local.set $r2 (f64x2.mul (local.get $r) (local.get $r)))
+        (local.set $r4 (f64x2.mul (local.get $r2) (local.get $r2)))
+        ;; q = (c8 + c9 r) + r2 (c10 + c11 r) + r4 c12
+        (local.set $q (f64x2.add
+          (f64x2.add (f64x2.add (v128.const f64x2 2.48015873015873e-05 2.48015873015873e-05) (f64x2.mul (v128.const f64x2 2.7557319223985893e-06 2.7557319223985893e-06) (local.get $r)))
+                     (f64x2.mul (local.get $r2) (f64x2.add (v128.const f64x2 2.755731922398589e-07 2.755731922398589e-07) (f64x2.mul (v128.const f64x2 2.505210838544172e-08 2.505210838544172e-08) (local.get $r)))))
+          (f64x2.mul (local.get $r4) (v128.const f64x2 2.08767569878681e-09 2.08767569878681e-09))))
+        ;; p = (1 + r) + r2 (c2 + c3 r) + r4 ((c4 + c5 r) + r2 (c6 + c7 r)) + r4 r4 q
+        (local.set $p (f64x2.add
+          (f64x2.add
+            (f64x2.add (f64x2.add (v128.const f64x2 1 1) (local.get $r))
+                       (f64x2.mul (local.get $r2) (f64x2.add (v128.const f64x2 0.5 0.5) (f64x2.mul (v128.const f64x2 0.16666666666666666 0.16666666666666666) (local.get $r)))))
+            (f64x2.mul (local.get $r4) (f64x2.add (f64x2.add (v128.const f64x2 0.041666666666666664 0.041666666666666664) (f64x2.mul (v128.const f64x2 0.008333333333333333 0.008333333333333333) (local.get $r)))
+                                                  (f64x2.mul (local.get $r2) (f64x2.add (v128.const f64x2 0.001388888888888889 0.001388888888888889) (f64x2.mul (v128.const f64x2 0.0001984126984126984 0.0001984126984126984) (local.get $r)))))))
+          (f64x2.mul (f64x2.mul (local.get $r4) (local.get $r4)) (local.get $q))))
+        (local.set $ki (i32x4.trunc_sat_f64x2_s_zero (local.get $k)))
+        (local.set $k1 (i32x4.shr_s (local.get $ki) (i32.const 1)))
+        (local.set $p (f64x2.mul (local.get $p)
+          (i64x2.shl (i64x2.add (i64x2.extend_low_i32x4_s (local.get $k1)) (v128.const i64x2 1023 1023)) (i32.const 52))))
+        (local.set $p (f64x2.mul (local.get $p)
+          (i64x2.shl (i64x2.add (i64x2.extend_low_i32x4_s (i32x4.sub (local.get $ki) (local.get $k1))) (v128.const i64x2 1023 1023)) (i32.const 52))))
+        (v128.store (i32.add (local.get $out) (local.get $i)) (local.get $p))
+        (local.set $sum (f64x2.add (local.get $sum) (local.get $p)))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $next)))
+    (f64.add (f64x2.extract_lane 0 (local.get $sum)) (f64x2.extract_lane 1 (local.get $sum))))
 )

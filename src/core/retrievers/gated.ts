@@ -9,7 +9,7 @@ import { applyIsotonic, conformalThreshold, expectedCalibrationError, fitIsotoni
 import { DependencyGraph } from './graph.js';
 import { dotAt, packRows, sphericalKMeans, type KMeansResult } from './kmeans.js';
 import { LexicalIndex, type LexicalQuery } from './lexical.js';
-import { packMatrix, type PackedMatrix } from './matvec.js';
+import { expSum, packMatrix, type ExpSum, type PackedMatrix } from './matvec.js';
 import { LinearHead, ReplayBuffer, trainLinearHead, type LinearHeadOptions, type LinearHeadState, type ReplayState } from './linear-head.js';
 import { withLazyOrder } from './ranking.js';
 import { ONLINE_HEAD, type EmbeddingNeeds, type LearnInput, type RankInput, type Ranking, type Retriever, type TrainingProgress } from './types.js';
@@ -146,9 +146,19 @@ class ToolSide {
   /** Tool description vectors for the float32 kernel (built on first use). */
   private packedTools?: PackedMatrix;
 
+  /** The last query and its dot products: every step of a plan has the same request. */
+  private lastDots?: { query: Float64Array; dots: Float32Array };
+
   /** q·t for every tool t, into out[0 .. tools). */
   toolDots(q: ArrayLike<number>, out: Float32Array | Float64Array): void {
-    (this.packedTools ??= packMatrix(this.toolVectors, this.end, this.dim)).times(q, out);
+    const last = (this.lastDots ??= { query: new Float64Array(this.dim).fill(NaN), dots: new Float32Array(this.end) });
+    let same = true;
+    for (let j = 0; j < this.dim && same; j++) same = last.query[j] === q[j];
+    if (!same) {
+      (this.packedTools ??= packMatrix(this.toolVectors, this.end, this.dim)).times(q, last.dots);
+      for (let j = 0; j < this.dim; j++) last.query[j] = q[j];
+    }
+    for (let f = 0; f < this.end; f++) out[f] = last.dots[f];
   }
 
   /** Called tools' similarity rows (c·t for every tool t), computed once per tool and kept. */
@@ -197,6 +207,9 @@ interface StepInput {
 
 /** Called tools projected out of the query, at most (longer histories keep their first 16 distinct calls). */
 const MAX_BASIS = 16;
+/** The exp kernel's two input vectors. */
+const SCORES = 0;
+const LOGITS = 1;
 const noTerms = (): LexicalQuery => ({ postings: [] });
 
 /** Scratch buffers for one step; reused so ranking allocates little. */
@@ -220,17 +233,20 @@ class Workspace {
   readonly signalWeights = new Float64Array(S);
   /** Some demonstration has the last (up to 3) calls in a row, from the plan's start when shorter. */
   known = false;
+  readonly exp: ExpSum;
   readonly scores: Float64Array;
   readonly acc: Float64Array;
   readonly logits: Float64Array;
   readonly dots: Float64Array;
   constructor(labels: number, dim: number, clusters: number) {
     this.x = new Float32Array(S * labels);
-    this.scores = new Float64Array(labels);
+    // Scores and head logits live in the exp kernel's memory: the softmax reads them in place.
+    this.exp = expSum(labels, 2);
+    this.scores = this.exp.inputs[SCORES];
     this.acc = new Float64Array(labels);
     this.touched = new LabelSet(labels);
     this.sparse = new LabelSet(labels);
-    this.logits = new Float64Array(labels);
+    this.logits = this.exp.inputs[LOGITS];
     this.dots = new Float64Array(Math.max(1, clusters));
     this.basis = new Float64Array(MAX_BASIS * dim);
     this.weights = new Float64Array(Math.max(1, clusters)); // soft-assignment weights: at most one per cluster
@@ -528,8 +544,7 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
       const logits = ev.head.logits(q, headSlots(history, l, ev.vocabulary), w.logits);
       let max = -Infinity;
       for (let f = 0; f < L; f++) if (logits[f] > max) max = logits[f];
-      let sum = 0;
-      for (let f = 0; f < L; f++) sum += Math.exp(logits[f] - max);
+      const sum = w.exp.run(LOGITS, L, max, 1);
       const logZ = max + Math.log(sum);
       for (let f = 0; f < L; f++) x[HEAD * L + f] = Math.max(-12, logits[f] - logZ);
       context[C_HEAD] = Math.exp(max - logZ);
@@ -1003,11 +1018,8 @@ export class GatedRetriever implements Retriever {
     if (this.lastQuery.text !== input.query) this.lastQuery = { text: input.query, terms: this.side.lexical.prepare(terms(input.query)) };
     computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history }, w, this.neighbours, this.without);
     const max = combine(this.theta, w, L);
-    const z = w.scores;
-    const probabilities = new Float64Array(L);
-    const t = this.temperature;
-    let sum = 0;
-    for (let f = 0; f < L; f++) sum += probabilities[f] = Math.exp((z[f] - max) / t);
+    const sum = w.exp.run(SCORES, L, max, 1 / this.temperature);
+    const probabilities = w.exp.output.slice(0, L);
     for (let f = 0; f < L; f++) probabilities[f] /= sum;
     // The best label's share is exp(0) / sum.
     const top = 1 / sum;

@@ -60,6 +60,8 @@ export class LinearHead {
   /** Class-major copy of the dense weights in the float32 kernel (weights never change after construction). */
   private byClass?: PackedMatrix;
   private standardised?: Float64Array;
+  /** The last dense input and its logits before the one-hot rows (x·W + b): every step of a plan has the same request. */
+  private last?: { input: Float64Array; logits: Float64Array };
 
   private rowScratch = new Uint32Array(8);
 
@@ -71,17 +73,25 @@ export class LinearHead {
       for (let d = 0; d < dim; d++) for (let c = 0; c < C; c++) t[c * dim + d] = W[d * C + c];
       this.byClass = packMatrix(t, C, dim);
     }
-    const x = (this.standardised ??= new Float64Array(dim));
-    for (let d = 0; d < dim; d++) x[d] = (dense[d] - this.mean[d]) / this.std[d];
-    this.byClass.times(x, out);
-    // Bias, then the one-hot rows in order: one pass over the classes, the same sums as one pass each.
-    const bias = dim * C;
+    const last = (this.last ??= { input: new Float64Array(dim).fill(NaN), logits: new Float64Array(C) });
+    let same = true;
+    for (let d = 0; d < dim && same; d++) same = last.input[d] === dense[d];
+    if (!same) {
+      const x = (this.standardised ??= new Float64Array(dim));
+      for (let d = 0; d < dim; d++) x[d] = (dense[d] - this.mean[d]) / this.std[d];
+      this.byClass.times(x, last.logits);
+      const bias = dim * C;
+      for (let c = 0; c < C; c++) last.logits[c] += W[bias + c];
+      for (let d = 0; d < dim; d++) last.input[d] = dense[d];
+    }
+    // The one-hot rows in order: one pass over the classes, the same sums as one pass each.
+    const base = last.logits;
     const E = this.sparseWeights;
     const rows = this.rowScratch.length >= (sparse?.length ?? 0) ? this.rowScratch : (this.rowScratch = new Uint32Array(sparse!.length));
     const n = sparse?.length ?? 0;
     for (let k = 0; k < n; k++) rows[k] = sparse![k] * C;
     for (let c = 0; c < C; c++) {
-      let v = out[c] + W[bias + c];
+      let v = base[c];
       for (let k = 0; k < n; k++) v += E[rows[k] + c];
       out[c] = v;
     }
