@@ -542,8 +542,7 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
     touched.clearValues(acc);
     if (ev.head) {
       const logits = ev.head.logits(q, headSlots(history, l, ev.vocabulary), w.logits);
-      let max = -Infinity;
-      for (let f = 0; f < L; f++) if (logits[f] > max) max = logits[f];
+      const max = ev.head.max;
       const sum = w.exp.run(LOGITS, L, max, 1);
       const logZ = max + Math.log(sum);
       for (let f = 0; f < L; f++) x[HEAD * L + f] = Math.max(-12, logits[f] - logZ);

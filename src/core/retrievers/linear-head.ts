@@ -65,6 +65,9 @@ export class LinearHead {
 
   private rowScratch = new Uint32Array(8);
 
+  /** The largest logit `logits` wrote last (a softmax's shift, found in the same pass). */
+  max = -Infinity;
+
   /** Writes the logits of one example into `out` (length `classes`). */
   logits(dense: ArrayLike<number>, sparse: ArrayLike<number> | undefined, out: Float64Array): Float64Array {
     const { dim, classes: C, weights: W } = this;
@@ -90,11 +93,14 @@ export class LinearHead {
     const rows = this.rowScratch.length >= (sparse?.length ?? 0) ? this.rowScratch : (this.rowScratch = new Uint32Array(sparse!.length));
     const n = sparse?.length ?? 0;
     for (let k = 0; k < n; k++) rows[k] = sparse![k] * C;
+    let max = -Infinity;
     for (let c = 0; c < C; c++) {
       let v = base[c];
       for (let k = 0; k < n; k++) v += E[rows[k] + c];
       out[c] = v;
+      if (v > max) max = v;
     }
+    this.max = max;
     return out;
   }
 
