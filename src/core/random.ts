@@ -10,10 +10,12 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-export function shuffleInPlace<T>(items: T[], random: () => number): T[] {
+export function shuffleInPlace<A extends { length: number; [index: number]: unknown }>(items: A, random: () => number): A {
   for (let i = items.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
-    [items[i], items[j]] = [items[j], items[i]];
+    const swap = items[i];
+    items[i] = items[j];
+    items[j] = swap;
   }
   return items;
 }

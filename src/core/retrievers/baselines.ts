@@ -20,7 +20,9 @@ export class RandomRetriever implements Retriever {
 
   rank(input: RankInput): Ranking {
     const random = seededRandom(this.seed ^ hashString(`${input.query}\u0000${input.history.join('\u0001')}`));
-    const order = Uint32Array.from(shuffleInPlace(Array.from(this.labels, (_, i) => i), random));
+    const order = new Uint32Array(this.labels.length);
+    for (let i = 0; i < order.length; i++) order[i] = i;
+    shuffleInPlace(order, random);
     return { labels: this.labels, probabilities: new Float64Array(this.labels.length).fill(1 / this.labels.length), order, confident: false };
   }
 

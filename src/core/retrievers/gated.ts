@@ -506,7 +506,7 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
           touched.add(label);
         });
         match += (weight * j) / l;
-        support += weight * found.total;
+        support += weight * total;
         break;
       }
     }
@@ -534,7 +534,7 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
         touched.add(label);
       });
       context[G_MATCH] = j / l;
-      context[G_SUPPORT] = Math.min(1, Math.log1p(found.total) / Math.log(1001));
+      context[G_SUPPORT] = Math.min(1, Math.log1p(total) / Math.log(1001));
       break;
     }
     w.known = ev.global.lookupKey(keyOf(ev.global.maxHistory)) !== undefined;
