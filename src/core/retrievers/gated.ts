@@ -226,8 +226,6 @@ class Workspace {
   readonly touched: LabelSet;
   /** Graph keys of this step's history, by history length. */
   readonly keys: string[] = [];
-  /** Tools with a lexical match this step. */
-  readonly matched: number[] = [];
   /** Labels where called, schema or END may be non-zero this step. */
   readonly sparse: LabelSet;
   readonly signalWeights = new Float64Array(S);
@@ -366,14 +364,8 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
   const { x, context } = w;
   const history = input.history;
 
-  // Lexical, plain and history-aware.
-  const matched = w.matched;
-  matched.length = 0;
-  const served = side.lexical.score(input.terms, called, x.subarray(LEX * L, LEX * L + L), x.subarray(LEXU * L, LEXU * L + L), undefined, matched);
-  for (const f of matched) {
-    x[LEX * L + f] *= 0.1;
-    x[LEXU * L + f] *= 0.1;
-  }
+  // Lexical, plain and history-aware, scaled to the embedding signals' range.
+  const served = side.lexical.score(input.terms, called, x.subarray(LEX * L, LEX * L + L), x.subarray(LEXU * L, LEXU * L + L), undefined, undefined, 0.1);
   context[C_SERVED] = served;
   context[C_CALLS] = Math.min(history.length, 4) / 4;
 

@@ -62,11 +62,12 @@ export class LexicalIndex {
    * where `touched` will list tools) and returns the idf-weighted fraction of the query's matched
    * terms the called tools served. `called` holds tool indices; a term's discount is how well its
    * best called tool matches it, relative to the best tool for that term overall. `touched` (if
-   * given) receives each tool scored. The plain scores do not depend on the calls: the first step
-   * of a query keeps them on the query, and later steps copy them.
+   * given) receives each tool scored; `scale` multiplies both scores at the end. The plain scores
+   * do not depend on the calls: the first step of a query keeps them on the query, and later
+   * steps copy them.
    */
-  score(query: LexicalQuery, called: readonly number[], plain: Float32Array, served: Float32Array, discount = 0.8, touched?: number[]): number {
-    const kept = query.plain;
+  score(query: LexicalQuery, called: readonly number[], plain: Float32Array, served: Float32Array, discount = 0.8, touched?: number[], scale = 1): number {
+    const kept = query.plain?.scale === scale ? query.plain : undefined;
     if (kept) {
       for (let k = 0; k < kept.tools.length; k++) plain[kept.tools[k]] = kept.sums[k];
       if (touched) for (let k = 0; k < kept.tools.length; k++) touched.push(kept.tools[k]);
@@ -101,14 +102,21 @@ export class LexicalIndex {
         }
       }
     }
-    if (!kept) {
+    if (kept) {
+      if (scale !== 1) for (let k = 0; k < kept.tools.length; k++) served[kept.tools[k]] *= scale;
+    } else {
       const tools = new Uint32Array(first.length);
       const sums = new Float32Array(first.length);
       for (let k = 0; k < first.length; k++) {
-        tools[k] = first[k];
-        sums[k] = plain[first[k]];
+        const t = first[k];
+        if (scale !== 1) {
+          plain[t] *= scale;
+          served[t] *= scale;
+        }
+        tools[k] = t;
+        sums[k] = plain[t];
       }
-      query.plain = { tools, sums };
+      query.plain = { tools, sums, scale };
       if (touched) for (let k = 0; k < tools.length; k++) touched.push(tools[k]);
     }
     return idfTotal > 0 ? idfServed / idfTotal : 0;
@@ -126,5 +134,5 @@ interface Posting {
 /** A query prepared by `LexicalIndex.prepare`: its distinct known terms' postings, and its plain scores once computed. */
 export interface LexicalQuery {
   readonly postings: readonly Posting[];
-  plain?: { tools: Uint32Array; sums: Float32Array };
+  plain?: { tools: Uint32Array; sums: Float32Array; scale: number };
 }

@@ -56,7 +56,11 @@ export function topByScore(scores: ArrayLike<number>, k: number, tieBreak?: Arra
     const keys = new Float64Array(k);
     const top = new Uint32Array(k);
     let size = 0;
+    // Once k are kept, a score whose quantised part is below the k-th's cannot enter: skip it
+    // before building its key (most labels, when there are thousands).
+    let cut = -1;
     for (let i = 0; i < n; i++) {
+      if (scores[i] * scale < cut) continue;
       const key = Math.floor(scores[i] * scale) * low + (low - 1 - i);
       if (size === k && key <= keys[k - 1]) continue;
       let p = size < k ? size++ : k - 1;
@@ -67,6 +71,7 @@ export function topByScore(scores: ArrayLike<number>, k: number, tieBreak?: Arra
       }
       keys[p] = key;
       top[p] = i;
+      if (size === k) cut = Math.floor(keys[k - 1] / low);
     }
     return top;
   }
