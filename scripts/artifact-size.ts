@@ -10,6 +10,7 @@ import { Dtdr } from '../src/core/dtdr.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import type { MethodName } from '../src/core/retrievers/types.js';
+import { median } from './stats.js';
 
 const { values } = parseArgs({ options: { data: { type: 'string', default: '../shared/data/ultratool' } } });
 const dataset = readDatasetDir(values.data!);
@@ -21,7 +22,6 @@ function countNumbers(v: unknown): number {
   if (v && typeof v === 'object') return Object.values(v).reduce((s: number, x) => s + countNumbers(x), 0);
   return 0;
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 console.log(`| model (${dataset.name}, ${dataset.plans.length} plans) | learned numbers | JSON | bytes/number | binary v2 | bytes/number | load binary (median of 7) |`);
 console.log('|---|---:|---:|---:|---:|---:|---:|');

@@ -14,11 +14,10 @@ import type { Dataset, Plan } from '../src/core/types.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { demoDataset } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
+import { median, quantile } from './stats.js';
 import { syntheticDataset } from './synthetic.js';
 
 const [world, method, plans = '5000', passes = '3'] = process.argv.slice(2) as [string, MethodName, string?, string?];
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
 let dataset: Dataset;
 let train: Plan[];

@@ -23,6 +23,7 @@ import type { MethodName } from '../src/core/retrievers/types.js';
 import { METHODS } from '../src/core/train.js';
 import { demoDataset } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
+import { median, quantile } from './stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -38,7 +39,6 @@ const { values } = parseArgs({
 });
 const methods = (values.methods?.split(',') ?? METHODS) as MethodName[];
 const passes = Number(values.passes);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 interface RankRow { world: string; tools: number; plans: number; steps: number; method: MethodName; fitMs: number; medianMicros: number; p99Micros: number; drMicros: number; ratioToDr: number }
 interface FitRow { method: MethodName; plans: number; tools: number; fitMs: number; peakBytes: number; artifactBytes: number }
@@ -67,10 +67,9 @@ const encoder = await loadEncoder({ cacheSize: 0 });
   }
   const started = performance.now();
   await encoder.embed(texts);
-  const sorted = [...single].sort((a, b) => a - b);
   result.encoder = {
     singleTextMicros: median(single),
-    singleTextP99Micros: sorted[Math.floor(0.99 * sorted.length)],
+    singleTextP99Micros: quantile(single, 0.99),
     singleTextMeanMicros: single.reduce((a, b) => a + b, 0) / single.length,
     textsPerSecond: texts.length / ((performance.now() - started) / 1000),
   };

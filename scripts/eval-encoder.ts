@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadEncoder } from '../src/encoders/node.js';
+import { median } from './stats.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -20,7 +21,6 @@ const { values: args } = parseArgs({
 });
 
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i], 0);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main() {
   const { pairs } = JSON.parse(readFileSync(new URL('../test/fixtures/paraphrases.json', import.meta.url), 'utf8')) as { pairs: [string, string][] };

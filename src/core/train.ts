@@ -11,7 +11,7 @@ import { LearnedRetriever } from './retrievers/learned.js';
 import type { LinearHeadOptions } from './retrievers/linear-head.js';
 import type { FitNeeds, MethodName, Retriever, TrainingProgress } from './retrievers/types.js';
 import { contextText, toolText } from './text.js';
-import { END, type Plan, type ToolSpec } from './types.js';
+import { END, type Plan, type PlanStep, type ToolSpec } from './types.js';
 
 export const METHODS: readonly MethodName[] = ['random', 'bm25', 'qts', 'dr', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h', 'dtdr-cb', 'dtdr-g'];
 
@@ -155,7 +155,12 @@ function fitColdStart(labels: string[], tools: ToolSpec[], plans: Plan[], querie
     const heldIdx = order.slice(cut);
     const cluster = ClusterRetriever.fit(labels, fitIdx.map((i) => plans[i]), fitIdx.map((i) => queries[i]), { ...options, clusters: options.clusters && Math.max(1, Math.round(options.clusters * 0.8)) });
     // κ is one of four values: 2,000 held-out steps pick it as well as 50,000 (at 100,000 demonstrations) would.
-    const steps = heldIdx.flatMap((i) => planSteps(plans[i]).map((s) => ({ ...s, queryVector: queries[i] }))).slice(0, 2000);
+    const steps: (PlanStep & { queryVector: Float32Array })[] = [];
+    for (const i of heldIdx) {
+      if (steps.length >= 2000) break;
+      for (const s of planSteps(plans[i])) steps.push({ ...s, queryVector: queries[i] });
+    }
+    steps.length = Math.min(steps.length, 2000);
     let best = -1;
     for (const k of kappas) {
       const mrr = heldOutMrr(new ColdStartRetriever(cluster, bm25, k), steps);

@@ -9,7 +9,7 @@ import { applyIsotonic, conformalThreshold, expectedCalibrationError, fitIsotoni
 import { DependencyGraph } from './graph.js';
 import { dotAt, packRows, sphericalKMeans, type KMeansResult } from './kmeans.js';
 import { LexicalIndex, type LexicalQuery } from './lexical.js';
-import { expSum, packMatrix, type ExpSum, type PackedMatrix } from './matvec.js';
+import { expSum, packMatrix, replaceIfChanged, type ExpSum, type PackedMatrix } from './matvec.js';
 import { LinearHead, ReplayBuffer, trainLinearHead, type LinearHeadOptions, type LinearHeadState, type ReplayState } from './linear-head.js';
 import { withLazyOrder } from './ranking.js';
 import { ONLINE_HEAD, type EmbeddingNeeds, type LearnInput, type RankInput, type Ranking, type Retriever, type TrainingProgress } from './types.js';
@@ -132,15 +132,11 @@ class ToolSide {
    * once per called tool and kept, like the similarity rows.
    */
   inputsFedBy(c: number): { tools: Uint32Array; shares: Float64Array } {
-    let row = this.fedRows.get(c);
-    if (!row) {
+    return keptRow(this.fedRows, c, () => {
       const fed = new Map<number, number>();
       for (const o of this.outputs[c]) for (const f of this.needing.get(o) ?? []) fed.set(f, (fed.get(f) ?? 0) + 1);
-      row = { tools: Uint32Array.from(fed.keys()), shares: Float64Array.from(fed, ([f, hits]) => hits / this.inputs[f].length) };
-      if (this.fedRows.size >= 512) this.fedRows.delete(this.fedRows.keys().next().value as number);
-      this.fedRows.set(c, row);
-    }
-    return row;
+      return { tools: Uint32Array.from(fed.keys()), shares: Float64Array.from(fed, ([f, hits]) => hits / this.inputs[f].length) };
+    });
   }
 
   /** Tool description vectors for the float32 kernel (built on first use). */
@@ -152,12 +148,7 @@ class ToolSide {
   /** q·t for every tool t, into out[0 .. tools). */
   toolDots(q: ArrayLike<number>, out: Float32Array | Float64Array): void {
     const last = (this.lastDots ??= { query: new Float64Array(this.dim).fill(NaN), dots: new Float32Array(this.end) });
-    let same = true;
-    for (let j = 0; j < this.dim && same; j++) same = last.query[j] === q[j];
-    if (!same) {
-      (this.packedTools ??= packMatrix(this.toolVectors, this.end, this.dim)).times(q, last.dots);
-      for (let j = 0; j < this.dim; j++) last.query[j] = q[j];
-    }
+    if (replaceIfChanged(last.query, q)) (this.packedTools ??= packMatrix(this.toolVectors, this.end, this.dim)).times(q, last.dots);
     for (let f = 0; f < this.end; f++) out[f] = last.dots[f];
   }
 
@@ -165,18 +156,24 @@ class ToolSide {
   private readonly similarityRows = new Map<number, Float32Array>();
 
   similarityRow(c: number): Float32Array {
-    let row = this.similarityRows.get(c);
-    if (!row) {
+    return keptRow(this.similarityRows, c, () => {
       const d = this.dim;
-      const T = this.end;
-      row = new Float32Array(T);
-      for (let f = 0; f < T; f++) row[f] = dotAt(this.toolVectors, c * d, this.toolVectors, f * d, d);
-      // Bounded: at most 512 rows (a few MB even at thousands of tools).
-      if (this.similarityRows.size >= 512) this.similarityRows.delete(this.similarityRows.keys().next().value as number);
-      this.similarityRows.set(c, row);
-    }
-    return row;
+      const row = new Float32Array(this.end);
+      for (let f = 0; f < this.end; f++) row[f] = dotAt(this.toolVectors, c * d, this.toolVectors, f * d, d);
+      return row;
+    });
   }
+}
+
+/** A per-tool row, computed on first use and kept: at most 512 (a few MB even at thousands of tools), the oldest dropped first. */
+function keptRow<V>(rows: Map<number, V>, c: number, make: () => V): V {
+  let row = rows.get(c);
+  if (row === undefined) {
+    row = make();
+    if (rows.size >= 512) rows.delete(rows.keys().next().value as number);
+    rows.set(c, row);
+  }
+  return row;
 }
 
 /** What demonstrations teach; fitted once per cross-fitting fold and once on all of them. */
@@ -365,7 +362,7 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
   const history = input.history;
 
   // Lexical, plain and history-aware, scaled to the embedding signals' range.
-  const served = side.lexical.score(input.terms, called, x.subarray(LEX * L, LEX * L + L), x.subarray(LEXU * L, LEXU * L + L), undefined, undefined, 0.1);
+  const served = side.lexical.score(input.terms, called, x.subarray(LEX * L, LEX * L + L), x.subarray(LEXU * L, LEXU * L + L), { scale: 0.1 });
   context[C_SERVED] = served;
   context[C_CALLS] = Math.min(history.length, 4) / 4;
 

@@ -59,18 +59,16 @@ export class LexicalIndex {
 
   /**
    * Adds plain BM25 scores to `plain` and history-aware ones to `served` (both length ≥ tools, zero
-   * where `touched` will list tools) and returns the idf-weighted fraction of the query's matched
-   * terms the called tools served. `called` holds tool indices; a term's discount is how well its
-   * best called tool matches it, relative to the best tool for that term overall. `touched` (if
-   * given) receives each tool scored; `scale` multiplies both scores at the end. The plain scores
-   * do not depend on the calls: the first step of a query keeps them on the query, and later
-   * steps copy them.
+   * on entry) and returns the idf-weighted fraction of the query's matched terms the called tools
+   * served. `called` holds tool indices; a term's discount is how well its best called tool
+   * matches it, relative to the best tool for that term overall, times `discount` (default 0.8);
+   * `scale` (default 1) multiplies both scores at the end. The plain scores do not depend on the
+   * calls: the first step of a query keeps them on the query, and later steps copy them.
    */
-  score(query: LexicalQuery, called: readonly number[], plain: Float32Array, served: Float32Array, discount = 0.8, touched?: number[], scale = 1): number {
+  score(query: LexicalQuery, called: readonly number[], plain: Float32Array, served: Float32Array, { discount = 0.8, scale = 1 } = {}): number {
     const kept = query.plain?.scale === scale ? query.plain : undefined;
     if (kept) {
       for (let k = 0; k < kept.tools.length; k++) plain[kept.tools[k]] = kept.sums[k];
-      if (touched) for (let k = 0; k < kept.tools.length; k++) touched.push(kept.tools[k]);
       // With no calls every factor is 1: the served scores are the plain ones, summed alike.
       if (called.length === 0) {
         for (let k = 0; k < kept.tools.length; k++) served[kept.tools[k]] = kept.sums[k];
@@ -117,7 +115,6 @@ export class LexicalIndex {
         sums[k] = plain[t];
       }
       query.plain = { tools, sums, scale };
-      if (touched) for (let k = 0; k < tools.length; k++) touched.push(tools[k]);
     }
     return idfTotal > 0 ? idfServed / idfTotal : 0;
   }

@@ -1,5 +1,5 @@
 import { Matrix, solve } from 'ml-matrix';
-import { outerAccumulator, packMatrix, type PackedMatrix } from './matvec.js';
+import { outerAccumulator, packMatrix, replaceIfChanged, type PackedMatrix } from './matvec.js';
 import { DtdrError } from '../errors.js';
 import { seededRandom, shuffleInPlace } from '../random.js';
 
@@ -77,21 +77,19 @@ export class LinearHead {
       this.byClass = packMatrix(t, C, dim);
     }
     const last = (this.last ??= { input: new Float64Array(dim).fill(NaN), logits: new Float64Array(C) });
-    let same = true;
-    for (let d = 0; d < dim && same; d++) same = last.input[d] === dense[d];
-    if (!same) {
+    if (replaceIfChanged(last.input, dense)) {
       const x = (this.standardised ??= new Float64Array(dim));
       for (let d = 0; d < dim; d++) x[d] = (dense[d] - this.mean[d]) / this.std[d];
       this.byClass.times(x, last.logits);
       const bias = dim * C;
       for (let c = 0; c < C; c++) last.logits[c] += W[bias + c];
-      for (let d = 0; d < dim; d++) last.input[d] = dense[d];
     }
     // The one-hot rows in order: one pass over the classes, the same sums as one pass each.
     const base = last.logits;
     const E = this.sparseWeights;
-    const rows = this.rowScratch.length >= (sparse?.length ?? 0) ? this.rowScratch : (this.rowScratch = new Uint32Array(sparse!.length));
     const n = sparse?.length ?? 0;
+    if (this.rowScratch.length < n) this.rowScratch = new Uint32Array(n);
+    const rows = this.rowScratch;
     for (let k = 0; k < n; k++) rows[k] = sparse![k] * C;
     let max = -Infinity;
     for (let c = 0; c < C; c++) {

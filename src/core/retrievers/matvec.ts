@@ -8,6 +8,19 @@
  */
 import { MATVEC_WASM } from './matvec-wasm.js';
 
+/**
+ * Copies `v` into `last` unless it already holds the same values, and says whether it changed:
+ * products kept for the last input (every step of a plan has the same request) are recomputed
+ * only when it did. `last` starts as NaNs, which equal nothing.
+ */
+export function replaceIfChanged(last: Float64Array, v: ArrayLike<number>): boolean {
+  let same = true;
+  for (let j = 0; j < last.length && same; j++) same = last[j] === v[j];
+  if (same) return false;
+  for (let j = 0; j < last.length; j++) last[j] = v[j];
+  return true;
+}
+
 /** A matrix of `rows` × `dim` float32 values, ready for products with vectors of length `dim`. */
 export interface PackedMatrix {
   readonly rows: number;
