@@ -82,3 +82,22 @@ describe.each(METHODS)('%s: tools added and removed after training', (method) =>
     expect(() => model.removeTools(['no_such_tool'])).toThrow(/no tool "no_such_tool"/);
   });
 });
+
+describe('DTDR-G with CSR history rows (the layout of large tool sets): a tool added later', () => {
+  it('moves END in every row that holds it, ranks the new tool from its description and ranks the old ones as before', async () => {
+    const model = await Dtdr.train({ method: 'dtdr-g', tools: TOOLS, plans: PLANS, encoder, seed: 0, head: { sparseSupport: 'targets' } });
+    type Head = { support: { cols: number[] } };
+    const head = () => (model.toJSON().state as { evidence: { head: Head } }).evidence.head;
+    const T = TOOLS.length;
+    const before = head().support.cols;
+    expect(before).toContain(T); // END, right after the tools
+    const done = await model.retrieve('Text my sister that I am running late', ['contacts_search', 'sms_send']);
+    await model.addTools([NEW_TOOL]);
+    expect(head().support.cols).toEqual(before.map((c) => (c >= T ? c + 1 : c)));
+    const after = await model.retrieve('Text my sister that I am running late', ['contacts_search', 'sms_send']);
+    const old = (x: typeof done) => Array.from(x.ranking.order, (i) => x.ranking.labels[i]).filter((t) => t !== NEW_TOOL.name).slice(0, 5);
+    expect(old(after)).toEqual(old(done));
+    const r = await model.retrieve(NAMES_ITS_JOB);
+    expect(Array.from(r.ranking.order.subarray(0, 3), (i) => r.ranking.labels[i])).toContain(NEW_TOOL.name);
+  }, 60_000);
+});

@@ -92,4 +92,90 @@
         (local.set $i (i32.add (local.get $i) (i32.const 16)))
         (br $next)))
     (f64.add (f64x2.extract_lane 0 (local.get $sum)) (f64x2.extract_lane 1 (local.get $sum))))
+
+  ;; The gate's dense sum: z[f] = 0 + a0 x0[f] + a1 x1[f] + ... + a7 x7[f] for f < n (n rounded up
+  ;; to even), with x_s the f32 row s of a signal-major matrix whose rows are `stride` floats, a the
+  ;; 8 f64 signal weights and z f64: each product and sum in f64, in the JS loop's order.
+  (func (export "combine8") (param $x i32) (param $stride i32) (param $a i32) (param $z i32) (param $n i32)
+    (local $f i32) (local $end i32) (local $acc v128) (local $row i32) (local $bytes i32)
+    (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128) (local $a4 v128) (local $a5 v128) (local $a6 v128) (local $a7 v128)
+    (local.set $a0 (v128.load64_splat (local.get $a)))
+    (local.set $a1 (v128.load64_splat offset=8 (local.get $a)))
+    (local.set $a2 (v128.load64_splat offset=16 (local.get $a)))
+    (local.set $a3 (v128.load64_splat offset=24 (local.get $a)))
+    (local.set $a4 (v128.load64_splat offset=32 (local.get $a)))
+    (local.set $a5 (v128.load64_splat offset=40 (local.get $a)))
+    (local.set $a6 (v128.load64_splat offset=48 (local.get $a)))
+    (local.set $a7 (v128.load64_splat offset=56 (local.get $a)))
+    (local.set $bytes (i32.shl (local.get $stride) (i32.const 2)))
+    ;; f counts f32 bytes, two labels per step
+    (local.set $end (i32.shl (i32.and (i32.add (local.get $n) (i32.const 1)) (i32.const -2)) (i32.const 2)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $f) (local.get $end)))
+        (local.set $row (i32.add (local.get $x) (local.get $f)))
+        (local.set $acc (f64x2.add (v128.const f64x2 0 0) (f64x2.mul (local.get $a0) (f64x2.promote_low_f32x4 (v128.load64_zero (local.get $row))))))
+        (local.set $row (i32.add (local.get $row) (local.get $bytes)))
+        (local.set $acc (f64x2.add (local.get $acc) (f64x2.mul (local.get $a1) (f64x2.promote_low_f32x4 (v128.load64_zero (local.get $row))))))
+        (local.set $row (i32.add (local.get $row) (local.get $bytes)))
+        (local.set $acc (f64x2.add (local.get $acc) (f64x2.mul (local.get $a2) (f64x2.promote_low_f32x4 (v128.load64_zero (local.get $row))))))
+        (local.set $row (i32.add (local.get $row) (local.get $bytes)))
+        (local.set $acc (f64x2.add (local.get $acc) (f64x2.mul (local.get $a3) (f64x2.promote_low_f32x4 (v128.load64_zero (local.get $row))))))
+        (local.set $row (i32.add (local.get $row) (local.get $bytes)))
+        (local.set $acc (f64x2.add (local.get $acc) (f64x2.mul (local.get $a4) (f64x2.promote_low_f32x4 (v128.load64_zero (local.get $row))))))
+        (local.set $row (i32.add (local.get $row) (local.get $bytes)))
+        (local.set $acc (f64x2.add (local.get $acc) (f64x2.mul (local.get $a5) (f64x2.promote_low_f32x4 (v128.load64_zero (local.get $row))))))
+        (local.set $row (i32.add (local.get $row) (local.get $bytes)))
+        (local.set $acc (f64x2.add (local.get $acc) (f64x2.mul (local.get $a6) (f64x2.promote_low_f32x4 (v128.load64_zero (local.get $row))))))
+        (local.set $row (i32.add (local.get $row) (local.get $bytes)))
+        (local.set $acc (f64x2.add (local.get $acc) (f64x2.mul (local.get $a7) (f64x2.promote_low_f32x4 (v128.load64_zero (local.get $row))))))
+        (v128.store (i32.add (local.get $z) (i32.shl (local.get $f) (i32.const 1))) (local.get $acc))
+        (local.set $f (i32.add (local.get $f) (i32.const 8)))
+        (br $next))))
+  ;; The largest of x[0 .. n) (f64; n rounded up to even: x[n] must be -inf when n is odd), keeping
+  ;; the earlier value on ties and skipping NaN, as a JS loop of `if (v > max) max = v` does.
+  (func (export "maxf64") (param $x i32) (param $n i32) (result f64)
+    (local $i i32) (local $end i32) (local $acc v128) (local $l0 f64) (local $l1 f64)
+    (local.set $acc (v128.const f64x2 -inf -inf))
+    (local.set $end (i32.shl (i32.and (i32.add (local.get $n) (i32.const 1)) (i32.const -2)) (i32.const 3)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
+        ;; pmax(acc, v) = acc < v ? v : acc
+        (local.set $acc (f64x2.pmax (local.get $acc) (v128.load (i32.add (local.get $x) (local.get $i)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $next)))
+    (local.set $l0 (f64x2.extract_lane 0 (local.get $acc)))
+    (local.set $l1 (f64x2.extract_lane 1 (local.get $acc)))
+    (select (local.get $l1) (local.get $l0) (f64.lt (local.get $l0) (local.get $l1))))
+  ;; out[f] = f32(max(-12, x[f] - shift)) for f < n: log-probabilities clipped at -12, x f64, out f32
+  ;; (exactly n values written: out is a row of a larger matrix).
+  (func (export "logclip") (param $x i32) (param $n i32) (param $shift f64) (param $out i32)
+    (local $f i32) (local $pairs i32) (local $vshift v128)
+    (local.set $vshift (f64x2.splat (local.get $shift)))
+    (local.set $pairs (i32.and (local.get $n) (i32.const -2)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $f) (local.get $pairs)))
+        (v128.store64_lane 0 (i32.add (local.get $out) (i32.shl (local.get $f) (i32.const 2)))
+          (f32x4.demote_f64x2_zero (f64x2.max (v128.const f64x2 -12 -12)
+            (f64x2.sub (v128.load (i32.add (local.get $x) (i32.shl (local.get $f) (i32.const 3)))) (local.get $vshift)))))
+        (local.set $f (i32.add (local.get $f) (i32.const 2)))
+        (br $next)))
+    (if (i32.lt_u (local.get $pairs) (local.get $n))
+      (then
+        (f32.store (i32.add (local.get $out) (i32.shl (local.get $pairs) (i32.const 2)))
+          (f32.demote_f64 (f64.max (f64.const -12)
+            (f64.sub (f64.load (i32.add (local.get $x) (i32.shl (local.get $pairs) (i32.const 3)))) (local.get $shift))))))))
+  ;; x[i] = x[i] / by for i < n (f64; n rounded up to even, the pad included)
+  (func (export "divide") (param $x i32) (param $n i32) (param $by f64)
+    (local $i i32) (local $end i32) (local $v v128)
+    (local.set $v (f64x2.splat (local.get $by)))
+    (local.set $end (i32.shl (i32.and (i32.add (local.get $n) (i32.const 1)) (i32.const -2)) (i32.const 3)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
+        (v128.store (i32.add (local.get $x) (local.get $i)) (f64x2.div (v128.load (i32.add (local.get $x) (local.get $i))) (local.get $v)))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $next))))
 )

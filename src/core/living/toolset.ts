@@ -82,7 +82,10 @@ function extendHeadState(head: LinearHeadState, T: number, added: number): Linea
     ...head,
     classes: C2,
     weights: widen(head.dim + 1, head.weights, (row) => (row === biasRow ? (Number.isFinite(lowest) ? lowest : 0) : 0)),
-    sparseWeights: widen(head.sparseSize, head.sparseWeights, () => 0),
+    // CSR one-hot rows hold only demonstrated labels: none is new, END's column moves.
+    ...(head.support
+      ? { support: { start: head.support.start, cols: head.support.cols.map((c) => (c >= T ? c + added : c)) } }
+      : { sparseWeights: widen(head.sparseSize, head.sparseWeights, () => 0) }),
   };
 }
 

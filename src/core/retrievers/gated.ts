@@ -306,7 +306,7 @@ function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array[], clu
   if (o.head !== false) {
     const examples = headExamples(side, plans, queries, l, vocabulary);
     replay.add(examples);
-    const generator = trainLinearHead(examples, { epochs: 8, seed: o.seed, ...(o.head ?? {}) });
+    const generator = trainLinearHead(examples, { epochs: 8, seed: o.seed, sparseSupport: 'auto', ...(o.head ?? {}) });
     for (;;) {
       const next = generator.next();
       if (next.done) {
@@ -324,14 +324,17 @@ function headExamples(side: ToolSide, plans: Plan[], queries: Float32Array[], l:
   const dense: Float32Array[] = [];
   const sparse: Uint32Array[] = [];
   const targets: number[][] = [];
+  const related: number[][] = [];
   plans.forEach((plan, i) => {
+    const tools = [...new Set(planTools(plan))].map((t) => side.index.get(t)!);
     for (const step of planSteps(plan)) {
       dense.push(queries[i]);
       sparse.push(headSlots(historyIndices(step.history, side.index), l, vocabulary));
       targets.push(step.acceptable.map((t) => side.index.get(t)!));
+      related.push(tools);
     }
   });
-  return { dense, sparse, targets, classes: side.labels.length, sparseSize: headSparseSize(l, vocabulary) };
+  return { dense, sparse, targets, related, classes: side.labels.length, sparseSize: headSparseSize(l, vocabulary) };
 }
 
 /**
@@ -411,15 +414,27 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
   if (kept === 0) {
     for (let f = 0; f < T; f++) x[EMBU * L + f] = m > 0 ? x[EMB * L + f] * rScale : x[EMB * L + f];
   } else {
-    const residual = w.scores; // free until combine()
-    for (let f = 0; f < T; f++) residual[f] = x[EMB * L + f];
+    // r·t = q·t − Σ γ_i (c_i·t), one pass over the tools; the common one- and two-call cases unrolled.
+    const rows: Float32Array[] = [];
+    const g: number[] = [];
     for (let i = 0; i < Math.min(m, MAX_BASIS); i++) {
       if (gamma[i] === 0) continue;
-      const row = side.similarityRow(called[i]);
-      const g = gamma[i];
-      for (let f = 0; f < T; f++) residual[f] -= g * row[f];
+      rows.push(side.similarityRow(called[i]));
+      g.push(gamma[i]);
     }
-    for (let f = 0; f < T; f++) x[EMBU * L + f] = residual[f] * rScale;
+    const [r0, r1] = rows;
+    const [g0, g1] = g;
+    const emb = EMB * L;
+    const embu = EMBU * L;
+    if (rows.length === 1) for (let f = 0; f < T; f++) x[embu + f] = (x[emb + f] - g0 * r0[f]) * rScale;
+    else if (rows.length === 2) for (let f = 0; f < T; f++) x[embu + f] = (x[emb + f] - g0 * r0[f] - g1 * r1[f]) * rScale;
+    else {
+      for (let f = 0; f < T; f++) {
+        let r = x[emb + f];
+        for (let i = 0; i < rows.length; i++) r -= g[i] * rows[i][f];
+        x[embu + f] = r * rScale;
+      }
+    }
   }
 
   const sparse = w.sparse;
@@ -532,8 +547,7 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
     if (ev.head) {
       const logits = ev.head.logits(q, headSlots(history, l, ev.vocabulary), w.logits);
       const max = ev.head.max;
-      const sum = w.exp.run(LOGITS, L, max, 1);
-      const logZ = max + Math.log(sum);
+      const logZ = ev.head.logNormaliser(logits, (shift) => w.exp.run(LOGITS, L, shift, 1));
       for (let f = 0; f < L; f++) x[HEAD * L + f] = Math.max(-12, logits[f] - logZ);
       context[C_HEAD] = Math.exp(max - logZ);
     }
@@ -1007,8 +1021,9 @@ export class GatedRetriever implements Retriever {
     computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history }, w, this.neighbours, this.without);
     const max = combine(this.theta, w, L);
     const sum = w.exp.run(SCORES, L, max, 1 / this.temperature);
-    const probabilities = w.exp.output.slice(0, L);
-    for (let f = 0; f < L; f++) probabilities[f] /= sum;
+    const probabilities = new Float64Array(L);
+    const exps = w.exp.output;
+    for (let f = 0; f < L; f++) probabilities[f] = exps[f] / sum;
     // The best label's share is exp(0) / sum.
     const top = 1 / sum;
     const knownHistory = w.known;

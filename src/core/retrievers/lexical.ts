@@ -58,25 +58,19 @@ export class LexicalIndex {
   }
 
   /**
-   * Adds plain BM25 scores to `plain` and history-aware ones to `served` (both length ≥ tools, zero
-   * on entry) and returns the idf-weighted fraction of the query's matched terms the called tools
-   * served. `called` holds tool indices; a term's discount is how well its best called tool
-   * matches it, relative to the best tool for that term overall, times `discount` (default 0.8);
-   * `scale` (default 1) multiplies both scores at the end. The plain scores do not depend on the
-   * calls: the first step of a query keeps them on the query, and later steps copy them.
+   * Writes plain BM25 scores into `plain` and history-aware ones into `served` (both length ≥
+   * tools, zero on entry) and returns the idf-weighted fraction of the query's matched terms the
+   * called tools served. `called` holds tool indices; a term's discount is how well its best called
+   * tool matches it, relative to the best tool for that term overall, times `discount` (default
+   * 0.8); `scale` (default 1) multiplies both scores. The plain scores do not depend on the calls:
+   * the first step of a query keeps them on the query, and every step starts the served scores
+   * from them and takes off only the discounted terms' share — the few terms the calls matched,
+   * not every posting of the request.
    */
   score(query: LexicalQuery, called: readonly number[], plain: Float32Array, served: Float32Array, { discount = 0.8, scale = 1 } = {}): number {
-    const kept = query.plain?.scale === scale ? query.plain : undefined;
-    if (kept) {
-      for (let k = 0; k < kept.tools.length; k++) plain[kept.tools[k]] = kept.sums[k];
-      // With no calls every factor is 1: the served scores are the plain ones, summed alike.
-      if (called.length === 0) {
-        for (let k = 0; k < kept.tools.length; k++) served[kept.tools[k]] = kept.sums[k];
-        return 0;
-      }
-    }
-    const first = this.scratch;
-    first.length = 0;
+    const kept = query.plain?.scale === scale ? query.plain : (query.plain = this.plainScores(query, plain, scale));
+    for (let k = 0; k < kept.tools.length; k++) plain[kept.tools[k]] = served[kept.tools[k]] = kept.sums[k];
+    if (called.length === 0) return 0;
     let idfTotal = 0;
     let idfServed = 0;
     for (const p of query.postings) {
@@ -87,36 +81,30 @@ export class LexicalIndex {
       }
       idfTotal += p.idf;
       idfServed += p.idf * share;
-      const factor = 1 - discount * share;
+      if (share === 0) continue;
+      // served = scale · Σ_terms (1 − discount · share) · weight
+      const cut = scale * discount * share;
       const { tools, weights } = p;
-      if (kept) {
-        for (let k = 0; k < tools.length; k++) served[tools[k]] += factor * weights[k];
-      } else {
-        for (let k = 0; k < tools.length; k++) {
-          // Every weight is positive: a zero score means the tool is touched for the first time.
-          if (plain[tools[k]] === 0) first.push(tools[k]);
-          plain[tools[k]] += weights[k];
-          served[tools[k]] += factor * weights[k];
-        }
-      }
-    }
-    if (kept) {
-      if (scale !== 1) for (let k = 0; k < kept.tools.length; k++) served[kept.tools[k]] *= scale;
-    } else {
-      const tools = new Uint32Array(first.length);
-      const sums = new Float32Array(first.length);
-      for (let k = 0; k < first.length; k++) {
-        const t = first[k];
-        if (scale !== 1) {
-          plain[t] *= scale;
-          served[t] *= scale;
-        }
-        tools[k] = t;
-        sums[k] = plain[t];
-      }
-      query.plain = { tools, sums, scale };
+      for (let k = 0; k < tools.length; k++) served[tools[k]] -= cut * weights[k];
     }
     return idfTotal > 0 ? idfServed / idfTotal : 0;
+  }
+
+  /** The query's plain scores, summed in `scratch` (zero on entry; left holding them, scaled). */
+  private plainScores(query: LexicalQuery, scratch: Float32Array, scale: number): { tools: Uint32Array; sums: Float32Array; scale: number } {
+    const first = this.scratch;
+    first.length = 0;
+    for (const { tools, weights } of query.postings) {
+      for (let k = 0; k < tools.length; k++) {
+        // Every weight is positive: a zero score means the tool is touched for the first time.
+        if (scratch[tools[k]] === 0) first.push(tools[k]);
+        scratch[tools[k]] += weights[k];
+      }
+    }
+    const tools = Uint32Array.from(first);
+    const sums = new Float32Array(first.length);
+    for (let k = 0; k < first.length; k++) sums[k] = scratch[first[k]] *= scale;
+    return { tools, sums, scale };
   }
 }
 

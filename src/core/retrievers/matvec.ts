@@ -7,6 +7,7 @@
  * model ranks identically on every engine.
  */
 import { MATVEC_WASM } from './matvec-wasm.js';
+import { DtdrError } from '../errors.js';
 
 /**
  * Copies `v` into `last` unless it already holds the same values, and says whether it changed:
@@ -42,6 +43,10 @@ interface Kernel {
   matvec(rows: number, q: number, n: number, d: number, out: number): void;
   outer(g: number, x: number, p: number, rows: number, cols: number): void;
   expsum(x: number, out: number, n: number, shift: number, scale: number): number;
+  combine8(x: number, stride: number, a: number, z: number, n: number): void;
+  maxf64(x: number, n: number): number;
+  logclip(x: number, n: number, shift: number, out: number): void;
+  divide(x: number, n: number, by: number): void;
 }
 
 let compiled: WebAssembly.Module | null | undefined;
@@ -219,20 +224,111 @@ export function expSum(length: number, inputs: number, jsOnly = false): ExpSum {
   }
   const views = Array.from({ length: inputs }, () => new Float64Array(length));
   const output = new Float64Array(length);
+  return { inputs: views, output, run: expSumOver(views, output) };
+}
+
+/**
+ * DTDR-G's per-step passes over every label, beside the softmax exponentials: the gate's dense sum
+ * of eight signal rows, its max, the head's clipped log-probabilities and the final division.
+ * The signal matrix and the vectors live in the kernel's memory; the kernel (f64x2) and the JS
+ * twin compute the same bits (the same operations in the same order, no fused multiply-add).
+ */
+export interface GateKernel extends ExpSum {
+  /** The signal-major matrix, `signals` rows of `labels` floats. */
+  readonly x: Float32Array;
+  /** inputs[which][f] = 0 + Σ_{s<8} a[s]·x[s·labels + f] for every label (rows 0–7 of x). */
+  combine(a: ArrayLike<number>, which: number): void;
+  /** The largest of inputs[which][0 .. n), the first of equal ones. */
+  max(which: number, n: number): number;
+  /** x[row·labels + f] = max(−12, inputs[which][f] − shift) for every label. */
+  logClip(which: number, shift: number, row: number): void;
+  /** output[i] /= by for i < n. */
+  divide(n: number, by: number): void;
+}
+
+export function gateKernel(labels: number, signals: number, inputs: number, jsOnly = false): GateKernel {
+  if (signals < 8) throw new DtdrError('options', 'the gate kernel sums eight signal rows');
+  const slot = (labels + 2) & ~1;
+  const module = jsOnly ? null : kernelModule();
+  if (module) {
+    // Memory: x (f32, padded to 16 bytes), then the f64 inputs and the output, then 8 weights.
+    const xBytes = Math.ceil((signals * labels * 4) / 16) * 16;
+    const weights = xBytes + (inputs + 1) * slot * 8;
+    const { kernel: k, buffer } = instantiate(module, weights + 64);
+    const views = Array.from({ length: inputs }, (_, i) => new Float64Array(buffer, xBytes + i * slot * 8, slot));
+    const out = xBytes + inputs * slot * 8;
+    const a = new Float64Array(buffer, weights, 8);
+    const at = (which: number) => xBytes + which * slot * 8;
+    return {
+      x: new Float32Array(buffer, 0, signals * labels),
+      inputs: views.map((v) => v.subarray(0, labels)),
+      output: new Float64Array(buffer, out, labels),
+      run(which, n, shift, scale) {
+        views[which][n] = -Infinity; // the pad of an odd n contributes exp(−∞) = 0
+        return k.expsum(at(which), out, n, shift, scale);
+      },
+      combine(weights8, which) {
+        for (let s = 0; s < 8; s++) a[s] = weights8[s];
+        k.combine8(0, labels, weights, at(which), labels);
+      },
+      max(which, n) {
+        views[which][n] = -Infinity;
+        return k.maxf64(at(which), n);
+      },
+      logClip(which, shift, row) {
+        k.logclip(at(which), labels, shift, row * labels * 4);
+      },
+      divide(n, by) {
+        k.divide(out, n, by);
+      },
+    };
+  }
+  const x = new Float32Array(signals * labels);
+  const ins = Array.from({ length: inputs }, () => new Float64Array(labels));
+  const output = new Float64Array(labels);
+  const exp = expSumOver(ins, output);
   return {
-    inputs: views,
+    x,
+    inputs: ins,
     output,
-    run(which, n, shift, scale) {
-      const x = views[which];
-      let even = 0;
-      let odd = 0;
-      for (let i = 0; i < n; i++) {
-        const e = (output[i] = expTwin((x[i] - shift) * scale));
-        if (i % 2 === 0) even += e;
-        else odd += e;
+    run: exp,
+    combine(a, which) {
+      const z = ins[which];
+      const [a0, a1, a2, a3, a4, a5, a6, a7] = Array.from({ length: 8 }, (_, s) => a[s]);
+      const L = labels;
+      for (let f = 0; f < L; f++) {
+        z[f] = 0 + a0 * x[f] + a1 * x[L + f] + a2 * x[2 * L + f] + a3 * x[3 * L + f] + a4 * x[4 * L + f] + a5 * x[5 * L + f] + a6 * x[6 * L + f] + a7 * x[7 * L + f];
       }
-      return even + odd;
     },
+    max(which, n) {
+      const z = ins[which];
+      let max = -Infinity;
+      for (let f = 0; f < n; f++) if (z[f] > max) max = z[f];
+      return max;
+    },
+    logClip(which, shift, row) {
+      const z = ins[which];
+      const from = row * labels;
+      for (let f = 0; f < labels; f++) x[from + f] = Math.max(-12, z[f] - shift);
+    },
+    divide(n, by) {
+      for (let i = 0; i < n; i++) output[i] /= by;
+    },
+  };
+}
+
+/** The JS twin of the exp kernel over `inputs`, writing `output`. */
+function expSumOver(inputs: Float64Array[], output: Float64Array): ExpSum['run'] {
+  return (which, n, shift, scale) => {
+    const x = inputs[which];
+    let even = 0;
+    let odd = 0;
+    for (let i = 0; i < n; i++) {
+      const e = (output[i] = expTwin((x[i] - shift) * scale));
+      if (i % 2 === 0) even += e;
+      else odd += e;
+    }
+    return even + odd;
   };
 }
 
@@ -251,8 +347,8 @@ const POW2 = (() => {
   return table;
 })();
 
-/** The kernel's exp of one shifted value, operation for operation. */
-function expTwin(t: number): number {
+/** The kernel's exp of one shifted value t ≤ 1, operation for operation. */
+export function expTwin(t: number): number {
   if (!(t >= -1000)) t = -1000;
   const k = t * LOG2E + TIES_EVEN - TIES_EVEN;
   const r = t - k * LN2_HI - k * LN2_LO;
