@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { expSum, packMatrix, usesWasmKernel } from '../src/core/retrievers/matvec.js';
+import { expSum, gateKernel, packMatrix, usesWasmKernel } from '../src/core/retrievers/matvec.js';
 
 describe('packMatrix', () => {
   it('runs on WebAssembly in Node', () => {
@@ -87,6 +87,51 @@ describe('expSum: the softmax exponentials, the same bits on every engine', () =
       const sum = e.run(0, 3, 5, 1);
       expect(Array.from(e.output)).toEqual([1, 0, expect.closeTo(Math.exp(-1), 15)]);
       expect(sum).toBe(1 + e.output[2]);
+    }
+  });
+});
+
+describe("gateKernel: DTDR-G's per-step passes, the same bits on every engine", () => {
+  // Values with full mantissas (fast-check's own doubles lean to edge cases, where sums round exactly).
+  const float = fc.oneof({ arbitrary: fc.integer({ min: -(2 ** 30), max: 2 ** 30 }).map((i) => Math.fround(i / 2 ** 25)), weight: 9 }, { arbitrary: fc.constantFrom(0, -0, Math.log(1e-3), -12), weight: 1 });
+  const weight = fc.oneof({ arbitrary: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }).map((i) => (i / 2 ** 28) * Math.SQRT2), weight: 9 }, { arbitrary: fc.constant(0), weight: 1 });
+
+  it('WebAssembly and the JS twin agree bit for bit: the eight-signal sum, its max, the clipped log-probabilities, the division (400 random steps, odd and even label counts)', () => {
+    fc.assert(fc.property(fc.integer({ min: 1, max: 23 }), fc.array(float, { minLength: 11 * 23, maxLength: 11 * 23 }), fc.array(weight, { minLength: 8, maxLength: 8 }), fc.double({ min: -5, max: 40, noNaN: true }), (labels, values, a, shift) => {
+      const kernels = [gateKernel(labels, 11, 2), gateKernel(labels, 11, 2, true)];
+      for (const k of kernels) {
+        k.x.set(values.slice(0, 11 * labels));
+        k.inputs[1].set(values.slice(0, labels).map((v) => 2 * v));
+        k.combine(a, 0);
+        k.logClip(1, shift, 7);
+        k.output.set(values.slice(labels, 2 * labels).map(Math.abs));
+        k.divide(labels, 3.7);
+      }
+      const [w, j] = kernels;
+      const same = (p: ArrayLike<number>, q: ArrayLike<number>) => Array.from(p).every((v, i) => Object.is(v, q[i]));
+      if (!same(w.inputs[0], j.inputs[0]) || !same(w.x, j.x) || !same(w.output, j.output)) return false;
+      if (!Object.is(w.max(0, labels), j.max(0, labels))) return false;
+      // The sum is the JS expression, term by term in signal order.
+      for (let f = 0; f < labels; f++) {
+        let z = 0;
+        for (let s = 0; s < 8; s++) z += a[s] * Math.fround(values[s * labels + f]);
+        if (!Object.is(z === 0 ? 0 : z, j.inputs[0][f] === 0 ? 0 : j.inputs[0][f])) return false;
+      }
+      return true;
+    }), { numRuns: 400, seed: 17 });
+  });
+
+  it('clips at −12 and writes exactly its row, leaving the next row alone (odd label count)', () => {
+    for (const jsOnly of [false, true]) {
+      const k = gateKernel(3, 11, 2, jsOnly);
+      k.x.fill(7);
+      k.inputs[1].set([0, -20, -1]);
+      k.logClip(1, 0.5, 7);
+      expect(Array.from(k.x.subarray(21, 24))).toEqual([-0.5, -12, -1.5]);
+      expect(k.x[24]).toBe(7);
+      expect(k.x[20]).toBe(7);
+      k.inputs[0].set([1, 3, 3]);
+      expect(k.max(0, 3)).toBe(3);
     }
   });
 });

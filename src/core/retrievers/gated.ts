@@ -9,7 +9,7 @@ import { applyIsotonic, conformalThreshold, expectedCalibrationError, fitIsotoni
 import { DependencyGraph } from './graph.js';
 import { dotAt, packRows, sphericalKMeans, type KMeansResult } from './kmeans.js';
 import { LexicalIndex, type LexicalQuery } from './lexical.js';
-import { expSum, packMatrix, replaceIfChanged, type ExpSum, type PackedMatrix } from './matvec.js';
+import { gateKernel, packMatrix, replaceIfChanged, type GateKernel, type PackedMatrix } from './matvec.js';
 import { LinearHead, ReplayBuffer, trainLinearHead, type LinearHeadOptions, type LinearHeadState, type ReplayState } from './linear-head.js';
 import { withLazyOrder } from './ranking.js';
 import { ONLINE_HEAD, type EmbeddingNeeds, type LearnInput, type RankInput, type Ranking, type Retriever, type TrainingProgress } from './types.js';
@@ -228,15 +228,15 @@ class Workspace {
   readonly signalWeights = new Float64Array(S);
   /** Some demonstration has the last (up to 3) calls in a row, from the plan's start when shorter. */
   known = false;
-  readonly exp: ExpSum;
+  readonly exp: GateKernel;
   readonly scores: Float64Array;
   readonly acc: Float64Array;
   readonly logits: Float64Array;
   readonly dots: Float64Array;
   constructor(labels: number, dim: number, clusters: number) {
-    this.x = new Float32Array(S * labels);
-    // Scores and head logits live in the exp kernel's memory: the softmax reads them in place.
-    this.exp = expSum(labels, 2);
+    // Signals, scores and head logits live in the kernel's memory: its passes read them in place.
+    this.exp = gateKernel(labels, S, 2);
+    this.x = this.exp.x;
     this.scores = this.exp.inputs[SCORES];
     this.acc = new Float64Array(labels);
     this.touched = new LabelSet(labels);
@@ -548,7 +548,7 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
       const logits = ev.head.logits(q, headSlots(history, l, ev.vocabulary), w.logits);
       const max = ev.head.max;
       const logZ = ev.head.logNormaliser(logits, (shift) => w.exp.run(LOGITS, L, shift, 1));
-      for (let f = 0; f < L; f++) x[HEAD * L + f] = Math.max(-12, logits[f] - logZ);
+      w.exp.logClip(LOGITS, logZ, HEAD);
       context[C_HEAD] = Math.exp(max - logZ);
     }
   }
@@ -601,11 +601,8 @@ function combine(theta: Float64Array, w: Workspace, labels: number): number {
   }
   const z = w.scores;
   const x = w.x;
-  const [a0, a1, a2, a3, a4, a5, a6, a7] = [a[LEX], a[LEXU], a[EMB], a[EMBU], a[CG], a[GG], a[BAG], a[HEAD]];
-  const [o0, o1, o2, o3, o4, o5, o6, o7] = [LEX * labels, LEXU * labels, EMB * labels, EMBU * labels, CG * labels, GG * labels, BAG * labels, HEAD * labels];
-  for (let f = 0; f < labels; f++) {
-    z[f] = 0 + a0 * x[o0 + f] + a1 * x[o1 + f] + a2 * x[o2 + f] + a3 * x[o3 + f] + a4 * x[o4 + f] + a5 * x[o5 + f] + a6 * x[o6 + f] + a7 * x[o7 + f];
-  }
+  // Signals 0–7 (LEX … HEAD) are the dense ones, in signal order.
+  w.exp.combine(a, SCORES);
   const { list, size } = w.sparse;
   for (let i = 0; i < size; i++) {
     const f = list[i];
@@ -613,9 +610,7 @@ function combine(theta: Float64Array, w: Workspace, labels: number): number {
     for (let s = 0; s < S; s++) if (a[s] !== 0) v += a[s] * x[s * labels + f];
     z[f] = v;
   }
-  let max = -Infinity;
-  for (let f = 0; f < labels; f++) if (z[f] > max) max = z[f];
-  return max;
+  return w.exp.max(SCORES, labels);
 }
 
 /**
@@ -1021,9 +1016,8 @@ export class GatedRetriever implements Retriever {
     computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history }, w, this.neighbours, this.without);
     const max = combine(this.theta, w, L);
     const sum = w.exp.run(SCORES, L, max, 1 / this.temperature);
-    const probabilities = new Float64Array(L);
-    const exps = w.exp.output;
-    for (let f = 0; f < L; f++) probabilities[f] = exps[f] / sum;
+    w.exp.divide(L, sum);
+    const probabilities = w.exp.output.slice(0, L);
     // The best label's share is exp(0) / sum.
     const top = 1 / sum;
     const knownHistory = w.known;
