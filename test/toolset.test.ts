@@ -92,6 +92,10 @@ describe('DTDR-G with CSR history rows (the layout of large tool sets): a tool a
     const before = head().support.cols;
     expect(before).toContain(T); // END, right after the tools
     const done = await model.retrieve('Text my sister that I am running late', ['contacts_search', 'sms_send']);
+    // The CSR rows survive the binary model file (weights saved as float32): the same order.
+    const reloaded = await Dtdr.load(model.toBinary(), encoder).retrieve('Text my sister that I am running late', ['contacts_search', 'sms_send']);
+    expect(Array.from(reloaded.ranking.order)).toEqual(Array.from(done.ranking.order));
+    reloaded.ranking.probabilities.forEach((p, i) => expect(p).toBeCloseTo(done.ranking.probabilities[i], 6));
     await model.addTools([NEW_TOOL]);
     expect(head().support.cols).toEqual(before.map((c) => (c >= T ? c + 1 : c)));
     const after = await model.retrieve('Text my sister that I am running late', ['contacts_search', 'sms_send']);
