@@ -35,7 +35,7 @@ describe('model artifacts', () => {
 
   it('records format, version, method, encoder and tools', async () => {
     const a = await artifact();
-    expect(a).toMatchObject({ format: 'dtdr-model', version: 2, method: 'dtdr-c', encoder: { id: 'test-words', dimension: 18 } });
+    expect(a).toMatchObject({ format: 'dtdr-model', version: 3, method: 'dtdr-c', encoder: { id: 'test-words', dimension: 18 } });
     expect(a.tools).toHaveLength(DEMO_TOOLS.length);
     expect(a.toolsHash).toMatch(/^[0-9a-f]{64}$/);
   });

@@ -92,7 +92,7 @@ describe(`fuzzing the model loaders, ${FUZZ_RUNS.toLocaleString('en')} cases eac
 
   it('v1 and v2 JSON artifacts with fields replaced by arbitrary values', () => {
     const keys = ['format', 'version', 'method', 'encoder', 'tools', 'labels', 'training', 'examples', 'state', 'toolsHash', 'toolChanges', 'learning'];
-    fc.assert(fc.property(fc.constantFrom(...keys), fc.jsonValue(), fc.constantFrom(1, 2), (key, value, version) => {
+    fc.assert(fc.property(fc.constantFrom(...keys), fc.jsonValue(), fc.constantFrom(1, 2, 3), (key, value, version) => {
       const broken = { ...JSON.parse(JSON.stringify(json)), version, [key]: value };
       const r = safeLoadModel(broken, encoder, 'model.json');
       return r.ok || (DtdrError.isInstance(r.error) && r.error.code === 'artifact' || r.error.code === 'encoder');

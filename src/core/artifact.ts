@@ -19,9 +19,10 @@ export const MODEL_FORMAT = 'dtdr-model';
 /**
  * Bump when the artifact layout changes; `loadRetriever` rejects versions it does not know and
  * migrates older ones it does. v2 added `toolsHash` and the encoder's `fingerprint`, and the
- * binary container (living/binary.ts); v1 files load unchanged.
+ * binary container (living/binary.ts); v3 lets a linear head keep its one-hot rows as CSR
+ * (`state.head.support`: DTDR-G beyond 8M one-hot weights). v1 and v2 files load unchanged.
  */
-export const MODEL_VERSION = 2;
+export const MODEL_VERSION = 3;
 
 /** A trained retriever as one JSON document. */
 export interface ModelArtifact {
