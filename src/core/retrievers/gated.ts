@@ -1023,7 +1023,7 @@ export class GatedRetriever implements Retriever {
     const knownHistory = w.known;
     const confident = this.evidence !== undefined && top >= this.confidentAbove && knownHistory;
     const set = { threshold: confident ? this.thresholds.confident : this.thresholds.unsure, target: this.target, confident };
-    return withLazyOrder({ labels: this.side.labels, probabilities, confident, set, ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) }, undefined, true);
+    return withLazyOrder({ labels: this.side.labels, probabilities, confident, set, ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) }, { unitRange: true });
   }
 
   /**

@@ -26,7 +26,7 @@ export class DependencyGraph {
       let row = this.table.get(key);
       if (!row) this.table.set(key, (row = new Map()));
       for (const label of next) row.set(label, (row.get(label) ?? 0) + weight / next.length);
-      this.totals.delete(key);
+      this.kept.delete(key);
     }
   }
 
@@ -34,8 +34,8 @@ export class DependencyGraph {
     return this.table.get(DependencyGraph.key(history, j));
   }
 
-  /** Row sums, kept once computed (dropped when a step adds to the row). */
-  private readonly totals = new Map<string, number>();
+  /** Rows with their sums, kept once computed (dropped when a step adds to the row): a lookup allocates nothing. */
+  private readonly kept = new Map<string, { row: Map<number, number>; total: number }>();
 
   /**
    * The row under a key from `DependencyGraph.key` (callers that look one history up in many
@@ -43,15 +43,15 @@ export class DependencyGraph {
    * no demonstration had this context.
    */
   lookupKey(key: string): { row: Map<number, number>; total: number } | undefined {
-    const row = this.table.get(key);
-    if (!row) return undefined;
-    let total = this.totals.get(key);
-    if (total === undefined) {
-      total = 0;
+    let entry = this.kept.get(key);
+    if (entry === undefined) {
+      const row = this.table.get(key);
+      if (!row) return undefined;
+      let total = 0;
       for (const v of row.values()) total += v;
-      this.totals.set(key, total);
+      this.kept.set(key, (entry = { row, total }));
     }
-    return { row, total };
+    return entry;
   }
 
   state(): [string, [number, number][]][] {

@@ -92,10 +92,11 @@ export function topByScore(scores: ArrayLike<number>, k: number, tieBreak?: Arra
 
 /**
  * A ranking whose full `order` is computed only when read (metrics, explanations), while
- * candidate selection asks `top(k)` for the few labels it needs. `unit`: the caller guarantees
- * every probability is in [0, 1], so ordering skips checking it.
+ * candidate selection asks `top(k)` for the few labels it needs. `tieBreak` orders equal
+ * probabilities; `unitRange`: the caller guarantees every probability is in [0, 1], so ordering
+ * skips checking it.
  */
-export function withLazyOrder<T extends Omit<Ranking, 'order' | 'top'>>(ranking: T, tieBreak?: ArrayLike<number>, unit = false): T & Pick<Ranking, 'order' | 'top'> {
+export function withLazyOrder<T extends Omit<Ranking, 'order' | 'top'>>(ranking: T, { tieBreak, unitRange: unit = false }: { tieBreak?: ArrayLike<number>; unitRange?: boolean } = {}): T & Pick<Ranking, 'order' | 'top'> {
   let order: Uint32Array | undefined;
   const tops = new Map<number, Uint32Array>();
   Object.defineProperty(ranking, 'order', {
@@ -142,5 +143,5 @@ export function makeRanking(
   const flat = isFlat(probabilities[best]);
   const confident = options.confident ?? !flat;
   const cause = confident ? undefined : options.cause ?? (flat ? `the probabilities are flat (the top tool has ${probabilities[best]?.toFixed(2)})` : undefined);
-  return withLazyOrder({ labels, probabilities, confident, ...(options.backoff ? { backoff: options.backoff } : {}), ...(cause ? { cause } : {}) }, options.tieBreak);
+  return withLazyOrder({ labels, probabilities, confident, ...(options.backoff ? { backoff: options.backoff } : {}), ...(cause ? { cause } : {}) }, { tieBreak: options.tieBreak });
 }
