@@ -128,6 +128,19 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
     }
   });
 
+  it('drops its per-request caches when it learns (the cluster assignment, the head, the tool dots)', async () => {
+    const model = await Dtdr.train({ tools, plans, encoder });
+    // Learning scores its plans with the model as it was, this very request last, then moves a
+    // centroid (the new requests mention an address) and retrains the head.
+    await model.learn([
+      ...Array.from({ length: 5 }, (_, i) => chainPlan(`n${i}`, 'text anna her address', ['place_search', 'sms_send'])),
+      chainPlan('n5', 'text anna', ['contact_lookup', 'sms_send']),
+    ]);
+    const right = Array.from((await model.retrieve('text anna', ['contact_lookup'])).ranking.probabilities);
+    await model.retrieve('email ben', []);
+    expect(Array.from((await model.retrieve('text anna', ['contact_lookup'])).ranking.probabilities)).toEqual(right);
+  });
+
   it('trains the same model twice for one seed', async () => {
     const a = (await Dtdr.train({ tools, plans, encoder, seed: 3 })).retriever as GatedRetriever;
     const b = (await Dtdr.train({ tools, plans, encoder, seed: 3 })).retriever as GatedRetriever;

@@ -233,7 +233,10 @@ class Workspace {
   readonly acc: Float64Array;
   readonly logits: Float64Array;
   readonly dots: Float64Array;
+  /** The request whose soft cluster assignment `top` and `weights` hold, and for which centroids. */
+  readonly assigned: { query: Float64Array; centroids?: PackedMatrix; m: number; weightSum: number };
   constructor(labels: number, dim: number, clusters: number) {
+    this.assigned = { query: new Float64Array(dim).fill(NaN), m: 0, weightSum: 0 };
     // Signals, scores and head logits live in the kernel's memory: its passes read them in place.
     this.exp = gateKernel(labels, S, 2);
     this.x = this.exp.x;
@@ -467,28 +470,37 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
     const l = ev.historyLength;
     // Soft assignment to the nearest clusters.
     const k = ev.k;
-    const dots = w.dots;
-    (ev.packedCentroids ??= packMatrix(ev.centroids, k, d)).times(q, dots);
+    const packed = (ev.packedCentroids ??= packMatrix(ev.centroids, k, d));
     const m = Math.min(neighbours, k);
     const top = w.top;
-    top.length = 0;
-    for (let c = 0; c < k; c++) {
-      if (top.length < m) {
-        top.push(c);
-        if (top.length === m) top.sort((a, b) => dots[b] - dots[a]);
-      } else if (dots[c] > dots[top[m - 1]]) {
-        let p = m - 1;
-        while (p > 0 && dots[top[p - 1]] < dots[c]) {
-          top[p] = top[p - 1];
-          p--;
-        }
-        top[p] = c;
-      }
-    }
-    if (top.length < m || m < 2) top.sort((a, b) => dots[b] - dots[a]);
     const weights = w.weights;
-    let wSum = 0;
-    for (let i = 0; i < top.length; i++) wSum += weights[i] = Math.exp((dots[top[i]] - dots[top[0]]) / 0.05);
+    // The soft assignment depends on the request alone: a plan's later steps reuse it (learning
+    // moves centroids and drops the packed matrix, which starts a new assignment).
+    const assigned = w.assigned;
+    const newQuery = replaceIfChanged(assigned.query, q);
+    if (newQuery || assigned.centroids !== packed || assigned.m !== m) {
+      const dots = w.dots;
+      packed.times(q, dots);
+      top.length = 0;
+      for (let c = 0; c < k; c++) {
+        if (top.length < m) {
+          top.push(c);
+          if (top.length === m) top.sort((a, b) => dots[b] - dots[a]);
+        } else if (dots[c] > dots[top[m - 1]]) {
+          let p = m - 1;
+          while (p > 0 && dots[top[p - 1]] < dots[c]) {
+            top[p] = top[p - 1];
+            p--;
+          }
+          top[p] = c;
+        }
+      }
+      if (top.length < m || m < 2) top.sort((a, b) => dots[b] - dots[a]);
+      let sum = 0;
+      for (let i = 0; i < top.length; i++) sum += weights[i] = Math.exp((dots[top[i]] - dots[top[0]]) / 0.05);
+      Object.assign(assigned, { centroids: packed, m, weightSum: sum });
+    }
+    const wSum = assigned.weightSum;
     const acc = w.acc; // all zero between uses
     // One key per history length, shared by every graph this step looks the history up in.
     const keys = w.keys;
@@ -504,11 +516,11 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
       for (let j = l; j >= 1; j--) {
         const found = graph.lookupKey(keyOf(j));
         if (!found || found.total <= 0) continue;
-        const total = found.total;
-        found.row.forEach((v, label) => {
-          acc[label] += (weight * v) / total;
-          touched.add(label);
-        });
+        const { labels, weights: counts, total } = found;
+        for (let k = 0; k < labels.length; k++) {
+          acc[labels[k]] += (weight * counts[k]) / total;
+          touched.add(labels[k]);
+        }
         match += (weight * j) / l;
         support += weight * total;
         break;
@@ -532,11 +544,11 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
     for (let j = l; j >= 0; j--) {
       const found = ev.global.lookupKey(keyOf(j));
       if (!found || found.total <= 0) continue;
-      const total = found.total;
-      found.row.forEach((v, label) => {
-        acc[label] = v / total;
-        touched.add(label);
-      });
+      const { labels, weights: counts, total } = found;
+      for (let k = 0; k < labels.length; k++) {
+        acc[labels[k]] = counts[k] / total;
+        touched.add(labels[k]);
+      }
       context[G_MATCH] = j / l;
       context[G_SUPPORT] = Math.min(1, Math.log1p(total) / Math.log(1001));
       break;

@@ -34,22 +34,24 @@ export class DependencyGraph {
     return this.table.get(DependencyGraph.key(history, j));
   }
 
-  /** Rows with their sums, kept once computed (dropped when a step adds to the row): a lookup allocates nothing. */
-  private readonly kept = new Map<string, { row: Map<number, number>; total: number }>();
+  /** Rows as typed arrays with their sums, kept once built (dropped when a step adds to the row): a lookup allocates nothing. */
+  private readonly kept = new Map<string, GraphRow>();
 
   /**
    * The row under a key from `DependencyGraph.key` (callers that look one history up in many
-   * graphs build the key once) and its total weight, summed in the row's order; undefined when
-   * no demonstration had this context.
+   * graphs build the key once) as typed arrays in the row's order, with its total weight summed
+   * in that order; undefined when no demonstration had this context.
    */
-  lookupKey(key: string): { row: Map<number, number>; total: number } | undefined {
+  lookupKey(key: string): GraphRow | undefined {
     let entry = this.kept.get(key);
     if (entry === undefined) {
       const row = this.table.get(key);
       if (!row) return undefined;
+      const labels = Uint32Array.from(row.keys());
+      const weights = Float64Array.from(row.values());
       let total = 0;
-      for (const v of row.values()) total += v;
-      this.kept.set(key, (entry = { row, total }));
+      for (const v of weights) total += v;
+      this.kept.set(key, (entry = { labels, weights, total }));
     }
     return entry;
   }
@@ -64,6 +66,13 @@ export class DependencyGraph {
     for (const [key, row] of entries) graph.table.set(key, new Map(row));
     return graph;
   }
+}
+
+/** One context's next-label weights in the row's insertion order, and their sum. */
+export interface GraphRow {
+  labels: Uint32Array;
+  weights: Float64Array;
+  total: number;
 }
 
 export interface GraphLevel {
