@@ -95,15 +95,15 @@ export class LinearHead {
   /** The largest logit `logits` wrote last (a softmax's shift, found in the same pass). */
   max = -Infinity;
   /**
-   * With a CSR support, what the last `logits` call left for a cheap normaliser: the logits before
+   * With a CSR support, what the last `logits` call left for `logNormaliser`: the logits before
    * the one-hot rows (x·W + b, `base`) and their max, whether they were recomputed (a new
    * request), and the distinct labels the one-hot rows moved, `moved[0 .. movedCount)`.
    */
-  base?: Float64Array;
-  baseMax = -Infinity;
-  baseFresh = false;
-  moved = new Uint32Array(0);
-  movedCount = 0;
+  private base?: Float64Array;
+  private baseMax = -Infinity;
+  private baseFresh = false;
+  private moved = new Uint32Array(0);
+  private movedCount = 0;
   private movedMark?: Uint8Array;
 
   /** Writes the logits of one example into `out` (length `classes`). */
