@@ -204,7 +204,7 @@ interface StepInput {
 
 /** Called tools projected out of the query, at most (longer histories keep their first 16 distinct calls). */
 const MAX_BASIS = 16;
-/** The exp kernel's two input vectors. */
+/** The gate kernel's two input vectors. */
 const SCORES = 0;
 const LOGITS = 1;
 const noTerms = (): LexicalQuery => ({ postings: [] });
@@ -228,7 +228,8 @@ class Workspace {
   readonly signalWeights = new Float64Array(S);
   /** Some demonstration has the last (up to 3) calls in a row, from the plan's start when shorter. */
   known = false;
-  readonly exp: GateKernel;
+  /** The WebAssembly passes over every label (exponentials, the gate's sum, clip, division). */
+  readonly kernel: GateKernel;
   readonly scores: Float64Array;
   readonly acc: Float64Array;
   readonly logits: Float64Array;
@@ -238,13 +239,13 @@ class Workspace {
   constructor(labels: number, dim: number, clusters: number) {
     this.assigned = { query: new Float64Array(dim).fill(NaN), m: 0, weightSum: 0 };
     // Signals, scores and head logits live in the kernel's memory: its passes read them in place.
-    this.exp = gateKernel(labels, S, 2);
-    this.x = this.exp.x;
-    this.scores = this.exp.inputs[SCORES];
+    this.kernel = gateKernel(labels, S, 2);
+    this.x = this.kernel.x;
+    this.scores = this.kernel.inputs[SCORES];
     this.acc = new Float64Array(labels);
     this.touched = new LabelSet(labels);
     this.sparse = new LabelSet(labels);
-    this.logits = this.exp.inputs[LOGITS];
+    this.logits = this.kernel.inputs[LOGITS];
     this.dots = new Float64Array(Math.max(1, clusters));
     this.basis = new Float64Array(MAX_BASIS * dim);
     this.weights = new Float64Array(Math.max(1, clusters)); // soft-assignment weights: at most one per cluster
@@ -498,7 +499,9 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
       if (top.length < m || m < 2) top.sort((a, b) => dots[b] - dots[a]);
       let sum = 0;
       for (let i = 0; i < top.length; i++) sum += weights[i] = Math.exp((dots[top[i]] - dots[top[0]]) / 0.05);
-      Object.assign(assigned, { centroids: packed, m, weightSum: sum });
+      assigned.centroids = packed;
+      assigned.m = m;
+      assigned.weightSum = sum;
     }
     const wSum = assigned.weightSum;
     const acc = w.acc; // all zero between uses
@@ -559,8 +562,8 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
     if (ev.head) {
       const logits = ev.head.logits(q, headSlots(history, l, ev.vocabulary), w.logits);
       const max = ev.head.max;
-      const logZ = ev.head.logNormaliser(logits, (shift) => w.exp.run(LOGITS, L, shift, 1));
-      w.exp.logClip(LOGITS, logZ, HEAD);
+      const logZ = ev.head.logNormaliser(logits, (shift) => w.kernel.run(LOGITS, L, shift, 1));
+      w.kernel.logClip(LOGITS, logZ, HEAD);
       context[C_HEAD] = Math.exp(max - logZ);
     }
   }
@@ -614,7 +617,7 @@ function combine(theta: Float64Array, w: Workspace, labels: number): number {
   const z = w.scores;
   const x = w.x;
   // Signals 0–7 (LEX … HEAD) are the dense ones, in signal order.
-  w.exp.combine(a, SCORES);
+  w.kernel.combine(a, SCORES);
   const { list, size } = w.sparse;
   for (let i = 0; i < size; i++) {
     const f = list[i];
@@ -622,7 +625,7 @@ function combine(theta: Float64Array, w: Workspace, labels: number): number {
     for (let s = 0; s < S; s++) if (a[s] !== 0) v += a[s] * x[s * labels + f];
     z[f] = v;
   }
-  return w.exp.max(SCORES, labels);
+  return w.kernel.max(SCORES, labels);
 }
 
 /**
@@ -1027,9 +1030,9 @@ export class GatedRetriever implements Retriever {
     if (this.lastQuery.text !== input.query) this.lastQuery = { text: input.query, terms: this.side.lexical.prepare(terms(input.query)) };
     computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history }, w, this.neighbours, this.without);
     const max = combine(this.theta, w, L);
-    const sum = w.exp.run(SCORES, L, max, 1 / this.temperature);
-    w.exp.divide(L, sum);
-    const probabilities = w.exp.output.slice(0, L);
+    const sum = w.kernel.run(SCORES, L, max, 1 / this.temperature);
+    w.kernel.divide(L, sum);
+    const probabilities = w.kernel.output.slice(0, L);
     // The best label's share is exp(0) / sum.
     const top = 1 / sum;
     const knownHistory = w.known;

@@ -95,16 +95,15 @@ export function backoffDistribution(levels: GraphLevel[], history: readonly numb
   // Counted in real calls: start markers make "first call" a context, but they are not history.
   const historyWanted = Math.min(maxLevel, history.length);
   for (const level of levels) {
-    const row = level.graph.lookup(history, level.level);
+    const row = level.graph.lookupKey(DependencyGraph.key(history, level.level));
     if (!row) continue;
-    let total = 0;
-    for (const w of row.values()) total += w;
+    const { labels: next, weights: counts, total } = row;
     if (total <= 0) continue;
     if (!backoff) {
       matchedLevel = level.level;
       backoff = { scope: level.scope, historyUsed: Math.min(level.level, history.length), historyWanted, support: Math.round(total * 100) / 100, level: level.level };
     }
-    for (const [label, w] of row) probabilities[label] += (weight * w) / total;
+    for (let k = 0; k < next.length; k++) probabilities[next[k]] += (weight * counts[k]) / total;
     weight *= 1e-3;
   }
   let sum = 0;

@@ -102,7 +102,7 @@ export class LinearHead {
   private base?: Float64Array;
   private baseMax = -Infinity;
   private baseFresh = false;
-  private moved = new Uint32Array(0);
+  private moved?: Uint32Array;
   private movedCount = 0;
   private movedMark?: Uint8Array;
 
@@ -151,23 +151,18 @@ export class LinearHead {
     const C = this.classes;
     out.set(base.subarray(0, C));
     const mark = (this.movedMark ??= new Uint8Array(C));
-    for (let i = 0; i < this.movedCount; i++) mark[this.moved[i]] = 0;
+    const moved = (this.moved ??= new Uint32Array(C));
+    for (let i = 0; i < this.movedCount; i++) mark[moved[i]] = 0;
     let count = 0;
     const n = sparse?.length ?? 0;
     for (let k = 0; k < n; k++) {
       const s = sparse![k];
-      const to = start[s + 1];
-      if (this.moved.length < count + to - start[s]) {
-        const grown = new Uint32Array(Math.min(C, 2 * (count + to - start[s])));
-        grown.set(this.moved.subarray(0, count));
-        this.moved = grown;
-      }
-      for (let j = start[s]; j < to; j++) {
+      for (let j = start[s]; j < start[s + 1]; j++) {
         const c = cols[j];
         out[c] += E[j];
         if (!mark[c]) {
           mark[c] = 1;
-          this.moved[count++] = c;
+          moved[count++] = c;
         }
       }
     }
@@ -194,26 +189,28 @@ export class LinearHead {
   logNormaliser(out: Float64Array, sumExp: (shift: number) => number): number {
     const base = this.base;
     if (!this.support || !base) return this.max + Math.log(sumExp(this.max));
-    const moved = (shift: number) => {
-      let delta = 0;
-      for (let i = 0; i < this.movedCount; i++) {
-        const c = this.moved[i];
-        delta += expTwin(out[c] - shift) - expTwin(base[c] - shift);
-      }
-      return delta;
-    };
     if (!this.baseFresh && this.keptSum > 0) {
       const shift = Math.max(this.keptShift, this.max);
       const kept = shift === this.keptShift ? this.keptSum : this.keptSum * expTwin(this.keptShift - shift);
-      const sum = kept + moved(shift);
+      const sum = kept + this.movedDelta(out, base, shift);
       if (sum > 1e-6 * kept) return shift + Math.log(sum);
     }
     const shift = Math.max(this.max, this.baseMax);
     const sum = sumExp(shift);
-    const baseSum = sum - moved(shift);
+    const baseSum = sum - this.movedDelta(out, base, shift);
     this.keptSum = baseSum > 1e-6 * sum ? baseSum : 0;
     this.keptShift = shift;
     return shift + Math.log(sum);
+  }
+
+  /** Σ over the moved labels of exp(out − shift) − exp(base − shift). */
+  private movedDelta(out: Float64Array, base: Float64Array, shift: number): number {
+    let delta = 0;
+    for (let i = 0; i < this.movedCount; i++) {
+      const c = this.moved![i];
+      delta += expTwin(out[c] - shift) - expTwin(base[c] - shift);
+    }
+    return delta;
   }
 
   state(): LinearHeadState {
@@ -368,7 +365,7 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
     }
   }
   const head = new LinearHead(dim, C, S, mean, std, W, E, support);
-  /** Row r's weights are E[rowStart(r) .. rowStart(r + 1)); label of E[j] is col(j, r). */
+  /** Row r's weights are E[rowStart(r) .. rowStart(r + 1)): labels support.cols[j] with CSR, j − r·C in full rows. */
   const rowStart = support ? (r: number) => support.start[r] : (r: number) => r * C;
 
   const mW = new Float64Array(W.length), vW = new Float64Array(W.length);

@@ -205,26 +205,9 @@ export interface ExpSum {
   run(which: number, n: number, shift: number, scale: number): number;
 }
 
+/** The exponentials alone: the exp part of a gate kernel (one memory layout and one twin for both). */
 export function expSum(length: number, inputs: number, jsOnly = false): ExpSum {
-  // One slot per vector, even-sized so every vector starts 16-byte aligned, with room for a pad.
-  const slot = (length + 2) & ~1;
-  const module = jsOnly ? null : kernelModule();
-  if (module) {
-    const { kernel: k, buffer } = instantiate(module, (inputs + 1) * slot * 8);
-    const views = Array.from({ length: inputs }, (_, i) => new Float64Array(buffer, i * slot * 8, slot));
-    const out = inputs * slot * 8;
-    return {
-      inputs: views.map((v) => v.subarray(0, length)),
-      output: new Float64Array(buffer, out, length),
-      run(which, n, shift, scale) {
-        views[which][n] = -Infinity; // the pad of an odd n contributes exp(−∞) = 0
-        return k.expsum(which * slot * 8, out, n, shift, scale);
-      },
-    };
-  }
-  const views = Array.from({ length: inputs }, () => new Float64Array(length));
-  const output = new Float64Array(length);
-  return { inputs: views, output, run: expSumOver(views, output) };
+  return gateKernel(length, 8, inputs, jsOnly);
 }
 
 /**
