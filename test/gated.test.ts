@@ -117,6 +117,29 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
     }
   });
 
+  it('weighs order of mention in the request (lexicalOrder, default 8); files without it rank as before (0)', async () => {
+    const model = await Dtdr.train({ tools, plans, encoder });
+    const saved = model.toJSON() as { state: { lexicalOrder?: number } };
+    expect(saved.state.lexicalOrder).toBe(8);
+    const unordered = await Dtdr.train({ tools, plans, encoder, gated: { lexicalOrder: 0 } });
+    const old = JSON.parse(JSON.stringify(unordered.toJSON()));
+    delete old.state.lexicalOrder;
+    const query = 'find a restaurant address, then send anna a text message';
+    const a = await unordered.retrieve(query, []);
+    const b = await Dtdr.load(old, encoder).retrieve(query, []);
+    const logs = (r: typeof a) => Array.from(r.ranking.probabilities, Math.log);
+    expect(logs(b)).toEqual(logs(a).map((v) => expect.closeTo(v, 5)));
+    // and the order does move this request's log-probabilities (so the check above can fail)
+    const ordered = await Dtdr.train({ tools, plans, encoder, gated: { lexicalOrder: 8 } });
+    expect(logs(await ordered.retrieve(query, [])).some((v, i) => Math.abs(v - logs(a)[i]) > 1e-3)).toBe(true);
+    await expect(Dtdr.train({ tools, plans, encoder, gated: { lexicalOrder: -1 } })).rejects.toSatisfy(
+      (e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && e.field === 'lexicalOrder',
+    );
+    const bad = JSON.parse(JSON.stringify(saved));
+    bad.state.lexicalOrder = 'soon';
+    expect(() => Dtdr.load(bad, encoder)).toThrow(/lexicalOrder/);
+  });
+
   it('ranks a step the same whatever was ranked before it (per-request caches: terms, plain BM25, tool dots, head logits)', async () => {
     const saved = (await Dtdr.train({ tools, plans, encoder })).toJSON();
     const model = Dtdr.load(saved, encoder);

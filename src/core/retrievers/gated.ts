@@ -32,7 +32,7 @@ import { ONLINE_HEAD, type EmbeddingNeeds, type LearnInput, type RankInput, type
  * and unsure steps. With no demonstrations it ranks by descriptions alone.
  */
 export const SIGNALS = [
-  'lexical', // BM25 of the request against the tool's name and description
+  'lexical', // BM25 of the request against the tool's name and description, earlier request terms weighing more
   'lexical-unserved', // the same, with request terms the called tools already matched discounted
   'embedding', // cosine of request and tool description embeddings
   'embedding-unserved', // cosine after projecting the called tools' directions out of the request
@@ -80,6 +80,12 @@ export interface GatedOptions {
   /** Nearest clusters a request is softly assigned to. Default 5. */
   neighbours?: number;
   /**
+   * Order of mention in the request: the lexical signal weighs the request's k-th distinct
+   * matched term by exp(−k / lexicalOrder), since requests name their first need first ("cancel
+   * my ticket and rebook me"). 0 turns it off (every term weighs the same). Default 8.
+   */
+  lexicalOrder?: number;
+  /**
    * How cross-fitting folds are drawn: `plan` (at random), `sequence` (plans with one tool
    * sequence share a fold, so every held-out plan is a new combination) or both, pooled.
    * Default: `plan+sequence` when there are at least 10 sequences and each is repeated about 10
@@ -98,7 +104,7 @@ class ToolSide {
   readonly end: number;
   readonly lexical: LexicalIndex;
   readonly index: Map<string, number>;
-  constructor(readonly tools: ToolSpec[], readonly toolVectors: Float32Array, readonly dim: number) {
+  constructor(readonly tools: ToolSpec[], readonly toolVectors: Float32Array, readonly dim: number, readonly lexicalOrder: number) {
     this.labels = [...tools.map((t) => t.name), END];
     this.end = tools.length;
     this.index = labelIndices(this.labels);
@@ -369,7 +375,7 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
   const history = input.history;
 
   // Lexical, plain and history-aware, scaled to the embedding signals' range.
-  const served = side.lexical.score(input.terms, called, x.subarray(LEX * L, LEX * L + L), x.subarray(LEXU * L, LEXU * L + L), { scale: 0.1 });
+  const served = side.lexical.score(input.terms, called, x.subarray(LEX * L, LEX * L + L), x.subarray(LEXU * L, LEXU * L + L), { scale: 0.1, orderDecay: side.lexicalOrder });
   context[C_SERVED] = served;
   context[C_CALLS] = Math.min(history.length, 4) / 4;
 
@@ -683,6 +689,8 @@ export interface GatedDiagnostics {
 export interface GatedState {
   historyLength: number;
   neighbours: number;
+  /** GatedOptions.lexicalOrder (absent in files written before it: 0, every request term weighs the same). */
+  lexicalOrder?: number;
   without: SignalName[];
   theta: number[];
   temperature: number;
@@ -772,9 +780,11 @@ export class GatedRetriever implements Retriever {
     if (!(target > 0 && target < 1)) throw new DtdrError('options', `target must be in (0, 1), got ${target}`, { field: 'target' });
     const confidentAbove = options.confidentAbove ?? 0.5;
     const neighbours = options.neighbours ?? 5;
+    const lexicalOrder = options.lexicalOrder ?? 8;
+    if (!(lexicalOrder >= 0 && Number.isFinite(lexicalOrder))) throw new DtdrError('options', `lexicalOrder must be a finite number ≥ 0, got ${lexicalOrder}`, { field: 'lexicalOrder' });
     const without = options.without ?? [];
     for (const s of without) if (!SIGNALS.includes(s)) throw new DtdrError('options', `unknown signal "${s}"`, { field: 'without', hint: `one of: ${SIGNALS.join(', ')}` });
-    const side = new ToolSide(tools, packRows(toolVectors, dim), dim);
+    const side = new ToolSide(tools, packRows(toolVectors, dim), dim, lexicalOrder);
     const seed = options.seed ?? 0;
     if (plans.length === 0) {
       return new GatedRetriever(side, undefined, priorGate(), 1, target, confidentAbove, { confident: 0, unsure: 0 }, neighbours, without);
@@ -1072,6 +1082,7 @@ export class GatedRetriever implements Retriever {
     return {
       historyLength: this.historyLength,
       neighbours: this.neighbours,
+      lexicalOrder: this.side.lexicalOrder,
       without: this.withoutSignals,
       theta: Array.from(this.theta),
       temperature: this.temperature,
@@ -1105,7 +1116,10 @@ export class GatedRetriever implements Retriever {
     if (!Array.isArray(s.theta) || s.theta.length !== S * G || s.theta.some((v) => !Number.isFinite(v))) fail('theta', `gate must have ${S * G} finite weights`);
     if (!Array.isArray(s.toolVectors) || s.toolVectors.length !== tools.length || s.toolVectors.some((v) => !Array.isArray(v) || v.length !== dim)) fail('toolVectors', 'one vector per tool of the encoder dimension expected');
     const without = Array.isArray(s.without) ? s.without.filter((x): x is SignalName => SIGNALS.includes(x as SignalName)) : [];
-    const side = new ToolSide(tools, Float32Array.from(s.toolVectors.flat()), dim);
+    // Files written before the lexical signal weighed order of mention have no lexicalOrder: 0 ranks as they did.
+    const lexicalOrder = s.lexicalOrder ?? 0;
+    if (typeof lexicalOrder !== 'number' || !(lexicalOrder >= 0 && Number.isFinite(lexicalOrder))) fail('lexicalOrder', 'lexicalOrder must be a finite number ≥ 0');
+    const side = new ToolSide(tools, Float32Array.from(s.toolVectors.flat()), dim, lexicalOrder);
     let ev: Evidence | undefined;
     if (s.evidence) {
       const e = s.evidence;

@@ -65,11 +65,16 @@ export class LexicalIndex {
    * 0.8); `scale` (default 1) multiplies both scores. The plain scores do not depend on the calls:
    * the first step of a query keeps them on the query, and every step starts the served scores
    * from them and takes off only the discounted terms' share — the few terms the calls matched,
-   * not every posting of the request.
+   * not every posting of the request. With `orderDecay` > 0 the plain scores (not the served
+   * ones) weigh the query's k-th distinct known term by exp(−k / orderDecay): earlier mentions
+   * lead.
    */
-  score(query: LexicalQuery, called: readonly number[], plain: Float32Array, served: Float32Array, { discount = 0.8, scale = 1 } = {}): number {
-    const kept = query.plain?.scale === scale ? query.plain : (query.plain = this.plainScores(query, plain, scale));
-    for (let k = 0; k < kept.tools.length; k++) plain[kept.tools[k]] = served[kept.tools[k]] = kept.sums[k];
+  score(query: LexicalQuery, called: readonly number[], plain: Float32Array, served: Float32Array, { discount = 0.8, scale = 1, orderDecay = 0 } = {}): number {
+    const kept = query.plain?.scale === scale && query.plain.orderDecay === orderDecay ? query.plain : (query.plain = this.plainScores(query, plain, scale, orderDecay));
+    for (let k = 0; k < kept.tools.length; k++) {
+      served[kept.tools[k]] = kept.sums[k];
+      plain[kept.tools[k]] = kept.ordered[k];
+    }
     if (called.length === 0) return 0;
     let idfTotal = 0;
     let idfServed = 0;
@@ -90,8 +95,8 @@ export class LexicalIndex {
     return idfTotal > 0 ? idfServed / idfTotal : 0;
   }
 
-  /** The query's plain scores, summed in `scratch` (zero on entry; left holding them, scaled). */
-  private plainScores(query: LexicalQuery, scratch: Float32Array, scale: number): { tools: Uint32Array; sums: Float32Array; scale: number } {
+  /** The query's plain scores and their order-weighted twins, summed in `scratch` (zero on entry and on return). */
+  private plainScores(query: LexicalQuery, scratch: Float32Array, scale: number, orderDecay: number): KeptScores {
     const first = this.scratch;
     first.length = 0;
     for (const { tools, weights } of query.postings) {
@@ -103,8 +108,21 @@ export class LexicalIndex {
     }
     const tools = Uint32Array.from(first);
     const sums = new Float32Array(first.length);
-    for (let k = 0; k < first.length; k++) sums[k] = scratch[first[k]] *= scale;
-    return { tools, sums, scale };
+    for (let k = 0; k < first.length; k++) {
+      sums[k] = scratch[first[k]] *= scale;
+      scratch[first[k]] = 0;
+    }
+    if (!(orderDecay > 0)) return { tools, sums, ordered: sums, scale, orderDecay };
+    query.postings.forEach(({ tools: ts, weights }, j) => {
+      const f = Math.exp(-j / orderDecay);
+      for (let k = 0; k < ts.length; k++) scratch[ts[k]] += f * weights[k];
+    });
+    const ordered = new Float32Array(first.length);
+    for (let k = 0; k < first.length; k++) {
+      ordered[k] = scratch[first[k]] * scale;
+      scratch[first[k]] = 0;
+    }
+    return { tools, sums, ordered, scale, orderDecay };
   }
 }
 
@@ -119,5 +137,13 @@ interface Posting {
 /** A query prepared by `LexicalIndex.prepare`: its distinct known terms' postings, and its plain scores once computed. */
 export interface LexicalQuery {
   readonly postings: readonly Posting[];
-  plain?: { tools: Uint32Array; sums: Float32Array; scale: number };
+  plain?: KeptScores;
+}
+
+interface KeptScores {
+  tools: Uint32Array;
+  sums: Float32Array;
+  ordered: Float32Array;
+  scale: number;
+  orderDecay: number;
 }
