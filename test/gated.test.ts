@@ -179,6 +179,35 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
   });
 });
 
+describe('conformal thresholds from new combinations', () => {
+  // 12 two-call sequences, each demonstrated 4 times: most plans repeat a sequence.
+  const word: Record<string, string> = { place_search: 'restaurant', contact_lookup: 'person', sms_send: 'text', mail_send: 'email', route: 'directions' };
+  const names5 = Object.keys(word);
+  const pairs = names5.flatMap((a) => names5.filter((b) => b !== a).map((b) => [a, b])).slice(0, 12);
+  const plans = pairs.flatMap(([a, b], s) => Array.from({ length: 4 }, (_, k) => chainPlan(`p${s}-${k}`, `${word[a]} then ${word[b]}${k % 2 ? ' anna' : ' ben'}`, [a, b])));
+
+  it('by default, when most plans repeat a sequence, come from folds that hold out whole sequences; ranking does not depend on it', async () => {
+    const bySequence = await Dtdr.train({ tools, plans, encoder });
+    const byPlan = await Dtdr.train({ tools, plans, encoder, gated: { thresholdsFrom: 'plan' } });
+    expect(bySequence.diagnostics).toMatchObject({ foldBy: 'plan', thresholdsFrom: 'sequence' });
+    expect(byPlan.diagnostics).toMatchObject({ foldBy: 'plan', thresholdsFrom: 'plan' });
+    expect(bySequence.diagnostics!.thresholds).not.toEqual(byPlan.diagnostics!.thresholds);
+    for (const history of [[], ['place_search']]) {
+      const a = await bySequence.retrieve('restaurant then text anna', history);
+      const b = await byPlan.retrieve('restaurant then text anna', history);
+      expect(Array.from(a.ranking.probabilities)).toEqual(Array.from(b.ranking.probabilities));
+    }
+    // the calibration-only folds score the calibration half of the plans: 3 steps each, 48 plans, half of them
+    expect(bySequence.diagnostics!.heldOutSteps - byPlan.diagnostics!.heldOutSteps).toBe((plans.length / 2) * 3);
+  });
+
+  it('rejects an unknown source', async () => {
+    await expect(Dtdr.train({ tools, plans, encoder, gated: { thresholdsFrom: 'random' as never } })).rejects.toSatisfy(
+      (e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && e.field === 'thresholdsFrom',
+    );
+  });
+});
+
 describe('the statistics behind it, by hand', () => {
   it('split-conformal threshold: the ⌊(n+1)(1−target)⌋-th smallest score', () => {
     const scores = [0.9, 0.1, 0.5, 0.3, 0.7, 0.2, 0.8, 0.4, 0.6, 1.0];

@@ -92,6 +92,15 @@ export interface GatedOptions {
    * times or more on average, else `plan`.
    */
   foldBy?: 'plan' | 'sequence' | 'plan+sequence';
+  /**
+   * Which held-out steps set the conformal thresholds: `sequence` (steps of plans whose tool
+   * sequence the fold never saw: the sets are sized to hold the needed tool on new combinations
+   * of familiar steps, and over-cover repeats) or `plan` (random folds: requests like the
+   * demonstrations). Default: `sequence` when there are at least 10 sequences and at least half
+   * the plans share theirs with another plan (elsewhere random folds already hold out new
+   * combinations), else `plan`. Ranking and calibrated probabilities do not depend on it.
+   */
+  thresholdsFrom?: 'plan' | 'sequence';
   /** Signals to leave out (ablations). */
   without?: SignalName[];
   seed?: number;
@@ -674,6 +683,8 @@ function topIndices(x: Float32Array, from: number, n: number, count: number, int
 export interface GatedDiagnostics {
   folds: number;
   foldBy: 'plan' | 'sequence' | 'plan+sequence';
+  /** Which held-out steps set the conformal thresholds (absent in files written before it: those of foldBy's first scheme). */
+  thresholdsFrom?: 'plan' | 'sequence';
   heldOutSteps: number;
   /** Held-out top-1 expected calibration error before and after temperature scaling, and with isotonic regression. */
   ece: { raw: number; temperature: number; isotonic: number };
@@ -793,14 +804,24 @@ export class GatedRetriever implements Retriever {
     const headOption = withoutIdx.has(HEAD) ? false : options.head;
     const n = plans.length;
     const folds = Math.max(2, Math.min(options.folds ?? 3, n));
-    const sequences = new Set(plans.map((p) => planTools(p).join('\u0000'))).size;
+    const sequenceCounts = new Map<string, number>();
+    for (const p of plans) {
+      const key = planTools(p).join('\u0000');
+      sequenceCounts.set(key, (sequenceCounts.get(key) ?? 0) + 1);
+    }
+    const sequences = sequenceCounts.size;
+    const repeats = plans.filter((p) => sequenceCounts.get(planTools(p).join('\u0000'))! > 1).length;
     // Demonstrations that repeat each sequence ~10 times or more (generated from templates, say)
     // tell random folds nothing about new combinations, and folds by sequence (every held-out plan
     // a new combination) tell nothing about repeats, which such data mostly gets: the gate then
     // learns from both kinds of held-out steps. With fewer than 10 sequences a held-out fold would
     // lose whole skills, not combinations: random folds only.
     const foldBy: GatedDiagnostics['foldBy'] = options.foldBy ?? (sequences >= 10 && sequences / n < 0.1 ? 'plan+sequence' : 'plan');
-    const schemes = foldBy === 'plan+sequence' ? (['sequence', 'plan'] as const) : [foldBy];
+    const thresholdsFrom = options.thresholdsFrom ?? (sequences >= 10 && repeats >= n / 2 ? 'sequence' : foldBy === 'sequence' ? 'sequence' : 'plan');
+    if (thresholdsFrom !== 'plan' && thresholdsFrom !== 'sequence') throw new DtdrError('options', `thresholdsFrom must be "plan" or "sequence", got ${String(thresholdsFrom)}`, { field: 'thresholdsFrom' });
+    const gateSchemes: ('plan' | 'sequence')[] = foldBy === 'plan+sequence' ? ['sequence', 'plan'] : [foldBy];
+    // A thresholds scheme the gate does not use is scored on the calibration half only.
+    const schemes = gateSchemes.includes(thresholdsFrom) ? gateSchemes : [...gateSchemes, thresholdsFrom];
     const foldsOf = (scheme: 'plan' | 'sequence') => {
       const foldOf = new Uint32Array(n);
       if (scheme === 'sequence') {
@@ -879,6 +900,10 @@ export class GatedRetriever implements Retriever {
     report('settings', 1);
 
     // Cross-fitting: every demonstration's steps are scored by components that never saw it.
+    // Gate on one half of the held-out plans, calibration and conformal thresholds on the other.
+    const half = new Uint8Array(n);
+    shuffleInPlace(Array.from({ length: n }, (_, i) => i), seededRandom(seed + 307)).forEach((p, rank) => (half[p] = rank % 2));
+    const small = n < 40; // too few to split: both halves use everything (the guarantee weakens; said in the reason)
     const builder = new GateDataBuilder(S, G);
     const stepPlan: number[] = [];
     const stepKnown: boolean[] = [];
@@ -890,7 +915,8 @@ export class GatedRetriever implements Retriever {
         const trainIdx = plans.flatMap((_, i) => (foldOf[i] !== f ? [i] : []));
         // Every other plan trains the fold; at most MAX_SCORED_PLANS held-out plans per scheme are
         // scored (gate and calibration need thousands of steps, not 100,000 demonstrations' worth).
-        const heldIdx = scoredSubset(plans.flatMap((_, i) => (foldOf[i] === f ? [i] : [])), MAX_SCORED_PLANS / folds, seed + 409 + f);
+        const forThresholdsOnly = r >= gateSchemes.length;
+        const heldIdx = scoredSubset(plans.flatMap((_, i) => (foldOf[i] === f && (small || !forThresholdsOnly || half[i] === 1) ? [i] : [])), MAX_SCORED_PLANS / folds, seed + 409 + f);
         const t = sub(trainIdx);
         // Fold heads only feed the gate and calibration: 3 epochs measure as well as 8 there, at a third of the time.
         const foldHead = headOption === false ? false : { ...headOption, epochs: Math.min(3, headOption?.epochs ?? 8) };
@@ -917,33 +943,36 @@ export class GatedRetriever implements Retriever {
       }
     }
 
-    // Gate on one half of the held-out plans, calibration and conformal thresholds on the other.
-    const half = new Uint8Array(n);
-    shuffleInPlace(Array.from({ length: n }, (_, i) => i), seededRandom(seed + 307)).forEach((p, rank) => (half[p] = rank % 2));
-    const small = n < 40; // too few to split: both halves use everything (the guarantee weakens; said in the reason)
     // With both schemes, new-combination steps count 3 times in the gate's fit: weighed as one
     // among many repeats, the gate learns to trust memorised sequences everywhere (measured on the
     // compositional demo set: coverage 0.75 at weight 1, 0.905 at 3, with repeats still at MRR 0.99).
-    const gateSteps = stepPlan.flatMap((p, i) => (small || half[p] === 0 ? (schemes.length > 1 && stepScheme[i] === 0 ? [i, i, i] : [i]) : []));
-    // With both schemes, thresholds come from the new-combination steps alone: a set must hold
-    // the needed tool for a request no demonstration repeats, not only for repeats.
-    const calSteps = stepPlan.flatMap((p, i) => ((small || half[p] === 1) && (schemes.length === 1 || stepScheme[i] === 0) ? [i] : []));
+    const both = gateSchemes.length > 1;
+    const gateSteps = stepPlan.flatMap((p, i) => ((small || half[p] === 0) && stepScheme[i] < gateSchemes.length ? (both && stepScheme[i] === 0 ? [i, i, i] : [i]) : []));
+    // The temperature comes from the first scheme's steps (with both, the new-combination ones).
+    const calSteps = stepPlan.flatMap((p, i) => ((small || half[p] === 1) && stepScheme[i] === 0 ? [i] : []));
+    // The conformal thresholds from the thresholds scheme's steps: with `sequence`, a set must
+    // hold the needed tool for a request no demonstration repeats, not only for repeats.
+    const thresholdScheme = schemes.indexOf(thresholdsFrom);
+    const thresholdSteps = stepPlan.flatMap((p, i) => ((small || half[p] === 1) && stepScheme[i] === thresholdScheme ? [i] : []));
     const gateData = builder.build(gateSteps);
     const calData = builder.build(calSteps);
     const { theta } = trainGate(gateData, priorGate(), { seed, epochs: gateSteps.length < 2000 ? 60 : 25 });
     report('gate', 1);
     const temperature = fitTemperature(theta, calData);
     const cal = calibrationScores(theta, temperature, calData);
+    const thresholdData = thresholdScheme === 0 ? calData : builder.build(thresholdSteps);
+    const scored = thresholdScheme === 0 ? cal : calibrationScores(theta, temperature, thresholdData);
     // Confident = a high calibrated top probability in a context calibration has seen (some
     // demonstration has the recent calls in a row); each group gets its own conformal threshold.
-    const confidentStep = (i: number) => cal.top[i] >= confidentAbove && stepKnown[calSteps[i]];
-    const confidentScores = cal.best.filter((_, i) => confidentStep(i));
-    const unsureScores = cal.best.filter((_, i) => !confidentStep(i));
+    const confidentStep = (i: number) => scored.top[i] >= confidentAbove && stepKnown[thresholdSteps[i]];
+    const confidentScores = scored.best.filter((_, i) => confidentStep(i));
+    const unsureScores = scored.best.filter((_, i) => !confidentStep(i));
     const thresholds = groupThresholds({ confident: confidentScores, unsure: unsureScores }, target);
     const raw = calibrationScores(theta, 1, calData);
     const diagnostics: GatedDiagnostics = {
       folds,
       foldBy,
+      thresholdsFrom,
       heldOutSteps: stepPlan.length,
       ece: {
         raw: expectedCalibrationError(raw.top, raw.topCorrect),
