@@ -50,8 +50,8 @@ describe.skipIf(!hasSharedData)('DTDR-G on UltraTool: official split and its nov
     expect(metrics.official.mrr).toBeGreaterThanOrEqual(0.86);
   });
 
-  it('holds an acceptable tool in ≥ 94.5% of steps with sets of ≤ 5 tools on average (target 0.95; measured 0.950)', () => {
-    expect(metrics.official.coverage).toBeGreaterThanOrEqual(0.945);
+  it('holds an acceptable tool in ≥ 95% of steps with sets of ≤ 5 tools on average (target 0.95; measured 0.970 at 3.24 tools)', () => {
+    expect(metrics.official.coverage).toBeGreaterThanOrEqual(0.95);
     expect(metrics.official.setSize).toBeLessThanOrEqual(5);
   });
 
@@ -60,10 +60,11 @@ describe.skipIf(!hasSharedData)('DTDR-G on UltraTool: official split and its nov
     expect(metrics.official.confidentMissRate).toBeLessThanOrEqual(0.05);
   });
 
-  it('on new combinations of familiar steps beats DTDR-C (0.504) and DTDR-H (0.583)', () => {
+  it('on new combinations of familiar steps beats DTDR-C (0.504) and DTDR-H (0.583), and its sets widen for them (measured MRR 0.658, coverage 0.849 at 4.49 tools)', () => {
     expect(metrics.novel.steps).toBe(231);
-    expect(metrics.novel.mrr).toBeGreaterThanOrEqual(0.6);
-    expect(metrics.novel.coverage).toBeGreaterThanOrEqual(0.72);
+    expect(metrics.novel.mrr).toBeGreaterThanOrEqual(0.63);
+    expect(metrics.novel.coverage).toBeGreaterThanOrEqual(0.8);
+    expect(metrics.novel.setSize).toBeLessThanOrEqual(5);
   });
 });
 
