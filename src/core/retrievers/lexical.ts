@@ -70,7 +70,7 @@ export class LexicalIndex {
    * lead.
    */
   score(query: LexicalQuery, called: readonly number[], plain: Float32Array, served: Float32Array, { discount = 0.8, scale = 1, orderDecay = 0 } = {}): number {
-    const kept = query.plain?.scale === scale && query.plain.orderDecay === orderDecay ? query.plain : (query.plain = this.plainScores(query, plain, scale, orderDecay));
+    const kept = query.plain?.scale === scale && query.plain.orderDecay === orderDecay ? query.plain : (query.plain = this.plainScores(query, plain, served, scale, orderDecay));
     for (let k = 0; k < kept.tools.length; k++) {
       served[kept.tools[k]] = kept.sums[k];
       plain[kept.tools[k]] = kept.ordered[k];
@@ -95,34 +95,34 @@ export class LexicalIndex {
     return idfTotal > 0 ? idfServed / idfTotal : 0;
   }
 
-  /** The query's plain scores and their order-weighted twins, summed in `scratch` (zero on entry and on return). */
-  private plainScores(query: LexicalQuery, scratch: Float32Array, scale: number, orderDecay: number): KeptScores {
+  /**
+   * The query's plain scores and their order-weighted twins, in one pass over its postings: the
+   * sums in `sums` (zero on entry) and the weighted ones in `ordered` (zero on entry; untouched
+   * when orderDecay is 0). Both are left holding what they summed; `score` overwrites them.
+   */
+  private plainScores(query: LexicalQuery, ordered: Float32Array, sums: Float32Array, scale: number, orderDecay: number): KeptScores {
     const first = this.scratch;
     first.length = 0;
-    for (const { tools, weights } of query.postings) {
+    const weighOrder = orderDecay > 0;
+    const postings = query.postings;
+    for (let j = 0; j < postings.length; j++) {
+      const { tools, weights } = postings[j];
+      const f = weighOrder ? Math.exp(-j / orderDecay) : 0;
       for (let k = 0; k < tools.length; k++) {
-        // Every weight is positive: a zero score means the tool is touched for the first time.
-        if (scratch[tools[k]] === 0) first.push(tools[k]);
-        scratch[tools[k]] += weights[k];
+        const t = tools[k];
+        // Every weight is positive: a zero sum means the tool is touched for the first time.
+        if (sums[t] === 0) first.push(t);
+        sums[t] += weights[k];
+        if (weighOrder) ordered[t] += f * weights[k];
       }
     }
     const tools = Uint32Array.from(first);
-    const sums = new Float32Array(first.length);
-    for (let k = 0; k < first.length; k++) {
-      sums[k] = scratch[first[k]] *= scale;
-      scratch[first[k]] = 0;
-    }
-    if (!(orderDecay > 0)) return { tools, sums, ordered: sums, scale, orderDecay };
-    query.postings.forEach(({ tools: ts, weights }, j) => {
-      const f = Math.exp(-j / orderDecay);
-      for (let k = 0; k < ts.length; k++) scratch[ts[k]] += f * weights[k];
-    });
-    const ordered = new Float32Array(first.length);
-    for (let k = 0; k < first.length; k++) {
-      ordered[k] = scratch[first[k]] * scale;
-      scratch[first[k]] = 0;
-    }
-    return { tools, sums, ordered, scale, orderDecay };
+    const kept = new Float32Array(first.length);
+    for (let k = 0; k < first.length; k++) kept[k] = sums[first[k]] * scale;
+    if (!weighOrder) return { tools, sums: kept, ordered: kept, scale, orderDecay };
+    const keptOrdered = new Float32Array(first.length);
+    for (let k = 0; k < first.length; k++) keptOrdered[k] = ordered[first[k]] * scale;
+    return { tools, sums: kept, ordered: keptOrdered, scale, orderDecay };
   }
 }
 
