@@ -1,7 +1,9 @@
 import type { Encoder } from './encoder.js';
 import { DtdrError } from './errors.js';
 import { scoreStep, summarize, type MetricSummary, type StepScore } from './metrics.js';
-import { planSteps, planTools } from './plan.js';
+import { planSteps, planTools, sequenceKey } from './plan.js';
+
+export { sequenceKey };
 import { seededRandom, shuffleInPlace } from './random.js';
 import type { MethodName, RankInput, Ranking, Retriever, TrainingProgress } from './retrievers/types.js';
 import { selectCandidates, type SelectOptions } from './select.js';
@@ -14,11 +16,6 @@ export interface Split {
   test: Plan[];
   /** How the split was made, for reports: `official` or `seeded(seed=0, test=0.3)`. */
   description: string;
-}
-
-/** The tool sequence of a plan, as a key: plans with the same key repeat the same sequence of calls. */
-export function sequenceKey(plan: Plan): string {
-  return planTools(plan).join('\u0000');
 }
 
 export type SplitKind = 'default' | 'novel';

@@ -152,6 +152,11 @@ export function planTools(plan: Plan): string[] {
   return plan.order.map((i) => plan.nodes[i].tool);
 }
 
+/** The tool sequence of a plan, as a key: plans with the same key repeat the same sequence of calls. */
+export function sequenceKey(plan: Plan): string {
+  return planTools(plan).join('\u0000');
+}
+
 /**
  * Every execution order the DAG allows (its linear extensions), the plan's own order first, at
  * most `limit` of them. An agent may run independent calls in any order, so the dependency

@@ -1,5 +1,5 @@
 import { DtdrError } from '../errors.js';
-import { planSteps, planTools } from '../plan.js';
+import { planSteps, planTools, sequenceKey } from '../plan.js';
 import { seededRandom, shuffleInPlace } from '../random.js';
 import { terms } from '../text.js';
 import { END, type Plan, type ToolSpec } from '../types.js';
@@ -230,6 +230,9 @@ class Workspace {
   readonly context = new Float64Array(G);
   /** Gram–Schmidt scratch: orthonormal directions, their coefficients over the called tools, and γ. */
   readonly basis: Float64Array;
+  /** The called tools' similarity rows and coefficients the history-aware embedding takes off (reused per step). */
+  readonly residualRows: Float32Array[] = [];
+  readonly residualGammas: number[] = [];
   readonly coef = new Float64Array(MAX_BASIS * MAX_BASIS);
   readonly gamma = new Float64Array(MAX_BASIS);
   /** Per-step scratch of the evidence signals and the gate. */
@@ -434,8 +437,10 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
     for (let f = 0; f < T; f++) x[EMBU * L + f] = m > 0 ? x[EMB * L + f] * rScale : x[EMB * L + f];
   } else {
     // r·t = q·t − Σ γ_i (c_i·t), one pass over the tools; the common one- and two-call cases unrolled.
-    const rows: Float32Array[] = [];
-    const g: number[] = [];
+    const rows = w.residualRows;
+    const g = w.residualGammas;
+    rows.length = 0;
+    g.length = 0;
     for (let i = 0; i < Math.min(m, MAX_BASIS); i++) {
       if (gamma[i] === 0) continue;
       rows.push(side.similarityRow(called[i]));
@@ -793,6 +798,9 @@ export class GatedRetriever implements Retriever {
     const neighbours = options.neighbours ?? 5;
     const lexicalOrder = options.lexicalOrder ?? 8;
     if (!(lexicalOrder >= 0 && Number.isFinite(lexicalOrder))) throw new DtdrError('options', `lexicalOrder must be a finite number ≥ 0, got ${lexicalOrder}`, { field: 'lexicalOrder' });
+    if (options.thresholdsFrom !== undefined && options.thresholdsFrom !== 'plan' && options.thresholdsFrom !== 'sequence') {
+      throw new DtdrError('options', `thresholdsFrom must be "plan" or "sequence", got ${String(options.thresholdsFrom)}`, { field: 'thresholdsFrom' });
+    }
     const without = options.without ?? [];
     for (const s of without) if (!SIGNALS.includes(s)) throw new DtdrError('options', `unknown signal "${s}"`, { field: 'without', hint: `one of: ${SIGNALS.join(', ')}` });
     const side = new ToolSide(tools, packRows(toolVectors, dim), dim, lexicalOrder);
@@ -804,21 +812,18 @@ export class GatedRetriever implements Retriever {
     const headOption = withoutIdx.has(HEAD) ? false : options.head;
     const n = plans.length;
     const folds = Math.max(2, Math.min(options.folds ?? 3, n));
+    const sequenceOf = plans.map(sequenceKey);
     const sequenceCounts = new Map<string, number>();
-    for (const p of plans) {
-      const key = planTools(p).join('\u0000');
-      sequenceCounts.set(key, (sequenceCounts.get(key) ?? 0) + 1);
-    }
+    for (const key of sequenceOf) sequenceCounts.set(key, (sequenceCounts.get(key) ?? 0) + 1);
     const sequences = sequenceCounts.size;
-    const repeats = plans.filter((p) => sequenceCounts.get(planTools(p).join('\u0000'))! > 1).length;
+    const repeats = sequenceOf.filter((key) => sequenceCounts.get(key)! > 1).length;
     // Demonstrations that repeat each sequence ~10 times or more (generated from templates, say)
     // tell random folds nothing about new combinations, and folds by sequence (every held-out plan
     // a new combination) tell nothing about repeats, which such data mostly gets: the gate then
     // learns from both kinds of held-out steps. With fewer than 10 sequences a held-out fold would
     // lose whole skills, not combinations: random folds only.
     const foldBy: GatedDiagnostics['foldBy'] = options.foldBy ?? (sequences >= 10 && sequences / n < 0.1 ? 'plan+sequence' : 'plan');
-    const thresholdsFrom = options.thresholdsFrom ?? (sequences >= 10 && repeats >= n / 2 ? 'sequence' : foldBy === 'sequence' ? 'sequence' : 'plan');
-    if (thresholdsFrom !== 'plan' && thresholdsFrom !== 'sequence') throw new DtdrError('options', `thresholdsFrom must be "plan" or "sequence", got ${String(thresholdsFrom)}`, { field: 'thresholdsFrom' });
+    const thresholdsFrom = options.thresholdsFrom ?? (foldBy === 'sequence' || (sequences >= 10 && repeats >= n / 2) ? 'sequence' : 'plan');
     const gateSchemes: ('plan' | 'sequence')[] = foldBy === 'plan+sequence' ? ['sequence', 'plan'] : [foldBy];
     // A thresholds scheme the gate does not use is scored on the calibration half only.
     const schemes = gateSchemes.includes(thresholdsFrom) ? gateSchemes : [...gateSchemes, thresholdsFrom];
@@ -826,10 +831,10 @@ export class GatedRetriever implements Retriever {
       const foldOf = new Uint32Array(n);
       if (scheme === 'sequence') {
         // Plans that share a tool sequence share a fold: every held-out plan is a new combination.
-        const keys = [...new Set(plans.map((p) => planTools(p).join('\u0000')))];
+        const keys = [...sequenceCounts.keys()];
         const foldOfKey = new Map<string, number>();
         shuffleInPlace(keys, seededRandom(seed + 211)).forEach((key, rank) => foldOfKey.set(key, rank % folds));
-        plans.forEach((p, i) => (foldOf[i] = foldOfKey.get(planTools(p).join('\u0000'))!));
+        sequenceOf.forEach((key, i) => (foldOf[i] = foldOfKey.get(key)!));
       } else {
         shuffleInPlace(Array.from({ length: n }, (_, i) => i), seededRandom(seed + 211)).forEach((p, rank) => (foldOf[p] = rank % folds));
       }

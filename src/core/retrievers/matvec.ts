@@ -277,7 +277,7 @@ export function gateKernel(labels: number, signals: number, inputs: number, jsOn
     run: exp,
     combine(a, which) {
       const z = ins[which];
-      const [a0, a1, a2, a3, a4, a5, a6, a7] = Array.from({ length: 8 }, (_, s) => a[s]);
+      const a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], a4 = a[4], a5 = a[5], a6 = a[6], a7 = a[7];
       const L = labels;
       for (let f = 0; f < L; f++) {
         z[f] = 0 + a0 * x[f] + a1 * x[L + f] + a2 * x[2 * L + f] + a3 * x[3 * L + f] + a4 * x[4 * L + f] + a5 * x[5 * L + f] + a6 * x[6 * L + f] + a7 * x[7 * L + f];
