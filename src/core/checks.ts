@@ -4,6 +4,7 @@
  * a raw TypeError from deep inside.
  */
 import { DtdrError } from './errors.js';
+import { MAX_QUERY_CHARS } from './limits.js';
 import { END, type ToolSpec } from './types.js';
 
 /** Tools: an array of {name, description} with unique, non-empty names other than END. */
@@ -22,8 +23,7 @@ export function checkTools(tools: unknown, field = 'tools'): asserts tools is To
   });
 }
 
-/** Longest request accepted, in characters: far beyond any prompt a small model takes. */
-export const MAX_QUERY_CHARS = 100_000;
+export { MAX_QUERY_CHARS } from './limits.js';
 
 /** A request: a string of at most MAX_QUERY_CHARS characters. */
 export function checkQuery(query: unknown): asserts query is string {

@@ -1,0 +1,40 @@
+/**
+ * The bounds every entry point shares — the library, the CLI, dataset files, saved models and the
+ * framework adapters — so that no input is accepted in one place and refused in another, and no
+ * accepted input can stall an app. Each is far beyond what a real tool set or request needs.
+ */
+import { DtdrError } from './errors.js';
+
+/** Longest request (a query, or a plan's request in a data file), in characters. */
+export const MAX_QUERY_CHARS = 100_000;
+/** Longest tool description, in characters. */
+export const MAX_DESCRIPTION_CHARS = 100_000;
+/** Longest tool name, in characters (MCP allows 128; OpenAI 64). */
+export const MAX_TOOL_NAME_CHARS = 128;
+/** Most steps (tool calls) in one plan. */
+export const MAX_PLAN_STEPS = 256;
+
+/**
+ * The tool-name rule: 1 to 128 characters, each a letter, a digit, `_`, `-`, `.`, `:`, `/` or a
+ * single inner space; no space at either end. It admits every name of OpenAI function calling,
+ * MCP (SEP-986) and the public datasets (Seal-Tools has `requestFirst Aid Assistance`), and keeps
+ * out everything that could change a prompt's structure: angle brackets, quotes, braces, pipes,
+ * backticks, newlines and other control characters.
+ */
+export const TOOL_NAME_RULE = 'a tool name is 1–128 letters, digits, "_", "-", ".", ":", "/" or single inner spaces';
+const TOOL_NAME = /^[\p{L}\p{N}_.:/-]+(?: [\p{L}\p{N}_.:/-]+)*$/u;
+
+/** True when `name` follows the tool-name rule. */
+export function isValidToolName(name: string): boolean {
+  return name.length >= 1 && name.length <= MAX_TOOL_NAME_CHARS && TOOL_NAME.test(name);
+}
+
+/** Throws a DtdrError naming the tool and the rule when `name` breaks it. */
+export function checkToolName(name: unknown, where: { field?: string; file?: string; line?: number; code?: 'options' | 'data' | 'artifact' } = {}): asserts name is string {
+  const { code = 'options', ...details } = where;
+  if (typeof name !== 'string' || name.length === 0) throw new DtdrError(code, 'a tool needs a non-empty string name', details);
+  if (!isValidToolName(name)) {
+    const shown = JSON.stringify(name.length > 60 ? `${name.slice(0, 60)}…` : name);
+    throw new DtdrError(code, `tool name ${shown} breaks the tool-name rule: ${TOOL_NAME_RULE}`, { ...details, hint: 'rename the tool (e.g. replace other characters with "_")' });
+  }
+}
