@@ -7,12 +7,12 @@
  */
 import { writeFileSync, existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { sequenceKey, splitDataset } from '../src/core/evaluate.js';
-import { scoreStep, summarize, type MetricSummary, type StepScore } from '../src/core/metrics.js';
-import { planSteps } from '../src/core/plan.js';
-import { SIGNALS, type SignalName } from '../src/core/retrievers/gated.js';
-import { selectCandidates } from '../src/core/select.js';
-import { fitRetriever, fitVectors } from '../src/core/train.js';
+import { sequenceKey, splitDataset } from '../src/core/evaluation/evaluate.js';
+import { scoreStep, summarize, type MetricSummary, type StepScore } from '../src/core/base/metrics.js';
+import { planSteps } from '../src/core/plans/plan.js';
+import { SIGNALS, type SignalName } from '../src/core/retrieval/default/index.js';
+import { selectCandidates } from '../src/core/selection/select.js';
+import { fitRetriever, fitVectors } from '../src/core/retrieval/train.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { loadEncoder } from '../src/encoders/node.js';
 

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { Dtdr } from '../src/core/dtdr.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { loadEncoder } from '../src/encoders/node.js';
-import type { MethodName } from '../src/core/retrievers/types.js';
+import type { MethodName } from '../src/core/retrieval/types.js';
 import { median } from './stats.js';
 
 const { values } = parseArgs({ options: { data: { type: 'string', default: '../shared/data/ultratool' } } });

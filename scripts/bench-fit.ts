@@ -3,10 +3,10 @@
  * scripts/bench-fit.ts <method> <demonstrations> [tools]`. Prints one JSON line: fit time
  * (embedding excluded), peak resident memory, and the binary artifact's size. Used by `npm run bench`.
  */
-import { saveRetriever } from '../src/core/artifact.js';
-import { encodeBinaryModel } from '../src/core/living/binary.js';
-import type { MethodName } from '../src/core/retrievers/types.js';
-import { fitRetriever, fitVectors } from '../src/core/train.js';
+import { saveRetriever } from '../src/core/model/artifact.js';
+import { encodeBinaryModel } from '../src/core/model/binary.js';
+import type { MethodName } from '../src/core/retrieval/types.js';
+import { fitRetriever, fitVectors } from '../src/core/retrieval/train.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { syntheticDataset } from './synthetic.js';
 

@@ -4,13 +4,13 @@
  * process for the ratio. `node --import tsx scripts/bench-rank.ts <world> <method> [plans] [passes]`
  * with world `demo`, `ultratool` or `synthetic:<tools>`. Prints one JSON line. Used by `npm run bench`.
  */
-import { splitDataset } from '../src/core/evaluate.js';
-import { planSteps } from '../src/core/plan.js';
-import type { MethodName, RankInput, Retriever } from '../src/core/retrievers/types.js';
-import { selectCandidates } from '../src/core/select.js';
-import { contextText } from '../src/core/text.js';
-import { fitRetriever, fitVectors } from '../src/core/train.js';
-import type { Dataset, Plan } from '../src/core/types.js';
+import { splitDataset } from '../src/core/evaluation/evaluate.js';
+import { planSteps } from '../src/core/plans/plan.js';
+import type { MethodName, RankInput, Retriever } from '../src/core/retrieval/types.js';
+import { selectCandidates } from '../src/core/selection/select.js';
+import { contextText } from '../src/core/base/text.js';
+import { fitRetriever, fitVectors } from '../src/core/retrieval/train.js';
+import type { Dataset, Plan } from '../src/core/base/types.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { demoDataset } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';

@@ -7,9 +7,9 @@
  */
 import { parseArgs } from 'node:util';
 import { Dtdr } from '../src/core/dtdr.js';
-import { splitDataset } from '../src/core/evaluate.js';
-import { studyPrompts } from '../src/core/prompt-study.js';
-import type { PromptFormat, Strategy } from '../src/core/prompt/build.js';
+import { splitDataset } from '../src/core/evaluation/evaluate.js';
+import { studyPrompts } from '../src/core/evaluation/prompt-study.js';
+import type { PromptFormat, Strategy } from '../src/core/prompts/build.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { loadQwen3TokenCounter } from '../src/tokens/qwen3.js';

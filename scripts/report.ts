@@ -8,8 +8,8 @@
  */
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { splitDataset } from '../src/core/evaluate.js';
-import { METHODS } from '../src/core/train.js';
+import { splitDataset } from '../src/core/evaluation/evaluate.js';
+import { METHODS } from '../src/core/retrieval/train.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { collectDatasetReport, reportData, type DatasetReport } from '../src/report/collect.js';

@@ -5,9 +5,9 @@
  * called tools' descriptions. Not a quality benchmark — a cost one.
  */
 import { readFileSync } from 'node:fs';
-import { chainPlan } from '../src/core/plan.js';
-import { seededRandom } from '../src/core/random.js';
-import type { Dataset } from '../src/core/types.js';
+import { chainPlan } from '../src/core/plans/plan.js';
+import { seededRandom } from '../src/core/base/random.js';
+import type { Dataset } from '../src/core/base/types.js';
 
 export function syntheticDataset(tools: number, plans: number, seed = 0): Dataset {
   const random = seededRandom(seed);

@@ -1,29 +1,57 @@
-// Everything here runs in any JavaScript runtime; the two entry points add their platform's I/O.
-export { DtdrError, type DtdrErrorCode, type DtdrErrorDetails } from './core/errors.js';
-export { LruCache, withEmbeddingCache, withPersistentCache, type EmbeddingStore, type Encoder, type EncoderBackend } from './core/encoder.js';
-export { BUNDLED_ENCODER_ID, createOnnxEncoder, loadOnnxEncoder, type EncoderDevice, type EncoderDtype, type EncoderOptions, type ModelFiles, type OnnxEncoderInit, type OnnxRuntime } from './encoders/onnx.js';
-export { END, type Dataset, type JsonSchema, type Plan, type PlanNode, type PlanStep, type ToolSpec } from './core/types.js';
-export { planFromRecord, chainPlan, planSteps, planTools } from './core/plan.js';
-export { datasetFromFiles, parsePlans, parseToolDescriptions, parseToolList, parseSplitIds, type DatasetFiles } from './core/dataset.js';
+/**
+ * dtdr's public API, grouped by what a user does. Everything here runs in any JavaScript runtime;
+ * the two platform entries (`dtdr` resolves to ./node.js on Node and ./index.js elsewhere) add
+ * their I/O: encoder loading, files or IndexedDB. Framework adapters are subpath exports:
+ * `dtdr/ai-sdk`, `dtdr/langchain`, `dtdr/mcp`. Internals stay under src/core and are not part of
+ * the API (docs/architecture.md maps them).
+ */
+
+// ── Train and retrieve ────────────────────────────────────────────────────────────────────────
+// A Dtdr is trained from tools (and demonstrations), then asked for the next tools at each step.
 export { Dtdr, loadModel, safeLoadModel, type DtdrTrainOptions, type Retrieval, type SafeLoad } from './core/dtdr.js';
-export { encodeBinaryModel, decodeBinaryModel, isBinaryModel } from './core/living/binary.js';
-export { ADDED_TOOL_SHARE, type ToolChanges } from './core/living/toolset.js';
-export { METHODS, trainRetriever, fitRetriever, type TrainOptions } from './core/train.js';
-export type { Backoff, MethodName, RankInput, Ranking, Retriever, TrainingProgress } from './core/retrievers/types.js';
-export type { LinearHeadOptions } from './core/retrievers/linear-head.js';
-export { selectCandidates, SELECT_DEFAULTS, type Candidate, type CandidateSet, type SelectOptions } from './core/select.js';
-export { scoreStep, summarize, type MetricSummary, type StepScore } from './core/metrics.js';
-export { evaluateMethods, splitDataset, type EvaluateOptions, type EvaluationResult, type MethodResult, type Split } from './core/evaluate.js';
-export { MODEL_FORMAT, MODEL_VERSION, loadRetriever, saveRetriever, type ModelArtifact } from './core/artifact.js';
-export { contextText, humanizeToolName } from './core/text.js';
-export { DEMO_TOOLS, DEMO_QUERIES, demoDataset, generateDemoPlans } from './demo/toolset.js';
-export { buildSelectionPrompt, buildArgumentsPrompt, pickDemonstrations, quoteData, STRATEGIES, FORMATS, type BuiltPrompt, type ChatMessage, type PastCall, type PromptFormat, type PromptSegment, type SelectionPromptInput, type Strategy } from './core/prompt/build.js';
-export { parseAnswer, parseHermes, parseOpenAI, parseReAct, validateCall, type ParsedAnswer, type ToolCall, type ToolCallErrorKind } from './core/prompt/parse.js';
-export { toOpenAITool, toolsFromOpenAI, sealToolToSpec, type OpenAITool } from './core/prompt/tools.js';
-export { promptTokens, type PromptTokens, type TokenCounter } from './core/tokens.js';
-export { Agent, ScriptedModel, type AgentOptions, type AgentRun, type GenerateRequest, type LocalModel, type PreparedStep } from './core/agent.js';
+export { END, type JsonSchema, type Plan, type PlanNode, type PlanStep, type ToolSpec } from './core/base/types.js';
+export { chainPlan, planFromRecord, planSteps, planTools } from './core/plans/plan.js';
+export { METHODS, type TrainOptions } from './core/retrieval/train.js';
+export type { Backoff, MethodName, Ranking, TrainingProgress } from './core/retrieval/types.js';
+export type { GatedOptions } from './core/retrieval/default/index.js';
+export type { LinearHeadOptions } from './core/retrieval/linear-head.js';
+export { selectCandidates, SELECT_DEFAULTS, type Candidate, type CandidateSet, type SelectOptions } from './core/selection/select.js';
+// The 27-tool phone-assistant world used by `npm start`, the playground and the examples.
+export { DEMO_QUERIES, DEMO_TOOLS, demoDataset } from './demo/toolset.js';
+
+// ── Sentence encoders ─────────────────────────────────────────────────────────────────────────
+export { BUNDLED_ENCODER_ID, createOnnxEncoder, loadOnnxEncoder, type EncoderDevice, type EncoderDtype, type EncoderOptions, type ModelFiles, type OnnxEncoderInit, type OnnxRuntime } from './encoders/onnx.js';
+export { withEmbeddingCache, withPersistentCache, type EmbeddingStore, type Encoder, type EncoderBackend } from './core/base/encoder.js';
+
+// ── Data files (the TaskBench layout: tool_desc.json, data.jsonl, split_ids.json) ─────────────
+export { datasetFromFiles, parsePlans, parseSplitIds, parseToolDescriptions, parseToolList, type DatasetFiles } from './core/plans/dataset.js';
+export type { Dataset } from './core/base/types.js';
+
+// ── Prompts for the local model, and parsing its answer ───────────────────────────────────────
+export { buildArgumentsPrompt, buildSelectionPrompt, FORMATS, STRATEGIES, type BuiltPrompt, type ChatMessage, type PastCall, type PromptFormat, type PromptSegment, type SelectionPromptInput, type Strategy } from './core/prompts/build.js';
+export { parseAnswer, parseHermes, parseOpenAI, parseReAct, validateCall, type ParsedAnswer, type ToolCall, type ToolCallErrorKind } from './core/prompts/parse.js';
+export { sealToolToSpec, toOpenAITool, toolsFromOpenAI, type OpenAITool } from './core/plans/tools.js';
+export { promptTokens, type PromptTokens, type TokenCounter } from './core/prompts/tokens.js';
+
+// ── The agent loop and local models ───────────────────────────────────────────────────────────
+export { Agent, ScriptedModel, type AgentOptions, type AgentRun, type GenerateRequest, type LocalModel, type PreparedStep } from './core/agent/agent.js';
 export { openAICompatibleModel, type OpenAICompatibleOptions } from './llm/openai-http.js';
 export { transformersModel, type TransformersModelOptions } from './llm/transformers.js';
-export { answerSchema, parseWebllmAnswer, webllmResponseFormat, type WebllmResponseFormat } from './llm/webllm.js';
-export { AnswerTrie, allowedAnswers } from './core/prompt/constrain.js';
-export { studyPrompts, type PromptStudy } from './core/prompt-study.js';
+export { parseWebllmAnswer, webllmResponseFormat, type WebllmResponseFormat } from './llm/webllm.js';
+
+// ── Evaluation ────────────────────────────────────────────────────────────────────────────────
+export { evaluateMethods, splitDataset, type EvaluateOptions, type EvaluationResult, type MethodResult, type Split } from './core/evaluation/evaluate.js';
+export { scoreStep, summarize, type MetricSummary, type StepScore } from './core/base/metrics.js';
+export { studyPrompts, type PromptStudy } from './core/evaluation/prompt-study.js';
+
+// ── Storage: model files (the platform entries add files on disk or IndexedDB) ────────────────
+export { decodeBinaryModel, encodeBinaryModel, isBinaryModel } from './core/model/binary.js';
+export { MODEL_FORMAT, MODEL_VERSION, type ModelArtifact } from './core/model/artifact.js';
+export type { ToolChanges } from './core/model/toolset.js';
+
+// ── Errors and input bounds ───────────────────────────────────────────────────────────────────
+export { DtdrError, type DtdrErrorCode, type DtdrErrorDetails } from './core/base/errors.js';
+export { isValidToolName, MAX_DESCRIPTION_CHARS, MAX_PLAN_STEPS, MAX_QUERY_CHARS, MAX_TOOL_NAME_CHARS, TOOL_NAME_RULE } from './core/base/limits.js';
+
+// ── Advanced: writing a retriever of your own ─────────────────────────────────────────────────
+export type { EmbeddingNeeds, LearnInput, RankInput, Retriever } from './core/retrieval/types.js';

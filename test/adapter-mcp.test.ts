@@ -12,8 +12,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { mcpTools, watchMcpTools } from '../src/adapters/mcp/index.js';
 import { Dtdr } from '../src/core/dtdr.js';
-import type { Encoder } from '../src/core/encoder.js';
-import { planTools } from '../src/core/plan.js';
+import type { Encoder } from '../src/core/base/encoder.js';
+import { planTools } from '../src/core/plans/plan.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 

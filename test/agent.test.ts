@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Agent, ScriptedModel, type GenerateRequest } from '../src/core/agent.js';
+import { Agent, ScriptedModel, type GenerateRequest } from '../src/core/agent/agent.js';
 import { Dtdr } from '../src/core/dtdr.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';

@@ -6,12 +6,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parsePlans } from '../src/core/dataset.js';
-import { evaluateMethods, sequenceKey, splitDataset } from '../src/core/evaluate.js';
-import { scoreStep, summarize, type MetricSummary, type StepScore } from '../src/core/metrics.js';
-import { planSteps } from '../src/core/plan.js';
-import { selectCandidates } from '../src/core/select.js';
-import { fitRetriever, fitVectors } from '../src/core/train.js';
+import { parsePlans } from '../src/core/plans/dataset.js';
+import { evaluateMethods, sequenceKey, splitDataset } from '../src/core/evaluation/evaluate.js';
+import { scoreStep, summarize, type MetricSummary, type StepScore } from '../src/core/base/metrics.js';
+import { planSteps } from '../src/core/plans/plan.js';
+import { selectCandidates } from '../src/core/selection/select.js';
+import { fitRetriever, fitVectors } from '../src/core/retrieval/train.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { demoDataset } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';

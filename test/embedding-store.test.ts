@@ -6,7 +6,7 @@ import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { withPersistentCache, type Encoder } from '../src/core/encoder.js';
+import { withPersistentCache, type Encoder } from '../src/core/base/encoder.js';
 import { fileEmbeddingStore } from '../src/storage/file.js';
 import { wordAxisEncoder } from './helpers.js';
 

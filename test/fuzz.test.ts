@@ -7,14 +7,14 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Dtdr, safeLoadModel } from '../src/core/dtdr.js';
-import { DtdrError } from '../src/core/errors.js';
-import { parsePlans, parseSplitIds, parseToolDescriptions } from '../src/core/dataset.js';
-import { decodeBinaryModel } from '../src/core/living/binary.js';
-import { utf8Decode, utf8Encode } from '../src/core/living/utf8.js';
-import { chainPlan } from '../src/core/plan.js';
-import { parseAnswer } from '../src/core/prompt/parse.js';
-import { sealToolToSpec, toolsFromOpenAI } from '../src/core/prompt/tools.js';
-import type { ToolSpec } from '../src/core/types.js';
+import { DtdrError } from '../src/core/base/errors.js';
+import { parsePlans, parseSplitIds, parseToolDescriptions } from '../src/core/plans/dataset.js';
+import { decodeBinaryModel } from '../src/core/model/binary.js';
+import { utf8Decode, utf8Encode } from '../src/core/model/utf8.js';
+import { chainPlan } from '../src/core/plans/plan.js';
+import { parseAnswer } from '../src/core/prompts/parse.js';
+import { sealToolToSpec, toolsFromOpenAI } from '../src/core/plans/tools.js';
+import type { ToolSpec } from '../src/core/base/types.js';
 import { wordAxisEncoder } from './helpers.js';
 
 /** Fuzz cases per target; stated in the README. */

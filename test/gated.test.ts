@@ -4,17 +4,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parsePlans } from '../src/core/dataset.js';
+import { parsePlans } from '../src/core/plans/dataset.js';
 import { Dtdr } from '../src/core/dtdr.js';
-import { DtdrError } from '../src/core/errors.js';
-import { sequenceKey } from '../src/core/evaluate.js';
-import { expectedCalibrationError } from '../src/core/metrics.js';
-import { chainPlan } from '../src/core/plan.js';
-import { conformalThreshold } from '../src/core/retrievers/gate.js';
-import type { GatedRetriever } from '../src/core/retrievers/gated.js';
-import { selectCandidates } from '../src/core/select.js';
-import { DEFAULT_METHOD } from '../src/core/train.js';
-import { END, type ToolSpec } from '../src/core/types.js';
+import { DtdrError } from '../src/core/base/errors.js';
+import { sequenceKey } from '../src/core/evaluation/evaluate.js';
+import { expectedCalibrationError } from '../src/core/base/metrics.js';
+import { chainPlan } from '../src/core/plans/plan.js';
+import { conformalThreshold } from '../src/core/retrieval/default/gate.js';
+import type { GatedRetriever } from '../src/core/retrieval/default/index.js';
+import { selectCandidates } from '../src/core/selection/select.js';
+import { DEFAULT_METHOD } from '../src/core/retrieval/train.js';
+import { END, type ToolSpec } from '../src/core/base/types.js';
 import { generateDemoPlans } from '../src/demo/toolset.js';
 import { wordAxisEncoder } from './helpers.js';
 

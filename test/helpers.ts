@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Encoder } from '../src/core/encoder.js';
+import type { Encoder } from '../src/core/base/encoder.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SHARED_DATA = fileURLToPath(new URL('../../shared/data', import.meta.url));

@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Dtdr } from '../src/core/dtdr.js';
-import { DtdrError } from '../src/core/errors.js';
-import { chainPlan } from '../src/core/plan.js';
-import type { ToolSpec } from '../src/core/types.js';
+import { DtdrError } from '../src/core/base/errors.js';
+import { chainPlan } from '../src/core/plans/plan.js';
+import type { ToolSpec } from '../src/core/base/types.js';
 import { runCli, wordAxisEncoder } from './helpers.js';
 import { writeTinyEncoder } from './tiny-encoder.js';
 

@@ -6,12 +6,12 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Dtdr } from '../src/core/dtdr.js';
-import type { Encoder } from '../src/core/encoder.js';
-import { DtdrError } from '../src/core/errors.js';
-import { scoreStep, summarize } from '../src/core/metrics.js';
-import { chainPlan, planSteps } from '../src/core/plan.js';
-import type { MethodName } from '../src/core/retrievers/types.js';
-import type { Plan } from '../src/core/types.js';
+import type { Encoder } from '../src/core/base/encoder.js';
+import { DtdrError } from '../src/core/base/errors.js';
+import { scoreStep, summarize } from '../src/core/base/metrics.js';
+import { chainPlan, planSteps } from '../src/core/plans/plan.js';
+import type { MethodName } from '../src/core/retrieval/types.js';
+import type { Plan } from '../src/core/base/types.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 

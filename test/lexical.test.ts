@@ -3,9 +3,9 @@
  * request, the history-aware twin (terms the calls served count less) and order of mention.
  */
 import { describe, expect, it } from 'vitest';
-import { LexicalIndex } from '../src/core/retrievers/lexical.js';
-import { terms } from '../src/core/text.js';
-import type { ToolSpec } from '../src/core/types.js';
+import { LexicalIndex } from '../src/core/retrieval/lexical.js';
+import { terms } from '../src/core/base/text.js';
+import type { ToolSpec } from '../src/core/base/types.js';
 
 const tools: ToolSpec[] = [
   { name: 'ticket_cancel', description: 'cancel a train ticket' },

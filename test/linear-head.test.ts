@@ -6,8 +6,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DtdrError } from '../src/core/errors.js';
-import { LinearHead, trainLinearHead, type LinearHeadData } from '../src/core/retrievers/linear-head.js';
+import { DtdrError } from '../src/core/base/errors.js';
+import { LinearHead, type LinearHeadData } from '../src/core/retrieval/linear-head.js';
+import { trainLinearHead } from '../src/core/retrieval/linear-head-training.js';
 
 /** Runs a training generator to its head. */
 function train(data: LinearHeadData, options: Parameters<typeof trainLinearHead>[1], init?: LinearHead): LinearHead {

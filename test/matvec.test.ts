@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { expSum, gateKernel, packMatrix, usesWasmKernel } from '../src/core/retrievers/matvec.js';
+import { expSum, gateKernel, packMatrix, usesWasmKernel } from '../src/core/retrieval/kernels/matvec.js';
 
 describe('packMatrix', () => {
   it('runs on WebAssembly in Node', () => {
@@ -43,7 +43,7 @@ describe('packMatrix', () => {
 
 describe('topByScore: the first k of the full order, without sorting everything', () => {
   it('equals the prefix of orderByScore, ties and tie-breaks included (2,000 random cases)', async () => {
-    const { orderByScore, topByScore } = await import('../src/core/retrievers/ranking.js');
+    const { orderByScore, topByScore } = await import('../src/core/retrieval/ranking.js');
     const value = fc.oneof(fc.constantFrom(0, 0.5, 1, 1e-13, 0.25), fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: -3, max: 3, noNaN: true }));
     fc.assert(fc.property(fc.array(value, { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 15 }), fc.boolean(), (scores, k, useTie) => {
       const tie = useTie ? scores.map((_, i) => (i * 7) % 5) : undefined;

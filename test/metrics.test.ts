@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scoreStep, summarize } from '../src/core/metrics.js';
+import { scoreStep, summarize } from '../src/core/base/metrics.js';
 
 // labels: 0=a 1=b 2=c 3=d 4=e 5=f 6=END
 const labels = ['a', 'b', 'c', 'd', 'e', 'f', 'END'];

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseAnswer, parseHermes, parseOpenAI, parseReAct, validateCall } from '../src/core/prompt/parse.js';
-import type { ToolSpec } from '../src/core/types.js';
+import { parseAnswer, parseHermes, parseOpenAI, parseReAct, validateCall } from '../src/core/prompts/parse.js';
+import type { ToolSpec } from '../src/core/base/types.js';
 
 const tools: ToolSpec[] = [
   { name: 'email_send', description: '', parameters: { type: 'object', properties: { to: { type: 'string' }, cc: { type: 'array', items: { type: 'string' } } }, required: ['to'], additionalProperties: false } },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { datasetFromFiles, parsePlans } from '../src/core/dataset.js';
-import { chainPlan, planFromRecord, planSteps, planTools } from '../src/core/plan.js';
-import { END } from '../src/core/types.js';
+import { datasetFromFiles, parsePlans } from '../src/core/plans/dataset.js';
+import { chainPlan, planFromRecord, planSteps, planTools } from '../src/core/plans/plan.js';
+import { END } from '../src/core/base/types.js';
 
 const walk = (record: object) => planSteps(planFromRecord(record)).map((s) => ({ history: s.history, acceptable: [...s.acceptable].sort() }));
 

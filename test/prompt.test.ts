@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { chainPlan } from '../src/core/plan.js';
-import { buildArgumentsPrompt, buildSelectionPrompt, pickDemonstrations, type SelectionPromptInput } from '../src/core/prompt/build.js';
-import { sealToolToSpec, toolsFromOpenAI } from '../src/core/prompt/tools.js';
-import { promptTokens } from '../src/core/tokens.js';
-import { END, type ToolSpec } from '../src/core/types.js';
+import { chainPlan } from '../src/core/plans/plan.js';
+import { buildArgumentsPrompt, buildSelectionPrompt, pickDemonstrations, type SelectionPromptInput } from '../src/core/prompts/build.js';
+import { sealToolToSpec, toolsFromOpenAI } from '../src/core/plans/tools.js';
+import { promptTokens } from '../src/core/prompts/tokens.js';
+import { END, type ToolSpec } from '../src/core/base/types.js';
 import { loadQwen3TokenCounter } from '../src/tokens/qwen3.js';
 
 const tools: ToolSpec[] = [

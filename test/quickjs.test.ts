@@ -9,7 +9,7 @@ import { readModelFile } from '../src/storage/file.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Dtdr } from '../src/core/dtdr.js';
-import type { Encoder } from '../src/core/encoder.js';
+import type { Encoder } from '../src/core/base/encoder.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { ROOT } from './helpers.js';
 

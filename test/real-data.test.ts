@@ -3,7 +3,7 @@
  * with a message, when ../shared/data is absent.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { evaluateMethods, splitDataset, type EvaluationResult } from '../src/core/evaluate.js';
+import { evaluateMethods, splitDataset, type EvaluationResult } from '../src/core/evaluation/evaluate.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { hasSharedData, SHARED_DATA } from './helpers.js';
@@ -48,7 +48,7 @@ describe.skipIf(!hasSharedData)('UltraTool, official split (real data)', () => {
 describe.skipIf(!hasSharedData)('UltraTool prompts in Qwen3 tokens (real data)', () => {
   it('hard-weighted prompts are at most 40% of the no-ICL prompt (Hermes format, dtdr-c)', async () => {
     const { Dtdr } = await import('../src/core/dtdr.js');
-    const { studyPrompts } = await import('../src/core/prompt-study.js');
+    const { studyPrompts } = await import('../src/core/evaluation/prompt-study.js');
     const { loadQwen3TokenCounter } = await import('../src/tokens/qwen3.js');
     const dataset = readDatasetDir(`${SHARED_DATA}/ultratool`);
     const split = splitDataset(dataset);

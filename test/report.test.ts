@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { splitDataset } from '../src/core/evaluate.js';
+import { splitDataset } from '../src/core/evaluation/evaluate.js';
 import { demoDataset } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { collectDatasetReport, reportData, type ReportData } from '../src/report/collect.js';

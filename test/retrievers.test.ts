@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { chainPlan, planFromRecord, planOrders } from '../src/core/plan.js';
-import { Bm25Retriever } from '../src/core/retrievers/baselines.js';
-import { ClusterRetriever, DependencyRetriever } from '../src/core/retrievers/dependency.js';
-import { trainLinearHead } from '../src/core/retrievers/linear-head.js';
-import { makeRanking } from '../src/core/retrievers/ranking.js';
-import { selectCandidates } from '../src/core/select.js';
-import { labelsOf, trainRetriever } from '../src/core/train.js';
-import { END, type ToolSpec } from '../src/core/types.js';
+import { chainPlan, planFromRecord, planOrders } from '../src/core/plans/plan.js';
+import { Bm25Retriever } from '../src/core/retrieval/baselines.js';
+import { ClusterRetriever, DependencyRetriever } from '../src/core/retrieval/dependency.js';
+import { trainLinearHead } from '../src/core/retrieval/linear-head-training.js';
+import { makeRanking } from '../src/core/retrieval/ranking.js';
+import { selectCandidates } from '../src/core/selection/select.js';
+import { labelsOf, trainRetriever } from '../src/core/retrieval/train.js';
+import { END, type ToolSpec } from '../src/core/base/types.js';
 import { wordAxisEncoder } from './helpers.js';
 
 const tools: ToolSpec[] = ['contact', 'mail', 'sms', 'route', 'place'].map((name) => ({ name, description: `${name} tool` }));

@@ -9,7 +9,7 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import onnxProto from 'onnx-proto';
-import { seededRandom } from '../src/core/random.js';
+import { seededRandom } from '../src/core/base/random.js';
 
 const { onnx } = onnxProto;
 export const TINY_LM_VOCAB = 151_669;

@@ -1,7 +1,7 @@
 /** Tool lists and demonstrations in the forms apps have at hand (the playground reads these). */
 import { describe, expect, it } from 'vitest';
-import { parsePlans, parseToolList } from '../src/core/dataset.js';
-import { DtdrError } from '../src/core/errors.js';
+import { parsePlans, parseToolList } from '../src/core/plans/dataset.js';
+import { DtdrError } from '../src/core/base/errors.js';
 import { loadEncoder } from '../src/encoders/node.js';
 
 const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };

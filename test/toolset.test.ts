@@ -6,11 +6,11 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Dtdr } from '../src/core/dtdr.js';
-import type { Encoder } from '../src/core/encoder.js';
-import { DtdrError } from '../src/core/errors.js';
-import { buildSelectionPrompt } from '../src/core/prompt/build.js';
-import { planTools } from '../src/core/plan.js';
-import { METHODS } from '../src/core/train.js';
+import type { Encoder } from '../src/core/base/encoder.js';
+import { DtdrError } from '../src/core/base/errors.js';
+import { buildSelectionPrompt } from '../src/core/prompts/build.js';
+import { planTools } from '../src/core/plans/plan.js';
+import { METHODS } from '../src/core/retrieval/train.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 

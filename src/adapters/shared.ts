@@ -3,9 +3,9 @@
  * offer out (END handled, capped, tools dtdr does not know kept), and a hint for soft modes.
  */
 import type { Dtdr, Retrieval } from '../core/dtdr.js';
-import { DtdrError } from '../core/errors.js';
-import type { SelectOptions } from '../core/select.js';
-import { END } from '../core/types.js';
+import { DtdrError } from '../core/base/errors.js';
+import type { SelectOptions } from '../core/selection/select.js';
+import { END } from '../core/base/types.js';
 
 export interface AdapterOptions {
   /** At most this many tools offered per step (dtdr's set is cut, best first, and says so). Default 8. */

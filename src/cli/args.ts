@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { DtdrError } from '../core/errors.js';
+import { DtdrError } from '../core/base/errors.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 

@@ -1,11 +1,11 @@
 import { Dtdr } from '../core/dtdr.js';
-import { END } from '../core/types.js';
+import { END } from '../core/base/types.js';
 import { DEMO_QUERIES, demoDataset } from '../demo/toolset.js';
 import { loadEncoder } from '../encoders/node.js';
 import { intOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
 import { fmt, parseMethod } from './shared.js';
-import { DEFAULT_METHOD } from '../core/train.js';
+import { DEFAULT_METHOD } from '../core/retrieval/train.js';
 import { describeBackoff } from './retrieve.js';
 
 export const demoHelp = `dtdr demo [--method dtdr-g] [--query "…"]… [--max-steps 6]

@@ -1,10 +1,10 @@
-import { DtdrError } from '../core/errors.js';
-import { evaluateMethods, sequenceKey, splitDataset, type EvaluationResult } from '../core/evaluate.js';
+import { DtdrError } from '../core/base/errors.js';
+import { evaluateMethods, sequenceKey, splitDataset, type EvaluationResult } from '../core/evaluation/evaluate.js';
 import { collectDatasetReport, reportData } from '../report/collect.js';
 import { checkReportPath, writeReport } from '../report/node.js';
 import { loadQwen3TokenCounter } from '../tokens/qwen3.js';
-import { DEFAULT_METHOD, fitNeeds, METHODS } from '../core/train.js';
-import type { Dataset } from '../core/types.js';
+import { DEFAULT_METHOD, fitNeeds, METHODS } from '../core/retrieval/train.js';
+import type { Dataset } from '../core/base/types.js';
 import { readDatasetDir } from '../data/node.js';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';

@@ -2,7 +2,7 @@
  * `dtdr <command>`: every failure the user can fix ends in one line on stderr and a non-zero exit
  * (1 for bad input, 2 for bad usage); DTDR_DEBUG=1 adds the stack trace.
  */
-import { DtdrError } from '../core/errors.js';
+import { DtdrError } from '../core/base/errors.js';
 import { demoCommand, demoHelp } from './demo.js';
 import { embedCommand, embedHelp } from './embed.js';
 import { evalCommand, evalHelp } from './eval.js';

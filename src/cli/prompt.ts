@@ -1,6 +1,6 @@
-import { buildArgumentsPrompt, buildSelectionPrompt, FORMATS, STRATEGIES, type PromptFormat, type Strategy } from '../core/prompt/build.js';
-import { DtdrError } from '../core/errors.js';
-import { promptTokens } from '../core/tokens.js';
+import { buildArgumentsPrompt, buildSelectionPrompt, FORMATS, STRATEGIES, type PromptFormat, type Strategy } from '../core/prompts/build.js';
+import { DtdrError } from '../core/base/errors.js';
+import { promptTokens } from '../core/prompts/tokens.js';
 import { loadQwen3TokenCounter } from '../tokens/qwen3.js';
 import { numberOption, parseCommandArgs } from './args.js';
 import { loadModelForCli, parseHistory, readQuery } from './retrieve.js';

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { Dtdr } from '../core/dtdr.js';
-import { DtdrError } from '../core/errors.js';
-import { END } from '../core/types.js';
-import type { Backoff } from '../core/retrievers/types.js';
+import { DtdrError } from '../core/base/errors.js';
+import { END } from '../core/base/types.js';
+import type { Backoff } from '../core/retrieval/types.js';
 import { readModelFile } from '../storage/file.js';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { encoderOptions, fmt, loadCliEncoder } from './shared.js';

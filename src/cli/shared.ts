@@ -1,7 +1,7 @@
-import type { Encoder } from '../core/encoder.js';
-import { DtdrError } from '../core/errors.js';
-import { isMethod, METHODS } from '../core/train.js';
-import type { MethodName } from '../core/retrievers/types.js';
+import type { Encoder } from '../core/base/encoder.js';
+import { DtdrError } from '../core/base/errors.js';
+import { isMethod, METHODS } from '../core/retrieval/train.js';
+import type { MethodName } from '../core/retrieval/types.js';
 import { loadEncoder } from '../encoders/node.js';
 
 export const encoderOptions = {

@@ -1,18 +1,18 @@
-import { loadRetriever, saveRetriever, toolsHash, type ModelArtifact } from './artifact.js';
-import type { Encoder } from './encoder.js';
-import { DtdrError } from './errors.js';
-import type { GatedDiagnostics, GatedState } from './retrievers/gated.js';
-import type { Backoff, LearnInput, MethodName, RankInput, Ranking, Retriever } from './retrievers/types.js';
-import { checkSelectOptions, selectCandidates, type Candidate, type SelectOptions } from './select.js';
-import { contextText } from './text.js';
-import { DEFAULT_METHOD, embedAll, fitNeeds, labelsOf, TRAIN_DEFAULTS, trainRetriever, type TrainOptions } from './train.js';
-import { chainPlan, planSteps, planTools } from './plan.js';
-import { checkHistory, checkQuery, checkTools } from './checks.js';
-import { ChangedToolSet, checkAddedTools, checkRemovedTools, extendGatedState, NO_CHANGES, type ToolChanges } from './living/toolset.js';
-import { GatedRetriever } from './retrievers/gated.js';
-import { decodeBinaryModel, encodeBinaryModel } from './living/binary.js';
-import { toolText } from './text.js';
-import type { Plan, ToolSpec } from './types.js';
+import { loadRetriever, saveRetriever, toolsHash, type ModelArtifact } from './model/artifact.js';
+import type { Encoder } from './base/encoder.js';
+import { DtdrError } from './base/errors.js';
+import type { GatedDiagnostics, GatedState } from './retrieval/default/index.js';
+import type { Backoff, LearnInput, MethodName, RankInput, Ranking, Retriever } from './retrieval/types.js';
+import { checkSelectOptions, selectCandidates, type Candidate, type SelectOptions } from './selection/select.js';
+import { contextText } from './base/text.js';
+import { DEFAULT_METHOD, embedAll, fitNeeds, labelsOf, TRAIN_DEFAULTS, trainRetriever, type TrainOptions } from './retrieval/train.js';
+import { chainPlan, planSteps, planTools } from './plans/plan.js';
+import { checkHistory, checkQuery, checkTools } from './base/checks.js';
+import { ChangedToolSet, checkAddedTools, checkRemovedTools, extendGatedState, NO_CHANGES, type ToolChanges } from './model/toolset.js';
+import { GatedRetriever } from './retrieval/default/index.js';
+import { decodeBinaryModel, encodeBinaryModel } from './model/binary.js';
+import { toolText } from './base/text.js';
+import type { Plan, ToolSpec } from './base/types.js';
 
 /** Demonstrations stored with a model for prompt examples. */
 const EXAMPLES_KEPT = 64;

@@ -1,10 +1,10 @@
 /** Reads a TaskBench-layout folder from disk (Node only); the parsing itself lives in core. */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { datasetFromFiles, parseJson } from '../core/dataset.js';
-import { sealToolToSpec } from '../core/prompt/tools.js';
-import { DtdrError } from '../core/errors.js';
-import type { Dataset, ToolSpec } from '../core/types.js';
+import { datasetFromFiles, parseJson } from '../core/plans/dataset.js';
+import { sealToolToSpec } from '../core/plans/tools.js';
+import { DtdrError } from '../core/base/errors.js';
+import type { Dataset, ToolSpec } from '../core/base/types.js';
 
 /**
  * Reads DIR/data.jsonl, DIR/tool_desc.json and DIR/split_ids.json (optional). Either of the first

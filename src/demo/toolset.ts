@@ -3,9 +3,9 @@
  * before mailing them, find a place before routing to it), and a seeded generator of varied
  * demonstrations. Written for this project; used by `npm start`, the tests and the examples.
  */
-import { planFromRecord } from '../core/plan.js';
-import { seededRandom } from '../core/random.js';
-import type { Dataset, JsonSchema, Plan, ToolSpec } from '../core/types.js';
+import { planFromRecord } from '../core/plans/plan.js';
+import { seededRandom } from '../core/base/random.js';
+import type { Dataset, JsonSchema, Plan, ToolSpec } from '../core/base/types.js';
 
 const str = (description: string): JsonSchema => ({ type: 'string', description });
 const obj = (properties: Record<string, JsonSchema>, required: string[]): JsonSchema => ({ type: 'object', properties, required, additionalProperties: false });

@@ -3,8 +3,8 @@
  * the user asks for a model id such as `Xenova/all-MiniLM-L6-v2` and allows remote models.
  * Everything else (the bundled encoder, local folders) runs on ONNX Runtime directly (onnx.ts).
  */
-import { DtdrError } from '../core/errors.js';
-import { withEmbeddingCache, type Encoder } from '../core/encoder.js';
+import { DtdrError } from '../core/base/errors.js';
+import { withEmbeddingCache, type Encoder } from '../core/base/encoder.js';
 import type { EncoderOptions } from './onnx.js';
 // Types only: erased at build time, so the package does not need transformers.js installed.
 import type { FeatureExtractionPipeline } from '@huggingface/transformers';

@@ -7,8 +7,8 @@ import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DtdrError } from '../core/errors.js';
-import type { Encoder } from '../core/encoder.js';
+import { DtdrError } from '../core/base/errors.js';
+import type { Encoder } from '../core/base/encoder.js';
 import { loadHubEncoder } from './hub.js';
 import { BUNDLED_ENCODER_ID, defaultRuntime, loadOnnxEncoder, type EncoderOptions, type ModelFiles } from './onnx.js';
 

@@ -11,8 +11,8 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { sha256 } from '@noble/hashes/sha2';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import type { Env, InferenceSession, InferenceSessionFactory, Tensor, TensorConstructor } from 'onnxruntime-common';
-import { DtdrError } from '../core/errors.js';
-import { withEmbeddingCache, type Encoder, type EncoderBackend } from '../core/encoder.js';
+import { DtdrError } from '../core/base/errors.js';
+import { withEmbeddingCache, type Encoder, type EncoderBackend } from '../core/base/encoder.js';
 
 export const BUNDLED_ENCODER_ID = 'dtdr-glove-100d';
 

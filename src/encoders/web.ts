@@ -4,8 +4,8 @@
  * assets, so an app that bundles dtdr serves them itself: no CDN, no copying by hand. ONNX
  * Runtime Web's WASM build finds its .wasm file the same way.
  */
-import { DtdrError } from '../core/errors.js';
-import type { Encoder } from '../core/encoder.js';
+import { DtdrError } from '../core/base/errors.js';
+import type { Encoder } from '../core/base/encoder.js';
 import { loadHubEncoder } from './hub.js';
 import { BUNDLED_ENCODER_ID, defaultRuntime, loadOnnxEncoder, type EncoderOptions, type ModelFiles } from './onnx.js';
 

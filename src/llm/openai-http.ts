@@ -3,8 +3,8 @@
  * vLLM. OpenAI-format prompts send the tools natively; Hermes and ReAct prompts send text and
  * read the text answer.
  */
-import type { GenerateRequest, LocalModel } from '../core/agent.js';
-import { DtdrError } from '../core/errors.js';
+import type { GenerateRequest, LocalModel } from '../core/agent/agent.js';
+import { DtdrError } from '../core/base/errors.js';
 
 export interface OpenAICompatibleOptions {
   /** e.g. http://127.0.0.1:8080/v1 (llama.cpp) or http://127.0.0.1:11434/v1 (Ollama). */

@@ -4,10 +4,10 @@
  * a Qwen3 model sees exactly the format it was trained on. Needs the model's weights: a hub id
  * with remote models allowed, or a local folder.
  */
-import type { GenerateRequest, LocalModel } from '../core/agent.js';
-import { DtdrError } from '../core/errors.js';
+import type { GenerateRequest, LocalModel } from '../core/agent/agent.js';
+import { DtdrError } from '../core/base/errors.js';
 import { importOptional } from '../encoders/hub.js';
-import { AnswerTrie, allowedAnswers } from '../core/prompt/constrain.js';
+import { AnswerTrie, allowedAnswers } from '../core/prompts/constrain.js';
 
 export interface TransformersModelOptions {
   /** e.g. onnx-community/Qwen3-0.6B-ONNX, or a local folder. */

@@ -7,9 +7,9 @@
  *   const r = await engine.chat.completions.create({ messages: prompt.messages, response_format: webllmResponseFormat(prompt.allowed) });
  *   const answer = parseWebllmAnswer(r.choices[0].message.content, prompt.allowed);
  */
-import { DtdrError } from '../core/errors.js';
-import type { ToolCall } from '../core/prompt/parse.js';
-import { END } from '../core/types.js';
+import { DtdrError } from '../core/base/errors.js';
+import type { ToolCall } from '../core/prompts/parse.js';
+import { END } from '../core/base/types.js';
 
 /** WebLLM's ResponseFormat (the parts used here; its `schema` is a JSON string). */
 export interface WebllmResponseFormat {

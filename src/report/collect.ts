@@ -5,18 +5,18 @@
  * the worst misses; then ablations (history length, clusters, demonstrations) by refitting.
  * Pure: no DOM, no node:* — the CLI and `npm run report` write the file.
  */
-import type { Encoder } from '../core/encoder.js';
-import { evaluateMethods, type EvaluateOptions, type ScoredMethod, type Split } from '../core/evaluate.js';
-import type { MetricSummary } from '../core/metrics.js';
-import { measurePromptTokens } from '../core/prompt-study.js';
-import { seededRandom, shuffleInPlace } from '../core/random.js';
-import type { Strategy } from '../core/prompt/build.js';
-import { GatedRetriever } from '../core/retrievers/gated.js';
-import type { MethodName } from '../core/retrievers/types.js';
-import { selectCandidates } from '../core/select.js';
-import type { TokenCounter } from '../core/tokens.js';
-import { DEFAULT_METHOD } from '../core/train.js';
-import type { Dataset, Plan } from '../core/types.js';
+import type { Encoder } from '../core/base/encoder.js';
+import { evaluateMethods, type EvaluateOptions, type ScoredMethod, type Split } from '../core/evaluation/evaluate.js';
+import type { MetricSummary } from '../core/base/metrics.js';
+import { measurePromptTokens } from '../core/evaluation/prompt-study.js';
+import { seededRandom, shuffleInPlace } from '../core/base/random.js';
+import type { Strategy } from '../core/prompts/build.js';
+import { GatedRetriever } from '../core/retrieval/default/index.js';
+import type { MethodName } from '../core/retrieval/types.js';
+import { selectCandidates } from '../core/selection/select.js';
+import type { TokenCounter } from '../core/prompts/tokens.js';
+import { DEFAULT_METHOD } from '../core/retrieval/train.js';
+import type { Dataset, Plan } from '../core/base/types.js';
 
 export const REPORT_VERSION = 1;
 

@@ -1,6 +1,6 @@
 /** Writes the HTML report (Node): the page bundle built beside this file, an atomic write. */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { DtdrError } from '../core/errors.js';
+import { DtdrError } from '../core/base/errors.js';
 import { writeFileAtomically } from '../storage/file.js';
 import type { ReportData } from './collect.js';
 import { renderReportHtml } from './html.js';

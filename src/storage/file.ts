@@ -1,10 +1,10 @@
 /** Model files (Node): the binary v2 container, or JSON text for `.json` paths; written atomically. */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import type { EmbeddingStore } from '../core/encoder.js';
+import type { EmbeddingStore } from '../core/base/encoder.js';
 import { dirname } from 'node:path';
-import type { ModelArtifact } from '../core/artifact.js';
-import { DtdrError } from '../core/errors.js';
-import { decodeBinaryModel, encodeBinaryModel, isBinaryModel } from '../core/living/binary.js';
+import type { ModelArtifact } from '../core/model/artifact.js';
+import { DtdrError } from '../core/base/errors.js';
+import { decodeBinaryModel, encodeBinaryModel, isBinaryModel } from '../core/model/binary.js';
 
 /**
  * Writes a file atomically: a temporary file beside the target, then a rename, so a crash

@@ -1,8 +1,8 @@
 /** Models in IndexedDB (browsers), through idb-keyval; the store is injectable for tests. */
 import { createStore, del, get, getMany, keys, set, setMany, type UseStore } from 'idb-keyval';
-import type { EmbeddingStore } from '../core/encoder.js';
-import type { ModelArtifact } from '../core/artifact.js';
-import { DtdrError } from '../core/errors.js';
+import type { EmbeddingStore } from '../core/base/encoder.js';
+import type { ModelArtifact } from '../core/model/artifact.js';
+import { DtdrError } from '../core/base/errors.js';
 
 const PREFIX = 'dtdr-model:';
 

@@ -8,8 +8,8 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { DtdrError } from '../core/errors.js';
-import type { TokenCounter } from '../core/tokens.js';
+import { DtdrError } from '../core/base/errors.js';
+import type { TokenCounter } from '../core/prompts/tokens.js';
 
 let cached: Promise<TokenCounter> | undefined;
 

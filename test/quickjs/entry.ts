@@ -4,7 +4,7 @@
  * retrieves with precomputed vectors, no Node, DOM or ONNX Runtime present.
  */
 import { Dtdr } from '../../src/core/dtdr.js';
-import type { Encoder } from '../../src/core/encoder.js';
+import type { Encoder } from '../../src/core/base/encoder.js';
 
 interface Request { query: string; history: string[] }
 

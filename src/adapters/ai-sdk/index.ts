@@ -14,7 +14,7 @@
  */
 import type { PrepareStepFunction, PrepareStepResult, ToolSet } from 'ai';
 import type { Dtdr } from '../../core/dtdr.js';
-import { DtdrError } from '../../core/errors.js';
+import { DtdrError } from '../../core/base/errors.js';
 import { importOptional } from '../../encoders/hub.js';
 import { chooseTools, messageText, type AdapterOptions, type StepChoice } from '../shared.js';
 

@@ -10,8 +10,8 @@
  * offered again (model.addTools / removeTools).
  */
 import type { Dtdr } from '../../core/dtdr.js';
-import { DtdrError } from '../../core/errors.js';
-import type { JsonSchema, ToolSpec } from '../../core/types.js';
+import { DtdrError } from '../../core/base/errors.js';
+import type { JsonSchema, ToolSpec } from '../../core/base/types.js';
 import { importOptional } from '../../encoders/hub.js';
 
 /** A tool as MCP lists it. */

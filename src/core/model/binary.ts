@@ -1,0 +1,144 @@
+/**
+ * Model artifact v2: compact and exact. A JSON header holds everything but the numbers; numeric
+ * arrays (and rectangular arrays of them) move to binary sections, stored as int32 when every
+ * value is an integer in range, float32 when every value survives the round trip to float32, and
+ * float64 otherwise — so loading gives back exactly what was saved. A SHA-256 of everything
+ * before it closes the file, so a truncated or bit-flipped file is refused, never half-read.
+ *
+ *   "DTDRMDL\0" · u32 version · u32 header bytes · header (UTF-8 JSON) · pad to 8 ·
+ *   sections · sha256 (32 bytes)
+ */
+import { sha256 } from '@noble/hashes/sha2';
+import { DtdrError } from '../base/errors.js';
+import { utf8Decode, utf8Encode } from './utf8.js';
+
+export const BINARY_MAGIC = 'DTDRMDL\0';
+export const BINARY_VERSION = 2;
+/** Numeric arrays shorter than this stay in the JSON header. */
+const MIN_PACKED = 16;
+
+type DType = 'i32' | 'f32' | 'f64';
+interface Section {
+  dtype: DType;
+  /** Element count, and the row length for a packed number[][] (0: a flat number[]). */
+  length: number;
+  rows: number;
+  offset: number;
+}
+const BYTES: Record<DType, number> = { i32: 4, f32: 4, f64: 8 };
+
+/** Whether a file's first bytes are a v2 binary model. */
+export function isBinaryModel(bytes: Uint8Array): boolean {
+  if (bytes.length < 8) return false;
+  for (let i = 0; i < 8; i++) if (bytes[i] !== BINARY_MAGIC.charCodeAt(i)) return false;
+  return true;
+}
+
+function dtypeOf(values: ArrayLike<number>): DType {
+  let ints = true;
+  let f32 = true;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (ints && !(Number.isInteger(v) && v >= -2147483648 && v <= 2147483647)) ints = false;
+    if (f32 && Math.fround(v) !== v) f32 = false;
+    if (!ints && !f32) return 'f64';
+  }
+  return ints ? 'i32' : 'f32';
+}
+
+const isNumberArray = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => typeof x === 'number');
+
+/** Encodes any JSON-able artifact into the v2 container. */
+export function encodeBinaryModel(artifact: unknown): Uint8Array {
+  const sections: Section[] = [];
+  const blobs: ArrayBufferView[] = [];
+  let offset = 0;
+  const pack = (flat: number[], rows: number): { $dtdrSection: number } => {
+    const dtype = dtypeOf(flat);
+    const data = dtype === 'i32' ? Int32Array.from(flat) : dtype === 'f32' ? Float32Array.from(flat) : Float64Array.from(flat);
+    offset = Math.ceil(offset / 8) * 8;
+    sections.push({ dtype, length: flat.length, rows, offset });
+    blobs.push(data);
+    offset += data.byteLength;
+    return { $dtdrSection: sections.length - 1 };
+  };
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) {
+      if (v.length >= MIN_PACKED && isNumberArray(v)) return pack(v, 0);
+      // A rectangular array of number rows (vectors, [label, weight] pairs): one section.
+      if (v.length > 0 && v.every(isNumberArray)) {
+        const width = (v[0] as number[]).length;
+        if (width > 0 && v.length * width >= MIN_PACKED && v.every((r) => (r as number[]).length === width)) return { ...pack((v as number[][]).flat(), width), $dtdrWidth: width };
+      }
+      return v.map(walk);
+    }
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  const body = walk(artifact);
+  const header = utf8Encode(JSON.stringify({ sections, body }));
+  const start = Math.ceil((16 + header.length) / 8) * 8;
+  const total = start + offset + 32;
+  const out = new Uint8Array(total);
+  for (let i = 0; i < 8; i++) out[i] = BINARY_MAGIC.charCodeAt(i);
+  const view = new DataView(out.buffer);
+  view.setUint32(8, BINARY_VERSION, true);
+  view.setUint32(12, header.length, true);
+  out.set(header, 16);
+  sections.forEach((s, i) => {
+    const b = blobs[i];
+    out.set(new Uint8Array(b.buffer, b.byteOffset, b.byteLength), start + s.offset);
+  });
+  out.set(sha256(out.subarray(0, total - 32)), total - 32);
+  return out;
+}
+
+/** Decodes a v2 container; anything damaged is a DtdrError naming the file. */
+export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
+  const fail = (message: string, hint = 'the file is damaged or truncated: restore it from a backup or retrain'): never => {
+    throw new DtdrError('artifact', message, { file, hint });
+  };
+  if (!isBinaryModel(bytes)) fail('not a dtdr binary model (wrong magic bytes)', 'give a file written by dtdr (model.toBinary() / writeModelFile)');
+  if (bytes.length < 16 + 32) fail('the file is too short to be a model');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const version = view.getUint32(8, true);
+  if (version > BINARY_VERSION) fail(`binary model version ${version} is newer than this dtdr reads (${BINARY_VERSION})`, 'upgrade dtdr');
+  const digest = sha256(bytes.subarray(0, bytes.length - 32));
+  const stored = bytes.subarray(bytes.length - 32);
+  for (let i = 0; i < 32; i++) if (digest[i] !== stored[i]) fail('checksum mismatch: the file was changed or damaged after it was written');
+  const headerLength = view.getUint32(12, true);
+  if (16 + headerLength > bytes.length - 32) fail('header length points past the end of the file');
+  let parsed: { sections: Section[]; body: unknown };
+  try {
+    parsed = JSON.parse(utf8Decode(bytes.subarray(16, 16 + headerLength)));
+  } catch {
+    return fail('the header is not valid JSON');
+  }
+  const start = Math.ceil((16 + headerLength) / 8) * 8;
+  const end = bytes.length - 32;
+  if (!parsed || !Array.isArray(parsed.sections)) fail('the header has no section table');
+  const read = (index: unknown, width: unknown): unknown => {
+    const s = parsed.sections[index as number];
+    if (!s || !(s.dtype in BYTES) || !Number.isInteger(s.length) || !Number.isInteger(s.offset) || s.offset % 8 !== 0) return fail(`section ${String(index)} is malformed`);
+    const from = start + s.offset;
+    if (s.length < 0 || from + s.length * BYTES[s.dtype] > end) fail(`section ${String(index)} runs past the end of the file`);
+    const buffer = bytes.buffer.slice(bytes.byteOffset + from, bytes.byteOffset + from + s.length * BYTES[s.dtype]);
+    const values = Array.from(s.dtype === 'i32' ? new Int32Array(buffer) : s.dtype === 'f32' ? new Float32Array(buffer) : new Float64Array(buffer));
+    if (width === undefined) return values;
+    const w = Number(width);
+    if (!Number.isInteger(w) || w < 1 || values.length % w !== 0) fail(`section ${String(index)} has a bad row width`);
+    const rows: number[][] = [];
+    for (let r = 0; r < values.length; r += w) rows.push(values.slice(r, r + w));
+    return rows;
+  };
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === 'object') {
+      const o = v as Record<string, unknown>;
+      if ('$dtdrSection' in o) return read(o.$dtdrSection, o.$dtdrWidth);
+      return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, walk(x)]));
+    }
+    return v;
+  };
+  return walk(parsed.body);
+}

@@ -1,0 +1,134 @@
+import { DtdrError } from '../base/errors.js';
+import { planFromRecord } from './plan.js';
+import { toolsFromOpenAI } from './tools.js';
+import { END, type Dataset, type Plan, type ToolSpec } from '../base/types.js';
+
+/** Parses JSON with the file name in the error; `line` when the text is one line of a JSONL file. */
+export function parseJson(text: string, file: string, line?: number): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new DtdrError('data', `malformed JSON (${reason})`, { file, line, hint: 'fix or remove that line', cause });
+  }
+}
+
+/** Parses data.jsonl text: one plan per non-blank line (a UTF-8 byte-order mark is ignored). */
+export function parsePlans(text: string, file = 'data.jsonl', options: { allowEmpty?: boolean } = {}): Plan[] {
+  const plans: Plan[] = [];
+  const ids = new Set<string>();
+  text.replace(/^\uFEFF/, '').split('\n').forEach((raw, index) => {
+    if (raw.trim() === '') return;
+    const line = index + 1;
+    const plan = planFromRecord(parseJson(raw, file, line) as never, { file, line });
+    if (ids.has(plan.id)) throw new DtdrError('data', `duplicate plan id "${plan.id}"`, { file, line, field: 'id', hint: 'plan ids must be unique' });
+    ids.add(plan.id);
+    plans.push(plan);
+  });
+  if (plans.length === 0 && !options.allowEmpty) throw new DtdrError('data', 'no plans found', { file, hint: 'data.jsonl needs one JSON plan per line' });
+  return plans;
+}
+
+/** Parses tool_desc.json: {"nodes": [{"id", "desc"}]}; also accepts a bare array of them. */
+export function parseToolDescriptions(text: string, file = 'tool_desc.json'): ToolSpec[] {
+  if (text.replace(/^\uFEFF/, '').trim() === '') throw new DtdrError('data', 'the file is empty', { file, hint: 'tool_desc.json needs {"nodes": [{"id": …, "desc": …}]}' });
+  const json = parseJson(text.replace(/^\uFEFF/, ''), file) as { nodes?: unknown } | unknown[];
+  const nodes = Array.isArray(json) ? json : (json as { nodes?: unknown } | null)?.nodes;
+  if (!Array.isArray(nodes)) throw new DtdrError('data', 'expected {"nodes": [{"id": …, "desc": …}]}', { file, field: 'nodes' });
+  const seen = new Set<string>();
+  return nodes.map((n, i) => {
+    const { id, desc } = (n ?? {}) as { id?: unknown; desc?: unknown };
+    if (typeof id !== 'string' || id === '') throw new DtdrError('data', 'a tool needs a string "id"', { file, field: `nodes[${i}].id` });
+    if (id === END) throw new DtdrError('data', `"${END}" is reserved for the end of a plan`, { file, field: `nodes[${i}].id` });
+    if (seen.has(id)) throw new DtdrError('data', `duplicate tool "${id}"`, { file, field: `nodes[${i}].id` });
+    seen.add(id);
+    return { name: id, description: typeof desc === 'string' ? desc : '' };
+  });
+}
+
+/**
+ * Parses a tool list in any of the forms apps have at hand: OpenAI tools
+ * (`[{"type": "function", "function": {name, description, parameters}}]`, or the bare function
+ * objects), an MCP `tools/list` result (`{"tools": [{name, description, inputSchema}]}`), or
+ * dtdr's tool_desc.json (`{"nodes": [{id, desc}]}`).
+ */
+export function parseToolList(text: string, file = 'tools.json'): ToolSpec[] {
+  const clean = text.replace(/^\uFEFF/, '');
+  if (clean.trim() === '') throw new DtdrError('data', 'the tool list is empty', { file, hint: 'paste OpenAI tools JSON, an MCP tools/list result, or tool_desc.json' });
+  const json = parseJson(clean, file) as unknown;
+  if (json && typeof json === 'object' && !Array.isArray(json) && 'nodes' in json) return parseToolDescriptions(clean, file);
+  const list = Array.isArray(json) ? json : (json as { tools?: unknown } | null)?.tools ?? (json as { result?: { tools?: unknown } } | null)?.result?.tools;
+  if (!Array.isArray(list)) {
+    throw new DtdrError('data', 'expected a list of tools', { file, hint: 'OpenAI tools ([{"type": "function", "function": {…}}]), an MCP tools/list result ({"tools": […]}), or tool_desc.json ({"nodes": […]})' });
+  }
+  if (list.length === 0) throw new DtdrError('data', 'the tool list is empty', { file, field: 'tools' });
+  // MCP tools carry their argument schema as inputSchema: read them as OpenAI functions.
+  const asOpenAI = list.map((item) => {
+    const t = (item ?? {}) as Record<string, unknown>;
+    return t.function === undefined && t.inputSchema !== undefined ? { name: t.name, description: t.description, parameters: t.inputSchema } : item;
+  });
+  const tools = toolsFromOpenAI(asOpenAI, file);
+  const seen = new Set<string>();
+  return tools.map((tool, i) => {
+    if (tool.name === END) throw new DtdrError('data', `"${END}" is reserved for the end of a plan`, { file, field: `[${i}].name` });
+    if (seen.has(tool.name)) throw new DtdrError('data', `duplicate tool "${tool.name}"`, { file, field: `[${i}].name` });
+    seen.add(tool.name);
+    const returns = (list[i] as { outputSchema?: unknown } | null)?.outputSchema;
+    return returns && typeof returns === 'object' ? { ...tool, returns: returns as ToolSpec['returns'] } : tool;
+  });
+}
+
+/** Parses split_ids.json: {"test_ids": {"<type>": [ids…]}} or {"test_ids": [ids…]}. */
+export function parseSplitIds(text: string, file = 'split_ids.json'): string[] {
+  const json = parseJson(text, file) as { test_ids?: unknown };
+  const ids = json?.test_ids;
+  const lists = Array.isArray(ids) ? [ids] : ids && typeof ids === 'object' ? Object.values(ids) : undefined;
+  if (!lists || !lists.every(Array.isArray)) throw new DtdrError('data', 'expected {"test_ids": {"chain": [ids…]}}', { file, field: 'test_ids' });
+  return (lists as unknown[][]).flat().map(String);
+}
+
+export interface DatasetFiles {
+  name: string;
+  /** Demonstrations; absent or empty for a tools-only start (then toolDescriptions is required). */
+  data?: { text: string; file: string };
+  toolDescriptions?: { text: string; file: string };
+  splitIds?: { text: string; file: string };
+}
+
+/**
+ * Builds a dataset from the TaskBench layout's file contents. Without tool_desc.json the tool set
+ * is every tool the plans use, with empty descriptions; a plan that uses a tool missing from
+ * tool_desc.json is an error naming it.
+ */
+export function datasetFromFiles(files: DatasetFiles): Dataset {
+  if (!files.data && !files.toolDescriptions) throw new DtdrError('data', 'neither demonstrations nor tool descriptions given', { hint: 'give data.jsonl, tool_desc.json, or both' });
+  // With tool descriptions, no demonstrations is a valid start: retrieval from descriptions alone.
+  const plans = files.data ? parsePlans(files.data.text, files.data.file, { allowEmpty: !!files.toolDescriptions }) : [];
+  let tools: ToolSpec[];
+  if (files.toolDescriptions) {
+    tools = parseToolDescriptions(files.toolDescriptions.text, files.toolDescriptions.file);
+    if (tools.length === 0) throw new DtdrError('data', 'no tools described', { file: files.toolDescriptions.file, field: 'nodes', hint: 'list at least one {"id": …, "desc": …}' });
+    const known = new Set(tools.map((t) => t.name));
+    for (const plan of plans) {
+      const unknown = plan.nodes.find((n) => !known.has(n.tool));
+      if (unknown) {
+        throw new DtdrError('data', `plan "${plan.id}" calls "${unknown.tool}", which ${files.toolDescriptions.file} does not describe`, {
+          file: files.data!.file,
+          hint: 'add the tool to the tool descriptions or fix its name in the plan',
+        });
+      }
+    }
+  } else {
+    const names = [...new Set(plans.flatMap((p) => p.nodes.map((n) => n.tool)))];
+    tools = names.map((name) => ({ name, description: '' }));
+  }
+  const testIds = files.splitIds ? parseSplitIds(files.splitIds.text, files.splitIds.file) : undefined;
+  if (testIds) {
+    const known = new Set(plans.map((p) => p.id));
+    const missing = testIds.filter((id) => !known.has(id));
+    if (missing.length > 0) {
+      throw new DtdrError('data', `${missing.length} test ids are not plans of ${files.data?.file ?? 'data.jsonl'} (first: "${missing[0]}")`, { file: files.splitIds!.file });
+    }
+  }
+  return { name: files.name, tools, plans, ...(testIds ? { testIds } : {}) };
+}

@@ -1,0 +1,154 @@
+import { Validator, type Schema } from '@cfworker/json-schema';
+import { END, type JsonSchema, type ToolSpec } from '../base/types.js';
+import type { PromptFormat } from './build.js';
+
+export interface ToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export type ToolCallErrorKind = 'no-call' | 'malformed-json' | 'unknown-tool' | 'not-allowed' | 'invalid-arguments' | 'several-calls';
+
+/** What came back from the model: a call, the end of the plan, or an error to feed back. */
+export type ParsedAnswer =
+  | { kind: 'call'; call: ToolCall; warnings: string[] }
+  | { kind: 'end'; warnings: string[] }
+  | { kind: 'error'; error: ToolCallErrorKind; message: string; allowed?: string[] };
+
+const err = (error: ToolCallErrorKind, message: string, allowed?: string[]): ParsedAnswer => ({ kind: 'error', error, message, ...(allowed ? { allowed } : {}) });
+
+/** Qwen3 and others think aloud first; the answer is what follows the thinking block. */
+function stripThinking(text: string): string {
+  return text.replace(/<think>[\s\S]*?<\/think>/g, '').replace(/^[\s\S]*<\/think>/, '');
+}
+
+function parseJsonObject(raw: string): { ok: true; value: Record<string, unknown> } | { ok: false; message: string } {
+  const text = raw.trim().replace(/^```(?:json)?\s*/i, '').replace(/\s*```$/, '');
+  try {
+    const value = JSON.parse(text);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, message: 'expected a JSON object' };
+    return { ok: true, value };
+  } catch (e) {
+    return { ok: false, message: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+function callFromObject(value: Record<string, unknown>): ToolCall | string {
+  const fn = (value.function ?? value) as Record<string, unknown>;
+  const name = fn.name;
+  if (typeof name !== 'string' || name === '') return 'the call has no "name" string';
+  let args = fn.arguments ?? fn.parameters ?? {};
+  if (typeof args === 'string') {
+    const parsed = parseJsonObject(args);
+    if (!parsed.ok) return `"arguments" is a string that is not a JSON object (${parsed.message})`;
+    args = parsed.value;
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return '"arguments" must be a JSON object';
+  return { name, arguments: args as Record<string, unknown> };
+}
+
+function isEndWord(text: string): boolean {
+  return new RegExp(`^\\W*${END}\\W*$`).test(text.trim()) || /^(Final Answer|Action:\s*END)\b/im.test(text.trim());
+}
+
+/** Hermes / Qwen: `<tool_call>{"name": …, "arguments": {…}}</tool_call>`, or END. */
+export function parseHermes(answer: string): ParsedAnswer {
+  const text = stripThinking(String(answer));
+  const blocks = [...text.matchAll(/<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/g)];
+  if (blocks.length === 0) {
+    if (isEndWord(text)) return { kind: 'end', warnings: [] };
+    const bare = parseJsonObject(text);
+    if (bare.ok) return finishCall(bare.value, ['the call was not wrapped in <tool_call> tags']);
+    return err('no-call', `No tool call found. Answer with <tool_call>{"name": …, "arguments": {…}}</tool_call>, or ${END} when done.`);
+  }
+  if (blocks.length > 1) return err('several-calls', 'Answer with exactly one <tool_call> per step.');
+  const parsed = parseJsonObject(blocks[0][1]);
+  if (!parsed.ok) return err('malformed-json', `The <tool_call> content is not valid JSON (${parsed.message}). Answer with one complete JSON object.`);
+  const outside = text.replace(blocks[0][0], '').trim();
+  return finishCall(parsed.value, outside ? ['ignored text outside the <tool_call> block'] : []);
+}
+
+function finishCall(value: Record<string, unknown>, warnings: string[]): ParsedAnswer {
+  const call = callFromObject(value);
+  if (typeof call === 'string') return err('malformed-json', `The tool call is incomplete: ${call}.`);
+  if (call.name === END) return { kind: 'end', warnings };
+  return { kind: 'call', call, warnings };
+}
+
+/** OpenAI-style: an assistant message with `tool_calls`, its JSON text, or a bare `{name, arguments}`. */
+export function parseOpenAI(answer: unknown): ParsedAnswer {
+  let value: unknown = answer;
+  if (typeof answer === 'string') {
+    const text = stripThinking(answer);
+    if (isEndWord(text)) return { kind: 'end', warnings: [] };
+    const parsed = parseJsonObject(text);
+    if (!parsed.ok) return text.includes('<tool_call>') ? parseHermes(text) : err('malformed-json', `The answer is not a JSON tool call (${parsed.message}).`);
+    value = parsed.value;
+  }
+  if (typeof value !== 'object' || value === null) return err('no-call', 'No tool call found.');
+  const message = value as { tool_calls?: unknown; content?: unknown };
+  if (Array.isArray(message.tool_calls)) {
+    if (message.tool_calls.length === 0) return typeof message.content === 'string' && isEndWord(message.content) ? { kind: 'end', warnings: [] } : err('no-call', 'No tool call found.');
+    if (message.tool_calls.length > 1) return err('several-calls', 'Make exactly one tool call per step.');
+    return finishCall(message.tool_calls[0] as Record<string, unknown>, []);
+  }
+  if ('tool_calls' in message || ('content' in message && !('name' in message))) {
+    return typeof message.content === 'string' && isEndWord(message.content) ? { kind: 'end', warnings: [] } : err('no-call', 'No tool call found.');
+  }
+  return finishCall(value as Record<string, unknown>, []);
+}
+
+/** ReAct: `Action: name` and, for arguments, `Action Input: {…}`; `Action: END` or `Final Answer` ends. */
+export function parseReAct(answer: string): ParsedAnswer {
+  const text = stripThinking(String(answer));
+  const actions = [...text.matchAll(/^\s*Action\s*:\s*(.+?)\s*$/gim)];
+  if (actions.length === 0) return isEndWord(text) ? { kind: 'end', warnings: [] } : err('no-call', `No "Action:" line found. Answer "Action: <function name>", or "Action: ${END}" when done.`);
+  if (actions.length > 1) return err('several-calls', 'Give exactly one "Action:" line per step.');
+  const name = actions[0][1].replace(/^[`"']|[`"']$/g, '');
+  if (name === END) return { kind: 'end', warnings: [] };
+  const input = /^\s*Action\s+Input\s*:\s*([\s\S]*)$/im.exec(text);
+  if (!input) return { kind: 'call', call: { name, arguments: {} }, warnings: [] };
+  const raw = input[1].trim().split(/\n\s*(?:Observation|Thought)\s*:/)[0];
+  const parsed = parseJsonObject(raw === '' ? '{}' : raw);
+  if (!parsed.ok) return err('malformed-json', `"Action Input" is not a JSON object (${parsed.message}).`);
+  return { kind: 'call', call: { name, arguments: parsed.value }, warnings: [] };
+}
+
+export function parseAnswer(format: PromptFormat, answer: unknown): ParsedAnswer {
+  try {
+    if (format === 'hermes') return parseHermes(String(answer ?? ''));
+    if (format === 'react') return parseReAct(String(answer ?? ''));
+    return parseOpenAI(answer ?? '');
+  } catch (e) {
+    // The parsers above do not throw on any string; this is the last guard for exotic inputs.
+    return err('no-call', `Could not read the answer (${e instanceof Error ? e.message : String(e)}).`);
+  }
+}
+
+const validators = new WeakMap<JsonSchema, Validator>();
+
+/**
+ * Checks a parsed call against the tool set, the allowed names (a hard mask) and the tool's JSON
+ * Schema (skipped with `checkArguments: false`, for a selection answer whose arguments come from a
+ * second prompt). Errors carry a message fit to send back to the model.
+ */
+export function validateCall(parsed: ParsedAnswer, tools: readonly ToolSpec[], allowed?: readonly string[], options: { checkArguments?: boolean } = {}): ParsedAnswer {
+  if (parsed.kind !== 'call') return parsed;
+  const { name } = parsed.call;
+  const allowedNames = allowed ? allowed.filter((n) => n !== END) : tools.map((t) => t.name);
+  const tool = tools.find((t) => t.name === name);
+  if (!tool) return err('unknown-tool', `There is no function named "${name}". Choose one of: ${allowedNames.join(', ')}${allowed?.includes(END) ? `, or ${END}` : ''}.`, [...(allowed ?? allowedNames)]);
+  if (allowed && !allowed.includes(name)) return err('not-allowed', `"${name}" is not available at this step. Choose one of: ${allowedNames.join(', ')}${allowed.includes(END) ? `, or ${END}` : ''}.`, [...allowed]);
+  if (tool.parameters && options.checkArguments !== false) {
+    let validator = validators.get(tool.parameters);
+    if (!validator) validators.set(tool.parameters, (validator = new Validator(tool.parameters as Schema, '2020-12', false)));
+    const result = validator.validate(parsed.call.arguments);
+    if (!result.valid) {
+      const problems = result.errors
+        .filter((e) => e.keyword !== 'properties' && e.keyword !== '$ref')
+        .map((e) => `${e.instanceLocation.replace(/^#\/?/, '') || 'arguments'}: ${e.error}`);
+      return err('invalid-arguments', `The arguments of ${name} do not match its signature: ${[...new Set(problems)].slice(0, 5).join('; ')}.`);
+    }
+  }
+  return parsed;
+}

@@ -1,0 +1,65 @@
+/**
+ * DTDR-G's calibration and conformal thresholds: held-out steps' probabilities under a gate and
+ * temperature, each confidence group's split-conformal threshold, isotonic ECE for the diagnostics,
+ * and the cap on how many held-out plans are scored.
+ */
+import { seededRandom, shuffleInPlace } from '../../base/random.js';
+import { applyIsotonic, conformalThreshold, expectedCalibrationError, fitIsotonic, stepProbabilities, type GateData } from './gate.js';
+
+/** Held-out plans scored per cross-fitting scheme, at most (the demo set's 3,000 and UltraTool's 3,027 are all scored). */
+export const MAX_SCORED_PLANS = 9000;
+
+/**
+ * Each group's split-conformal threshold for the coverage target. A group with fewer than 20
+ * held-out scores gets 0: its sets widen by probability mass instead (selectCandidates).
+ */
+export function groupThresholds(scores: { confident: number[]; unsure: number[] }, target: number): { confident: number; unsure: number } {
+  const threshold = (group: number[]) => (group.length >= 20 ? conformalThreshold(group, target) : 0);
+  return { confident: threshold(scores.confident), unsure: threshold(scores.unsure) };
+}
+
+/** `indices` when there are at most `cap` of them, else a seeded sample of `cap`, in their original order. */
+export function scoredSubset(indices: number[], cap: number, seed: number): number[] {
+  const keep = Math.floor(cap);
+  if (indices.length <= keep) return indices;
+  return shuffleInPlace([...indices], seededRandom(seed)).slice(0, keep).sort((a, b) => a - b);
+}
+
+export function calibrationScores(theta: Float64Array, temperature: number, data: GateData) {
+  const n = data.offsets.length - 1;
+  const best: number[] = [];
+  const top: number[] = [];
+  const topCorrect: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const p = stepProbabilities(theta, data, i, temperature);
+    const from = data.offsets[i];
+    let b = 0;
+    let t = 0;
+    let tk = 0;
+    for (let k = 0; k < p.length; k++) {
+      if (data.accept[from + k] && p[k] > b) b = p[k];
+      if (p[k] > t) [t, tk] = [p[k], k];
+    }
+    best.push(b);
+    top.push(t);
+    topCorrect.push(data.accept[from + tk]);
+  }
+  return { best, top, topCorrect };
+}
+
+/** ECE of isotonic calibration, measured by 2-fold cross-validation on the calibration steps. */
+export function isotonicEce(top: number[], correct: number[]): number {
+  const idx = top.map((_, i) => i);
+  const a = idx.filter((i) => i % 2 === 0);
+  const b = idx.filter((i) => i % 2 === 1);
+  const mapped: number[] = [];
+  const outcome: number[] = [];
+  for (const [fitOn, applyTo] of [[a, b], [b, a]]) {
+    const map = fitIsotonic(fitOn.map((i) => top[i]), fitOn.map((i) => correct[i]));
+    for (const i of applyTo) {
+      mapped.push(applyIsotonic(map, top[i]));
+      outcome.push(correct[i]);
+    }
+  }
+  return expectedCalibrationError(mapped, outcome);
+}

@@ -1,0 +1,124 @@
+/**
+ * What demonstrations teach DTDR-G, fitted once per cross-fitting fold and once on all of them:
+ * per-cluster and pooled dependency graphs, each cluster's tool bag, and the linear head over
+ * [request, last l calls, calls so far] with its replay buffer for online learning.
+ */
+import { planSteps, planTools } from '../../plans/plan.js';
+import type { Plan } from '../../base/types.js';
+import { countPlans, historyIndices } from '../dependency.js';
+import { DependencyGraph } from '../graph.js';
+import type { PackedMatrix } from '../kernels/matvec.js';
+import type { LinearHead, LinearHeadOptions } from '../linear-head.js';
+import { ReplayBuffer, trainLinearHead } from '../linear-head-training.js';
+import type { TrainingProgress } from '../types.js';
+import { KNOWN_HISTORY } from './layout.js';
+import type { ToolSide } from './tool-side.js';
+
+/** What demonstrations teach; fitted once per cross-fitting fold and once on all of them. */
+export interface Evidence {
+  historyLength: number;
+  k: number;
+  centroids: Float32Array;
+  graphs: DependencyGraph[];
+  global: DependencyGraph;
+  /** Per cluster: label → share of the cluster's plans that use it. */
+  bags: Map<number, number>[];
+  head?: LinearHead;
+  /** Label → one-hot slot for tools seen in training histories. */
+  vocabulary: Map<number, number>;
+  /** Demonstrations per cluster (running means when learning online). */
+  sizes: number[];
+  /** The centroids for the float32 kernel (built on first use; dropped when learning moves them). */
+  packedCentroids?: PackedMatrix;
+  /** The head's training examples, rehearsed when learning online. */
+  replay: ReplayBuffer;
+}
+
+export function headSlots(history: readonly number[], l: number, vocabulary: Map<number, number>): Uint32Array {
+  const width = vocabulary.size + 2;
+  const called = new Set<number>();
+  for (const h of history) called.add(vocabulary.get(h) ?? vocabulary.size);
+  const slots = new Uint32Array(l + called.size);
+  for (let k = 0; k < l; k++) {
+    const h = history[history.length - l + k];
+    slots[k] = k * width + (h === undefined ? vocabulary.size : vocabulary.get(h) ?? vocabulary.size + 1);
+  }
+  let k = l;
+  for (const id of called) slots[k++] = l * width + id;
+  return slots;
+}
+
+export function headSparseSize(l: number, vocabulary: Map<number, number>): number {
+  return l * (vocabulary.size + 2) + vocabulary.size + 1;
+}
+
+export interface FitPartsOptions {
+  historyLength: number;
+  seed: number;
+  head?: LinearHeadOptions | false;
+}
+
+/** Clusters of the demonstration queries and the cluster of each of the plans being fitted. */
+export interface Clustering {
+  centroids: Float32Array;
+  k: number;
+  assignment: ArrayLike<number>;
+}
+
+export function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array[], clustering: Clustering, o: FitPartsOptions, onProgress?: (p: TrainingProgress) => void): Evidence {
+  const l = o.historyLength;
+  const { centroids, k, assignment } = clustering;
+  const graphs = Array.from({ length: k }, () => new DependencyGraph(l));
+  const members: number[][] = Array.from({ length: k }, () => []);
+  plans.forEach((plan, i) => {
+    countPlans(graphs[assignment[i]], [plan], side.index);
+    members[assignment[i]].push(i);
+  });
+  const global = new DependencyGraph(Math.max(l, KNOWN_HISTORY));
+  countPlans(global, plans, side.index);
+  const bags = members.map((list) => {
+    const bag = new Map<number, number>();
+    for (const i of list) for (const t of new Set(planTools(plans[i]))) bag.set(side.index.get(t)!, (bag.get(side.index.get(t)!) ?? 0) + 1 / list.length);
+    if (list.length > 0) bag.set(side.end, 1);
+    return bag;
+  });
+  const vocabulary = new Map<number, number>();
+  for (const plan of plans) for (const node of plan.nodes) {
+    const i = side.index.get(node.tool)!;
+    if (!vocabulary.has(i)) vocabulary.set(i, vocabulary.size);
+  }
+  let head: LinearHead | undefined;
+  const replay = new ReplayBuffer();
+  if (o.head !== false) {
+    const examples = headExamples(side, plans, queries, l, vocabulary);
+    replay.add(examples);
+    const generator = trainLinearHead(examples, { epochs: 8, seed: o.seed, sparseSupport: 'auto', ...(o.head ?? {}) });
+    for (;;) {
+      const next = generator.next();
+      if (next.done) {
+        head = next.value;
+        break;
+      }
+      onProgress?.({ phase: 'head', fraction: next.value.epoch / next.value.epochs, loss: next.value.loss });
+    }
+  }
+  return { historyLength: l, k, centroids, graphs, global, bags, head, vocabulary, sizes: members.map((m) => m.length), replay };
+}
+
+/** The head's examples: one per step, [query, last l calls, calls so far] → acceptable labels. */
+export function headExamples(side: ToolSide, plans: Plan[], queries: Float32Array[], l: number, vocabulary: Map<number, number>) {
+  const dense: Float32Array[] = [];
+  const sparse: Uint32Array[] = [];
+  const targets: number[][] = [];
+  const related: number[][] = [];
+  plans.forEach((plan, i) => {
+    const tools = [...new Set(planTools(plan))].map((t) => side.index.get(t)!);
+    for (const step of planSteps(plan)) {
+      dense.push(queries[i]);
+      sparse.push(headSlots(historyIndices(step.history, side.index), l, vocabulary));
+      targets.push(step.acceptable.map((t) => side.index.get(t)!));
+      related.push(tools);
+    }
+  });
+  return { dense, sparse, targets, related, classes: side.labels.length, sparseSize: headSparseSize(l, vocabulary) };
+}

@@ -1,0 +1,13 @@
+/**
+ * DTDR-G, the default method. The files, in the order a step flows through them:
+ * layout (signal and context names) → tool-side (what depends on tools alone) → evidence (what
+ * demonstrations teach) → signals (one step's signal matrix) → combine (the gate's weighted sum)
+ * → retriever (probabilities, confidence, why unsure). Fitting: options → fit (settings,
+ * cross-fitting) → gate (training the gate, temperature) → calibration (conformal thresholds).
+ * Afterwards: learning (online) and state (files).
+ */
+export { GatedRetriever } from './retriever.js';
+export { CONTEXTS, SIGNALS, type SignalName } from './layout.js';
+export type { GatedOptions } from './options.js';
+export type { GatedDiagnostics, GatedState } from './state.js';
+export { priorGate } from './combine.js';

@@ -1,0 +1,89 @@
+/**
+ * DTDR-G's online learning: new demonstrations join the model in time proportional to them
+ * (conformal scores pooled, cluster counts and centroids moved, the head trained on), without a refit.
+ */
+import { planSteps, planTools } from '../../plans/plan.js';
+import { requireVector } from '../baselines.js';
+import { countPlans } from '../dependency.js';
+import { dotAt } from '../kmeans.js';
+import { trainLinearHead } from '../linear-head-training.js';
+import { ONLINE_HEAD, type LearnInput, type RankInput, type Ranking } from '../types.js';
+import { groupThresholds } from './calibration.js';
+import { fitEvidence, headExamples } from './evidence.js';
+import { KNOWN_HISTORY } from './layout.js';
+import type { GatedParts } from './state.js';
+
+/**
+ * Online learning, in time proportional to the new plans: first their steps are scored by the
+ * model as it is (they are held out for it) and pooled with the stored conformal scores, which
+ * re-sets the thresholds; then each plan joins its nearest cluster (graph counts, tool bag, a
+ * running-mean centroid), the pooled graph, and the head continues training on its steps. The
+ * gate and temperature stay as fitted. A model trained on tools alone gains its first evidence.
+ * Returns true when the model gained its first evidence (its workspace must grow).
+ */
+export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankInput) => Ranking): boolean {
+  const plans = input.plans;
+  if (plans.length === 0) return false;
+  const queries = plans.map((_, i) => requireVector(input.queryVectors?.[i], 'dtdr-g', 'queryVectors'));
+  const side = p.side;
+  const ev = p.evidence;
+  if (ev) {
+    for (const [i, plan] of plans.entries()) {
+      for (const step of planSteps(plan)) {
+        const r = rank({ query: plan.query, history: step.history, queryVector: queries[i] });
+        let best = 0;
+        for (const t of step.acceptable) best = Math.max(best, r.probabilities[side.index.get(t)!]);
+        (r.confident ? p.calibration.confident : p.calibration.unsure).push(Math.fround(best));
+      }
+    }
+    p.thresholds = groupThresholds(p.calibration, p.target);
+  } else {
+    // Tools alone so far: one cluster around these plans, the default history length.
+    const d = side.dim;
+    const centroid = new Float32Array(d);
+    for (const q of queries) for (let j = 0; j < d; j++) centroid[j] += q[j];
+    normaliseInPlace(centroid);
+    p.evidence = fitEvidence(side, plans, queries, { centroids: centroid, k: 1, assignment: new Uint8Array(plans.length) }, { historyLength: KNOWN_HISTORY, seed: 0 });
+    return true;
+  }
+  const d = side.dim;
+  const l = ev.historyLength;
+  for (const [i, plan] of plans.entries()) {
+    const q = queries[i];
+    let k = 0;
+    let bestDot = -Infinity;
+    for (let c = 0; c < ev.k; c++) {
+      const dot = dotAt(ev.centroids, c * d, q, 0, d);
+      if (dot > bestDot) [k, bestDot] = [c, dot];
+    }
+    const n = ++ev.sizes[k];
+    const centroid = ev.centroids.subarray(k * d, (k + 1) * d);
+    for (let j = 0; j < d; j++) centroid[j] += (q[j] - centroid[j]) / n;
+    normaliseInPlace(centroid);
+    ev.packedCentroids = undefined;
+    countPlans(ev.graphs[k], [plan], side.index);
+    countPlans(ev.global, [plan], side.index);
+    const bag = ev.bags[k];
+    const uses = new Set(planTools(plan).map((t) => side.index.get(t)!));
+    for (const [label, share] of bag) if (label !== side.end) bag.set(label, (share * (n - 1) + (uses.has(label) ? 1 : 0)) / n);
+    for (const label of uses) if (!bag.has(label)) bag.set(label, 1 / n);
+    bag.set(side.end, 1);
+  }
+  if (ev.head) {
+    const data = headExamples(side, plans, queries, l, ev.vocabulary);
+    const generator = trainLinearHead(ev.replay.mix(data), { ...ONLINE_HEAD, seed: ev.replay.seen }, ev.head);
+    let next = generator.next();
+    while (!next.done) next = generator.next();
+    ev.head = next.value;
+    ev.replay.add(data);
+  }
+  return false;
+}
+
+/** Scales a vector to unit length in place (a zero vector stays zero). */
+function normaliseInPlace(v: Float32Array): void {
+  let norm = 0;
+  for (let j = 0; j < v.length; j++) norm += v[j] * v[j];
+  norm = Math.sqrt(norm);
+  if (norm > 0) for (let j = 0; j < v.length; j++) v[j] /= norm;
+}

@@ -1,0 +1,63 @@
+/**
+ * DTDR-G's options, with their documented defaults, and the check that runs before any work.
+ */
+import { DtdrError } from '../../base/errors.js';
+import type { LinearHeadOptions } from '../linear-head.js';
+import { SIGNALS, type SignalName } from './layout.js';
+
+export interface GatedOptions {
+  /** l, the calls of history the graphs and head condition on. Default: picked on held-out demonstrations among 1–4. */
+  historyLength?: number;
+  /** K clusters. Default: picked on held-out demonstrations. */
+  clusters?: number;
+  /** Cross-fitting folds for the gate and calibration. Default 3. */
+  folds?: number;
+  /** The fraction of steps whose candidate set must hold an acceptable tool. Default 0.95. */
+  target?: number;
+  /** A step counts as confident when its top tool's calibrated probability is at least this. Default 0.5. */
+  confidentAbove?: number;
+  /** Nearest clusters a request is softly assigned to. Default 5. */
+  neighbours?: number;
+  /**
+   * Order of mention in the request: the lexical signal weighs the request's k-th distinct
+   * matched term by exp(−k / lexicalOrder), since requests name their first need first ("cancel
+   * my ticket and rebook me"). 0 turns it off (every term weighs the same). Default 8.
+   */
+  lexicalOrder?: number;
+  /**
+   * How cross-fitting folds are drawn: `plan` (at random), `sequence` (plans with one tool
+   * sequence share a fold, so every held-out plan is a new combination) or both, pooled.
+   * Default: `plan+sequence` when there are at least 10 sequences and each is repeated about 10
+   * times or more on average, else `plan`.
+   */
+  foldBy?: 'plan' | 'sequence' | 'plan+sequence';
+  /**
+   * Which held-out steps set the conformal thresholds: `sequence` (steps of plans whose tool
+   * sequence the fold never saw: the sets are sized to hold the needed tool on new combinations
+   * of familiar steps, and over-cover repeats) or `plan` (random folds: requests like the
+   * demonstrations). Default: `sequence` when there are at least 10 sequences and at least half
+   * the plans share theirs with another plan (elsewhere random folds already hold out new
+   * combinations), else `plan`. Ranking and calibrated probabilities do not depend on it.
+   */
+  thresholdsFrom?: 'plan' | 'sequence';
+  /** Signals to leave out (ablations). */
+  without?: SignalName[];
+  seed?: number;
+  head?: LinearHeadOptions;
+}
+
+/** The options' values after defaults, checked: a bad value is a DtdrError naming it, before any work starts. */
+export function resolveGatedOptions(options: GatedOptions) {
+  const target = options.target ?? 0.95;
+  if (!(target > 0 && target < 1)) throw new DtdrError('options', `target must be in (0, 1), got ${target}`, { field: 'target' });
+  const confidentAbove = options.confidentAbove ?? 0.5;
+  const neighbours = options.neighbours ?? 5;
+  const lexicalOrder = options.lexicalOrder ?? 8;
+  if (!(lexicalOrder >= 0 && Number.isFinite(lexicalOrder))) throw new DtdrError('options', `lexicalOrder must be a finite number ≥ 0, got ${lexicalOrder}`, { field: 'lexicalOrder' });
+  if (options.thresholdsFrom !== undefined && options.thresholdsFrom !== 'plan' && options.thresholdsFrom !== 'sequence') {
+    throw new DtdrError('options', `thresholdsFrom must be "plan" or "sequence", got ${String(options.thresholdsFrom)}`, { field: 'thresholdsFrom' });
+  }
+  const without = options.without ?? [];
+  for (const s of without) if (!SIGNALS.includes(s)) throw new DtdrError('options', `unknown signal "${s}"`, { field: 'without', hint: `one of: ${SIGNALS.join(', ')}` });
+  return { target, confidentAbove, neighbours, lexicalOrder, without };
+}

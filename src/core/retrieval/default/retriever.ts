@@ -1,0 +1,172 @@
+/**
+ * DTDR-G's retriever: ranks one step (signals → gate → temperature-scaled softmax), says why a step
+ * is unsure, and delegates fitting (fit.ts), online learning (learning.ts) and files (state.ts).
+ */
+import { DtdrError } from '../../base/errors.js';
+import { terms } from '../../base/text.js';
+import type { Plan, ToolSpec } from '../../base/types.js';
+import { historyIndices } from '../dependency.js';
+import { withLazyOrder } from '../ranking.js';
+import type { EmbeddingNeeds, LearnInput, RankInput, Ranking, Retriever, TrainingProgress } from '../types.js';
+import { groupThresholds } from './calibration.js';
+import { combine } from './combine.js';
+import type { Evidence } from './evidence.js';
+import { fitGated } from './fit.js';
+import { C_MATCH, C_SUPPORT, KNOWN_HISTORY, SIGNALS, type SignalName } from './layout.js';
+import { learnGated } from './learning.js';
+import type { GatedOptions } from './options.js';
+import { computeSignals } from './signals.js';
+import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type GatedState } from './state.js';
+import type { ToolSide } from './tool-side.js';
+import { noTerms, SCORES, Workspace } from './workspace.js';
+
+/**
+ * DTDR-G (ours, the default): one retriever that combines, per step, the signals that are each
+ * strong somewhere, with a gate learned on held-out folds of the demonstrations:
+ *
+ * - the request against tool names and descriptions, lexical (BM25) and by embedding, each also
+ *   history-aware: what the calls so far already served counts less;
+ * - dependency statistics: per-cluster graphs under a soft assignment to the nearest clusters,
+ *   the pooled graph, and which tools the nearby demonstrations use at all;
+ * - a linear head over [query embedding, last l calls, set of calls so far] (DTDR-H generalised);
+ * - tool-to-tool evidence from schemas: an output of a called tool that feeds a required input.
+ *
+ * The gate (see gate.ts) weighs the signals by how much the step's context supports them, so
+ * memorised sequences lead where the demonstrations know the history and descriptions lead where
+ * they do not. Probabilities are temperature-calibrated and the candidate set is split-conformal:
+ * it holds an acceptable tool in at least `target` of held-out steps, separately for confident
+ * and unsure steps. With no demonstrations it ranks by descriptions alone.
+ */
+export class GatedRetriever implements Retriever {
+  readonly method = 'dtdr-g' as const;
+  readonly needs: EmbeddingNeeds = { query: true, context: false };
+  private workspace: Workspace;
+  private readonly without: Set<number>;
+
+  private constructor(private readonly parts: GatedParts) {
+    this.workspace = new Workspace(parts.side.labels.length, parts.side.dim, parts.evidence?.k ?? 0);
+    this.without = new Set(parts.withoutSignals.map((s) => SIGNALS.indexOf(s)));
+  }
+
+  static fit(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], options: GatedOptions = {}, onProgress?: (p: TrainingProgress) => void): GatedRetriever {
+    return new GatedRetriever(fitGated(tools, plans, queries, toolVectors, options, onProgress));
+  }
+
+  static fromState(tools: ToolSpec[], dim: number, s: GatedState): GatedRetriever {
+    return new GatedRetriever(gatedParts(tools, dim, s));
+  }
+
+  state(): GatedState {
+    return gatedState(this.parts);
+  }
+
+  private get side(): ToolSide {
+    return this.parts.side;
+  }
+
+  private get evidence(): Evidence | undefined {
+    return this.parts.evidence;
+  }
+
+  get theta(): Float64Array {
+    return this.parts.theta;
+  }
+
+  get temperature(): number {
+    return this.parts.temperature;
+  }
+
+  get target(): number {
+    return this.parts.target;
+  }
+
+  get confidentAbove(): number {
+    return this.parts.confidentAbove;
+  }
+
+  /** The conformal thresholds in use per group; set them (e.g. from `thresholdsFor`) to change the coverage target. */
+  get thresholds(): { confident: number; unsure: number } {
+    return this.parts.thresholds;
+  }
+
+  set thresholds(value: { confident: number; unsure: number }) {
+    this.parts.thresholds = value;
+  }
+
+  get neighbours(): number {
+    return this.parts.neighbours;
+  }
+
+  get withoutSignals(): SignalName[] {
+    return this.parts.withoutSignals;
+  }
+
+  get diagnostics(): GatedDiagnostics | undefined {
+    return this.parts.diagnostics;
+  }
+
+  get labels(): readonly string[] {
+    return this.side.labels;
+  }
+
+  get historyLength(): number {
+    return this.evidence?.historyLength ?? 0;
+  }
+
+  /** True when the model learned from demonstrations (false: tools alone). */
+  get demonstrated(): boolean {
+    return this.evidence !== undefined;
+  }
+
+  /** Online learning (see learning.ts): new demonstrations in, no refit. */
+  learn(input: LearnInput): void {
+    if (learnGated(this.parts, input, (step) => this.rank(step))) this.workspace = new Workspace(this.side.labels.length, this.side.dim, 1);
+  }
+
+  private lastQuery = { text: '', terms: noTerms() };
+
+  rank(input: RankInput): Ranking {
+    const q = input.queryVector;
+    if (!q) throw new DtdrError('options', 'dtdr-g needs input.queryVector', { hint: 'rank through Dtdr/rankStep, which embeds for you' });
+    const w = this.workspace;
+    const L = this.side.labels.length;
+    const history = historyIndices(input.history, this.side.index);
+    // Every step of a plan ranks the same request: tokenise it once.
+    if (this.lastQuery.text !== input.query) this.lastQuery = { text: input.query, terms: this.side.lexical.prepare(terms(input.query)) };
+    computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history }, w, this.neighbours, this.without);
+    const max = combine(this.theta, w, L);
+    const sum = w.kernel.run(SCORES, L, max, 1 / this.temperature);
+    w.kernel.divide(L, sum);
+    const probabilities = w.kernel.output.slice(0, L);
+    // The best label's share is exp(0) / sum.
+    const top = 1 / sum;
+    const knownHistory = w.known;
+    const confident = this.evidence !== undefined && top >= this.confidentAbove && knownHistory;
+    const set = { threshold: confident ? this.thresholds.confident : this.thresholds.unsure, target: this.target, confident };
+    return withLazyOrder({ labels: this.side.labels, probabilities, confident, set, ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) }, { unitRange: true });
+  }
+
+  /**
+   * The conformal thresholds another coverage target would give, from the same held-out scores
+   * (for coverage-against-size curves; set `thresholds` to use them). Zero where a group has too
+   * few scores, as at fit time.
+   */
+  thresholdsFor(target: number): { confident: number; unsure: number } {
+    if (!(target > 0 && target < 1)) throw new DtdrError('options', `target must be in (0, 1), got ${target}`, { field: 'target' });
+    return groupThresholds(this.parts.calibration, target);
+  }
+
+  /** Why a step is unsure, from what its signals could and could not find. */
+  private unsureCause(top: number, history: readonly string[]): string {
+    if (!this.evidence) return 'no demonstrations: ranked by tool descriptions alone';
+    const c = this.workspace.context;
+    const why: string[] = [];
+    if (top < this.confidentAbove) why.push(`the top tool has calibrated probability ${top.toFixed(2)} < ${this.confidentAbove}`);
+    if (!this.workspace.known) {
+      const recent = history.slice(-KNOWN_HISTORY);
+      why.push(recent.length > 0 ? `no demonstration has the calls ${recent.join(' → ')} in a row` : 'no demonstration starts a plan like this');
+    } else if (c[C_MATCH] < 0.5) why.push('the demonstrations nearest this request never had this history');
+    if (c[C_SUPPORT] < Math.log1p(2) / Math.log(101)) why.push('few demonstrations are like this request');
+    return why.join('; ');
+  }
+}

@@ -1,0 +1,251 @@
+/**
+ * One step's signals and context for DTDR-G: the description signals (lexical, embedding, called,
+ * schema, END), which need no demonstration, and the evidence signals (cluster and pooled graphs,
+ * nearby tools, the head). To add a signal: name it in layout.ts, compute it here, give it a prior
+ * weight in combine.ts.
+ */
+import { DependencyGraph } from '../graph.js';
+import { dotAt } from '../kmeans.js';
+import { packMatrix, replaceIfChanged } from '../kernels/matvec.js';
+import type { Evidence } from './evidence.js';
+import { headSlots } from './evidence.js';
+import { BAG, CALLED, CG, C_CALLS, C_HEAD, C_MATCH, C_SERVED, C_SUPPORT, EMB, EMBU, ENDS, FLOOR_BAG, FLOOR_GRAPH, GG, G_MATCH, G_SUPPORT, HEAD, LEX, LEXU, SCHEMA } from './layout.js';
+import type { ToolSide } from './tool-side.js';
+import { LOGITS, MAX_BASIS, type LabelSet, type StepInput, type Workspace } from './workspace.js';
+
+/**
+ * Fills `w.x` (signal-major: x[s·L + f]) and `w.context` for one step. `without` zeroes signals
+ * (ablations); `evidence` is undefined for a model trained on tools alone.
+ */
+export function computeSignals(side: ToolSide, ev: Evidence | undefined, input: StepInput, w: Workspace, neighbours: number, without: ReadonlySet<number>, graphOnly = false): void {
+  const L = side.labels.length;
+  const T = side.end;
+  const { x, context } = w;
+  x.fill(0);
+  context.fill(0);
+  context[0] = 1;
+  w.known = false;
+  const history = input.history;
+  const called = [...new Set(history.filter((h) => h >= 0 && h < T))];
+  if (!graphOnly) descriptionSignals(side, input, called, w);
+  if (ev) evidenceSignals(side, ev, input, w, neighbours, graphOnly);
+  for (const s of without) x.fill(0, s * L, s * L + L);
+}
+
+/** The signals that need no demonstration: lexical, embedding, called, schema, END. */
+function descriptionSignals(side: ToolSide, input: StepInput, called: number[], w: Workspace): void {
+  const L = side.labels.length;
+  const T = side.end;
+  const d = side.dim;
+  const { x, context } = w;
+  const history = input.history;
+
+  // Lexical, plain and history-aware, scaled to the embedding signals' range.
+  const served = side.lexical.score(input.terms, called, x.subarray(LEX * L, LEX * L + L), x.subarray(LEXU * L, LEXU * L + L), { scale: 0.1, orderDecay: side.lexicalOrder });
+  context[C_SERVED] = served;
+  context[C_CALLS] = Math.min(history.length, 4) / 4;
+
+  // Embedding, plain and with the called tools' directions projected out (Gram–Schmidt). The
+  // residual r = q − Σ γ_i c_i is kept as coefficients γ over the called tools, so that
+  // r·t = q·t − Σ γ_i (c_i·t) reuses the plain dot products and cached similarity rows instead
+  // of a second pass over every tool vector.
+  const q = input.queryVector;
+  const tv = side.toolVectors;
+  const m = called.length;
+  const basis = w.basis;
+  const coef = w.coef;
+  const gamma = w.gamma;
+  gamma.fill(0, 0, m);
+  let kept = 0;
+  let projected = 0;
+  for (let k = 0; k < m && k < MAX_BASIS; k++) {
+    const c = called[k];
+    const u = basis.subarray(kept * d, kept * d + d);
+    const a = coef.subarray(kept * MAX_BASIS, kept * MAX_BASIS + MAX_BASIS);
+    for (let j = 0; j < d; j++) u[j] = tv[c * d + j];
+    a.fill(0);
+    a[k] = 1;
+    for (let b = 0; b < kept; b++) {
+      const ub = basis.subarray(b * d, b * d + d);
+      const ab = coef.subarray(b * MAX_BASIS, b * MAX_BASIS + MAX_BASIS);
+      const dot = dotAt(u, 0, ub, 0, d);
+      for (let j = 0; j < d; j++) u[j] -= dot * ub[j];
+      for (let i = 0; i <= k; i++) a[i] -= dot * ab[i];
+    }
+    let norm = 0;
+    for (let j = 0; j < d; j++) norm += u[j] * u[j];
+    if (norm < 1e-8) continue;
+    norm = Math.sqrt(norm);
+    for (let j = 0; j < d; j++) u[j] /= norm;
+    for (let i = 0; i <= k; i++) a[i] /= norm;
+    const p = dotAt(q, 0, u, 0, d);
+    projected += p * p;
+    for (let i = 0; i <= k; i++) gamma[i] += p * a[i];
+    kept++;
+  }
+  // |r|² = |q|² − Σ p_b² for an orthonormal basis.
+  const rNorm = Math.sqrt(Math.max(0, dotAt(q, 0, q, 0, d) - projected));
+  const rScale = rNorm > 1e-6 ? 1 / rNorm : 0;
+  side.toolDots(q, x.subarray(EMB * L, EMB * L + T));
+  if (kept === 0) {
+    for (let f = 0; f < T; f++) x[EMBU * L + f] = m > 0 ? x[EMB * L + f] * rScale : x[EMB * L + f];
+  } else {
+    // r·t = q·t − Σ γ_i (c_i·t), one pass over the tools; the common one- and two-call cases unrolled.
+    const rows = w.residualRows;
+    const g = w.residualGammas;
+    rows.length = 0;
+    g.length = 0;
+    for (let i = 0; i < Math.min(m, MAX_BASIS); i++) {
+      if (gamma[i] === 0) continue;
+      rows.push(side.similarityRow(called[i]));
+      g.push(gamma[i]);
+    }
+    const [r0, r1] = rows;
+    const [g0, g1] = g;
+    const emb = EMB * L;
+    const embu = EMBU * L;
+    if (rows.length === 1) for (let f = 0; f < T; f++) x[embu + f] = (x[emb + f] - g0 * r0[f]) * rScale;
+    else if (rows.length === 2) for (let f = 0; f < T; f++) x[embu + f] = (x[emb + f] - g0 * r0[f] - g1 * r1[f]) * rScale;
+    else {
+      for (let f = 0; f < T; f++) {
+        let r = x[emb + f];
+        for (let i = 0; i < rows.length; i++) r -= g[i] * rows[i][f];
+        x[embu + f] = r * rScale;
+      }
+    }
+  }
+
+  const sparse = w.sparse;
+  sparse.reset();
+  for (const c of called) {
+    x[CALLED * L + c] = 1;
+    sparse.add(c);
+  }
+  x[ENDS * L + T] = 1;
+  sparse.add(T);
+
+  // Schema evidence: the best share of a tool's required inputs that one called tool's outputs name.
+  for (const c of called) {
+    const { tools, shares } = side.inputsFedBy(c);
+    for (let k = 0; k < tools.length; k++) {
+      if (shares[k] > x[SCHEMA * L + tools[k]]) x[SCHEMA * L + tools[k]] = shares[k];
+      sparse.add(tools[k]);
+    }
+  }
+}
+
+/** The signals demonstrations teach: cluster and pooled graphs, nearby tools, the head. */
+function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Workspace, neighbours: number, graphOnly: boolean): void {
+  const L = side.labels.length;
+  const d = side.dim;
+  const { x, context } = w;
+  const history = input.history;
+  const q = input.queryVector;
+  {
+    const l = ev.historyLength;
+    // Soft assignment to the nearest clusters.
+    const k = ev.k;
+    const packed = (ev.packedCentroids ??= packMatrix(ev.centroids, k, d));
+    const m = Math.min(neighbours, k);
+    const top = w.top;
+    const weights = w.weights;
+    // The soft assignment depends on the request alone: a plan's later steps reuse it (learning
+    // moves centroids and drops the packed matrix, which starts a new assignment).
+    const assigned = w.assigned;
+    const newQuery = replaceIfChanged(assigned.query, q);
+    if (newQuery || assigned.centroids !== packed || assigned.m !== m) {
+      const dots = w.dots;
+      packed.times(q, dots);
+      top.length = 0;
+      for (let c = 0; c < k; c++) {
+        if (top.length < m) {
+          top.push(c);
+          if (top.length === m) top.sort((a, b) => dots[b] - dots[a]);
+        } else if (dots[c] > dots[top[m - 1]]) {
+          let p = m - 1;
+          while (p > 0 && dots[top[p - 1]] < dots[c]) {
+            top[p] = top[p - 1];
+            p--;
+          }
+          top[p] = c;
+        }
+      }
+      if (top.length < m || m < 2) top.sort((a, b) => dots[b] - dots[a]);
+      let sum = 0;
+      for (let i = 0; i < top.length; i++) sum += weights[i] = Math.exp((dots[top[i]] - dots[top[0]]) / 0.05);
+      assigned.centroids = packed;
+      assigned.m = m;
+      assigned.weightSum = sum;
+    }
+    const wSum = assigned.weightSum;
+    const acc = w.acc; // all zero between uses
+    // One key per history length, shared by every graph this step looks the history up in.
+    const keys = w.keys;
+    keys.length = 0;
+    const keyOf = (j: number) => (keys[j] ??= DependencyGraph.key(history, j));
+    let match = 0;
+    let support = 0;
+    const touched = w.touched;
+    touched.reset();
+    for (let i = 0; i < top.length; i++) {
+      const weight = weights[i] / wSum;
+      const graph = ev.graphs[top[i]];
+      for (let j = l; j >= 1; j--) {
+        const found = graph.lookupKey(keyOf(j));
+        if (!found || found.total <= 0) continue;
+        const { labels, weights: counts, total } = found;
+        for (let k = 0; k < labels.length; k++) {
+          acc[labels[k]] += (weight * counts[k]) / total;
+          touched.add(labels[k]);
+        }
+        match += (weight * j) / l;
+        support += weight * total;
+        break;
+      }
+    }
+    logSparse(x, CG * L, L, acc, touched, FLOOR_GRAPH);
+    context[C_MATCH] = match;
+    context[C_SUPPORT] = Math.min(1, Math.log1p(support) / Math.log(101));
+    if (graphOnly) return;
+    touched.clearValues(acc);
+    for (let i = 0; i < top.length; i++) {
+      const weight = weights[i] / wSum;
+      ev.bags[top[i]].forEach((share, label) => {
+        acc[label] += weight * share;
+        touched.add(label);
+      });
+    }
+    logSparse(x, BAG * L, L, acc, touched, FLOOR_BAG);
+    // Pooled graph with back-off to shorter histories.
+    touched.clearValues(acc);
+    for (let j = l; j >= 0; j--) {
+      const found = ev.global.lookupKey(keyOf(j));
+      if (!found || found.total <= 0) continue;
+      const { labels, weights: counts, total } = found;
+      for (let k = 0; k < labels.length; k++) {
+        acc[labels[k]] = counts[k] / total;
+        touched.add(labels[k]);
+      }
+      context[G_MATCH] = j / l;
+      context[G_SUPPORT] = Math.min(1, Math.log1p(total) / Math.log(1001));
+      break;
+    }
+    w.known = ev.global.lookupKey(keyOf(ev.global.maxHistory)) !== undefined;
+    logSparse(x, GG * L, L, acc, touched, FLOOR_GRAPH);
+    touched.clearValues(acc);
+    if (ev.head) {
+      const logits = ev.head.logits(q, headSlots(history, l, ev.vocabulary), w.logits);
+      const max = ev.head.max;
+      const logZ = ev.head.logNormaliser(logits, (shift) => w.kernel.run(LOGITS, L, shift, 1));
+      w.kernel.logClip(LOGITS, logZ, HEAD);
+      context[C_HEAD] = Math.exp(max - logZ);
+    }
+  }
+}
+
+/** x[from + f] = log(values[f] + floor), computing logs only where values is non-zero. */
+function logSparse(x: Float32Array, from: number, n: number, values: Float64Array, nonZero: LabelSet, floor: number): void {
+  x.fill(Math.log(floor), from, from + n);
+  const list = nonZero.list;
+  for (let i = 0; i < nonZero.size; i++) x[from + list[i]] = Math.log(values[list[i]] + floor);
+}

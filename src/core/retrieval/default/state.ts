@@ -1,0 +1,173 @@
+/**
+ * DTDR-G in memory and in files: GatedParts (what a fitted model holds), GatedState (its saved,
+ * versioned form) and the two conversions. Loading checks every field before use.
+ */
+import { DtdrError } from '../../base/errors.js';
+import type { ToolSpec } from '../../base/types.js';
+import { startCount } from '../dependency.js';
+import { DependencyGraph } from '../graph.js';
+import { LinearHead, type LinearHeadState } from '../linear-head.js';
+import { ReplayBuffer, type ReplayState } from '../linear-head-training.js';
+import { headSparseSize, type Evidence } from './evidence.js';
+import { G, KNOWN_HISTORY, S, SIGNALS, type SignalName } from './layout.js';
+import { ToolSide } from './tool-side.js';
+
+/** What a fitted DTDR-G holds: the tool side, the evidence (none for tools alone), the gate, calibration and thresholds. */
+export interface GatedParts {
+  side: ToolSide;
+  evidence: Evidence | undefined;
+  theta: Float64Array;
+  temperature: number;
+  target: number;
+  confidentAbove: number;
+  thresholds: { confident: number; unsure: number };
+  neighbours: number;
+  withoutSignals: SignalName[];
+  diagnostics?: GatedDiagnostics;
+  /** Held-out conformal scores (probability of the best acceptable label) per group, kept so learning can pool new ones. */
+  calibration: { confident: number[]; unsure: number[] };
+}
+
+export interface GatedDiagnostics {
+  folds: number;
+  foldBy: 'plan' | 'sequence' | 'plan+sequence';
+  /** Which held-out steps set the conformal thresholds (absent in files written before it: those of foldBy's first scheme). */
+  thresholdsFrom?: 'plan' | 'sequence';
+  heldOutSteps: number;
+  /** Held-out top-1 expected calibration error before and after temperature scaling, and with isotonic regression. */
+  ece: { raw: number; temperature: number; isotonic: number };
+  temperature: number;
+  /** Conformal thresholds for confident and unsure steps. */
+  thresholds: { confident: number; unsure: number };
+  historyLength: number;
+  clusters: number;
+  /** Held-out MRR of the candidate settings tried for l and K. */
+  selection: { historyLength: Record<string, number>; clusters: Record<string, number> };
+}
+
+export interface GatedState {
+  historyLength: number;
+  neighbours: number;
+  /** GatedOptions.lexicalOrder (absent in files written before it: 0, every request term weighs the same). */
+  lexicalOrder?: number;
+  without: SignalName[];
+  theta: number[];
+  temperature: number;
+  target: number;
+  confidentAbove: number;
+  thresholds: { confident: number; unsure: number };
+  toolVectors: number[][];
+  evidence: null | {
+    centroids: number[][];
+    graphs: [string, [number, number][]][][];
+    global: [string, [number, number][]][];
+    /** Context length the pooled graph keeps (max(l, 3)). */
+    globalHistory: number;
+    bags: [number, number][][];
+    head: LinearHeadState | null;
+    vocabulary: number[];
+    /** Demonstrations per cluster (absent in files written before online learning). */
+    sizes?: number[];
+    replay?: ReplayState;
+  };
+  /** Held-out conformal scores per group (absent in older files: learning then uses new scores only). */
+  calibration?: { confident: number[]; unsure: number[] };
+  diagnostics?: GatedDiagnostics;
+}
+
+/** The model as its saved state (numbers rounded where the format says so). */
+export function gatedState(p: GatedParts): GatedState {
+  const ev = p.evidence;
+  const d = p.side.dim;
+  const rows = (a: Float32Array, count: number) => Array.from({ length: count }, (_, i) => Array.from(a.subarray(i * d, (i + 1) * d)));
+  return {
+    historyLength: (p.evidence?.historyLength ?? 0),
+    neighbours: p.neighbours,
+    lexicalOrder: p.side.lexicalOrder,
+    without: p.withoutSignals,
+    theta: Array.from(p.theta),
+    temperature: p.temperature,
+    target: p.target,
+    confidentAbove: p.confidentAbove,
+    thresholds: p.thresholds,
+    toolVectors: rows(p.side.toolVectors, p.side.tools.length),
+    evidence: ev
+      ? {
+          centroids: rows(ev.centroids, ev.k),
+          graphs: ev.graphs.map((g) => g.state()),
+          global: ev.global.state(),
+          globalHistory: ev.global.maxHistory,
+          bags: ev.bags.map((b) => [...b].map(([k, v]) => [k, +v.toFixed(6)] as [number, number])),
+          head: ev.head ? ev.head.state() : null,
+          vocabulary: [...ev.vocabulary.keys()],
+          sizes: [...ev.sizes],
+          replay: ev.replay.state(),
+        }
+      : null,
+    calibration: p.calibration,
+    ...(p.diagnostics ? { diagnostics: p.diagnostics } : {}),
+  };
+}
+
+/** A saved state back in memory, checked: a bad field is a DtdrError naming it. */
+export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): GatedParts {
+  const fail = (field: string, message: string): never => {
+    throw new DtdrError('artifact', message, { field: `state.${field}` });
+  };
+  if (!s || typeof s !== 'object') fail('', 'missing dtdr-g state');
+  if (!Array.isArray(s.theta) || s.theta.length !== S * G || s.theta.some((v) => !Number.isFinite(v))) fail('theta', `gate must have ${S * G} finite weights`);
+  if (!Array.isArray(s.toolVectors) || s.toolVectors.length !== tools.length || s.toolVectors.some((v) => !Array.isArray(v) || v.length !== dim)) fail('toolVectors', 'one vector per tool of the encoder dimension expected');
+  const without = Array.isArray(s.without) ? s.without.filter((x): x is SignalName => SIGNALS.includes(x as SignalName)) : [];
+  // Files written before the lexical signal weighed order of mention have no lexicalOrder: 0 ranks as they did.
+  const lexicalOrder = s.lexicalOrder ?? 0;
+  if (typeof lexicalOrder !== 'number' || !(lexicalOrder >= 0 && Number.isFinite(lexicalOrder))) fail('lexicalOrder', 'lexicalOrder must be a finite number ≥ 0');
+  const side = new ToolSide(tools, Float32Array.from(s.toolVectors.flat()), dim, lexicalOrder);
+  let ev: Evidence | undefined;
+  if (s.evidence) {
+    const e = s.evidence;
+    const l = Number(s.historyLength);
+    if (!Number.isInteger(l) || l < 1) fail('historyLength', 'history length must be a positive integer');
+    if (!Array.isArray(e.centroids) || e.centroids.some((c) => !Array.isArray(c) || c.length !== dim)) fail('evidence.centroids', 'centroids must match the encoder dimension');
+    if (!Array.isArray(e.graphs) || e.graphs.length !== e.centroids.length) fail('evidence.graphs', 'one graph per cluster expected');
+    if (!Array.isArray(e.bags) || e.bags.length !== e.centroids.length) fail('evidence.bags', 'one tool list per cluster expected');
+    const L = tools.length + 1;
+    const vocabulary = new Map((e.vocabulary ?? []).map((label, slot) => [label, slot]));
+    if ([...vocabulary.keys()].some((i) => !Number.isInteger(i) || i < 0 || i >= L)) fail('evidence.vocabulary', 'history vocabulary must list label indices');
+    let head: LinearHead | undefined;
+    if (e.head) {
+      head = LinearHead.fromState(e.head);
+      if (head.dim !== dim || head.classes !== L || head.sparseSize !== headSparseSize(l, vocabulary)) fail('evidence.head', `head is ${head.dim}→${head.classes}, expected ${dim}→${L}`);
+    }
+    ev = {
+      historyLength: l,
+      k: e.centroids.length,
+      centroids: Float32Array.from(e.centroids.flat()),
+      graphs: e.graphs.map((g) => DependencyGraph.fromState(l, g)),
+      global: DependencyGraph.fromState(Number(e.globalHistory) || Math.max(l, KNOWN_HISTORY), e.global),
+      bags: e.bags.map((b) => new Map(b)),
+      head,
+      vocabulary,
+      sizes: [],
+      replay: ReplayBuffer.fromState(e.replay),
+    };
+    const graphs = ev.graphs;
+    ev.sizes = Array.isArray(e.sizes) && e.sizes.length === graphs.length ? e.sizes.map(Number) : graphs.map(startCount);
+  }
+  const th = s.thresholds ?? { confident: 0, unsure: 0 };
+  const calibration = s.calibration && Array.isArray(s.calibration.confident) && Array.isArray(s.calibration.unsure)
+    ? { confident: s.calibration.confident.map(Number), unsure: s.calibration.unsure.map(Number) }
+    : { confident: [], unsure: [] };
+  return {
+    side,
+    evidence: ev,
+    theta: Float64Array.from(s.theta),
+    temperature: Number(s.temperature) || 1,
+    target: Number(s.target) || 0.95,
+    confidentAbove: Number(s.confidentAbove ?? 0.5),
+    thresholds: th,
+    neighbours: Number(s.neighbours) || 5,
+    withoutSignals: without,
+    diagnostics: s.diagnostics,
+    calibration,
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * One step's scratch: the signal matrix (in the WebAssembly kernel's memory), context, Gram–Schmidt
+ * buffers and label sets, reused from step to step so that ranking allocates almost nothing.
+ */
+import { gateKernel, type GateKernel, type PackedMatrix } from '../kernels/matvec.js';
+import type { LexicalQuery } from '../lexical.js';
+import { G, S } from './layout.js';
+
+export interface StepInput {
+  terms: LexicalQuery;
+  queryVector: Float32Array;
+  history: number[];
+}
+
+/** Called tools projected out of the query, at most (longer histories keep their first 16 distinct calls). */
+export const MAX_BASIS = 16;
+/** The gate kernel's two input vectors. */
+export const SCORES = 0;
+export const LOGITS = 1;
+export const noTerms = (): LexicalQuery => ({ postings: [] });
+
+/** Scratch buffers for one step; reused so ranking allocates little. */
+export class Workspace {
+  readonly x: Float32Array;
+  readonly context = new Float64Array(G);
+  /** Gram–Schmidt scratch: orthonormal directions, their coefficients over the called tools, and γ. */
+  readonly basis: Float64Array;
+  /** The called tools' similarity rows and coefficients the history-aware embedding takes off (reused per step). */
+  readonly residualRows: Float32Array[] = [];
+  readonly residualGammas: number[] = [];
+  readonly coef = new Float64Array(MAX_BASIS * MAX_BASIS);
+  readonly gamma = new Float64Array(MAX_BASIS);
+  /** Per-step scratch of the evidence signals and the gate. */
+  readonly top: number[] = [];
+  readonly weights: Float64Array;
+  readonly touched: LabelSet;
+  /** Graph keys of this step's history, by history length. */
+  readonly keys: string[] = [];
+  /** Labels where called, schema or END may be non-zero this step. */
+  readonly sparse: LabelSet;
+  readonly signalWeights = new Float64Array(S);
+  /** Some demonstration has the last (up to 3) calls in a row, from the plan's start when shorter. */
+  known = false;
+  /** The WebAssembly passes over every label (exponentials, the gate's sum, clip, division). */
+  readonly kernel: GateKernel;
+  readonly scores: Float64Array;
+  readonly acc: Float64Array;
+  readonly logits: Float64Array;
+  readonly dots: Float64Array;
+  /** The request whose soft cluster assignment `top` and `weights` hold, and for which centroids. */
+  readonly assigned: { query: Float64Array; centroids?: PackedMatrix; m: number; weightSum: number };
+  constructor(labels: number, dim: number, clusters: number) {
+    this.assigned = { query: new Float64Array(dim).fill(NaN), m: 0, weightSum: 0 };
+    // Signals, scores and head logits live in the kernel's memory: its passes read them in place.
+    this.kernel = gateKernel(labels, S, 2);
+    this.x = this.kernel.x;
+    this.scores = this.kernel.inputs[SCORES];
+    this.acc = new Float64Array(labels);
+    this.touched = new LabelSet(labels);
+    this.sparse = new LabelSet(labels);
+    this.logits = this.kernel.inputs[LOGITS];
+    this.dots = new Float64Array(Math.max(1, clusters));
+    this.basis = new Float64Array(MAX_BASIS * dim);
+    this.weights = new Float64Array(Math.max(1, clusters)); // soft-assignment weights: at most one per cluster
+  }
+}
+
+/** A set of label indices with O(1) add and reset and no allocation per step. */
+export class LabelSet {
+  readonly list: Uint32Array;
+  private readonly mark: Uint8Array;
+  size = 0;
+  constructor(labels: number) {
+    this.list = new Uint32Array(labels);
+    this.mark = new Uint8Array(labels);
+  }
+  add(label: number): void {
+    if (this.mark[label]) return;
+    this.mark[label] = 1;
+    this.list[this.size++] = label;
+  }
+  reset(): void {
+    for (let i = 0; i < this.size; i++) this.mark[this.list[i]] = 0;
+    this.size = 0;
+  }
+  /** Zeroes `values` at the members, then empties the set. */
+  clearValues(values: Float64Array): void {
+    for (let i = 0; i < this.size; i++) values[this.list[i]] = 0;
+    this.reset();
+  }
+}

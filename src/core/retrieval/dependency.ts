@@ -1,0 +1,351 @@
+import { kmeansGenerator } from 'ml-kmeans';
+import { DtdrError } from '../base/errors.js';
+import { planOrders, planSteps } from '../plans/plan.js';
+import type { Plan } from '../base/types.js';
+import { seededRandom } from '../base/random.js';
+import { requireVector } from './baselines.js';
+import { backoffDistribution, DependencyGraph, type GraphLevel } from './graph.js';
+import { dotAt, drawProportional, packRows, twoLevelKMeans } from './kmeans.js';
+import { packMatrix, type PackedMatrix } from './kernels/matvec.js';
+import { makeRanking } from './ranking.js';
+import type { Backoff, EmbeddingNeeds, LearnInput, RankInput, Ranking, Retriever, TrainingProgress } from './types.js';
+
+export function labelIndices(labels: readonly string[]): Map<string, number> {
+  return new Map(labels.map((l, i) => [l, i]));
+}
+
+/** History as label indices; a tool the retriever never saw maps to -2, which matches nothing. */
+export function historyIndices(history: readonly string[], index: Map<string, number>): number[] {
+  return history.map((t) => index.get(t) ?? -2);
+}
+
+/** Counts every step of every execution order a plan allows; each plan weighs 1 in total. */
+export function countPlans(graph: DependencyGraph, plans: Plan[], index: Map<string, number>): void {
+  for (const plan of plans) {
+    const orders = planOrders(plan);
+    for (const order of orders) {
+      for (const step of planSteps(plan, order)) {
+        graph.add(historyIndices(step.history, index), step.acceptable.map((t) => index.get(t)!), 1 / orders.length);
+      }
+    }
+  }
+}
+
+/** Words for a back-off, counted in real calls (the start of a plan is not a call). */
+export function backoffCause(b: Backoff): string {
+  if (b.historyWanted === 0) return `backed off to ${b.scope} statistics: no demonstration near this request starts a plan like this`;
+  return `backed off to ${b.scope} statistics with ${b.historyUsed} of the last ${b.historyWanted} calls matched`;
+}
+
+/**
+ * DR (ToolNet-style, static): next-tool frequencies given the last tool only, pooled over all
+ * demonstrations. Before the first call there is no last tool, so it ranks tools by how often
+ * they are called; a last tool never seen as a source backs off to the same frequencies.
+ */
+export class DependencyRetriever implements Retriever {
+  readonly method = 'dr' as const;
+  readonly needs: EmbeddingNeeds = { query: false, context: false };
+  readonly historyLength = 1;
+  private readonly index: Map<string, number>;
+  constructor(
+    readonly labels: readonly string[],
+    /** last tool index → next label index → weight */
+    readonly transitions: Map<number, Map<number, number>>,
+    /** how often each label is called (END never is) */
+    readonly frequency: Float64Array,
+  ) {
+    this.index = labelIndices(labels);
+  }
+
+  static fit(labels: readonly string[], plans: Plan[]): DependencyRetriever {
+    const retriever = new DependencyRetriever(labels, new Map(), new Float64Array(labels.length));
+    retriever.learn({ plans });
+    return retriever;
+  }
+
+  /** Counts the new plans' transitions and calls (counts simply add: learning equals refitting). */
+  learn(input: LearnInput): void {
+    const { index, transitions, frequency } = this;
+    for (const plan of input.plans) {
+      const orders = planOrders(plan);
+      for (const order of orders) {
+        for (const step of planSteps(plan, order)) {
+          const next = step.acceptable.map((t) => index.get(t)!);
+          if (step.history.length > 0) {
+            const last = index.get(step.history[step.history.length - 1])!;
+            let row = transitions.get(last);
+            if (!row) transitions.set(last, (row = new Map()));
+            for (const n of next) row.set(n, (row.get(n) ?? 0) + 1 / next.length / orders.length);
+          }
+        }
+      }
+      for (const node of plan.nodes) frequency[index.get(node.tool)!]++;
+    }
+  }
+
+  rank(input: RankInput): Ranking {
+    const last = input.history.length > 0 ? this.index.get(input.history[input.history.length - 1]) : undefined;
+    const row = last === undefined ? undefined : this.transitions.get(last);
+    const probabilities = new Float64Array(this.labels.length);
+    let total = 0;
+    if (row) for (const [label, w] of row) total += probabilities[label] = w;
+    else for (let i = 0; i < probabilities.length; i++) total += probabilities[i] = this.frequency[i];
+    for (let i = 0; i < probabilities.length; i++) probabilities[i] /= total || 1;
+    const backoff = { scope: 'global' as const, historyUsed: row ? 1 : 0, historyWanted: Math.min(1, input.history.length), support: Math.round(total * 100) / 100 };
+    const cause = row ? undefined : input.history.length === 0 ? 'no history yet: ranked by how often tools are called' : `no demonstration calls anything after ${input.history[input.history.length - 1]}`;
+    return makeRanking(this.labels, probabilities, { tieBreak: this.frequency, backoff, confident: !!row, ...(cause ? { cause } : {}) });
+  }
+
+  state() {
+    return {
+      transitions: [...this.transitions].map(([from, row]) => [from, [...row].map(([l, w]) => [l, +w.toFixed(6)])]),
+      frequency: Array.from(this.frequency),
+    };
+  }
+
+  static fromState(labels: readonly string[], state: { transitions: [number, [number, number][]][]; frequency: number[] }): DependencyRetriever {
+    if (!Array.isArray(state?.transitions) || state.frequency?.length !== labels.length) {
+      throw new DtdrError('artifact', 'dr state needs transitions and one frequency per label', { field: 'state' });
+    }
+    return new DependencyRetriever(labels, new Map(state.transitions.map(([from, row]) => [from, new Map(row)])), Float64Array.from(state.frequency));
+  }
+}
+
+/** Above this many point-cluster pairs (n·K), DTDR-C clusters with the two-level k-means. */
+export const LARGE_KMEANS = 2e6;
+
+/**
+ * k-means++ seeding (D² sampling). ml-kmeans has it too, but its version takes ~13 s for 3k
+ * points and 300 clusters here; this one keeps each point's distance to its nearest seed and
+ * updates it in O(N·d) per seed (~0.2 s), then hands the seeds to ml-kmeans.
+ */
+export function kmeansPlusPlus(data: number[][], k: number, random: () => number): number[][] {
+  const n = data.length;
+  const nearest = new Float64Array(n).fill(Infinity);
+  const seeds: number[][] = [];
+  let pick = Math.floor(random() * n);
+  while (seeds.length < k) {
+    const seed = data[pick];
+    seeds.push([...seed]);
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      const x = data[i];
+      let d = 0;
+      for (let j = 0; j < x.length; j++) d += (x[j] - seed[j]) ** 2;
+      if (d < nearest[i]) nearest[i] = d;
+      total += nearest[i];
+    }
+    if (total === 0) {
+      pick = Math.floor(random() * n); // fewer distinct points than clusters: repeat one
+      continue;
+    }
+    pick = drawProportional(nearest, total, random);
+  }
+  return seeds;
+}
+
+export interface ClusterOptions {
+  /** K; default round(demonstrations / 10), as in the paper. */
+  clusters?: number;
+  /** l: how many of the last tools the graphs condition on. Default 3. */
+  historyLength?: number;
+  seed?: number;
+  /** k-means iterations at most. Default 30 (assignments barely move after that). */
+  maxIterations?: number;
+  /** Steps a cluster context needs behind it to count as confident. Default 2. */
+  minSupport?: number;
+  /**
+   * `lloyd`: plain k-means (ml-kmeans), `two-level`: ≈√K coarse clusters split in proportion to
+   * their size, far faster at thousands of demonstrations. Default `auto`: two-level above 2·10⁶
+   * demonstration-cluster pairs (about 4,500 demonstrations at K = n/10; UltraTool's 3,027 stay on lloyd), else lloyd.
+   */
+  kmeans?: 'auto' | 'lloyd' | 'two-level';
+}
+
+/**
+ * DTDR-C: k-means over demonstration-query embeddings; one weighted dependency graph per cluster
+ * gives next-tool probabilities for the last ≤ l tools. A history the query's cluster never saw
+ * backs off to shorter histories, then to all clusters pooled, and says so in `backoff`.
+ */
+export class ClusterRetriever implements Retriever {
+  readonly method = 'dtdr-c' as const;
+  readonly needs: EmbeddingNeeds = { query: true, context: false };
+  private readonly index: Map<string, number>;
+
+  constructor(
+    readonly labels: readonly string[],
+    readonly historyLength: number,
+    readonly centroids: Float64Array[],
+    readonly graphs: DependencyGraph[],
+    readonly global: DependencyGraph,
+    readonly minSupport = 2,
+    /** Demonstrations behind each centroid (for running-mean updates when learning online). */
+    readonly sizes: number[] = graphs.map((g) => startCount(g)),
+    /** Trained with K = demonstrations / this (the default rule): learning grows K likewise. Null for a fixed K. */
+    readonly plansPerCluster: number | null = null,
+  ) {
+    this.index = labelIndices(labels);
+  }
+
+  /**
+   * Each new plan joins its nearest cluster: counted into that cluster's graph and the pooled one,
+   * and the centroid moves to the running mean of its demonstrations' queries.
+   */
+  learn(input: LearnInput): void {
+    const queries = input.plans.map((_, i) => requireVector(input.queryVectors?.[i], 'dtdr-c', 'queryVectors'));
+    // K grows with the demonstrations as at training (K = demonstrations / plansPerCluster): the
+    // batch's queries farthest from every centroid seed the new clusters (farthest-first), which a
+    // few Lloyd steps over the batch then move to the means of the queries they attract.
+    if (this.plansPerCluster) {
+      const total = this.sizes.reduce((a, b) => a + b, 0) + queries.length;
+      const grow = Math.min(queries.length, Math.round(total / this.plansPerCluster) - this.centroids.length);
+      const nearest = queries.map((q) => this.distance(q, this.cluster(q)));
+      const first = this.centroids.length;
+      for (let g = 0; g < grow; g++) {
+        let far = 0;
+        for (let i = 1; i < queries.length; i++) if (nearest[i] > nearest[far]) far = i;
+        if (nearest[far] <= 0) break;
+        this.centroids.push(Float64Array.from(queries[far]));
+        this.graphs.push(new DependencyGraph(this.historyLength));
+        this.sizes.push(0);
+        const k = this.centroids.length - 1;
+        queries.forEach((q, i) => (nearest[i] = Math.min(nearest[i], this.distance(q, k))));
+      }
+      for (let iteration = 0; iteration < 3 && this.centroids.length > first; iteration++) {
+        const sums = new Map<number, { v: Float64Array; n: number }>();
+        for (const q of queries) {
+          const k = this.cluster(q);
+          if (k < first) continue;
+          let s = sums.get(k);
+          if (!s) sums.set(k, (s = { v: new Float64Array(q.length), n: 0 }));
+          for (let j = 0; j < q.length; j++) s.v[j] += q[j];
+          s.n++;
+        }
+        for (const [k, s] of sums) for (let j = 0; j < s.v.length; j++) this.centroids[k][j] = s.v[j] / s.n;
+        this.packed = undefined;
+      }
+    }
+    input.plans.forEach((plan, i) => {
+      const q = queries[i];
+      const k = this.cluster(q);
+      const n = ++this.sizes[k];
+      const c = this.centroids[k];
+      for (let j = 0; j < c.length; j++) c[j] += (q[j] - c[j]) / n;
+      this.packed = undefined;
+      countPlans(this.graphs[k], [plan], this.index);
+      countPlans(this.global, [plan], this.index);
+    });
+  }
+
+  static fit(labels: readonly string[], plans: Plan[], queryVectors: Float32Array[], options: ClusterOptions = {}, onProgress?: (p: TrainingProgress) => void): ClusterRetriever {
+    const l = options.historyLength ?? 3;
+    const k = Math.max(1, Math.min(plans.length, options.clusters ?? Math.round(plans.length / 10)));
+    if (!Number.isInteger(k) || !Number.isInteger(l) || l < 1) {
+      throw new DtdrError('options', `clusters and historyLength must be positive integers (got ${options.clusters}, ${options.historyLength})`);
+    }
+    let result: { clusters: ArrayLike<number>; centroids: ArrayLike<number>[] } | undefined;
+    const kmeans = options.kmeans ?? 'auto';
+    if (kmeans !== 'auto' && kmeans !== 'lloyd' && kmeans !== 'two-level') throw new DtdrError('options', `kmeans must be auto, lloyd or two-level, got "${String(kmeans)}"`, { field: 'kmeans' });
+    if (kmeans === 'two-level' || (kmeans === 'auto' && plans.length * k > LARGE_KMEANS)) {
+      // Tens of thousands of demonstrations: two-level k-means (O(n·√K·d) per pass, not O(n·K·d)).
+      const dim = queryVectors[0]?.length ?? 0;
+      const km = twoLevelKMeans(packRows(queryVectors, dim), plans.length, dim, k, { seed: options.seed, onProgress: (fraction) => onProgress?.({ phase: 'k-means', fraction }) });
+      result = { clusters: km.assignment, centroids: Array.from({ length: km.k }, (_, c) => km.centroids.subarray(c * dim, (c + 1) * dim)) };
+    } else {
+      const data = queryVectors.map((v) => Array.from(v));
+      const maxIterations = options.maxIterations ?? 30;
+      let iteration = 0;
+      const initialization = kmeansPlusPlus(data, k, seededRandom((options.seed ?? 0) + 17));
+      for (const step of kmeansGenerator(data, k, { initialization, maxIterations })) {
+        result = step;
+        onProgress?.({ phase: 'k-means', fraction: ++iteration / maxIterations });
+      }
+    }
+    const clusters = result!.centroids.length;
+    const index = labelIndices(labels);
+    const graphs = Array.from({ length: clusters }, () => new DependencyGraph(l));
+    plans.forEach((plan, i) => countPlans(graphs[result!.clusters[i]], [plan], index));
+    const global = new DependencyGraph(l);
+    countPlans(global, plans, index);
+    onProgress?.({ phase: 'k-means', fraction: 1 });
+    const sizes = new Array<number>(clusters).fill(0);
+    for (let i = 0; i < plans.length; i++) sizes[result!.clusters[i]]++;
+    return new ClusterRetriever(labels, l, result!.centroids.map((c) => Float64Array.from(c)), graphs, global, options.minSupport ?? 2, sizes, options.clusters === undefined ? 10 : null);
+  }
+
+  /** Squared distance from a query to centroid k. */
+  private distance(q: Float32Array, k: number): number {
+    const c = this.centroids[k];
+    let d = 0;
+    for (let j = 0; j < c.length; j++) d += (c[j] - q[j]) ** 2;
+    return d;
+  }
+
+  /** Centroids packed row by row with their squared norms, rebuilt when learning moves them. */
+  private packed?: { matrix: PackedMatrix; norms: Float64Array; dots: Float64Array; count: number };
+
+  /**
+   * Index of the centroid nearest to the query embedding: argmin |c − q|² = argmax (2 q·c − |c|²),
+   * one unrolled dot product per centroid over a packed matrix.
+   */
+  cluster(queryVector: Float32Array): number {
+    let packed = this.packed;
+    if (!packed || packed.count !== this.centroids.length) {
+      const d = queryVector.length;
+      const rows = new Float32Array(this.centroids.length * d);
+      const norms = new Float64Array(this.centroids.length);
+      this.centroids.forEach((c, k) => {
+        rows.set(c, k * d);
+        const row = rows.subarray(k * d, (k + 1) * d);
+        norms[k] = dotAt(row, 0, row, 0, d);
+      });
+      packed = this.packed = { matrix: packMatrix(rows, this.centroids.length, d), norms, dots: new Float64Array(this.centroids.length), count: this.centroids.length };
+    }
+    packed.matrix.times(queryVector, packed.dots);
+    let best = 0;
+    let bestScore = -Infinity;
+    for (let k = 0; k < packed.count; k++) {
+      const score = 2 * packed.dots[k] - packed.norms[k];
+      if (score > bestScore) [best, bestScore] = [k, score];
+    }
+    return best;
+  }
+
+  rank(input: RankInput): Ranking {
+    const q = requireVector(input.queryVector, 'dtdr-c', 'queryVector');
+    const graph = this.graphs[this.cluster(q)];
+    const l = this.historyLength;
+    const levels: GraphLevel[] = [];
+    for (let j = l; j >= 1; j--) levels.push({ graph, scope: 'cluster', level: j });
+    for (let j = l; j >= 0; j--) levels.push({ graph: this.global, scope: 'global', level: j });
+    const history = historyIndices(input.history, this.index);
+    const { probabilities, backoff, matchedLevel } = backoffDistribution(levels, history, this.labels.length, l);
+    const backedOff = backoff.scope !== 'cluster' || matchedLevel < l;
+    const cause = backedOff
+      ? backoffCause(backoff)
+      : backoff.support < this.minSupport
+        ? `only ${backoff.support} demonstration steps support this context (fewer than ${this.minSupport})`
+        : undefined;
+    return makeRanking(this.labels, probabilities, { backoff, confident: !cause, ...(cause ? { cause } : {}) });
+  }
+
+  state() {
+    return {
+      historyLength: this.historyLength,
+      minSupport: this.minSupport,
+      centroids: this.centroids.map((c) => Array.from(c, (x) => Math.fround(x))),
+      graphs: this.graphs.map((g) => g.state()),
+      global: this.global.state(),
+      sizes: [...this.sizes],
+      plansPerCluster: this.plansPerCluster,
+    };
+  }
+}
+
+/** Plans behind a graph: the weight of its start-of-plan row (each plan weighs 1 there). */
+export function startCount(graph: DependencyGraph): number {
+  const row = graph.lookup([], 1);
+  let total = 0;
+  if (row) for (const w of row.values()) total += w;
+  return Math.round(total);
+}

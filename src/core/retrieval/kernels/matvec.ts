@@ -1,0 +1,344 @@
+/**
+ * The inner loops of ranking: matrix × vector in float32 (cluster lookups, description
+ * similarities, linear heads) and the softmax's exponentials over every label. A WebAssembly SIMD
+ * kernel (f32x4 / f64x2; the product is ~10× the scalar JS loop on this machine, the exponentials
+ * ~1.8× Math.exp) where the engine has WebAssembly, and a plain-JS twin elsewhere (Hermes,
+ * QuickJS) that performs the kernel's operations in its order — so both give the same bits, and a
+ * model ranks identically on every engine.
+ */
+import { MATVEC_WASM } from './matvec-wasm.js';
+import { DtdrError } from '../../base/errors.js';
+
+/**
+ * Copies `v` into `last` unless it already holds the same values, and says whether it changed:
+ * products kept for the last input (every step of a plan has the same request) are recomputed
+ * only when it did. `last` starts as NaNs, which equal nothing.
+ */
+export function replaceIfChanged(last: Float64Array, v: ArrayLike<number>): boolean {
+  let same = true;
+  for (let j = 0; j < last.length && same; j++) same = last[j] === v[j];
+  if (same) return false;
+  for (let j = 0; j < last.length; j++) last[j] = v[j];
+  return true;
+}
+
+/** A matrix of `rows` × `dim` float32 values, ready for products with vectors of length `dim`. */
+export interface PackedMatrix {
+  readonly rows: number;
+  readonly dim: number;
+  /** out[k] = Σ_j M[k, j] · v[j] (float32 arithmetic, 4 interleaved partial sums). */
+  times(v: ArrayLike<number>, out: Float32Array | Float64Array): void;
+  /** Replaces the matrix with the transpose of `source` (dim × rows, row-major): M[k, j] = source[j·rows + k]. */
+  setTransposed(source: ArrayLike<number>): void;
+}
+
+function fillTransposed(m: Float32Array, source: ArrayLike<number>, rows: number, dim: number, width: number): void {
+  for (let j = 0; j < dim; j++) {
+    const from = j * rows;
+    for (let k = 0; k < rows; k++) m[k * width + j] = source[from + k];
+  }
+}
+
+interface Kernel {
+  matvec(rows: number, q: number, n: number, d: number, out: number): void;
+  outer(g: number, x: number, p: number, rows: number, cols: number): void;
+  expsum(x: number, out: number, n: number, shift: number, scale: number): number;
+  combine8(x: number, stride: number, a: number, z: number, n: number): void;
+  maxf64(x: number, n: number): number;
+  logclip(x: number, n: number, shift: number, out: number): void;
+  divide(x: number, n: number, by: number): void;
+}
+
+let compiled: WebAssembly.Module | null | undefined;
+
+/** The compiled kernel module, or null where WebAssembly (with SIMD) is not available. */
+function kernelModule(): WebAssembly.Module | null {
+  if (compiled !== undefined) return compiled;
+  try {
+    const wasm = (globalThis as { WebAssembly?: typeof WebAssembly }).WebAssembly;
+    compiled = wasm && wasm.validate(MATVEC_WASM) ? new wasm.Module(MATVEC_WASM) : null;
+  } catch {
+    compiled = null; // compiling refused (e.g. a strict CSP): the JS twin is used
+  }
+  return compiled;
+}
+
+/** Whether ranking runs on the WebAssembly kernel here (for benchmarks and diagnostics). */
+export function usesWasmKernel(): boolean {
+  return kernelModule() !== null;
+}
+
+/**
+ * One small kernel instance with its own memory of `bytes`: freed with whatever holds it (a
+ * model's matrix, a head's gradient), so there is no shared heap to manage.
+ */
+function instantiate(module: WebAssembly.Module, bytes: number): { kernel: Kernel; buffer: ArrayBuffer } {
+  const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / 65536)) });
+  return { kernel: new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Kernel, buffer: memory.buffer };
+}
+
+/** Copies `rows` × `dim` row-major values into rows of `width` (≥ dim) floats. */
+function fillRows(m: Float32Array, values: ArrayLike<number>, rows: number, dim: number, width: number): void {
+  for (let r = 0; r < rows; r++) for (let j = 0; j < dim; j++) m[r * width + j] = values[r * dim + j];
+}
+
+/** Rows padded to a multiple of 4 columns, so the kernel needs no remainder loop. */
+const padded = (dim: number) => Math.ceil(dim / 4) * 4;
+
+/** Packs `rows` × `dim` values (row-major) for fast products; `jsOnly` forces the JS twin (tests). */
+export function packMatrix(values: ArrayLike<number>, rows: number, dim: number, jsOnly = false): PackedMatrix {
+  const width = padded(dim);
+  const module = jsOnly ? null : kernelModule();
+  if (module) {
+    // Memory: the matrix, then one query, then one output.
+    const q = rows * width * 4;
+    const o = q + width * 4;
+    const { kernel: k, buffer } = instantiate(module, o + rows * 4);
+    const m = new Float32Array(buffer, 0, rows * width);
+    fillRows(m, values, rows, dim, width);
+    const qv = new Float32Array(buffer, q, width);
+    const ov = new Float32Array(buffer, o, rows);
+    return {
+      rows,
+      dim,
+      times(v, out) {
+        for (let j = 0; j < dim; j++) qv[j] = v[j];
+        k.matvec(0, q, rows, width, o);
+        for (let r = 0; r < rows; r++) out[r] = ov[r];
+      },
+      setTransposed(source) {
+        fillTransposed(m, source, rows, dim, width);
+      },
+    };
+  }
+  const m = new Float32Array(rows * width);
+  fillRows(m, values, rows, dim, width);
+  const q = new Float32Array(width);
+  const f = Math.fround;
+  return {
+    rows,
+    dim,
+    times(v, out) {
+      for (let j = 0; j < dim; j++) q[j] = v[j];
+      for (let r = 0; r < rows; r++) {
+        const at = r * width;
+        let a0 = 0;
+        let a1 = 0;
+        let a2 = 0;
+        let a3 = 0;
+        for (let j = 0; j < width; j += 4) {
+          a0 = f(a0 + f(m[at + j] * q[j]));
+          a1 = f(a1 + f(m[at + j + 1] * q[j + 1]));
+          a2 = f(a2 + f(m[at + j + 2] * q[j + 2]));
+          a3 = f(a3 + f(m[at + j + 3] * q[j + 3]));
+        }
+        out[r] = f(f(a0 + a1) + f(a2 + a3));
+      }
+    },
+    setTransposed(source) {
+      fillTransposed(m, source, rows, dim, width);
+    },
+  };
+}
+
+/** A rows × cols float32 gradient that accumulates rank-1 updates g += x·pᵀ (the kernel's `outer`). */
+export interface OuterAccumulator {
+  /** The accumulated matrix, row-major with rows padded to a multiple of 4 columns (`stride`). */
+  readonly grad: Float32Array;
+  readonly stride: number;
+  add(x: ArrayLike<number>, p: ArrayLike<number>): void;
+  clear(): void;
+}
+
+export function outerAccumulator(rows: number, cols: number, jsOnly = false): OuterAccumulator {
+  const stride = padded(cols);
+  const module = jsOnly ? null : kernelModule();
+  if (module) {
+    // Memory: the gradient, then one x, then one p.
+    const xAt = rows * stride * 4;
+    const pAt = xAt + padded(rows) * 4;
+    const { kernel: k, buffer } = instantiate(module, pAt + stride * 4);
+    const grad = new Float32Array(buffer, 0, rows * stride);
+    const xv = new Float32Array(buffer, xAt, rows);
+    const pv = new Float32Array(buffer, pAt, stride);
+    return {
+      grad,
+      stride,
+      add(x, p) {
+        for (let r = 0; r < rows; r++) xv[r] = x[r];
+        for (let c = 0; c < cols; c++) pv[c] = p[c];
+        k.outer(0, xAt, pAt, rows, stride);
+      },
+      clear: () => grad.fill(0),
+    };
+  }
+  const grad = new Float32Array(rows * stride);
+  const f = Math.fround;
+  return {
+    grad,
+    stride,
+    add(x, p) {
+      for (let r = 0; r < rows; r++) {
+        const xr = f(x[r]);
+        const at = r * stride;
+        for (let c = 0; c < cols; c++) grad[at + c] = f(grad[at + c] + f(xr * f(p[c])));
+      }
+    },
+    clear: () => grad.fill(0),
+  };
+}
+
+/**
+ * exp((x − shift)·scale) over a vector, and its sum: the softmax over every label, which at
+ * thousands of labels costs more than the scores themselves with Math.exp. The kernel (f64x2)
+ * and its JS twin compute the same bits: t clamped at −1000, k = nearest(t·log2 e), r = t − k·ln 2
+ * in two parts (Cody–Waite), exp(r) by its degree-12 Taylor polynomial in Estrin's scheme, scaled
+ * by 2^⌊k/2⌋·2^(k−⌊k/2⌋): within 2 ulp of the exact value for t ≤ 0 (a softmax's), and the same
+ * on every engine, where Math.exp is not.
+ */
+export interface ExpSum {
+  /** Vectors of `length` doubles in the kernel's memory: the ones `run` reads. */
+  readonly inputs: readonly Float64Array[];
+  /** Where `run` writes, `length` doubles. */
+  readonly output: Float64Array;
+  /** output[i] = exp((inputs[which][i] − shift)·scale) for i < n (values ≤ shift); returns their sum (even and odd i summed apart, then added). */
+  run(which: number, n: number, shift: number, scale: number): number;
+}
+
+/** The exponentials alone: the exp part of a gate kernel (one memory layout and one twin for both). */
+export function expSum(length: number, inputs: number, jsOnly = false): ExpSum {
+  return gateKernel(length, 8, inputs, jsOnly);
+}
+
+/**
+ * DTDR-G's per-step passes over every label, beside the softmax exponentials: the gate's dense sum
+ * of eight signal rows, its max, the head's clipped log-probabilities and the final division.
+ * The signal matrix and the vectors live in the kernel's memory; the kernel (f64x2) and the JS
+ * twin compute the same bits (the same operations in the same order, no fused multiply-add).
+ */
+export interface GateKernel extends ExpSum {
+  /** The signal-major matrix, `signals` rows of `labels` floats. */
+  readonly x: Float32Array;
+  /** inputs[which][f] = 0 + Σ_{s<8} a[s]·x[s·labels + f] for every label (rows 0–7 of x). */
+  combine(a: ArrayLike<number>, which: number): void;
+  /** The largest of inputs[which][0 .. n), the first of equal ones. */
+  max(which: number, n: number): number;
+  /** x[row·labels + f] = max(−12, inputs[which][f] − shift) for every label. */
+  logClip(which: number, shift: number, row: number): void;
+  /** output[i] /= by for i < n. */
+  divide(n: number, by: number): void;
+}
+
+export function gateKernel(labels: number, signals: number, inputs: number, jsOnly = false): GateKernel {
+  if (signals < 8) throw new DtdrError('options', 'the gate kernel sums eight signal rows');
+  const slot = (labels + 2) & ~1;
+  const module = jsOnly ? null : kernelModule();
+  if (module) {
+    // Memory: x (f32, padded to 16 bytes), then the f64 inputs and the output, then 8 weights.
+    const xBytes = Math.ceil((signals * labels * 4) / 16) * 16;
+    const weights = xBytes + (inputs + 1) * slot * 8;
+    const { kernel: k, buffer } = instantiate(module, weights + 64);
+    const views = Array.from({ length: inputs }, (_, i) => new Float64Array(buffer, xBytes + i * slot * 8, slot));
+    const out = xBytes + inputs * slot * 8;
+    const a = new Float64Array(buffer, weights, 8);
+    const at = (which: number) => xBytes + which * slot * 8;
+    return {
+      x: new Float32Array(buffer, 0, signals * labels),
+      inputs: views.map((v) => v.subarray(0, labels)),
+      output: new Float64Array(buffer, out, labels),
+      run(which, n, shift, scale) {
+        views[which][n] = -Infinity; // the pad of an odd n contributes exp(−∞) = 0
+        return k.expsum(at(which), out, n, shift, scale);
+      },
+      combine(weights8, which) {
+        for (let s = 0; s < 8; s++) a[s] = weights8[s];
+        k.combine8(0, labels, weights, at(which), labels);
+      },
+      max(which, n) {
+        views[which][n] = -Infinity;
+        return k.maxf64(at(which), n);
+      },
+      logClip(which, shift, row) {
+        k.logclip(at(which), labels, shift, row * labels * 4);
+      },
+      divide(n, by) {
+        k.divide(out, n, by);
+      },
+    };
+  }
+  const x = new Float32Array(signals * labels);
+  const ins = Array.from({ length: inputs }, () => new Float64Array(labels));
+  const output = new Float64Array(labels);
+  const exp = expSumOver(ins, output);
+  return {
+    x,
+    inputs: ins,
+    output,
+    run: exp,
+    combine(a, which) {
+      const z = ins[which];
+      const a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], a4 = a[4], a5 = a[5], a6 = a[6], a7 = a[7];
+      const L = labels;
+      for (let f = 0; f < L; f++) {
+        z[f] = 0 + a0 * x[f] + a1 * x[L + f] + a2 * x[2 * L + f] + a3 * x[3 * L + f] + a4 * x[4 * L + f] + a5 * x[5 * L + f] + a6 * x[6 * L + f] + a7 * x[7 * L + f];
+      }
+    },
+    max(which, n) {
+      const z = ins[which];
+      let max = -Infinity;
+      for (let f = 0; f < n; f++) if (z[f] > max) max = z[f];
+      return max;
+    },
+    logClip(which, shift, row) {
+      const z = ins[which];
+      const from = row * labels;
+      for (let f = 0; f < labels; f++) x[from + f] = Math.max(-12, z[f] - shift);
+    },
+    divide(n, by) {
+      for (let i = 0; i < n; i++) output[i] /= by;
+    },
+  };
+}
+
+/** The JS twin of the exp kernel over `inputs`, writing `output`. */
+function expSumOver(inputs: Float64Array[], output: Float64Array): ExpSum['run'] {
+  return (which, n, shift, scale) => {
+    const x = inputs[which];
+    let even = 0;
+    let odd = 0;
+    for (let i = 0; i < n; i++) {
+      const e = (output[i] = expTwin((x[i] - shift) * scale));
+      if (i % 2 === 0) even += e;
+      else odd += e;
+    }
+    return even + odd;
+  };
+}
+
+const LOG2E = 1.4426950408889634;
+const LN2_HI = 0.6931471803691238; // ln 2's leading bits: k·LN2_HI is exact for the k here
+const LN2_LO = 1.9082149292705877e-10;
+const TIES_EVEN = 6755399441055744; // 1.5·2^52: x + it − it rounds x to the nearest integer, ties to even
+/** 1/n! for n = 2 … 12 (C[n]). */
+const C = [1, 1, 1 / 2, 1 / 6, 1 / 24, 1 / 120, 1 / 720, 1 / 5040, 1 / 40320, 1 / 362880, 1 / 3628800, 1 / 39916800, 1 / 479001600];
+const POW2_FROM = -730;
+const POW2 = (() => {
+  const table = new Float64Array(742);
+  let v = 1;
+  for (let j = 0; j >= POW2_FROM; j--, v /= 2) table[j - POW2_FROM] = v;
+  table[1 - POW2_FROM] = 2;
+  return table;
+})();
+
+/** The kernel's exp of one shifted value t ≤ 1, operation for operation. */
+export function expTwin(t: number): number {
+  if (!(t >= -1000)) t = -1000;
+  const k = t * LOG2E + TIES_EVEN - TIES_EVEN;
+  const r = t - k * LN2_HI - k * LN2_LO;
+  const r2 = r * r;
+  const r4 = r2 * r2;
+  const q = C[8] + C[9] * r + r2 * (C[10] + C[11] * r) + r4 * C[12];
+  const p = 1 + r + r2 * (C[2] + C[3] * r) + r4 * (C[4] + C[5] * r + r2 * (C[6] + C[7] * r)) + r4 * r4 * q;
+  const k1 = k >> 1;
+  return p * POW2[k1 - POW2_FROM] * POW2[k - k1 - POW2_FROM];
+}

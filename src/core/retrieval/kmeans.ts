@@ -1,0 +1,224 @@
+import { seededRandom } from '../base/random.js';
+import { packMatrix } from './kernels/matvec.js';
+
+/**
+ * Spherical k-means on unit vectors stored row-major in one Float32Array: assignment by the
+ * largest dot product, centroids renormalised to unit length. Typed-array loops instead of
+ * ml-kmeans' number[][] because DTDR-G fits it once per cross-fitting fold. k-means++ seeding;
+ * stops when no assignment changes or after `maxIterations`.
+ */
+export interface KMeansResult {
+  /** k × dim, row-major, unit rows (a zero row for an empty cluster). */
+  centroids: Float32Array;
+  k: number;
+  /** Cluster of each point. */
+  assignment: Uint32Array;
+}
+
+export function packRows(rows: readonly Float32Array[], dim: number): Float32Array {
+  const out = new Float32Array(rows.length * dim);
+  rows.forEach((r, i) => out.set(r.subarray(0, dim), i * dim));
+  return out;
+}
+
+export function sphericalKMeans(data: Float32Array, n: number, dim: number, k: number, options: { seed?: number; maxIterations?: number } = {}): KMeansResult {
+  k = Math.max(1, Math.min(k, n));
+  const random = seededRandom((options.seed ?? 0) + 17);
+  const centroids = new Float32Array(k * dim);
+  const assignment = new Uint32Array(n);
+  if (k === n) {
+    // One cluster per point: the centroids are the points (nearest-neighbour retrieval).
+    centroids.set(data.subarray(0, n * dim));
+    for (let i = 0; i < n; i++) assignment[i] = i;
+    return { centroids, k, assignment };
+  }
+  // k-means++ seeding with squared Euclidean distances (= 2 - 2·dot for unit vectors).
+  const nearest = new Float64Array(n).fill(Infinity);
+  let pick = Math.floor(random() * n);
+  for (let c = 0; c < k; c++) {
+    centroids.set(data.subarray(pick * dim, pick * dim + dim), c * dim);
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      let d = 0;
+      for (let j = 0; j < dim; j++) {
+        const diff = data[i * dim + j] - centroids[c * dim + j];
+        d += diff * diff;
+      }
+      if (d < nearest[i]) nearest[i] = d;
+      total += nearest[i];
+    }
+    if (total === 0) {
+      pick = Math.floor(random() * n);
+      continue;
+    }
+    pick = drawProportional(nearest, total, random);
+  }
+  const maxIterations = options.maxIterations ?? 10;
+  const sums = new Float64Array(k * dim);
+  for (let iteration = 0; iteration < maxIterations; iteration++) {
+    let changed = 0;
+    for (let i = 0; i < n; i++) {
+      let best = 0;
+      let bestDot = -Infinity;
+      const offset = i * dim;
+      for (let c = 0; c < k; c++) {
+        const dot = dotAt(centroids, c * dim, data, offset, dim);
+        if (dot > bestDot) {
+          bestDot = dot;
+          best = c;
+        }
+      }
+      if (iteration === 0 || best !== assignment[i]) changed++;
+      assignment[i] = best;
+    }
+    if (changed === 0 && iteration > 0) break;
+    sums.fill(0);
+    for (let i = 0; i < n; i++) {
+      const c = assignment[i];
+      for (let j = 0; j < dim; j++) sums[c * dim + j] += data[i * dim + j];
+    }
+    for (let c = 0; c < k; c++) {
+      let norm = 0;
+      for (let j = 0; j < dim; j++) norm += sums[c * dim + j] ** 2;
+      norm = Math.sqrt(norm);
+      if (norm === 0) continue; // an empty cluster keeps its seed
+      for (let j = 0; j < dim; j++) centroids[c * dim + j] = sums[c * dim + j] / norm;
+    }
+  }
+  return { centroids, k, assignment };
+}
+
+/** An index drawn with probability weights[i] / total: the k-means++ D² step (the last index if rounding leaves some target). */
+export function drawProportional(weights: ArrayLike<number>, total: number, random: () => number): number {
+  let target = random() * total;
+  for (let i = 0; i < weights.length; i++) {
+    target -= weights[i];
+    if (target <= 0) return i;
+  }
+  return weights.length - 1;
+}
+
+/** a[ao..ao+n) · b[bo..bo+n), four-way unrolled (about 1.4x faster than the plain loop in V8). */
+export function dotAt(a: ArrayLike<number>, ao: number, b: ArrayLike<number>, bo: number, n: number): number {
+  let d0 = 0;
+  let d1 = 0;
+  let d2 = 0;
+  let d3 = 0;
+  let j = 0;
+  for (; j + 3 < n; j += 4) {
+    d0 += a[ao + j] * b[bo + j];
+    d1 += a[ao + j + 1] * b[bo + j + 1];
+    d2 += a[ao + j + 2] * b[bo + j + 2];
+    d3 += a[ao + j + 3] * b[bo + j + 3];
+  }
+  for (; j < n; j++) d0 += a[ao + j] * b[bo + j];
+  return d0 + d1 + d2 + d3;
+}
+
+/**
+ * Euclidean k-means for many points and many clusters (DTDR-C at tens of thousands of
+ * demonstrations, where plain Lloyd costs O(n·k·d) per pass: 10¹¹ at 100k points and 10k
+ * clusters). Two levels: ≈√k coarse clusters, then each coarse cluster split into clusters in
+ * proportion to its size, so a pass costs O(n·√k·d). k-means++ seeding at both levels; the dot
+ * products run on the matrix kernel. Same objective as the paper's k-means, an approximate optimum.
+ */
+export function twoLevelKMeans(data: Float32Array, n: number, dim: number, k: number, options: { seed?: number; maxIterations?: number; onProgress?: (fraction: number) => void } = {}): KMeansResult {
+  k = Math.max(1, Math.min(k, n));
+  const random = seededRandom((options.seed ?? 0) + 17);
+  const iterations = options.maxIterations ?? 8;
+  const all = Uint32Array.from({ length: n }, (_, i) => i);
+  const coarseK = Math.max(1, Math.min(k, Math.round(Math.sqrt(k))));
+  const coarse = lloyd(data, all, dim, coarseK, random, iterations);
+  options.onProgress?.(0.3);
+  const members: number[][] = Array.from({ length: coarseK }, () => []);
+  for (let i = 0; i < n; i++) members[coarse.assignment[i]].push(i);
+  // Clusters per coarse cluster, in proportion to its size (largest remainders), at least one each.
+  const quota = members.map((m) => (m.length * k) / n);
+  const counts = quota.map((q, c) => Math.min(members[c].length, Math.max(members[c].length > 0 ? 1 : 0, Math.floor(q))));
+  let left = k - counts.reduce((a, b) => a + b, 0);
+  const order = quota.map((q, c) => c).sort((a, b) => quota[b] - Math.floor(quota[b]) - (quota[a] - Math.floor(quota[a])) || b - a);
+  for (let r = 0; left > 0 && r < 4 * order.length; r++) {
+    const c = order[r % order.length];
+    if (counts[c] < members[c].length) {
+      counts[c]++;
+      left--;
+    }
+  }
+  const total = counts.reduce((a, b) => a + b, 0);
+  const centroids = new Float32Array(total * dim);
+  const assignment = new Uint32Array(n);
+  let next = 0;
+  for (let c = 0; c < coarseK; c++) {
+    if (counts[c] === 0) continue;
+    const idx = Uint32Array.from(members[c]);
+    const fine = lloyd(data, idx, dim, counts[c], random, iterations);
+    centroids.set(fine.centroids, next * dim);
+    idx.forEach((p, local) => (assignment[p] = next + fine.assignment[local]));
+    next += counts[c];
+    options.onProgress?.(0.3 + (0.7 * (c + 1)) / coarseK);
+  }
+  return { centroids, k: total, assignment };
+}
+
+/** Lloyd's k-means (Euclidean, k-means++ seeds) over the rows `idx` of `data`; assignment is per position in `idx`. */
+function lloyd(data: Float32Array, idx: Uint32Array, dim: number, k: number, random: () => number, iterations: number): { centroids: Float32Array; assignment: Uint32Array } {
+  const n = idx.length;
+  k = Math.max(1, Math.min(k, n));
+  const centroids = new Float32Array(k * dim);
+  const assignment = new Uint32Array(n);
+  const row = (p: number) => data.subarray(idx[p] * dim, idx[p] * dim + dim);
+  // k-means++: each next seed drawn with probability ∝ squared distance to the nearest seed so far.
+  const nearest = new Float64Array(n).fill(Infinity);
+  let pick = Math.floor(random() * n);
+  for (let c = 0; c < k; c++) {
+    centroids.set(row(pick), c * dim);
+    let sum = 0;
+    for (let p = 0; p < n; p++) {
+      const o = idx[p] * dim;
+      let d = 0;
+      for (let j = 0; j < dim; j++) {
+        const diff = data[o + j] - centroids[c * dim + j];
+        d += diff * diff;
+      }
+      if (d < nearest[p]) nearest[p] = d;
+      sum += nearest[p];
+    }
+    if (sum === 0) break; // every point sits on a seed: the remaining centroids repeat the first
+    pick = drawProportional(nearest, sum, random);
+  }
+  const dots = new Float32Array(k);
+  const halfNorms = new Float64Array(k);
+  const sums = new Float64Array(k * dim);
+  const sizes = new Uint32Array(k);
+  for (let iteration = 0; iteration < iterations; iteration++) {
+    const matrix = packMatrix(centroids, k, dim);
+    for (let c = 0; c < k; c++) halfNorms[c] = dotAt(centroids, c * dim, centroids, c * dim, dim) / 2;
+    let changed = 0;
+    for (let p = 0; p < n; p++) {
+      // argmin ‖x − c‖² = argmax x·c − ‖c‖²/2
+      matrix.times(row(p), dots);
+      let best = 0;
+      let bestScore = -Infinity;
+      for (let c = 0; c < k; c++) {
+        const score = dots[c] - halfNorms[c];
+        if (score > bestScore) {
+          bestScore = score;
+          best = c;
+        }
+      }
+      if (iteration === 0 || assignment[p] !== best) changed++;
+      assignment[p] = best;
+    }
+    if (changed === 0 && iteration > 0) break;
+    sums.fill(0);
+    sizes.fill(0);
+    for (let p = 0; p < n; p++) {
+      const c = assignment[p];
+      sizes[c]++;
+      const o = idx[p] * dim;
+      for (let j = 0; j < dim; j++) sums[c * dim + j] += data[o + j];
+    }
+    for (let c = 0; c < k; c++) if (sizes[c] > 0) for (let j = 0; j < dim; j++) centroids[c * dim + j] = sums[c * dim + j] / sizes[c];
+  }
+  return { centroids, assignment };
+}

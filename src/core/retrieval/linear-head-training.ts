@@ -1,0 +1,291 @@
+/**
+ * Training the linear head: the label support of its one-hot rows, standardisation, a ridge warm
+ * start, the minibatch epochs (a generator that yields each epoch's loss), and the replay buffer
+ * online learning rehearses from.
+ */
+import { Matrix, solve } from 'ml-matrix';
+import { DtdrError } from '../base/errors.js';
+import { seededRandom, shuffleInPlace } from '../base/random.js';
+import { outerAccumulator, packMatrix } from './kernels/matvec.js';
+import { DENSE_ONE_HOT_LIMIT, LINEAR_HEAD_DEFAULTS, LinearHead, type LinearHeadData, type LinearHeadOptions, type SparseSupport } from './linear-head.js';
+
+/**
+ * The support of each one-hot row: the labels that followed its feature in `data` (every example
+ * where it is active, its acceptable labels), merged with `from` (a trained head's support).
+ */
+function targetSupport(data: LinearHeadData, from?: SparseSupport): SparseSupport {
+  const rows = Array.from({ length: data.sparseSize }, () => new Set<number>());
+  if (from) for (let r = 0; r < rows.length; r++) for (let j = from.start[r]; j < from.start[r + 1]; j++) rows[r].add(from.cols[j]);
+  data.sparse?.forEach((active, i) => {
+    for (const s of active) {
+      for (const t of Array.from(data.targets[i])) rows[s].add(t);
+      for (const t of Array.from(data.related?.[i] ?? [])) rows[s].add(t);
+    }
+  });
+  const start = new Uint32Array(rows.length + 1);
+  rows.forEach((set, r) => (start[r + 1] = start[r] + set.size));
+  const cols = new Uint32Array(start[rows.length]);
+  rows.forEach((set, r) => cols.set(Float64Array.from(set).sort(), start[r]));
+  return { start, cols };
+}
+
+function standardisation(dense: Float32Array[], dim: number) {
+  const mean = new Float64Array(dim);
+  const std = new Float64Array(dim);
+  for (const x of dense) for (let d = 0; d < dim; d++) mean[d] += x[d];
+  for (let d = 0; d < dim; d++) mean[d] /= dense.length;
+  for (const x of dense) for (let d = 0; d < dim; d++) std[d] += (x[d] - mean[d]) ** 2;
+  for (let d = 0; d < dim; d++) std[d] = Math.sqrt(std[d] / dense.length) || 1;
+  return { mean, std };
+}
+
+/**
+ * Ridge regression from standardised features to the soft targets: a good starting point. The
+ * normal equations are accumulated in typed arrays (the targets are sparse: Xᵀ·Y touches only the
+ * acceptable labels of each example); ml-matrix solves the small (dim+1)² system.
+ */
+function ridgeWarmStart(data: LinearHeadData, mean: Float64Array, std: Float64Array, dim: number): Float64Array {
+  const C = data.classes;
+  const D = dim + 1;
+  const n = data.dense.length;
+  const xtx = new Float64Array(D * D);
+  const xty = new Float64Array(D * C);
+  const x = new Float64Array(D);
+  for (let i = 0; i < n; i++) {
+    const row = data.dense[i];
+    for (let d = 0; d < dim; d++) x[d] = (row[d] - mean[d]) / std[d];
+    x[dim] = 1;
+    for (let a = 0; a < D; a++) {
+      const xa = x[a];
+      if (xa === 0) continue;
+      const base = a * D;
+      for (let b = a; b < D; b++) xtx[base + b] += xa * x[b];
+    }
+    const t = data.targets[i];
+    const share = 1 / t.length;
+    for (let k = 0; k < t.length; k++) {
+      const c = t[k];
+      for (let a = 0; a < D; a++) xty[a * C + c] += x[a] * share;
+    }
+  }
+  const A = new Matrix(D, D);
+  for (let a = 0; a < D; a++) for (let b = a; b < D; b++) {
+    A.set(a, b, xtx[a * D + b]);
+    A.set(b, a, xtx[a * D + b]);
+  }
+  for (let d = 0; d < dim; d++) A.set(d, d, A.get(d, d) + n * 1e-3);
+  const B = new Matrix(D, C);
+  for (let a = 0; a < D; a++) for (let c = 0; c < C; c++) B.set(a, c, xty[a * C + c]);
+  const W = solve(A, B);
+  // Regression outputs are probabilities; scale them into a useful logit range.
+  return Float64Array.from(W.to1DArray(), (w) => w * 8);
+}
+
+export interface EpochReport {
+  epoch: number;
+  epochs: number;
+  loss: number;
+}
+
+/** Trains the head; yields the mean training loss after each epoch and returns the head. */
+export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOptions = {}, init?: LinearHead): Generator<EpochReport, LinearHead> {
+  const o = { ...LINEAR_HEAD_DEFAULTS, ...options };
+  const n = data.dense.length;
+  if (n === 0) throw new DtdrError('data', 'no training examples', { hint: 'give at least one demonstration' });
+  const dim = data.dense[0].length;
+  const C = data.classes;
+  const S = data.sparseSize;
+  // Online learning continues from a trained head (its standardisation kept); else a ridge start.
+  if (init && (init.dim !== dim || init.classes !== C || init.sparseSize !== S)) {
+    throw new DtdrError('options', `cannot continue a ${init.dim}→${init.classes} head on ${dim}→${C} data`);
+  }
+  const { mean, std } = init ? { mean: init.mean, std: init.std } : standardisation(data.dense, dim);
+  const W = init ? Float64Array.from(init.weights) : ridgeWarmStart(data, mean, std, dim);
+  // A head keeps the one-hot layout it was trained with; a CSR support grows with new examples.
+  const csr = init ? init.support !== undefined : o.sparseSupport === 'targets' || (o.sparseSupport === 'auto' && S * C > DENSE_ONE_HOT_LIMIT);
+  const support = csr ? targetSupport(data, init?.support) : undefined;
+  let E: Float64Array;
+  if (!support) E = init ? Float64Array.from(init.sparseWeights) : new Float64Array(S * C);
+  else {
+    E = new Float64Array(support.cols.length);
+    if (init?.support) {
+      // Carry the trained values over to their (possibly shifted) places in the grown rows.
+      const old = init.support;
+      for (let r = 0; r < S; r++) {
+        let j = support.start[r];
+        for (let i = old.start[r]; i < old.start[r + 1]; i++) {
+          while (support.cols[j] !== old.cols[i]) j++;
+          E[j] = init.sparseWeights[i];
+        }
+      }
+    }
+  }
+  const head = new LinearHead(dim, C, S, mean, std, W, E, support);
+  /** Row r's weights are E[rowStart(r) .. rowStart(r + 1)): labels support.cols[j] with CSR, j − r·C in full rows. */
+  const rowStart = support ? (r: number) => support.start[r] : (r: number) => r * C;
+
+  const mW = new Float64Array(W.length), vW = new Float64Array(W.length);
+  // dLoss/dW accumulated per batch as rank-1 updates in the float32 kernel.
+  const gW = outerAccumulator(dim + 1, C);
+  const mE = new Float64Array(E.length), vE = new Float64Array(E.length), gE = new Float64Array(E.length);
+  const touched = new Uint8Array(S); // sparse rows with a gradient in this batch
+  const b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  let step = 0;
+  const random = seededRandom(o.seed + 1);
+  const indices = Array.from({ length: n }, (_, i) => i);
+  const p = new Float64Array(C);
+  // Standardise once: every epoch reads the same rows (bias column last).
+  const D = dim + 1;
+  const X = new Float64Array(n * D);
+  data.dense.forEach((x, i) => {
+    for (let d = 0; d < dim; d++) X[i * D + d] = (x[d] - mean[d]) / std[d];
+    X[i * D + dim] = 1;
+  });
+
+  // The dense weights (bias row included) class-major in the matrix kernel, refreshed per batch.
+  const kernelW = packMatrix(new Float32Array(C * D), C, D);
+  for (let epoch = 1; epoch <= o.epochs; epoch++) {
+    shuffleInPlace(indices, random);
+    let lossSum = 0;
+    for (let start = 0; start < n; start += o.batchSize) {
+      const end = Math.min(n, start + o.batchSize);
+      gW.clear();
+      kernelW.setTransposed(W);
+      for (let b = start; b < end; b++) {
+        const i = indices[b];
+        const row = i * D;
+        // logits = x·W (+ the one-hot rows)
+        // Four rows of W per pass: a quarter of the loads and stores of p.
+        // Logits through the float32 kernel, as at ranking time (W is re-packed after each step).
+        kernelW.times(X.subarray(row, row + D), p);
+        const sp = data.sparse?.[i];
+        if (sp && support) {
+          for (let k = 0; k < sp.length; k++) for (let j = support.start[sp[k]]; j < support.start[sp[k] + 1]; j++) p[support.cols[j]] += E[j];
+        } else if (sp) for (let k = 0; k < sp.length; k++) {
+          const e = sp[k] * C;
+          for (let c = 0; c < C; c++) p[c] += E[e + c];
+        }
+        let max = -Infinity;
+        for (let c = 0; c < C; c++) if (p[c] > max) max = p[c];
+        let sum = 0;
+        for (let c = 0; c < C; c++) sum += p[c] = Math.exp(p[c] - max);
+        for (let c = 0; c < C; c++) p[c] /= sum;
+        const t = data.targets[i];
+        const share = 1 / t.length;
+        for (let k = 0; k < t.length; k++) {
+          lossSum -= share * Math.log(p[t[k]] + 1e-12);
+          p[t[k]] -= share; // p is now dLoss/dlogits
+        }
+        gW.add(X.subarray(row, row + D), p);
+        if (sp) {
+          for (let k = 0; k < sp.length; k++) {
+            const e = rowStart(sp[k]);
+            const to = rowStart(sp[k] + 1);
+            if (!touched[sp[k]]) {
+              touched[sp[k]] = 1;
+              gE.fill(0, e, to);
+            }
+            if (support) for (let j = e; j < to; j++) gE[j] += p[support.cols[j]];
+            else for (let c = 0; c < C; c++) gE[e + c] += p[c];
+          }
+        }
+      }
+      step++;
+      const scale = 1 / (end - start);
+      const lr = (o.learningRate * Math.sqrt(1 - b2 ** step)) / (1 - b1 ** step);
+      const grad = gW.grad;
+      const stride = gW.stride;
+      for (let d = 0, k = 0; d < D; d++) {
+        for (let c = 0; c < C; c++, k++) {
+          const g = grad[d * stride + c] * scale + o.l2 * W[k];
+          mW[k] = b1 * mW[k] + (1 - b1) * g;
+          vW[k] = b2 * vW[k] + (1 - b2) * g * g;
+          W[k] -= (lr * mW[k]) / (Math.sqrt(vW[k]) + eps);
+        }
+      }
+      // Lazy Adam for the one-hot rows: only rows seen in this batch move.
+      for (let s = 0; s < S; s++) {
+        if (!touched[s]) continue;
+        touched[s] = 0;
+        for (let k = rowStart(s); k < rowStart(s + 1); k++) {
+          const g = gE[k] * scale + o.l2 * E[k];
+          mE[k] = b1 * mE[k] + (1 - b1) * g;
+          vE[k] = b2 * vE[k] + (1 - b2) * g * g;
+          E[k] -= (lr * mE[k]) / (Math.sqrt(vE[k]) + eps);
+        }
+      }
+    }
+    yield { epoch, epochs: o.epochs, loss: lossSum / n };
+  }
+  return head;
+}
+
+/**
+ * A reservoir sample of a head's training examples (Vitter's algorithm R, seeded), kept with the
+ * model so online learning can rehearse old examples next to new ones: fine-tuning on new
+ * demonstrations alone drifts away from what the head knew.
+ */
+export class ReplayBuffer {
+  readonly dense: Float32Array[] = [];
+  readonly sparse: Uint32Array[] = [];
+  readonly targets: number[][] = [];
+
+  constructor(readonly capacity = 1024, public seen = 0) {}
+
+  add(data: LinearHeadData): void {
+    for (let i = 0; i < data.dense.length; i++) {
+      this.seen++;
+      const slot = this.dense.length < this.capacity ? this.dense.length : Math.floor(hashUnit(this.seen) * this.seen);
+      if (slot >= this.capacity) continue;
+      this.dense[slot] = Float32Array.from(data.dense[i]);
+      this.sparse[slot] = Uint32Array.from(data.sparse?.[i] ?? []);
+      this.targets[slot] = Array.from(data.targets[i]);
+    }
+  }
+
+  /** The new examples followed by up to `ratio`× as many rehearsed ones. */
+  mix(data: LinearHeadData, ratio = 2): LinearHeadData {
+    const n = Math.min(this.dense.length, Math.round(data.dense.length * ratio));
+    const picks = Array.from({ length: this.dense.length }, (_, i) => i);
+    shuffleInPlace(picks, seededRandom(this.seen));
+    const chosen = picks.slice(0, n);
+    return {
+      ...data,
+      dense: [...data.dense, ...chosen.map((i) => this.dense[i])],
+      targets: [...data.targets, ...chosen.map((i) => this.targets[i])],
+      ...(data.sparse ? { sparse: [...data.sparse, ...chosen.map((i) => this.sparse[i])] } : {}),
+    };
+  }
+
+  state(): ReplayState {
+    return { capacity: this.capacity, seen: this.seen, dense: this.dense.map((v) => Array.from(v)), sparse: this.sparse.map((v) => Array.from(v)), targets: this.targets };
+  }
+
+  static fromState(s: ReplayState | undefined): ReplayBuffer {
+    const buffer = new ReplayBuffer(Number(s?.capacity) || 1024, Number(s?.seen) || 0);
+    if (s && Array.isArray(s.dense) && Array.isArray(s.targets) && s.dense.length === s.targets.length) {
+      s.dense.forEach((v, i) => {
+        buffer.dense.push(Float32Array.from(v));
+        buffer.sparse.push(Uint32Array.from(s.sparse?.[i] ?? []));
+        buffer.targets.push(s.targets[i].map(Number));
+      });
+    }
+    return buffer;
+  }
+}
+
+export interface ReplayState {
+  capacity: number;
+  seen: number;
+  dense: number[][];
+  sparse: number[][];
+  targets: number[][];
+}
+
+/** A deterministic uniform number in [0, 1) from an integer (reservoir slots without RNG state). */
+function hashUnit(n: number): number {
+  let x = Math.imul(n ^ 0x9e3779b9, 0x85ebca6b);
+  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
+  x ^= x >>> 16;
+  return (x >>> 0) / 4294967296;
+}

@@ -1,0 +1,171 @@
+import type { Encoder } from '../base/encoder.js';
+import { DtdrError } from '../base/errors.js';
+import { planSteps } from '../plans/plan.js';
+import { Bm25Retriever, QtsRetriever, RandomRetriever } from './baselines.js';
+import { ColdStartRetriever, heldOutMrr } from './cold-start.js';
+import { seededRandom, shuffleInPlace } from '../base/random.js';
+import type { ClusterOptions } from './dependency.js';
+import { ClusterRetriever, DependencyRetriever } from './dependency.js';
+import { GatedRetriever, type GatedOptions } from './default/index.js';
+import { LearnedRetriever } from './learned.js';
+import type { LinearHeadOptions } from './linear-head.js';
+import type { FitNeeds, MethodName, Retriever, TrainingProgress } from './types.js';
+import { contextText, toolText } from '../base/text.js';
+import { END, type Plan, type PlanStep, type ToolSpec } from '../base/types.js';
+
+export const METHODS: readonly MethodName[] = ['random', 'bm25', 'qts', 'dr', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h', 'dtdr-cb', 'dtdr-g'];
+
+/** What `Dtdr.train` and `dtdr train` use when no method is given: DTDR-G, the gated combination. */
+export const DEFAULT_METHOD: MethodName = 'dtdr-g';
+
+/** Methods that can be trained on a tool set alone, with no demonstration. */
+export const TOOLS_ONLY_METHODS: readonly MethodName[] = ['random', 'bm25', 'qts', 'dtdr-g'];
+
+export interface TrainOptions {
+  /** l: how many of the last tools DTDR conditions on. Default 3 (the paper's best). */
+  historyLength?: number;
+  /** DTDR-C's K. Default round(demonstrations / 10). */
+  clusters?: number;
+  /** DTDR-C's and DTDR-CB's k-means (see ClusterOptions.kmeans). Default `auto`. */
+  kmeans?: ClusterOptions['kmeans'];
+  /** Seed for k-means, shuffling and the random baseline. Default 0. */
+  seed?: number;
+  /** Linear-head training settings (lr, dtdr-l, dtdr-h, dtdr-g). */
+  head?: LinearHeadOptions;
+  /** DTDR-G's settings: coverage target, folds, ablations (see GatedOptions). */
+  gated?: Omit<GatedOptions, 'historyLength' | 'clusters' | 'seed' | 'head'>;
+  onProgress?: (progress: TrainingProgress) => void;
+}
+
+export const TRAIN_DEFAULTS = { historyLength: 3, seed: 0 };
+
+
+export function isMethod(name: string): name is MethodName {
+  return (METHODS as readonly string[]).includes(name);
+}
+
+export function assertMethod(name: string): MethodName {
+  if (!isMethod(name)) throw new DtdrError('options', `unknown method "${name}"`, { field: 'method', hint: `one of: ${METHODS.join(', ')}` });
+  return name;
+}
+
+/** Which texts a method needs embedded to fit. */
+export function fitNeeds(method: MethodName): FitNeeds {
+  return {
+    queries: method === 'lr' || method === 'dtdr-c' || method === 'dtdr-h' || method === 'dtdr-cb' || method === 'dtdr-g',
+    tools: method === 'qts' || method === 'dtdr-g',
+    contexts: method === 'dtdr-l',
+  };
+}
+
+export function labelsOf(tools: readonly ToolSpec[]): string[] {
+  return [...tools.map((t) => t.name), END];
+}
+
+/** Embeds texts in batches through the encoder, reporting progress. */
+export async function embedAll(encoder: Encoder, texts: string[], onProgress?: (p: TrainingProgress) => void, batch = 512): Promise<Float32Array[]> {
+  const out: Float32Array[] = [];
+  for (let i = 0; i < texts.length; i += batch) {
+    out.push(...(await encoder.embed(texts.slice(i, i + batch))));
+    onProgress?.({ phase: 'embedding', fraction: Math.min(1, (i + batch) / texts.length) });
+  }
+  return out;
+}
+
+/** Precomputed vectors a fit may use; `trainRetriever` fills in what is missing. */
+export interface FitVectors {
+  queries?: Float32Array[];
+  tools?: Float32Array[];
+  contexts?: Float32Array[];
+}
+
+export async function fitVectors(method: MethodName, tools: ToolSpec[], plans: Plan[], encoder: Encoder | undefined, historyLength: number, given: FitVectors = {}, onProgress?: (p: TrainingProgress) => void): Promise<FitVectors> {
+  const needs = fitNeeds(method);
+  if (!encoder && (needs.queries || needs.tools || needs.contexts) && !(given.queries || given.tools || given.contexts)) {
+    throw new DtdrError('options', `method ${method} needs a sentence encoder`, { hint: 'pass an encoder (loadEncoder())' });
+  }
+  const vectors: FitVectors = { ...given };
+  if (needs.queries) vectors.queries ??= await embedAll(encoder!, plans.map((p) => p.query), onProgress);
+  if (needs.tools) vectors.tools ??= await embedAll(encoder!, tools.map((t) => toolText(t.name, t.description)), onProgress);
+  if (needs.contexts) {
+    vectors.contexts ??= await embedAll(encoder!, plans.flatMap((p) => planSteps(p).map((s) => contextText(s.query, s.history, historyLength))), onProgress);
+  }
+  return vectors;
+}
+
+/** Fits a method on precomputed vectors: pure and synchronous. */
+export function fitRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[], vectors: FitVectors, options: TrainOptions = {}): Retriever {
+  assertMethod(method); // library callers without TypeScript can pass any string
+  if (plans.length === 0 && !TOOLS_ONLY_METHODS.includes(method)) {
+    throw new DtdrError('data', `${method} needs demonstrations to train on`, { hint: `give at least one plan, or train ${DEFAULT_METHOD} (or bm25) on the tools alone` });
+  }
+  if (tools.length === 0) throw new DtdrError('data', 'no tools to retrieve', { hint: 'give at least one tool' });
+  const labels = labelsOf(tools);
+  const known = new Set(labels);
+  for (const plan of plans) {
+    const unknown = plan.nodes.find((n) => !known.has(n.tool));
+    if (unknown) throw new DtdrError('data', `plan "${plan.id}" calls "${unknown.tool}", which is not in the tool set`, { hint: 'add the tool or fix the plan' });
+  }
+  const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
+  const seed = options.seed ?? TRAIN_DEFAULTS.seed;
+  switch (method) {
+    case 'random':
+      return new RandomRetriever(labels, seed);
+    case 'bm25':
+      return new Bm25Retriever(labels, tools);
+    case 'qts':
+      return new QtsRetriever(labels, vectors.tools!);
+    case 'dr':
+      return DependencyRetriever.fit(labels, plans);
+    case 'dtdr-c':
+      return ClusterRetriever.fit(labels, plans, vectors.queries!, { historyLength: l, clusters: options.clusters, seed, kmeans: options.kmeans }, options.onProgress);
+    case 'dtdr-cb':
+      return fitColdStart(labels, tools, plans, vectors.queries!, { historyLength: l, clusters: options.clusters, seed, kmeans: options.kmeans }, options.onProgress);
+    case 'dtdr-g':
+      return GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, {
+        ...options.gated,
+        seed,
+        ...(options.historyLength !== undefined ? { historyLength: options.historyLength } : {}),
+        ...(options.clusters !== undefined ? { clusters: options.clusters } : {}),
+        ...(options.head ? { head: options.head } : {}),
+      }, options.onProgress);
+    case 'lr':
+    case 'dtdr-l':
+    case 'dtdr-h':
+      return LearnedRetriever.fit(method, labels, plans, { queries: vectors.queries, contexts: vectors.contexts }, { historyLength: l, head: options.head, seed }, options.onProgress);
+  }
+}
+
+/** Embeds what the method needs with `encoder`, then fits it. */
+export async function trainRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[], encoder: Encoder | undefined, options: TrainOptions = {}): Promise<Retriever> {
+  const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
+  const vectors = await fitVectors(method, tools, plans, encoder, l, {}, options.onProgress);
+  return fitRetriever(method, tools, plans, vectors, options);
+}
+
+/** DTDR-CB: κ ∈ {0.5, 2, 8, 32} picked on a held-out fifth of the demonstrations (at most 2,000 of its steps), then refit on all. */
+function fitColdStart(labels: string[], tools: ToolSpec[], plans: Plan[], queries: Float32Array[], options: ClusterOptions, onProgress?: (p: TrainingProgress) => void): ColdStartRetriever {
+  const bm25 = new Bm25Retriever(labels, tools);
+  const kappas = [0.5, 2, 8, 32];
+  let kappa = 2;
+  if (plans.length >= 20) {
+    const order = shuffleInPlace(plans.map((_, i) => i), seededRandom((options.seed ?? 0) + 31));
+    const cut = Math.floor(plans.length * 0.8);
+    const fitIdx = order.slice(0, cut);
+    const heldIdx = order.slice(cut);
+    const cluster = ClusterRetriever.fit(labels, fitIdx.map((i) => plans[i]), fitIdx.map((i) => queries[i]), { ...options, clusters: options.clusters && Math.max(1, Math.round(options.clusters * 0.8)) });
+    // κ is one of four values: 2,000 held-out steps pick it as well as 50,000 (at 100,000 demonstrations) would.
+    const steps: (PlanStep & { queryVector: Float32Array })[] = [];
+    for (const i of heldIdx) {
+      if (steps.length >= 2000) break;
+      for (const s of planSteps(plans[i])) steps.push({ ...s, queryVector: queries[i] });
+    }
+    steps.length = Math.min(steps.length, 2000);
+    let best = -1;
+    for (const k of kappas) {
+      const mrr = heldOutMrr(new ColdStartRetriever(cluster, bm25, k), steps);
+      if (mrr > best) [best, kappa] = [mrr, k];
+    }
+  }
+  return new ColdStartRetriever(ClusterRetriever.fit(labels, plans, queries, options, onProgress), bm25, kappa);
+}

@@ -1,0 +1,114 @@
+import type { Plan, ToolSpec } from '../base/types.js';
+
+export type MethodName = 'random' | 'bm25' | 'qts' | 'dr' | 'lr' | 'dtdr-c' | 'dtdr-l' | 'dtdr-h' | 'dtdr-cb' | 'dtdr-g';
+
+/** What a retriever needs embedded: the query alone, or the query + history text. */
+export interface EmbeddingNeeds {
+  query: boolean;
+  context: boolean;
+}
+
+export interface RankInput {
+  query: string;
+  /** Tools called so far, oldest first. */
+  history: readonly string[];
+  /** encoder(query), when `needs.query`. */
+  queryVector?: Float32Array;
+  /** encoder(contextText(query, history)), when `needs.context`. */
+  contextVector?: Float32Array;
+}
+
+/** How far a dependency graph had to back off to find the history (DTDR-C, DR). */
+export interface Backoff {
+  /** `cluster`: the query's own cluster; `global`: all demonstrations pooled. */
+  scope: 'cluster' | 'global';
+  /** How many of the last calls matched (0 = none: the scope's overall next-tool frequencies). */
+  historyUsed: number;
+  /** How many of the last calls were looked for: min(l, calls so far). */
+  historyWanted: number;
+  /** Demonstration steps behind the distribution used. */
+  support: number;
+  /** Context length looked up, start-of-plan markers included (l when nothing backed off at cluster scope). */
+  level?: number;
+}
+
+export interface Ranking {
+  /** Every tool and END, aligned with `probabilities`. */
+  labels: readonly string[];
+  /** A probability for each label; sums to 1 (or 0 for a retriever that abstains on END). */
+  probabilities: Float64Array;
+  /** Label indices, best first (computed on first read where the ranking offers `top`). */
+  order: Uint32Array;
+  /** The first k of `order`, cheaper than the whole order (candidate selection needs only a few). */
+  top?(k: number): Uint32Array;
+  /** Set by graph retrievers: where the distribution came from. */
+  backoff?: Backoff;
+  /** False when the retriever is unsure (backed off, little support, or a flat distribution). */
+  confident: boolean;
+  /** Why the retriever is unsure, in words fit for a log or a prompt note; absent when confident. */
+  cause?: string;
+  /** Set by calibrated retrievers (dtdr-g): the conformal threshold for this step's candidate set. */
+  set?: {
+    /** Keep every label whose probability is at least this. */
+    threshold: number;
+    /** The share of steps whose set must hold an acceptable tool. */
+    target: number;
+    confident: boolean;
+  };
+}
+
+export interface Retriever {
+  readonly method: MethodName;
+  /** Tool names then END. */
+  readonly labels: readonly string[];
+  readonly needs: EmbeddingNeeds;
+  /** History length l the retriever looks at (0 when it ignores history). */
+  readonly historyLength: number;
+  rank(input: RankInput): Ranking;
+  /** Learned state for the model artifact (plain JSON). */
+  state(): unknown;
+  /**
+   * Folds new demonstrations in, in time proportional to them (no refit): graph counts, cluster
+   * centroids, heads, calibration. Absent for methods that learn nothing from demonstrations.
+   */
+  learn?(input: LearnInput): void;
+}
+
+/** New demonstrations for `Retriever.learn`, with the vectors the method's fitNeeds ask for. */
+export interface LearnInput {
+  plans: Plan[];
+  /** encoder(plan.query) per plan. */
+  queryVectors?: Float32Array[];
+  /** encoder(contextText) per step, in the order of `trainingSteps(plans)`. */
+  contextVectors?: Float32Array[];
+}
+
+/** Settings of online learning (heads continue training on the new demonstrations only). */
+export const ONLINE_HEAD = { epochs: 6, learningRate: 0.01 } as const;
+
+export interface TrainingProgress {
+  phase: string;
+  /** 0..1 within the phase. */
+  fraction: number;
+  /** Training loss, for learned heads. */
+  loss?: number;
+}
+
+/** Everything a method may fit on; vectors are present when the method's fitNeeds ask for them. */
+export interface FitInput {
+  tools: ToolSpec[];
+  plans: Plan[];
+  /** encoder(plan.query) per plan. */
+  queryVectors?: Float32Array[];
+  /** encoder(tool description) per tool. */
+  toolVectors?: Float32Array[];
+  /** encoder(contextText) per training step, in the order of `trainingSteps(plans)`. */
+  contextVectors?: Float32Array[];
+  onProgress?: (progress: TrainingProgress) => void;
+}
+
+export interface FitNeeds {
+  queries: boolean;
+  tools: boolean;
+  contexts: boolean;
+}

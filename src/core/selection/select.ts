@@ -1,0 +1,93 @@
+import { checkNumber } from '../base/checks.js';
+import { DtdrError } from '../base/errors.js';
+import type { Ranking } from '../retrieval/types.js';
+
+export interface SelectOptions {
+  /** Keep tools whose probability exceeds α (the paper's threshold). Default 0.1. */
+  alpha?: number;
+  /** Never put more than this many tools in a confident set. Default 8. */
+  maxSize?: number;
+  /** When the retriever is unsure, widen to this much probability mass… Default 0.95. */
+  widenMass?: number;
+  /** …taking at least this many tools… Default 5. */
+  widenMin?: number;
+  /** …and at most this many. Default 12. */
+  widenMax?: number;
+}
+
+export const SELECT_DEFAULTS: Required<SelectOptions> = { alpha: 0.1, maxSize: 8, widenMass: 0.95, widenMin: 5, widenMax: 12 };
+
+/** Checks selection options before any work: a typed error naming the option, never a silent odd set. */
+export function checkSelectOptions(options: SelectOptions | undefined): void {
+  if (options === undefined) return;
+  if (options === null || typeof options !== 'object') throw new DtdrError('options', 'selection options must be an object', { field: 'options' });
+  checkNumber(options.alpha, 'alpha', 0, 1);
+  checkNumber(options.maxSize, 'maxSize', 1, 1e6, true);
+  checkNumber(options.widenMass, 'widenMass', 0, 1);
+  checkNumber(options.widenMin, 'widenMin', 1, 1e6, true);
+  checkNumber(options.widenMax, 'widenMax', 1, 1e6, true);
+  const min = options.widenMin ?? SELECT_DEFAULTS.widenMin;
+  const max = options.widenMax ?? SELECT_DEFAULTS.widenMax;
+  if (min > max) throw new DtdrError('options', `widenMin (${min}) is above widenMax (${max})`, { field: 'widenMin' });
+}
+
+export interface Candidate {
+  tool: string;
+  probability: number;
+}
+
+export interface CandidateSet {
+  /** F_t, best first; may include END. */
+  candidates: Candidate[];
+  /** True when the set was widened because the retriever was unsure. */
+  widened: boolean;
+  /** Why it was widened, in words fit for a log or a prompt note. */
+  reason?: string;
+  /** For a conformal set: the share of steps whose set holds an acceptable tool. */
+  target?: number;
+}
+
+/**
+ * The candidate set F_t a prompt carries.
+ *
+ * For a calibrated retriever (DTDR-G) it is the split-conformal set: every label whose calibrated
+ * probability reaches the step's threshold, which holds an acceptable tool in at least the target
+ * share of held-out steps (separately for confident and unsure steps); at least one label, at
+ * most `widenMax`. Unsure steps are reported as widened, with the retriever's reason.
+ *
+ * For the others, the paper's thresholded set {f : P(f) > α}. A retriever that is unsure (it
+ * backed off, has little support, or its distribution is flat) or a set that nothing clears does
+ * not get to drop tools silently: the set widens to the smallest top-k holding `widenMass` of the
+ * probability, within [widenMin, widenMax], and says why.
+ */
+export function selectCandidates(ranking: Ranking, options: SelectOptions = {}): CandidateSet {
+  checkSelectOptions(options);
+  const o = { ...SELECT_DEFAULTS, ...options };
+  const { probabilities, labels } = ranking;
+  // Only the first few labels are needed: at most widenMax (or maxSize) + 1.
+  const need = Math.min(probabilities.length, Math.max(o.widenMax, o.maxSize, o.widenMin) + 1);
+  const order = ranking.top ? ranking.top(need) : ranking.order;
+  const pick = (n: number): Candidate[] => Array.from(order.subarray(0, n), (i) => ({ tool: labels[i], probability: probabilities[i] }));
+  if (ranking.set && ranking.set.threshold > 0) {
+    const { threshold, target } = ranking.set;
+    let size = 1;
+    while (size < order.length && probabilities[order[size]] >= threshold) size++;
+    const capped = size > o.widenMax;
+    size = Math.min(size, o.widenMax);
+    let mass = 0;
+    for (let r = 0; r < size; r++) mass += probabilities[order[r]];
+    const notes = [
+      ...(ranking.confident ? [] : [`${ranking.cause ?? 'unsure'}; widened to ${size} tools to hold an acceptable one in ${Math.round(target * 100)}% of such steps`]),
+      ...(capped ? [`capped at ${o.widenMax} tools, holding ${mass.toFixed(2)} of the probability`] : []),
+    ];
+    return { candidates: pick(size), widened: !ranking.confident, target, ...(notes.length ? { reason: notes.join('; ') } : {}) };
+  }
+  let above = 0;
+  while (above < order.length && above < o.maxSize && probabilities[order[above]] > o.alpha) above++;
+  const reason = !ranking.confident ? ranking.cause ?? 'the retriever is unsure' : above === 0 ? `no tool has probability above ${o.alpha}` : undefined;
+  if (!reason) return { candidates: pick(above), widened: false };
+  let size = 0;
+  let mass = 0;
+  while (size < order.length && size < o.widenMax && (size < o.widenMin || mass < o.widenMass)) mass += probabilities[order[size++]];
+  return { candidates: pick(Math.max(size, above)), widened: true, reason };
+}
