@@ -11,6 +11,7 @@
  */
 import type { Dtdr } from '../../core/dtdr.js';
 import { DtdrError } from '../../core/errors.js';
+import { checkToolName } from '../../core/limits.js';
 import type { JsonSchema, ToolSpec } from '../../core/types.js';
 import { importOptional } from '../../encoders/hub.js';
 
@@ -32,6 +33,7 @@ export interface McpClientLike {
 /** An MCP tool as a dtdr tool spec (input schema → parameters, output schema → returns). */
 export function mcpToolToSpec(tool: McpTool, where = 'tools/list'): ToolSpec {
   if (!tool || typeof tool.name !== 'string' || tool.name === '') throw new DtdrError('data', 'an MCP tool needs a name', { file: where, field: 'name' });
+  checkToolName(tool.name, { code: 'data', file: where, field: 'name' });
   const description = [tool.title, tool.description].filter((s) => typeof s === 'string' && s.trim()).join(': ');
   return {
     name: tool.name,
