@@ -104,7 +104,7 @@ describe('the guard: per run, per step, failing closed', () => {
     const llmA = new MockLanguageModelV4({ doGenerate: async () => (aAsked(), await bReady, call('alarm_set', { time: '07:00' }, 'a1')) });
     const llmB = new MockLanguageModelV4({ doGenerate: async () => (bPrepared(), text('ok')) });
     // The app keeps every tool active (e.g. for its prompt cache): the guard is the only barrier.
-    const allActive = async (o: Parameters<typeof step>[0]) => ({ toolChoice: (await step(o)).toolChoice });
+    const allActive = async (o: Parameters<typeof step>[0]) => ({ toolChoice: (await step(o))?.toolChoice });
     const runA = generateText({ model: llmA, tools: guarded, prepareStep: allActive, stopWhen: stepCountIs(1), prompt: 'Email the quarterly report to Maria' });
     await aReady;
     const runB = generateText({ model: llmB, tools: guarded, prepareStep: allActive, stopWhen: stepCountIs(1), prompt: 'Wake me up at 7 tomorrow, set an alarm' });
