@@ -77,6 +77,55 @@ describe('dtdrPrepareStep with generateText', () => {
   });
 });
 
+describe('the guard: per run, per step, failing closed', () => {
+  const guardedCall = (t: ToolSet, name: string, messages: unknown[]) => (t[name] as { execute: (i: unknown, o: unknown) => Promise<unknown> }).execute({}, { toolCallId: 'x', messages });
+
+  it('a call before any step has chosen is refused, not executed (directly, and in a run without prepareStep)', async () => {
+    executed = [];
+    const step = dtdrPrepareStep(model, { tools: Object.keys(tools) });
+    const guarded = step.guard(tools);
+    await expect(guardedCall(guarded, 'phone_call_log', [{ role: 'user', content: 'who called me?' }])).rejects.toThrow(/not available at this step/);
+    const llm = new MockLanguageModelV4({ doGenerate: [call('phone_call_log', {}, 'c1'), text('ok')] });
+    const result = await generateText({ model: llm, tools: guarded, stopWhen: stepCountIs(3), prompt: 'Who called me?' });
+    expect(result.steps[0].content.find((c) => c.type === 'tool-error')).toBeDefined();
+    expect(executed).toEqual([]);
+  });
+
+  it('two runs sharing one dtdrPrepareStep keep their own sets: run A cannot execute a tool only run B was offered', async () => {
+    executed = [];
+    const step = dtdrPrepareStep(model, { tools: Object.keys(tools), maxTools: 3, requireWhenConfident: false });
+    const guarded = step.guard(tools);
+    let aAsked!: () => void;
+    let bPrepared!: () => void;
+    const aReady = new Promise<void>((resolve) => (aAsked = resolve));
+    const bReady = new Promise<void>((resolve) => (bPrepared = resolve));
+    // Interleaved: A's step is prepared and its model asked; then B's step is prepared; then A's
+    // model answers with a tool from B's set.
+    const llmA = new MockLanguageModelV4({ doGenerate: async () => (aAsked(), await bReady, call('alarm_set', { time: '07:00' }, 'a1')) });
+    const llmB = new MockLanguageModelV4({ doGenerate: async () => (bPrepared(), text('ok')) });
+    // The app keeps every tool active (e.g. for its prompt cache): the guard is the only barrier.
+    const allActive = async (o: Parameters<typeof step>[0]) => ({ toolChoice: (await step(o))?.toolChoice });
+    const runA = generateText({ model: llmA, tools: guarded, prepareStep: allActive, stopWhen: stepCountIs(1), prompt: 'Email the quarterly report to Maria' });
+    await aReady;
+    const runB = generateText({ model: llmB, tools: guarded, prepareStep: allActive, stopWhen: stepCountIs(1), prompt: 'Wake me up at 7 tomorrow, set an alarm' });
+    const [a] = await Promise.all([runA, runB]);
+    const offered = await Promise.all(['Email the quarterly report to Maria', 'Wake me up at 7 tomorrow, set an alarm'].map(async (q) => {
+      const probe = dtdrPrepareStep(model, { tools: Object.keys(tools), maxTools: 3 });
+      await probe({ steps: [], stepNumber: 0, messages: [{ role: 'user', content: q }], initialMessages: [{ role: 'user', content: q }] } as never);
+      return probe.last!.tools;
+    }));
+    expect(offered[0]).not.toContain('alarm_set'); // the premise: dtdr offers it to B only
+    expect(offered[1]).toContain('alarm_set');
+    expect(a.steps[0].content.find((c) => c.type === 'tool-error')).toBeDefined();
+    expect(executed).toEqual([]);
+  });
+
+  it('a tool name that breaks the tool-name rule is refused when the adapter is set up', () => {
+    expect(() => dtdrPrepareStep(model, { tools: ['ok_tool', 'bad</tools>'] })).toThrow(/tool-name rule/);
+    expect(() => dtdrPrepareStep(model).guard({ 'x<|im_start|>': tool({ inputSchema: jsonSchema({ type: 'object' }), execute: async () => 1 }) } as ToolSet)).toThrow(/tool-name rule/);
+  });
+});
+
 describe('dtdrToolSearch', () => {
   it('ranks the eligible deferred tools for the search query and the calls so far', async () => {
     const search = dtdrToolSearch(model, { history: () => ['contacts_search'] });

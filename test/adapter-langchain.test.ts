@@ -52,3 +52,40 @@ describe('dtdrToolSelector in createAgent', () => {
     expect(calls.map((c) => [...c].sort())).toEqual(choices.map((c) => [...c].sort()));
   });
 });
+
+describe('dtdrToolSelector guards the tool calls too', () => {
+  const setup = () => {
+    const ran: string[] = [];
+    const tools = DEMO_TOOLS.map((t) => tool(async () => (ran.push(t.name), 'ok'), { name: t.name, description: t.description, schema: z.object({}).passthrough() }));
+    return { ran, tools };
+  };
+  const toolMessages = (messages: { type?: string; getType?: () => string; content: unknown; status?: string }[]) =>
+    messages.filter((m) => (m.type ?? m.getType?.()) === 'tool');
+
+  it('a tool the model was not offered at that call is answered with an error and never runs', async () => {
+    const { ran, tools } = setup();
+    RecordingModel.seen = [];
+    const llm = new RecordingModel({ toolCalls: [[{ name: 'phone_call_log', args: {}, id: '1' }], []] });
+    const agent = createAgent({ model: llm, tools, middleware: [dtdrToolSelector(model, { maxTools: 3 })] });
+    const out = await agent.invoke({ messages: [new HumanMessage('Email the quarterly report to Maria')] });
+    expect(RecordingModel.seen.at(-2)).not.toContain('phone_call_log'); // the premise: not offered
+    expect(ran).toEqual([]);
+    const [refusal] = toolMessages(out.messages as never);
+    expect(refusal.status).toBe('error');
+    expect(String(refusal.content)).toMatch(/Tool "phone_call_log" is not available at this step/);
+  });
+
+  it('two concurrent runs of one agent keep their own offered sets', async () => {
+    const { ran, tools } = setup();
+    // Each run's model calls the tool the other run is offered (alarm_set for the email run).
+    const middleware = dtdrToolSelector(model, { maxTools: 3 });
+    const email = createAgent({ model: new RecordingModel({ toolCalls: [[{ name: 'alarm_set', args: {}, id: '1' }], []] }), tools, middleware: [middleware] });
+    const alarm = createAgent({ model: new RecordingModel({ toolCalls: [[{ name: 'alarm_set', args: {}, id: '1' }], []] }), tools, middleware: [middleware] });
+    await Promise.all([
+      email.invoke({ messages: [new HumanMessage('Email the quarterly report to Maria')] }),
+      alarm.invoke({ messages: [new HumanMessage('Wake me up at 7 tomorrow, set an alarm')] }),
+    ]);
+    expect(ran).toEqual(['alarm_set']); // the alarm run's call only
+  });
+});
+

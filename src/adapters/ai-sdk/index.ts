@@ -8,13 +8,28 @@
  * dtdr, and `activeTools` becomes the retrieved set (END handled: when dtdr is confident the plan
  * goes on, `toolChoice` is `required`). `mode: 'soft'` keeps every tool active — the tool list,
  * and so the provider's prompt cache, stays the same — and adds dtdr's weighted hint to the
- * instructions. `guard(tools)` wraps every tool's `execute` so that a call outside the step's
- * allowed set is answered with an error result and never executed. `dtdrToolSearch(model)` is a
- * history-aware `search` callback for `toolSearch`.
+ * instructions. `dtdrToolSearch(model)` is a history-aware `search` callback for `toolSearch`.
+ *
+ * The guard. `guard(tools)` wraps every tool's `execute` so that a call outside the set offered
+ * at that step of that run is answered with an error result and never executed. The set is kept
+ * per step and per run, never in the prepareStep object: `generateText`/`streamText` build a new
+ * `messages` array for every step and hand that same array to `prepareStep` and, as
+ * `options.messages`, to every tool the step's answer calls. The guard keys the step's allowed
+ * set by that array (a WeakMap, so nothing outlives the run), so two runs sharing one
+ * `dtdrPrepareStep` can never see each other's sets, and it fails closed: a call whose `messages`
+ * no step of ours saw (a call before the first `prepareStep`, a tool run outside generateText, a
+ * resumed tool approval, or a `prepareStep` of yours that returns its own `messages` around ours)
+ * is refused, not executed. In soft mode every tool given at that step is allowed.
+ *
+ * Tool names. Every name given to dtdr here (the `tools` option, `alwaysInclude`, the keys passed
+ * to `guard`) must follow the tool-name rule (limits.ts), which every provider's own rule is
+ * stricter than: a name that breaks it is refused with a DtdrError naming it, at once. Tools dtdr
+ * does not know stay offered but never enter its history or hint.
  */
 import type { PrepareStepFunction, PrepareStepResult, ToolSet } from 'ai';
 import type { Dtdr } from '../../core/dtdr.js';
 import { DtdrError } from '../../core/base/errors.js';
+import { checkToolName } from '../../core/base/limits.js';
 import { importOptional } from '../../encoders/hub.js';
 import { chooseTools, messageText, type AdapterOptions, type StepChoice } from '../shared.js';
 
@@ -36,7 +51,7 @@ export interface DtdrPrepareStep {
   (options: StepOptions): Promise<PrepareStepResult<ToolSet>>;
   /** The last step's choice, for logs and UIs. */
   readonly last: StepChoice | undefined;
-  /** Wraps tools so that a call outside the current step's allowed set is refused, not executed. */
+  /** Wraps tools so that a call outside the set offered at its step of its run (or before any step) is refused, not executed. */
   guard<T extends ToolSet>(tools: T): T;
 }
 
@@ -54,17 +69,20 @@ function historyOf(options: StepOptions): string[] {
 }
 
 export function dtdrPrepareStep(model: Dtdr, options: DtdrPrepareStepOptions = {}): DtdrPrepareStep {
+  for (const [i, name] of (options.tools ?? []).entries()) checkToolName(name, { field: `tools[${i}]` });
+  for (const [i, name] of (options.alwaysInclude ?? []).entries()) checkToolName(name, { field: `alwaysInclude[${i}]` });
   let last: StepChoice | undefined;
-  let allowed: Set<string> | undefined;
+  /** Each step's allowed set (null: every tool, soft mode), keyed by the step's own messages array. */
+  const allowedAt = new WeakMap<object, ReadonlySet<string> | null>();
   const prepare = async (step: StepOptions): Promise<PrepareStepResult<ToolSet>> => {
     const choice = await chooseTools(model, requestOf(step), historyOf(step), options.tools, options);
     last = choice;
     if (options.mode === 'soft') {
-      allowed = undefined;
+      allowedAt.set(step.messages, null);
       const base = typeof step.initialInstructions === 'string' ? `${step.initialInstructions}\n\n` : '';
       return { instructions: `${base}${choice.hint}` };
     }
-    allowed = new Set(choice.tools);
+    allowedAt.set(step.messages, new Set(choice.tools));
     const confident = !choice.retrieval.widened && !choice.mayEnd;
     return {
       activeTools: choice.tools,
@@ -76,16 +94,24 @@ export function dtdrPrepareStep(model: Dtdr, options: DtdrPrepareStepOptions = {
     guard<T extends ToolSet>(tools: T): T {
       const wrapped: Record<string, unknown> = {};
       for (const [name, t] of Object.entries(tools)) {
+        checkToolName(name, { field: `tools.${name}` });
         const execute = (t as { execute?: (...args: unknown[]) => unknown }).execute;
         wrapped[name] = execute
           ? {
               ...t,
-              execute: async (...args: unknown[]) => {
+              execute: async (input: unknown, callOptions?: { messages?: unknown }, ...rest: unknown[]) => {
+                const messages = callOptions?.messages;
+                const allowed = messages && typeof messages === 'object' ? allowedAt.get(messages) : undefined;
                 // Thrown, so the SDK answers the model with a tool error (and it is no history).
-                if (allowed && !allowed.has(name)) {
+                if (allowed === undefined) {
+                  throw new DtdrError('tool-call', `Tool "${name}" is not available at this step: no step of this run has offered tools yet.`, {
+                    hint: 'pass the same dtdrPrepareStep as prepareStep to the generateText/streamText call that runs these guarded tools, and return its messages unchanged',
+                  });
+                }
+                if (allowed !== null && !allowed.has(name)) {
                   throw new DtdrError('tool-call', `Tool "${name}" is not available at this step. Available tools: ${[...allowed].join(', ')}.`);
                 }
-                return execute(...args);
+                return execute(input, callOptions, ...rest);
               },
             }
           : t;

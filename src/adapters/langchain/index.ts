@@ -7,12 +7,28 @@
  * Before each model call it reads the request (the first human message) and the tools called so
  * far (the AI messages' tool calls that got a result), asks dtdr for the next tools, and passes
  * the model only those (plus `alwaysInclude`, and any tool dtdr does not know).
+ *
+ * The guard. Filtering what the model is shown is not enough: a model can still call a tool it
+ * was not offered. So the middleware also wraps every tool call (`wrapToolCall`): the call is run
+ * only when its tool was among those passed to the model call whose answer made it. The offered
+ * set is attached to that answer — the AIMessage object the model call returned, in a WeakMap —
+ * so it is per run and per model call, lives in the run's own state (never in the middleware,
+ * which every run of the agent shares), and goes when the message goes. For a tool call, the
+ * AIMessage in the run's state that holds it (by tool-call id, or the latest AI message) is
+ * looked up; a call no model call of ours answered (an AI message given in the input, one
+ * replaced by another middleware, or a run restored from a checkpoint in another process) is
+ * refused: fail closed. A refused call is answered with an error ToolMessage and never executed.
+ *
+ * Tool names. The agent's tool names must follow the tool-name rule (limits.ts), which every
+ * provider's own rule is stricter than: a name that breaks it is refused with a DtdrError naming
+ * it at the first model call. Tools dtdr does not know stay offered but never enter its history.
  */
 import type { Dtdr } from '../../core/dtdr.js';
+import { checkToolName } from '../../core/base/limits.js';
 import { importOptional } from '../../encoders/hub.js';
 import { chooseTools, messageText, type AdapterOptions, type StepChoice } from '../shared.js';
 
-const { createMiddleware } = await importOptional<typeof import('langchain')>('langchain', 'dtdr/langchain');
+const { createMiddleware, ToolMessage } = await importOptional<typeof import('langchain')>('langchain', 'dtdr/langchain');
 
 export interface DtdrToolSelectorOptions extends AdapterOptions {
   /** Called with each model call's choice (the retrieval and the tools passed on). */
@@ -40,18 +56,47 @@ export function requestAndHistory(messages: readonly MessageLike[]): { query: st
   return { query: human ? messageText(human.content) : '', history };
 }
 
+/** The AI message of a run's state that made a tool call: the one holding its id, else the latest. */
+function callingMessage(messages: readonly MessageLike[], id: string | undefined): MessageLike | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (kind(m) !== 'ai') continue;
+    if (id === undefined || (m.tool_calls ?? []).some((c) => c.id === id)) return m;
+  }
+  return undefined;
+}
+
 export function dtdrToolSelector(model: Dtdr, options: DtdrToolSelectorOptions = {}) {
+  for (const [i, name] of (options.alwaysInclude ?? []).entries()) checkToolName(name, { field: `alwaysInclude[${i}]` });
+  /** What each model call was offered, keyed by the AIMessage it answered with. */
+  const offeredTo = new WeakMap<object, ReadonlySet<string>>();
   return createMiddleware({
     name: 'DtdrToolSelector',
     wrapModelCall: async (request, handler) => {
       const { query, history } = requestAndHistory(request.messages as unknown as MessageLike[]);
       const tools = (request.tools ?? []) as { name?: string }[];
-      if (!query || tools.length === 0) return handler(request);
-      const names = tools.map((t) => t.name).filter((n): n is string => typeof n === 'string');
-      const choice = await chooseTools(model, query, history, names, options);
-      options.onChoice?.(choice);
-      const keep = new Set(choice.tools);
-      return handler({ ...request, tools: tools.filter((t) => typeof t.name !== 'string' || keep.has(t.name)) as typeof request.tools });
+      tools.forEach((t, i) => typeof t.name === 'string' && checkToolName(t.name, { field: `tools[${i}].name` }));
+      let shown = tools;
+      if (query && tools.length > 0) {
+        const names = tools.map((t) => t.name).filter((n): n is string => typeof n === 'string');
+        const choice = await chooseTools(model, query, history, names, options);
+        options.onChoice?.(choice);
+        const keep = new Set(choice.tools);
+        shown = tools.filter((t) => typeof t.name !== 'string' || keep.has(t.name));
+      }
+      const response = await handler({ ...request, tools: shown as typeof request.tools });
+      if (response && typeof response === 'object') offeredTo.set(response, new Set(shown.map((t) => t.name).filter((n): n is string => typeof n === 'string')));
+      return response;
+    },
+    wrapToolCall: async (request, handler) => {
+      const call = request.toolCall;
+      const message = callingMessage((request.state?.messages ?? []) as unknown as MessageLike[], call.id);
+      const offered = message ? offeredTo.get(message) : undefined;
+      if (offered && offered.has(call.name)) return handler(request);
+      const reason = offered
+        ? `Tool "${call.name}" is not available at this step. Available tools: ${[...offered].join(', ')}.`
+        : `Tool "${call.name}" is not available at this step: no model call of this run offered it.`;
+      return new ToolMessage({ content: reason, tool_call_id: call.id ?? '', name: call.name, status: 'error' });
     },
   });
 }

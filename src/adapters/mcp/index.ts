@@ -8,9 +8,25 @@
  *
  * A tool the server adds is retrievable at once from its description; one it removes is never
  * offered again (model.addTools / removeTools).
+ *
+ *   const run = dtdrMcpRun(client, model, { maxTools: 5 });      // one per run (one user request)
+ *   const { tools } = await run.step(request);                    // show the LLM these tools
+ *   const result = await run.callTool({ name, arguments });       // refused unless offered
+ *
+ * The guard. A run object holds the set offered at its latest step and the calls that ran (its
+ * history); `callTool` sends a call to the server only when its tool is in that set, and answers
+ * any other call — or one made before the first `step` — with an MCP error result
+ * (`isError: true`) without sending it: fail closed. State is per run object, never shared:
+ * `step` with a different request than the run's first is refused (start a new run).
+ *
+ * Tool names. Every tool name read from a server must follow the tool-name rule (limits.ts; MCP's
+ * own SEP-986 names all do): a server listing a name that breaks it gets a DtdrError naming the
+ * tool, the rule and the page, and nothing from that listing enters the model or a run.
  */
 import type { Dtdr } from '../../core/dtdr.js';
 import { DtdrError } from '../../core/base/errors.js';
+import { chooseTools, type AdapterOptions, type StepChoice } from '../shared.js';
+import { checkToolName } from '../../core/base/limits.js';
 import type { JsonSchema, ToolSpec } from '../../core/base/types.js';
 import { importOptional } from '../../encoders/hub.js';
 
@@ -27,11 +43,14 @@ export interface McpTool {
 export interface McpClientLike {
   listTools(params?: { cursor?: string }): Promise<{ tools: McpTool[]; nextCursor?: string }>;
   setNotificationHandler?(schema: never, handler: (notification: unknown) => void | Promise<void>): void;
+  /** Needed by dtdrMcpRun's callTool. */
+  callTool?(params: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
 }
 
 /** An MCP tool as a dtdr tool spec (input schema → parameters, output schema → returns). */
 export function mcpToolToSpec(tool: McpTool, where = 'tools/list'): ToolSpec {
   if (!tool || typeof tool.name !== 'string' || tool.name === '') throw new DtdrError('data', 'an MCP tool needs a name', { file: where, field: 'name' });
+  checkToolName(tool.name, { code: 'data', file: where, field: 'name' });
   const description = [tool.title, tool.description].filter((s) => typeof s === 'string' && s.trim()).join(': ');
   return {
     name: tool.name,
@@ -129,4 +148,61 @@ async function listChangedSchema(): Promise<unknown> {
     }
   }
   throw new DtdrError('options', 'watchMcpTools needs @modelcontextprotocol/sdk (1.x) or @modelcontextprotocol/client (2.x) for the list_changed schema', { hint: 'npm install @modelcontextprotocol/sdk, or pass notificationSchema' });
+}
+
+/** An MCP tools/call result: what the server answered, or dtdr's refusal (`isError: true`). */
+export interface McpCallResult {
+  content: { type: string; text?: string; [key: string]: unknown }[];
+  isError?: boolean;
+  [key: string]: unknown;
+}
+
+export interface McpRun {
+  /** Chooses the tools for the next step of this run's request: the MCP tool definitions to show the model. */
+  step(query: string): Promise<{ tools: McpTool[]; choice: StepChoice }>;
+  /** Calls a tool through the client when it was offered at this run's latest step; otherwise an error result, never sent. */
+  callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<McpCallResult>;
+  /** The calls of this run that ran, in order (refused and failed calls are not history). */
+  readonly history: readonly string[];
+}
+
+/** One run (one user request) over an MCP client's tools, with an allowed-set guard on tool calls. */
+export function dtdrMcpRun(client: McpClientLike, model: Dtdr, options: AdapterOptions = {}): McpRun {
+  if (!client || typeof client.listTools !== 'function' || typeof client.callTool !== 'function') {
+    throw new DtdrError('options', 'dtdrMcpRun needs an MCP client (something with listTools and callTool)', { field: 'client' });
+  }
+  for (const [i, name] of (options.alwaysInclude ?? []).entries()) checkToolName(name, { field: `alwaysInclude[${i}]` });
+  let request: string | undefined;
+  let listed: ToolSpec[] | undefined;
+  let offered: ReadonlySet<string> | undefined;
+  const history: string[] = [];
+  const refuse = (text: string): McpCallResult => ({ content: [{ type: 'text', text }], isError: true });
+  return {
+    get history() {
+      return [...history];
+    },
+    async step(query: string) {
+      if (request !== undefined && query !== request) {
+        throw new DtdrError('options', 'a dtdrMcpRun is for one request: this step asks for another', { field: 'query', hint: 'create a new run with dtdrMcpRun for each user request' });
+      }
+      request = query;
+      listed ??= await mcpTools(client);
+      const choice = await chooseTools(model, query, history, listed.map((t) => t.name), options);
+      offered = new Set(choice.tools);
+      const byName = new Map(listed.map((t) => [t.name, t]));
+      const tools = choice.tools.flatMap((name) => {
+        const t = byName.get(name);
+        return t ? [{ name, description: t.description, inputSchema: t.parameters ?? { type: 'object' } }] : [];
+      });
+      return { tools, choice };
+    },
+    async callTool(params) {
+      const name = params?.name;
+      if (!offered) return refuse(`Tool "${String(name)}" is not available at this step: no step of this run has offered tools yet.`);
+      if (typeof name !== 'string' || !offered.has(name)) return refuse(`Tool "${String(name)}" is not available at this step. Available tools: ${[...offered].join(', ')}.`);
+      const result = (await client.callTool!(params)) as McpCallResult;
+      if (!result?.isError) history.push(name);
+      return result;
+    },
+  };
 }

@@ -4,10 +4,10 @@
  * a raw TypeError from deep inside.
  */
 import { DtdrError } from './errors.js';
-import { MAX_QUERY_CHARS } from './limits.js';
+import { checkToolName, MAX_QUERY_CHARS } from './limits.js';
 import { END, type ToolSpec } from './types.js';
 
-/** Tools: an array of {name, description} with unique, non-empty names other than END. */
+/** Tools: an array of {name, description} with unique names other than END, each following the tool-name rule (limits.ts). */
 export function checkTools(tools: unknown, field = 'tools'): asserts tools is ToolSpec[] {
   if (!Array.isArray(tools)) throw new DtdrError('options', `${field} must be an array of {name, description}, got ${describe(tools)}`, { field });
   const seen = new Set<string>();
@@ -17,6 +17,7 @@ export function checkTools(tools: unknown, field = 'tools'): asserts tools is To
     const { name, description } = t as { name?: unknown; description?: unknown };
     if (typeof name !== 'string' || name.trim() === '') throw new DtdrError('options', 'a tool needs a non-empty string name', { field: `${where}.name` });
     if (name === END) throw new DtdrError('options', `"${END}" is reserved for the end of a plan and cannot name a tool`, { field: `${where}.name`, hint: 'rename the tool' });
+    checkToolName(name, { field: `${where}.name` });
     if (seen.has(name)) throw new DtdrError('options', `duplicate tool name "${name}"`, { field: `${where}.name`, hint: 'tool names must be unique: merge or rename the duplicates' });
     if (description !== undefined && typeof description !== 'string') throw new DtdrError('options', `the description of "${name}" must be a string`, { field: `${where}.description` });
     seen.add(name);

@@ -1,4 +1,5 @@
 import { DtdrError } from '../base/errors.js';
+import { checkToolName } from '../base/limits.js';
 import { planFromRecord } from './plan.js';
 import { toolsFromOpenAI } from './tools.js';
 import { END, type Dataset, type Plan, type ToolSpec } from '../base/types.js';
@@ -40,6 +41,7 @@ export function parseToolDescriptions(text: string, file = 'tool_desc.json'): To
     const { id, desc } = (n ?? {}) as { id?: unknown; desc?: unknown };
     if (typeof id !== 'string' || id === '') throw new DtdrError('data', 'a tool needs a string "id"', { file, field: `nodes[${i}].id` });
     if (id === END) throw new DtdrError('data', `"${END}" is reserved for the end of a plan`, { file, field: `nodes[${i}].id` });
+    checkToolName(id, { code: 'data', file, field: `nodes[${i}].id` });
     if (seen.has(id)) throw new DtdrError('data', `duplicate tool "${id}"`, { file, field: `nodes[${i}].id` });
     seen.add(id);
     return { name: id, description: typeof desc === 'string' ? desc : '' };
@@ -120,6 +122,8 @@ export function datasetFromFiles(files: DatasetFiles): Dataset {
     }
   } else {
     const names = [...new Set(plans.flatMap((p) => p.nodes.map((n) => n.tool)))];
+    // No tool_desc.json: the plans name the tools, so their names meet the rule here, with the file.
+    for (const plan of plans) for (const n of plan.nodes) checkToolName(n.tool, { code: 'data', file: files.data!.file, field: `plan "${plan.id}"` });
     tools = names.map((name) => ({ name, description: '' }));
   }
   const testIds = files.splitIds ? parseSplitIds(files.splitIds.text, files.splitIds.file) : undefined;

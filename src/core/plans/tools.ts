@@ -1,4 +1,5 @@
 import { DtdrError } from '../base/errors.js';
+import { checkToolName } from '../base/limits.js';
 import type { JsonSchema, ToolSpec } from '../base/types.js';
 
 /** An OpenAI-style function tool, as chat APIs and chat templates take them. */
@@ -20,9 +21,7 @@ export function toolsFromOpenAI(list: unknown, source = 'tools'): ToolSpec[] {
   return list.map((entry, i) => {
     const f = (entry as { function?: unknown })?.function ?? entry;
     const { name, description, parameters } = (f ?? {}) as { name?: unknown; description?: unknown; parameters?: unknown };
-    if (typeof name !== 'string' || !/^[A-Za-z0-9_.\-]{1,128}$/.test(name)) {
-      throw new DtdrError('data', 'a tool needs a name of letters, digits, "_", "-" or "."', { file: source, field: `[${i}].function.name` });
-    }
+    checkToolName(name, { code: 'data', file: source, field: `[${i}].function.name` });
     if (parameters !== undefined && (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters))) {
       throw new DtdrError('data', 'parameters must be a JSON Schema object', { file: source, field: `[${i}].function.parameters` });
     }
@@ -39,6 +38,7 @@ const SEAL_TYPES: Record<string, string> = {
 export function sealToolToSpec(record: unknown, where: { file?: string; line?: number } = {}): ToolSpec {
   const r = record as { api_name?: unknown; api_description?: unknown; parameters?: unknown; required?: unknown; responses?: unknown };
   if (typeof r?.api_name !== 'string') throw new DtdrError('data', 'a Seal-Tools record needs "api_name"', { ...where, field: 'api_name' });
+  checkToolName(r.api_name, { code: 'data', ...where, field: 'api_name' });
   const properties: Record<string, JsonSchema> = {};
   for (const [name, spec] of Object.entries((r.parameters ?? {}) as Record<string, { type?: string; description?: string }>)) {
     const type = SEAL_TYPES[String(spec?.type ?? '').toLowerCase()];

@@ -1,4 +1,5 @@
 import { DtdrError } from '../base/errors.js';
+import { isValidToolName } from '../base/limits.js';
 import { planTools } from '../plans/plan.js';
 import type { Candidate } from '../selection/select.js';
 import { END, type Plan, type ToolSpec } from '../base/types.js';
@@ -87,6 +88,22 @@ export function quoteData(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e');
 }
 
+/**
+ * A tool name as prompt text — every name a prompt shows (the tool list, the candidates, the
+ * calls so far, the demonstrations, the arguments prompt) goes through here. A name that follows
+ * the tool-name rule (limits.ts) is shown as it is, so prompts for valid tools are unchanged.
+ * Any other string (one that reached a prompt without an entry check: a hand-made ToolSpec, a
+ * history entry, a demonstration) is shown JSON-quoted with `<`, `>` and the Unicode line
+ * separators escaped: one line of plain data that cannot open a chat turn (`<|im_start|>`), close
+ * or open a tag (`</tools>`, `<tool_call>`), or start a new list item or `Action:` line. The
+ * prompt's structure so never depends on the rule.
+ */
+export function promptName(name: unknown): string {
+  const text = typeof name === 'string' ? name : String(name);
+  if (isValidToolName(text) || text === END) return text;
+  return quoteData(text).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
 const pastCall = (c: string | PastCall): PastCall => (typeof c === 'string' ? { tool: c } : c);
 
 /** The calls so far: the last `max` in full, numbered as in the whole history; older ones counted. */
@@ -98,12 +115,12 @@ function historyText(history: readonly (string | PastCall)[], max = MAX_HISTORY_
   return `Calls made so far:\n${omitted}${history
     .slice(from)
     .map(pastCall)
-    .map((c, i) => `${from + i + 1}. ${c.tool}${c.arguments !== undefined ? ` ${quoteData(c.arguments)}` : ''}${c.result !== undefined ? ` → ${quoteData(c.result)}` : ''}`)
+    .map((c, i) => `${from + i + 1}. ${promptName(c.tool)}${c.arguments !== undefined ? ` ${quoteData(c.arguments)}` : ''}${c.result !== undefined ? ` → ${quoteData(c.result)}` : ''}`)
     .join('\n')}`;
 }
 
 function demonstrationText(plan: Plan): string {
-  return `Request: ${quoteData(plan.query)}\nCalls: ${[...planTools(plan), END].join(' → ')}`;
+  return `Request: ${quoteData(plan.query)}\nCalls: ${[...planTools(plan).map(promptName), END].join(' → ')}`;
 }
 
 /** Up to `n` demonstrations whose plans use the most candidate tools (ties: earlier first). */
@@ -119,7 +136,7 @@ export function pickDemonstrations(pool: readonly Plan[], candidates: readonly s
 
 function toolBlock(tools: readonly ToolSpec[], format: PromptFormat, withParameters: boolean): string {
   if (format === 'react') {
-    return tools.map((t) => `- ${t.name}: ${quoteData(t.description)}${withParameters && t.parameters ? ` arguments ${quoteData(t.parameters)}` : ''}`).join('\n');
+    return tools.map((t) => `- ${promptName(t.name)}: ${quoteData(t.description)}${withParameters && t.parameters ? ` arguments ${quoteData(t.parameters)}` : ''}`).join('\n');
   }
   return `<tools>\n${tools.map((t) => quoteData(toOpenAITool(t, withParameters))).join('\n')}\n</tools>`;
 }
@@ -185,7 +202,7 @@ export function buildSelectionPrompt(input: SelectionPromptInput): BuiltPrompt {
   const byName = new Map(tools.map((t) => [t.name, t]));
   const shownTools = strategy.startsWith('hard') ? candidates.filter((c) => c.tool !== END).map((c) => byName.get(c.tool)).filter((t): t is ToolSpec => !!t) : [...tools];
   const weighted = strategy.endsWith('weighted');
-  const listed = (cs: readonly Candidate[]) => cs.map((c) => (weighted ? `${c.tool} (${c.probability.toFixed(2)})` : c.tool)).join(', ');
+  const listed = (cs: readonly Candidate[]) => cs.map((c) => (weighted ? `${promptName(c.tool)} (${c.probability.toFixed(2)})` : promptName(c.tool))).join(', ');
   const demos = input.demonstrations ?? [];
 
   const system: PromptSegment[] = [{ text: SELECT_GUIDE, cacheable: true }, { text: answerInstruction(format, 'select'), cacheable: true }];
@@ -210,7 +227,7 @@ export function buildSelectionPrompt(input: SelectionPromptInput): BuiltPrompt {
 export function buildArgumentsPrompt(input: { query: string; history: readonly (string | PastCall)[]; tool: ToolSpec; format: PromptFormat; maxHistory?: number }): BuiltPrompt {
   const { format, tool } = input;
   const system: PromptSegment[] = [
-    { text: `You are the function-calling agent of an on-device assistant. Fill in the arguments of ${tool.name} for the user's request, using values from the request and from earlier results. Follow the signature exactly.`, cacheable: true },
+    { text: `You are the function-calling agent of an on-device assistant. Fill in the arguments of ${promptName(tool.name)} for the user's request, using values from the request and from earlier results. Follow the signature exactly.`, cacheable: true },
     { text: answerInstruction(format, 'arguments'), cacheable: true },
   ];
   if (format !== 'openai') system.push({ text: `${format === 'react' ? 'Function:' : 'Function signature within <tools></tools> XML tags:'}\n${toolBlock([tool], format, true)}`, cacheable: false });
