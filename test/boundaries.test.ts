@@ -81,4 +81,13 @@ describe('code boundaries', () => {
       expect(lines, `src/${f} has ${lines} lines`).toBeLessThanOrEqual(450);
     }
   });
+
+  it('docs/architecture.md lists the stages in this order and every file of the default method', () => {
+    const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+    const stages = [...doc.matchAll(/^\| \d+ \| `([^`]+?)\/?` \|/gm)].map((m) => m[1]);
+    expect(stages).toEqual(STAGES);
+    const defaults = readdirSync(join(core, 'retrieval/default')).filter((f) => f.endsWith('.ts') && f !== 'index.ts');
+    for (const f of defaults) expect(doc, `docs/architecture.md does not describe retrieval/default/${f}`).toContain(`| \`${f}\` |`);
+  });
 });
+
