@@ -218,8 +218,9 @@ export class Dtdr {
    * encoder must be the one it was trained with. Throws a DtdrError naming what is wrong.
    */
   static load(saved: unknown, encoder?: Encoder, source?: string): Dtdr {
-    const artifact = saved instanceof Uint8Array ? decodeBinaryModel(saved, source) : saved;
-    const { retriever, artifact: a } = loadRetriever(artifact, { encoder, source });
+    const binary = saved instanceof Uint8Array;
+    const artifact = binary ? decodeBinaryModel(saved, source) : saved;
+    const { retriever, artifact: a } = loadRetriever(artifact, { encoder, source, binary });
     if ((retriever.needs.query || retriever.needs.context) && !encoder) {
       throw new DtdrError('encoder', `a ${a.method} model needs the encoder it was trained with (${a.encoder?.id})`, { file: source });
     }

@@ -1,3 +1,4 @@
+import { checkGatedState } from './gated-state-check.js';
 import { DtdrError } from '../errors.js';
 import { planSteps, planTools, sequenceKey } from '../plan.js';
 import { seededRandom, shuffleInPlace } from '../random.js';
@@ -1143,6 +1144,7 @@ export class GatedRetriever implements Retriever {
   }
 
   static fromState(tools: ToolSpec[], dim: number, s: GatedState): GatedRetriever {
+    checkGatedState(s, tools, dim);
     const fail = (field: string, message: string): never => {
       throw new DtdrError('artifact', message, { field: `state.${field}` });
     };

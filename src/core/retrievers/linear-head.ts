@@ -1,6 +1,7 @@
 import { Matrix, solve } from 'ml-matrix';
 import { expTwin, outerAccumulator, packMatrix, replaceIfChanged, type PackedMatrix } from './matvec.js';
 import { DtdrError } from '../errors.js';
+import { array, numbers, object, optNum } from '../living/validate.js';
 import { seededRandom, shuffleInPlace } from '../random.js';
 
 /**
@@ -222,27 +223,42 @@ export class LinearHead {
     };
   }
 
-  static fromState(s: LinearHeadState): LinearHead {
+  /** A head from `state()`, validated: consistent shapes, finite weights, standard deviations > 0 (else a DtdrError naming `field`). */
+  static fromState(s: LinearHeadState, field = 'state.head'): LinearHead {
+    const support = LinearHead.checkState(s, field);
+    return new LinearHead(s.dim, s.classes, s.sparseSize, Float64Array.from(s.mean), Float64Array.from(s.std), Float64Array.from(s.weights), Float64Array.from(s.sparseWeights), support);
+  }
+
+  /** Validates a saved head (see fromState); returns its CSR support, if any. */
+  static checkState(s: LinearHeadState, field = 'state.head'): SparseSupport | undefined {
+    object(field, s);
     const ok = s && Number.isInteger(s.dim) && Number.isInteger(s.classes) && Number.isInteger(s.sparseSize)
+      && s.dim > 0 && s.classes > 0 && s.sparseSize >= 0
       && s.mean?.length === s.dim && s.std?.length === s.dim
       && s.weights?.length === (s.dim + 1) * s.classes;
-    if (!ok) throw new DtdrError('artifact', 'linear head state has inconsistent shapes', { field: 'state.head' });
+    if (!ok) throw new DtdrError('artifact', 'linear head state has inconsistent shapes', { field });
+    numbers(`${field}.mean`, s.mean);
+    numbers(`${field}.std`, s.std, undefined, { min: 0, exclusive: true });
+    numbers(`${field}.weights`, s.weights);
+    numbers(`${field}.sparseWeights`, s.sparseWeights);
     if (s.support === undefined) {
-      if (s.sparseWeights?.length !== s.sparseSize * s.classes) throw new DtdrError('artifact', 'linear head one-hot rows have inconsistent shapes', { field: 'state.head.sparseWeights' });
-      return new LinearHead(s.dim, s.classes, s.sparseSize, Float64Array.from(s.mean), Float64Array.from(s.std), Float64Array.from(s.weights), Float64Array.from(s.sparseWeights));
+      if (s.sparseWeights?.length !== s.sparseSize * s.classes) throw new DtdrError('artifact', 'linear head one-hot rows have inconsistent shapes', { field: `${field}.sparseWeights` });
+      return undefined;
     }
-    const support = checkedSupport(s.support, s.sparseSize, s.classes);
-    if (s.sparseWeights?.length !== support.cols.length) throw new DtdrError('artifact', 'linear head one-hot values do not match their support', { field: 'state.head.sparseWeights' });
-    return new LinearHead(s.dim, s.classes, s.sparseSize, Float64Array.from(s.mean), Float64Array.from(s.std), Float64Array.from(s.weights), Float64Array.from(s.sparseWeights), support);
+    const support = checkedSupport(s.support, s.sparseSize, s.classes, `${field}.support`);
+    if (s.sparseWeights?.length !== support.cols.length) throw new DtdrError('artifact', 'linear head one-hot values do not match their support', { field: `${field}.sparseWeights` });
+    return support;
   }
 }
 
 /** A saved CSR support, checked: start rises from 0 to the column count, columns ascend within a row and name a class. */
-function checkedSupport(s: { start: number[]; cols: number[] }, rows: number, classes: number): SparseSupport {
+function checkedSupport(s: { start: number[]; cols: number[] }, rows: number, classes: number, field: string): SparseSupport {
   const fail = (what: string): never => {
-    throw new DtdrError('artifact', `linear head support ${what}`, { field: 'state.head.support' });
+    throw new DtdrError('artifact', `linear head support ${what}`, { field });
   };
   if (!Array.isArray(s?.start) || !Array.isArray(s.cols) || s.start.length !== rows + 1) fail(`must list ${rows + 1} row starts and the columns`);
+  numbers(`${field}.start`, s.start, undefined, { min: 0, max: 0xffffffff, integer: true });
+  numbers(`${field}.cols`, s.cols, undefined, { min: 0, max: classes - 1, integer: true });
   const start = Uint32Array.from(s.start);
   const cols = Uint32Array.from(s.cols);
   if (start[0] !== 0 || start[rows] !== cols.length) fail('row starts must run from 0 to the column count');
@@ -505,7 +521,28 @@ export class ReplayBuffer {
     return { capacity: this.capacity, seen: this.seen, dense: this.dense.map((v) => Array.from(v)), sparse: this.sparse.map((v) => Array.from(v)), targets: this.targets };
   }
 
-  static fromState(s: ReplayState | undefined): ReplayBuffer {
+  /**
+   * A buffer from `state()`. With `check` (a loaded file), the saved examples are validated:
+   * vectors of the head's dimension, one-hot ids below its one-hot size and labels below its
+   * class count (else a DtdrError naming `check.field`).
+   */
+  static fromState(s: ReplayState | undefined, check?: { field: string; dim: number; sparseSize: number; classes: number }): ReplayBuffer {
+    if (check && s !== undefined && s !== null) {
+      const f = check.field;
+      object(f, s);
+      optNum(`${f}.capacity`, s.capacity, { min: 1, max: 1e9, integer: true });
+      optNum(`${f}.seen`, s.seen, { min: 0, integer: true });
+      if (s.dense !== undefined || s.targets !== undefined) {
+        const dense = array(`${f}.dense`, s.dense);
+        array(`${f}.targets`, s.targets, dense.length);
+        if (s.sparse !== undefined) array(`${f}.sparse`, s.sparse, dense.length);
+        dense.forEach((v, i) => {
+          numbers(`${f}.dense[${i}]`, v, check.dim);
+          if (s.sparse?.[i] !== undefined) numbers(`${f}.sparse[${i}]`, s.sparse[i], undefined, { min: 0, max: check.sparseSize - 1, integer: true });
+          numbers(`${f}.targets[${i}]`, s.targets[i], undefined, { min: 0, max: check.classes - 1, integer: true });
+        });
+      }
+    }
     const buffer = new ReplayBuffer(Number(s?.capacity) || 1024, Number(s?.seen) || 0);
     if (s && Array.isArray(s.dense) && Array.isArray(s.targets) && s.dense.length === s.targets.length) {
       s.dense.forEach((v, i) => {
