@@ -38,8 +38,12 @@ export interface DtdrTrainOptions extends TrainOptions {
   /** Default `dtdr-g` (DEFAULT_METHOD): the gated, calibrated combination. */
   method?: MethodName;
   tools: ToolSpec[];
-  /** Demonstrations. Optional for dtdr-g, bm25, qts and random, which can start from the tools alone. */
-  plans?: Plan[];
+  /**
+   * Demonstrations. Optional for dtdr-g, bm25, qts and random, which can start from the tools
+   * alone. Each a `Plan` (from planFromRecord / chainPlan) or a chain of calls
+   * `{id?, query, tools: ['tool_a', 'tool_b']}`, read as `chainPlan(id ?? 'plan-<index>', query, tools)`.
+   */
+  plans?: (Plan | ChainPlanInput)[];
   /** Needed by every method but random, bm25 and dr. */
   encoder?: Encoder;
   /** Dataset name recorded in the artifact. */
