@@ -153,7 +153,7 @@ function readArtifact(json: unknown, options: { encoder?: Encoder; binary?: bool
   let retriever: Retriever;
   switch (a.method) {
     case 'random':
-      optNum('state.seed', s.seed);
+      optNum('state.seed', s.seed, { min: -(2 ** 53), max: 2 ** 53 });
       retriever = new RandomRetriever(labels, Number(s.seed ?? 0));
       break;
     case 'bm25':
@@ -165,7 +165,7 @@ function readArtifact(json: unknown, options: { encoder?: Encoder; binary?: bool
       const vectors = s.toolVectors as number[][];
       if (!Array.isArray(vectors) || vectors.length !== a.tools.length || vectors.some((v) => v?.length !== dim)) fail('state.toolVectors', 'one vector per tool of the encoder dimension expected');
       checkVectors('state.toolVectors', vectors, a.tools.length, dim);
-      optNum('state.temperature', s.temperature, { min: 0, exclusive: true });
+      optNum('state.temperature', s.temperature, { min: 1e-6, max: 1e6 });
       retriever = new QtsRetriever(labels, vectors.map((v) => Float32Array.from(v)), Number(s.temperature ?? 0.05));
       break;
     }

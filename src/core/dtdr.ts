@@ -11,6 +11,7 @@ import { checkHistory, checkQuery, checkTools } from './checks.js';
 import { ChangedToolSet, checkAddedTools, checkRemovedTools, extendGatedState, NO_CHANGES, type ToolChanges } from './living/toolset.js';
 import { GatedRetriever } from './retrievers/gated.js';
 import { decodeBinaryModel, encodeBinaryModel } from './living/binary.js';
+import { MAX_VECTOR_NUMBER } from './living/validate.js';
 import { toolText } from './text.js';
 import type { Plan, ToolSpec } from './types.js';
 
@@ -390,7 +391,7 @@ function readToolChanges(artifact: ModelArtifact, source?: string): ToolChanges 
   c.removed!.forEach((n, i) => names.has(n) || fail(`removed[${i}]`, `names no tool of the model: "${n}"`));
   const dim = artifact.encoder?.dimension;
   if (c.vectors != null && (!Array.isArray(c.vectors) || c.vectors.length !== names.size || c.vectors.some((v) => !Array.isArray(v) || v.length !== dim))) fail('vectors', 'one description vector per tool of the encoder dimension expected');
-  c.vectors?.forEach((v, i) => v.forEach((x, j) => (typeof x === 'number' && Number.isFinite(x)) || fail(`vectors[${i}][${j}]`, `must be a finite number, got ${JSON.stringify(x)}`)));
+  c.vectors?.forEach((v, i) => v.forEach((x, j) => (typeof x === 'number' && Math.abs(x) <= MAX_VECTOR_NUMBER) || fail(`vectors[${i}][${j}]`, `must be a finite number in [-${MAX_VECTOR_NUMBER}, ${MAX_VECTOR_NUMBER}], got ${JSON.stringify(x)}`)));
   return { removed: [...c.removed!], added: c.added!.map((t) => ({ ...t })), vectors: c.vectors ?? null };
 }
 

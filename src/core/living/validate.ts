@@ -29,20 +29,30 @@ export interface Range {
   integer?: boolean;
 }
 
+/**
+ * The largest magnitude a saved number may have when its field states no bound: far beyond any
+ * count, weight or coordinate dtdr writes, and small enough that sums and products of them in
+ * ranking (in float32 kernels too) stay finite.
+ */
+export const MAX_STATE_NUMBER = 1e9;
+/** Bound for embedding coordinates and linear-head weights (trained ones are far smaller). */
+export const MAX_VECTOR_NUMBER = 1e6;
+/** A coordinate or weight: finite, |x| ≤ MAX_VECTOR_NUMBER. */
+export const COORDINATE: Range = { min: -MAX_VECTOR_NUMBER, max: MAX_VECTOR_NUMBER };
+
 function inRange(v: unknown, r: Range): v is number {
   if (typeof v !== 'number' || !Number.isFinite(v)) return false;
   if (r.integer && !Number.isInteger(v)) return false;
-  if (r.min !== undefined && (r.exclusive ? v <= r.min : v < r.min)) return false;
-  if (r.max !== undefined && (r.exclusive ? v >= r.max : v > r.max)) return false;
+  const min = r.min ?? -MAX_STATE_NUMBER;
+  const max = r.max ?? MAX_STATE_NUMBER;
+  if (r.exclusive ? v <= min : v < min) return false;
+  if (r.exclusive ? v >= max : v > max) return false;
   return true;
 }
 
 function rangeText(r: Range): string {
   const kind = r.integer ? 'an integer' : 'a finite number';
-  if (r.min !== undefined && r.max !== undefined) return `${kind} in ${r.exclusive ? '(' : '['}${r.min}, ${r.max}${r.exclusive ? ')' : ']'}`;
-  if (r.min !== undefined) return `${kind} ${r.exclusive ? '>' : '≥'} ${r.min}`;
-  if (r.max !== undefined) return `${kind} ${r.exclusive ? '<' : '≤'} ${r.max}`;
-  return kind;
+  return `${kind} in ${r.exclusive ? '(' : '['}${r.min ?? -MAX_STATE_NUMBER}, ${r.max ?? MAX_STATE_NUMBER}${r.exclusive ? ')' : ']'}`;
 }
 
 /** A number (finite, and within `range`). */
@@ -81,10 +91,10 @@ export function numbers(field: string, v: unknown, length?: number, range: Range
   return a as number[];
 }
 
-/** An array of `count` (when given) vectors, each of `dim` finite numbers. */
+/** An array of `count` (when given) vectors, each of `dim` coordinates (finite, |x| ≤ MAX_VECTOR_NUMBER). */
 export function vectors(field: string, v: unknown, count: number | undefined, dim: number): number[][] {
   const a = array(field, v, count);
-  a.forEach((row, i) => numbers(`${field}[${i}]`, row, dim));
+  a.forEach((row, i) => numbers(`${field}[${i}]`, row, dim, COORDINATE));
   return a as number[][];
 }
 

@@ -22,7 +22,7 @@ export function checkGatedState(state: unknown, tools: readonly ToolSpec[], dime
   optNum('state.neighbours', s.neighbours, { min: 0, max: 1_000_000_000, integer: true });
   if (s.without !== undefined) array('state.without', s.without).forEach((w, i) => typeof w === 'string' || stateError(`state.without[${i}]`, 'must name a signal'));
   numbers('state.theta', s.theta);
-  optNum('state.temperature', s.temperature, { min: 0, exclusive: true });
+  optNum('state.temperature', s.temperature, { min: 1e-6, max: 1e6 });
   optNum('state.target', s.target, { min: 0, max: 1, exclusive: true });
   optNum('state.confidentAbove', s.confidentAbove, { min: 0, max: 1 });
   if (s.thresholds !== undefined) {

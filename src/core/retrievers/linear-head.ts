@@ -1,7 +1,7 @@
 import { Matrix, solve } from 'ml-matrix';
 import { expTwin, outerAccumulator, packMatrix, replaceIfChanged, type PackedMatrix } from './matvec.js';
 import { DtdrError } from '../errors.js';
-import { array, numbers, object, optNum } from '../living/validate.js';
+import { array, COORDINATE, numbers, object, optNum } from '../living/validate.js';
 import { seededRandom, shuffleInPlace } from '../random.js';
 
 /**
@@ -237,10 +237,11 @@ export class LinearHead {
       && s.mean?.length === s.dim && s.std?.length === s.dim
       && s.weights?.length === (s.dim + 1) * s.classes;
     if (!ok) throw new DtdrError('artifact', 'linear head state has inconsistent shapes', { field });
-    numbers(`${field}.mean`, s.mean);
-    numbers(`${field}.std`, s.std, undefined, { min: 0, exclusive: true });
-    numbers(`${field}.weights`, s.weights);
-    numbers(`${field}.sparseWeights`, s.sparseWeights);
+    // Bounds that keep standardised inputs times weights finite in the float32 kernel.
+    numbers(`${field}.mean`, s.mean, undefined, { min: -1e4, max: 1e4 });
+    numbers(`${field}.std`, s.std, undefined, { min: 1e-24 });
+    numbers(`${field}.weights`, s.weights, undefined, COORDINATE);
+    numbers(`${field}.sparseWeights`, s.sparseWeights, undefined, COORDINATE);
     if (s.support === undefined) {
       if (s.sparseWeights?.length !== s.sparseSize * s.classes) throw new DtdrError('artifact', 'linear head one-hot rows have inconsistent shapes', { field: `${field}.sparseWeights` });
       return undefined;
@@ -537,7 +538,7 @@ export class ReplayBuffer {
         array(`${f}.targets`, s.targets, dense.length);
         if (s.sparse !== undefined) array(`${f}.sparse`, s.sparse, dense.length);
         dense.forEach((v, i) => {
-          numbers(`${f}.dense[${i}]`, v, check.dim);
+          numbers(`${f}.dense[${i}]`, v, check.dim, COORDINATE);
           if (s.sparse?.[i] !== undefined) numbers(`${f}.sparse[${i}]`, s.sparse[i], undefined, { min: 0, max: check.sparseSize - 1, integer: true });
           numbers(`${f}.targets[${i}]`, s.targets[i], undefined, { min: 0, max: check.classes - 1, integer: true });
         });
