@@ -15,6 +15,7 @@ import type { Retriever } from './retrievers/types.js';
 import { isMethod, labelsOf } from './train.js';
 import { END, type Plan, type ToolSpec } from './types.js';
 import { checkTools } from './checks.js';
+import { MAX_PLAN_STEPS } from './limits.js';
 import { int, num, numbers, object, optNum, vectors } from './living/validate.js';
 
 export const MODEL_FORMAT = 'dtdr-model';
@@ -219,7 +220,8 @@ function readArtifact(json: unknown, options: { encoder?: Encoder; binary?: bool
   return { retriever, artifact: a };
 }
 
-const MAX_HISTORY = 1_000_000;
+/** A saved history length: at most the longest plan (MAX_PLAN_STEPS); trained models use 1–5. */
+const MAX_HISTORY = MAX_PLAN_STEPS;
 
 function checkVectors(field: string, v: unknown, count: number | undefined, dim: number): void {
   vectors(field, v, count, dim);

@@ -5,13 +5,15 @@
  * naming the field (`state.temperature`, `state.evidence.graphs[2][0][1][0][0]`, …); a valid
  * file is only read, so it loads exactly as before.
  */
+import { MAX_PLAN_STEPS } from '../limits.js';
 import type { ToolSpec } from '../types.js';
 import { array, int, labelWeights, num, numbers, object, optNum, stateError, vectors } from '../living/validate.js';
 import type { GatedState } from './gated.js';
 import { checkGraphState } from './graph.js';
 import { LinearHead, ReplayBuffer } from './linear-head.js';
 
-const MAX_HISTORY = 1_000_000;
+/** A saved history length: at most the longest plan (MAX_PLAN_STEPS); trained models use 1–5. */
+const MAX_HISTORY = MAX_PLAN_STEPS;
 
 /** Throws a DtdrError('artifact') for the first thing in `state` a trained DTDR-G could not have written. */
 export function checkGatedState(state: unknown, tools: readonly ToolSpec[], dimension: number): asserts state is GatedState {

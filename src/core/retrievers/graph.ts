@@ -1,3 +1,4 @@
+import { MAX_PLAN_STEPS } from '../limits.js';
 import { array, int, labelWeights, stateError } from '../living/validate.js';
 import type { Backoff } from './types.js';
 
@@ -77,7 +78,7 @@ export class DependencyGraph {
 
 /** Validates a saved graph: a context length ≥ 0, [key, [[label, weight]…]] entries with string keys, labels in [0, labels), finite weights ≥ 0. */
 export function checkGraphState(maxHistory: unknown, entries: unknown, labels: number, field: string): void {
-  int(`${field}.historyLength`, maxHistory, 0, 1_000_000);
+  int(`${field}.historyLength`, maxHistory, 0, MAX_PLAN_STEPS);
   array(field, entries).forEach((entry, i) => {
     const e = array(`${field}[${i}]`, entry, 2);
     if (typeof e[0] !== 'string') stateError(`${field}[${i}][0]`, 'a context key must be a string');

@@ -258,8 +258,8 @@ function checkedSupport(s: { start: number[]; cols: number[] }, rows: number, cl
     throw new DtdrError('artifact', `linear head support ${what}`, { field });
   };
   if (!Array.isArray(s?.start) || !Array.isArray(s.cols) || s.start.length !== rows + 1) fail(`must list ${rows + 1} row starts and the columns`);
-  numbers(`${field}.start`, s.start, undefined, { min: 0, max: 0xffffffff, integer: true });
-  numbers(`${field}.cols`, s.cols, undefined, { min: 0, max: classes - 1, integer: true });
+  const integer = (x: unknown) => Number.isInteger(x) && (x as number) >= 0 && (x as number) <= 0xffffffff;
+  if (!s.start.every(integer) || !s.cols.every(integer)) fail('must hold integers ≥ 0 only');
   const start = Uint32Array.from(s.start);
   const cols = Uint32Array.from(s.cols);
   if (start[0] !== 0 || start[rows] !== cols.length) fail('row starts must run from 0 to the column count');
