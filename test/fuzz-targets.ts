@@ -100,6 +100,8 @@ function mutateAt(root: Json, path: (string | number)[], random: Random): Json {
     if (!parent || typeof parent !== 'object') return root;
   }
   const key = path[path.length - 1];
+  // An earlier mutation may have turned an object into an array: its named keys (a section's "length") are gone.
+  if (!parent || typeof parent !== 'object' || (Array.isArray(parent) && typeof key !== 'number')) return root;
   const current = parent[key];
   const op = random();
   if (Array.isArray(current) && op < 0.35) {
