@@ -163,7 +163,7 @@ describe('dtdr train / retrieve with the default method', () => {
     const test = join(dir, 'novel-test');
     mkdirSync(test, { recursive: true });
     writeFileSync(join(test, 'data.jsonl'), [plan('n0', 'email and text anna', ['contacts_search', 'email_send', 'sms_send']), plan('o0', 'text anna', ['contacts_search', 'sms_send'])].join('\n'));
-    const r = runCli(['eval', '--data', test, '--train', data, '--split', 'novel', '--methods', 'default', '--json']);
+    const r = runCli(['eval', '--data', test, '--train', data, '--split', 'novel', '--methods', 'default', '--json', '--allow-undescribed']);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out).toMatchObject({ defaultMethod: 'dtdr-g', testPlans: 1, steps: 4 });

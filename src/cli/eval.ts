@@ -8,7 +8,7 @@ import type { Dataset } from '../core/base/types.js';
 import { readDatasetDir } from '../data/node.js';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
-import { encoderOptions, fmt, loadCliEncoder, parseMethods } from './shared.js';
+import { checkDescribed, encoderOptions, fmt, loadCliEncoder, parseMethods } from './shared.js';
 
 export const evalHelp = `dtdr eval --data DIR [options]
 
@@ -27,6 +27,8 @@ top-1 expected calibration error (ECE) and the miss rate among steps the retriev
   --epochs N            linear-head epochs (default 8)
   --alpha A             threshold for F_t (default 0.1)
   --encoder X           model id or folder (default: the bundled offline encoder)
+  --allow-undescribed   train although tools lack descriptions (no tool_desc.json, or an empty "desc"),
+                        as in dtdr train
   --report FILE.html    also write a self-contained HTML report (charts, calibration, prompt tokens,
                         ablations, worst misses); opens offline
   --no-ablations        with --report: skip the ablation refits (faster)
@@ -48,6 +50,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
     json: { type: 'boolean' },
     report: { type: 'string' },
     'no-ablations': { type: 'boolean' },
+    'allow-undescribed': { type: 'boolean' },
     ...encoderOptions,
   });
   if (!values.data) throw new DtdrError('usage', 'eval: --data DIR is required');
@@ -74,6 +77,8 @@ export async function evalCommand(argv: string[]): Promise<void> {
     trainSet = data;
     split = splitDataset(data, { testRatio, seed, split: splitKind });
   }
+  // The methods train on trainSet's tools: refused without descriptions, as by dtdr train.
+  checkDescribed((values.train ?? values.data) as string, trainSet, values['allow-undescribed'] === true);
   if (split.test.length === 0) throw new DtdrError('data', `no test plans in ${values.data}`, { hint: 'eval needs demonstrations to test on' });
   const needsEncoder = methods.some((m) => {
     const n = fitNeeds(m);

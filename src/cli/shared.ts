@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Encoder } from '../core/base/encoder.js';
+import type { Dataset } from '../core/base/types.js';
 import { DtdrError } from '../core/base/errors.js';
 import { isMethod, METHODS } from '../core/retrieval/train.js';
 import type { MethodName } from '../core/retrieval/types.js';
@@ -28,4 +31,24 @@ export function parseMethods(value: string | undefined, all: readonly MethodName
 
 export function fmt(x: number, digits = 3): string {
   return x.toFixed(digits);
+}
+
+/**
+ * `dtdr train` and `dtdr eval` refuse to train on tools known by name only — a folder with no
+ * tool_desc.json, or tools whose "desc" is missing or empty — unless --allow-undescribed is given.
+ */
+export function checkDescribed(dir: string, dataset: Pick<Dataset, 'tools'>, allowUndescribed: boolean): void {
+  if (allowUndescribed) return;
+  if (!existsSync(join(dir, 'tool_desc.json'))) {
+    throw new DtdrError('data', `no tool_desc.json in "${dir}": dtdr would know the tools by name only`, {
+      hint: 'add tool_desc.json ({"nodes": [{"id": …, "desc": …}]}), or pass --allow-undescribed to train from the names the plans call',
+    });
+  }
+  const undescribed = dataset.tools.filter((t) => !t.description?.trim());
+  if (undescribed.length > 0) {
+    throw new DtdrError('data', `${undescribed.length} tool${undescribed.length > 1 ? 's have' : ' has'} no description: ${undescribed.slice(0, 5).map((t) => t.name).join(', ')}${undescribed.length > 5 ? ', …' : ''}`, {
+      file: join(dir, 'tool_desc.json'),
+      hint: 'give each tool a "desc" saying what it does, or pass --allow-undescribed',
+    });
+  }
 }

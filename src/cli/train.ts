@@ -4,11 +4,9 @@ import { DEFAULT_METHOD, fitNeeds } from '../core/retrieval/train.js';
 import { readDatasetDir } from '../data/node.js';
 import { demoDataset } from '../demo/toolset.js';
 import { checkModelPath, writeModelFile } from '../storage/file.js';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
-import { encoderOptions, loadCliEncoder, parseMethod } from './shared.js';
+import { checkDescribed, encoderOptions, loadCliEncoder, parseMethod } from './shared.js';
 
 export const trainHelp = `dtdr train (--data DIR | --demo) --out FILE [options]
 
@@ -49,18 +47,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
   checkModelPath(values.out as string);
   const allowUndescribed = values['allow-undescribed'] === true;
   const dataset = values.demo ? demoDataset() : readDatasetDir(values.data as string);
-  if (values.data && !allowUndescribed && !existsSync(join(values.data as string, 'tool_desc.json'))) {
-    throw new DtdrError('data', `no tool_desc.json in "${values.data}": dtdr would know the tools by name only`, {
-      hint: 'add tool_desc.json ({"nodes": [{"id": …, "desc": …}]}), or pass --allow-undescribed to train from the names the plans call',
-    });
-  }
-  const undescribed = dataset.tools.filter((t) => !t.description?.trim());
-  if (undescribed.length > 0 && !allowUndescribed && existsSync(join(String(values.data), 'tool_desc.json'))) {
-    throw new DtdrError('data', `${undescribed.length} tool${undescribed.length > 1 ? 's have' : ' has'} no description: ${undescribed.slice(0, 5).map((t) => t.name).join(', ')}${undescribed.length > 5 ? ', …' : ''}`, {
-      file: join(String(values.data), 'tool_desc.json'),
-      hint: 'give each tool a "desc" saying what it does, or pass --allow-undescribed',
-    });
-  }
+  if (values.data) checkDescribed(values.data as string, dataset, allowUndescribed);
   let plans = dataset.plans;
   if (values['exclude-test'] && dataset.testIds) {
     const test = new Set(dataset.testIds);

@@ -11,6 +11,7 @@ import { checkHistory, checkQuery, checkTools } from './base/checks.js';
 import { ChangedToolSet, checkAddedTools, checkRemovedTools, extendGatedState, NO_CHANGES, type ToolChanges } from './model/toolset.js';
 import { GatedRetriever } from './retrieval/default/index.js';
 import { decodeBinaryModel, encodeBinaryModel } from './model/binary.js';
+import { MAX_VECTOR_NUMBER } from './base/validate.js';
 import { toolText } from './base/text.js';
 import type { Plan, ToolSpec } from './base/types.js';
 
@@ -38,8 +39,12 @@ export interface DtdrTrainOptions extends TrainOptions {
   /** Default `dtdr-g` (DEFAULT_METHOD): the gated, calibrated combination. */
   method?: MethodName;
   tools: ToolSpec[];
-  /** Demonstrations. Optional for dtdr-g, bm25, qts and random, which can start from the tools alone. */
-  plans?: Plan[];
+  /**
+   * Demonstrations. Optional for dtdr-g, bm25, qts and random, which can start from the tools
+   * alone. Each a `Plan` (from planFromRecord / chainPlan) or a chain of calls
+   * `{id?, query, tools: ['tool_a', 'tool_b']}`, read as `chainPlan(id ?? 'plan-<index>', query, tools)`.
+   */
+  plans?: (Plan | ChainPlanInput)[];
   /** Needed by every method but random, bm25 and dr. */
   encoder?: Encoder;
   /** Dataset name recorded in the artifact. */
@@ -49,6 +54,14 @@ export interface DtdrTrainOptions extends TrainOptions {
 /**
  * A trained retriever with its encoder: the object apps hold. `retrieve(query, history)` embeds
  * what the method needs, ranks every tool and END, and returns the thresholded candidate set.
+ *
+ * Concurrency: the calls that change the model (`learn`, `forget`, `addTools`, `removeTools`)
+ * are applied one at a time, in the order they were called, whether or not the caller awaits
+ * each; each is checked against the model as the changes called before it left it (so two
+ * concurrent `addTools` of one name add it once and refuse the second). A `rank`/`retrieve`
+ * waits for the changes called before it, then ranks on that state; changes called after it wait
+ * until it has ranked. So any interleaving of calls gives the results and the final model of the
+ * same calls made one after another, and no ranking ever sees half a change.
  */
 export class Dtdr {
   /** The retriever as trained (or natively extended), before tool-set changes are applied. */
@@ -57,6 +70,24 @@ export class Dtdr {
   private baseTools: ToolSpec[];
   private changes: ToolChanges;
   private view: Retriever;
+
+  /** The last model change called (settles when it is applied or refused; never rejects). */
+  private changing: Promise<void> = Promise.resolve();
+  /** Model changes called and not yet applied. */
+  private pending = 0;
+  /** Rankings in flight: a change called after them waits for them. */
+  private readonly ranking = new Set<Promise<unknown>>();
+
+  /** Runs `change` after every change called before it and every ranking in flight now. */
+  private enqueue<T>(change: () => T | Promise<T>): Promise<T> {
+    const readers = [...this.ranking];
+    this.pending++;
+    const run = this.changing.then(() => (readers.length > 0 ? Promise.allSettled(readers) : undefined)).then(change).finally(() => {
+      this.pending--;
+    });
+    this.changing = run.then(() => undefined, () => undefined);
+    return run;
+  }
 
   private constructor(
     retriever: Retriever,
@@ -94,9 +125,16 @@ export class Dtdr {
    * Adds tools after training. They are retrievable at once from their descriptions, with no
    * demonstration; what the model learned is kept (DTDR-G extends its tables natively, other
    * methods mix a description ranking in). Re-adding a removed tool's name brings it back.
+   * Applied after the changes called before it (see the class notes): adding a name the model has
+   * by then is refused with a DtdrError.
    */
   async addTools(specs: ToolSpec[]): Promise<void> {
     checkTools(specs);
+    const copies = specs.map((t) => ({ ...t }));
+    return this.enqueue(() => this.addNow(copies));
+  }
+
+  private async addNow(specs: ToolSpec[]): Promise<void> {
     const removed = new Set(this.changes.removed);
     const back = specs.filter((t) => removed.has(t.name));
     const fresh = specs.filter((t) => !removed.has(t.name)).map((t) => ({ ...t }));
@@ -128,8 +166,22 @@ export class Dtdr {
     this.view = this.applyChanges();
   }
 
-  /** Removes tools: never offered again, in any candidate set or prompt; the others keep their order. */
-  removeTools(names: string[]): void {
+  /**
+   * Removes tools: never offered again, in any candidate set or prompt; the others keep their order.
+   * When no other change is pending it is applied at once (and a wrong name throws at once);
+   * otherwise it waits for the changes called before it and the returned promise settles when it
+   * is applied. Rankings already in flight finish on the tools they started with.
+   */
+  removeTools(names: string[]): Promise<void> {
+    if (this.pending === 0) {
+      this.removeNow(names);
+      return Promise.resolve();
+    }
+    const copy = Array.isArray(names) ? [...names] : names;
+    return this.enqueue(() => this.removeNow(copy));
+  }
+
+  private removeNow(names: string[]): void {
     checkRemovedTools(names, this.tools.map((t) => t.name));
     this.changes = { ...this.changes, removed: [...this.changes.removed, ...names] };
     this.view = this.applyChanges();
@@ -149,14 +201,21 @@ export class Dtdr {
    * Folds new demonstrations (e.g. an app's finished, validated runs) into the model without a
    * full refit, in time proportional to them: graph counts, cluster centroids, heads and DTDR-G's
    * conformal thresholds. Methods that learn nothing from demonstrations (random, bm25, qts)
-   * keep them for `forget` only. Plans must call tools the model was trained or natively extended with.
+   * keep them for `forget` only. Plans must call tools the model was trained or natively extended
+   * with and has not removed (checked when the changes called before it are applied). A plan is a
+   * `Plan` or, as for `Dtdr.train`, a chain `{id?, query, tools: string[]}`.
    */
-  async learn(plans: Plan[]): Promise<void> {
-    checkPlans(plans, this.baseTools.map((t) => t.name), this.changes.added.map((t) => t.name));
-    if (plans.length === 0) return;
-    this.beforeLearning ??= JSON.parse(JSON.stringify(saveRetriever(this.base, this.baseTools, this.encoder, this.training)));
-    await this.foldIn(plans);
-    this.learned.push(...plans.map(copyPlan));
+  async learn(plans: (Plan | ChainPlanInput)[]): Promise<void> {
+    const given = readPlans(plans, 'options');
+    return this.enqueue(async () => {
+      checkPlans(given, this.baseTools.map((t) => t.name), this.changes.added.map((t) => t.name), this.changes.removed);
+      if (given.length === 0) return;
+      const input = await this.learnInput(given);
+      this.beforeLearning ??= JSON.parse(JSON.stringify(saveRetriever(this.base, this.baseTools, this.encoder, this.training)));
+      if (input) this.base.learn!(input);
+      this.view = this.applyChanges();
+      this.learned.push(...given);
+    });
   }
 
   /**
@@ -165,29 +224,32 @@ export class Dtdr {
    * were forgotten. (Demonstrations the model was trained on need a new training to leave it.)
    */
   async forget(which: readonly string[] | ((plan: Plan) => boolean)): Promise<number> {
-    const match = typeof which === 'function' ? which : ((ids) => (p: Plan) => ids.has(p.id))(new Set(which));
     if (typeof which !== 'function' && !Array.isArray(which)) throw new DtdrError('options', 'forget takes plan ids or a predicate', { field: 'which' });
-    const keep = this.learned.filter((p) => !match(p));
-    const forgotten = this.learned.length - keep.length;
-    if (forgotten === 0 || !this.beforeLearning) return 0;
-    const { retriever, artifact } = loadRetriever(this.beforeLearning, { encoder: this.encoder });
-    this.base = retriever;
-    this.baseTools = artifact.tools;
-    this.learned = keep;
-    if (keep.length > 0) await this.foldIn(keep);
-    else this.view = this.applyChanges();
-    return forgotten;
+    const match = typeof which === 'function' ? which : ((ids) => (p: Plan) => ids.has(p.id))(new Set(which));
+    return this.enqueue(async () => {
+      const keep = this.learned.filter((p) => !match(p));
+      const forgotten = this.learned.length - keep.length;
+      if (forgotten === 0 || !this.beforeLearning) return 0;
+      const { retriever, artifact } = loadRetriever(this.beforeLearning, { encoder: this.encoder });
+      const input = keep.length > 0 ? await this.learnInput(keep, retriever) : undefined;
+      if (input) retriever.learn!(input);
+      this.base = retriever;
+      this.baseTools = artifact.tools;
+      this.learned = keep;
+      this.view = this.applyChanges();
+      return forgotten;
+    });
   }
 
-  private async foldIn(plans: Plan[]): Promise<void> {
-    if (!this.base.learn) return;
-    const needs = fitNeeds(this.base.method);
+  /** What `retriever.learn` needs for `plans` (their embeddings); undefined when it learns nothing. */
+  private async learnInput(plans: Plan[], retriever: Retriever = this.base): Promise<LearnInput | undefined> {
+    if (!retriever.learn) return undefined;
+    const needs = fitNeeds(retriever.method);
     const encoder = needs.queries || needs.contexts ? this.requireEncoder('learning') : undefined;
     const input: LearnInput = { plans };
     if (needs.queries) input.queryVectors = await embedAll(encoder!, plans.map((p) => p.query));
-    if (needs.contexts) input.contextVectors = await embedAll(encoder!, plans.flatMap((p) => planSteps(p).map((s) => contextText(s.query, s.history, this.base.historyLength))));
-    this.base.learn(input);
-    this.view = this.applyChanges();
+    if (needs.contexts) input.contextVectors = await embedAll(encoder!, plans.flatMap((p) => planSteps(p).map((s) => contextText(s.query, s.history, retriever.historyLength))));
+    return input;
   }
 
   private requireEncoder(what: string): Encoder {
@@ -202,7 +264,7 @@ export class Dtdr {
     if (options.plans !== undefined && !Array.isArray(options.plans)) throw new DtdrError('options', 'plans must be an array of plans', { field: 'plans' });
     // The model keeps copies: a caller mutating its arrays later must not change the model.
     const tools = options.tools.map((t) => ({ ...t }));
-    const plans = [...(options.plans ?? [])];
+    const plans = readPlans(options.plans ?? [], 'options');
     const retriever = await trainRetriever(method, tools, plans, options.encoder, options);
     return new Dtdr(retriever, tools, options.encoder, {
       dataset: options.dataset,
@@ -218,8 +280,12 @@ export class Dtdr {
    * encoder must be the one it was trained with. Throws a DtdrError naming what is wrong.
    */
   static load(saved: unknown, encoder?: Encoder, source?: string): Dtdr {
-    const artifact = saved instanceof Uint8Array ? decodeBinaryModel(saved, source) : saved;
-    const { retriever, artifact: a } = loadRetriever(artifact, { encoder, source });
+    const fail = (field: string, message: string): never => {
+      throw new DtdrError('artifact', message, { file: source, field, hint: 'the model file was damaged or edited by hand: restore it from a backup or retrain' });
+    };
+    const binary = saved instanceof Uint8Array;
+    const artifact = binary ? decodeBinaryModel(saved, source) : saved;
+    const { retriever, artifact: a } = loadRetriever(artifact, { encoder, source, binary });
     if ((retriever.needs.query || retriever.needs.context) && !encoder) {
       throw new DtdrError('encoder', `a ${a.method} model needs the encoder it was trained with (${a.encoder?.id})`, { file: source });
     }
@@ -229,6 +295,8 @@ export class Dtdr {
     if (learning !== undefined) {
       if (!learning || !Array.isArray(learning.plans) || !learning.before) throw new DtdrError('artifact', 'learning must hold {plans, before}', { file: source, field: 'learning' });
       model.learned = learning.plans.map((p, i) => readPlan(p, `learning.plans[${i}]`, source));
+      const names = new Set(a.tools.map((t) => t.name));
+      model.learned.forEach((p, i) => p.nodes.forEach((n, k) => names.has(n.tool) || fail(`learning.plans[${i}].nodes[${k}].tool`, `names no tool the model was trained or extended with: "${n.tool}"`)));
       model.beforeLearning = loadRetriever(learning.before, { encoder, source }).artifact;
     }
     return model;
@@ -241,19 +309,33 @@ export class Dtdr {
   /** Names of the tools this model can offer. */
   private knownNames?: Set<string>;
 
-  async rank(query: string, history: readonly string[] = []): Promise<Ranking> {
+  /**
+   * Every tool and END, ranked for the next step. Waits for the model changes called before it,
+   * then ranks on that state (see the class notes on concurrency).
+   */
+  rank(query: string, history: readonly string[] = []): Promise<Ranking> {
+    const work = this.pending > 0 ? this.changing.then(() => this.rankNow(query, history)) : this.rankNow(query, history);
+    this.ranking.add(work);
+    const done = () => void this.ranking.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
+  /** Ranks on the model as it is now: the view is taken before any await, so a later change cannot reach it. */
+  private async rankNow(query: string, history: readonly string[]): Promise<Ranking> {
     checkQuery(query);
     checkHistory(history, (this.knownNames ??= new Set(this.tools.map((t) => t.name))));
+    const view = this.view;
     const input: RankInput = { query, history };
-    const { needs } = this.view;
+    const { needs } = view;
     if (needs.query || needs.context) {
       if (!this.encoder) throw new DtdrError('encoder', `${this.method} needs an encoder to rank`);
-      const texts = [...(needs.query ? [query] : []), ...(needs.context ? [contextText(query, history, this.view.historyLength)] : [])];
+      const texts = [...(needs.query ? [query] : []), ...(needs.context ? [contextText(query, history, view.historyLength)] : [])];
       const vectors = await this.encoder.embed(texts);
       if (needs.query) input.queryVector = vectors[0];
       if (needs.context) input.contextVector = vectors[vectors.length - 1];
     }
-    return this.view.rank(input);
+    return view.rank(input);
   }
 
   async retrieve(query: string, history: readonly string[] = [], options?: SelectOptions): Promise<Retrieval> {
@@ -309,6 +391,7 @@ function readToolChanges(artifact: ModelArtifact, source?: string): ToolChanges 
   c.removed!.forEach((n, i) => names.has(n) || fail(`removed[${i}]`, `names no tool of the model: "${n}"`));
   const dim = artifact.encoder?.dimension;
   if (c.vectors != null && (!Array.isArray(c.vectors) || c.vectors.length !== names.size || c.vectors.some((v) => !Array.isArray(v) || v.length !== dim))) fail('vectors', 'one description vector per tool of the encoder dimension expected');
+  c.vectors?.forEach((v, i) => v.forEach((x, j) => (typeof x === 'number' && Math.abs(x) <= MAX_VECTOR_NUMBER) || fail(`vectors[${i}][${j}]`, `must be a finite number in [-${MAX_VECTOR_NUMBER}, ${MAX_VECTOR_NUMBER}], got ${JSON.stringify(x)}`)));
   return { removed: [...c.removed!], added: c.added!.map((t) => ({ ...t })), vectors: c.vectors ?? null };
 }
 
@@ -331,19 +414,50 @@ function copyPlan(p: Plan): Plan {
 }
 
 /** Plans to learn: well-formed, calling tools the retriever knows. */
-function checkPlans(plans: unknown, known: string[], addedByMixing: string[]): asserts plans is Plan[] {
-  if (!Array.isArray(plans)) throw new DtdrError('options', 'learn takes an array of plans', { field: 'plans', hint: 'build plans with chainPlan(id, query, tools) or planFromRecord' });
+function checkPlans(plans: Plan[], known: string[], addedByMixing: string[], removed: readonly string[] = []): void {
   const names = new Set(known);
   const mixed = new Set(addedByMixing);
+  const gone = new Set(removed);
   plans.forEach((p, i) => {
-    readPlan(p, `plans[${i}]`);
-    for (const [k, n] of (p as Plan).nodes.entries()) {
+    for (const [k, n] of p.nodes.entries()) {
+      if (gone.has(n.tool)) {
+        throw new DtdrError('options', `plan ${JSON.stringify(p.id)} calls "${n.tool}", which was removed from the model`, { field: `plans[${i}].nodes[${k}].tool`, hint: 'add the tool back first (addTools), or leave the plan out' });
+      }
       if (!names.has(n.tool)) {
         throw new DtdrError('options', mixed.has(n.tool)
           ? `"${n.tool}" was added after training to a method that mixes added tools in by description; it cannot learn from plans that call it`
           : `plan ${JSON.stringify((p as Plan).id)} calls "${n.tool}", which is not one of the model's tools`, { field: `plans[${i}].nodes[${k}].tool`, hint: mixed.has(n.tool) ? 'retrain with the tool, or use dtdr-g, which extends itself natively' : 'add the tool first (addTools), or fix the plan' });
       }
     }
+  });
+}
+
+/** A demonstration given as a chain of calls: what `chainPlan(id, query, tools)` builds. */
+export interface ChainPlanInput {
+  /** Default: `plan-<index>`. */
+  id?: string;
+  query: string;
+  /** The tools called, in order. */
+  tools: string[];
+}
+
+/**
+ * Plans passed to `train` or `learn`, checked and copied: each a `Plan` ({id, query, nodes,
+ * edges, order}) or a chain `{id?, query, tools}` (built with chainPlan).
+ */
+function readPlans(plans: unknown, code: 'options'): Plan[] {
+  if (!Array.isArray(plans)) throw new DtdrError(code, 'plans must be an array of plans', { field: 'plans', hint: 'build plans with chainPlan(id, query, tools) or planFromRecord' });
+  return plans.map((p, i) => {
+    const c = p as Partial<ChainPlanInput> & { nodes?: unknown };
+    if (c && typeof c === 'object' && c.nodes === undefined && c.tools !== undefined) {
+      const field = `plans[${i}]`;
+      const hint = 'give {id?, query, tools: ["tool_a", "tool_b"]}, or build the plan with chainPlan(id, query, tools)';
+      if (c.id !== undefined && typeof c.id !== 'string') throw new DtdrError(code, 'a plan id must be a string', { field: `${field}.id`, hint });
+      if (typeof c.query !== 'string') throw new DtdrError(code, 'a plan needs its request as a string query', { field: `${field}.query`, hint });
+      if (!Array.isArray(c.tools) || c.tools.length === 0 || c.tools.some((t) => typeof t !== 'string' || t === '')) throw new DtdrError(code, 'a plan\'s tools must be a non-empty array of tool names', { field: `${field}.tools`, hint });
+      return readPlan(chainPlan(c.id ?? `plan-${i}`, c.query, [...c.tools]), field);
+    }
+    return readPlan(p, `plans[${i}]`);
   });
 }
 

@@ -118,8 +118,11 @@ export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
   const end = bytes.length - 32;
   if (!parsed || !Array.isArray(parsed.sections)) fail('the header has no section table');
   const read = (index: unknown, width: unknown): unknown => {
+    if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= parsed.sections.length) return fail(`a section reference (${JSON.stringify(index)}) names no section of the ${parsed.sections.length}`);
     const s = parsed.sections[index as number];
-    if (!s || !(s.dtype in BYTES) || !Number.isInteger(s.length) || !Number.isInteger(s.offset) || s.offset % 8 !== 0) return fail(`section ${String(index)} is malformed`);
+    if (!s || typeof s !== 'object' || typeof s.dtype !== 'string' || !Object.hasOwn(BYTES, s.dtype) || !Number.isInteger(s.length) || !Number.isInteger(s.offset) || s.offset < 0 || s.offset % 8 !== 0) return fail(`section ${String(index)} is malformed`);
+    // rows is the row length of a packed number[][] (0 for a flat number[]): it must agree with the reference.
+    if (s.rows !== (width === undefined ? 0 : width)) fail(`section ${String(index)} has a row width (${JSON.stringify(s.rows)}) that its reference does not (${JSON.stringify(width ?? 0)})`);
     const from = start + s.offset;
     if (s.length < 0 || from + s.length * BYTES[s.dtype] > end) fail(`section ${String(index)} runs past the end of the file`);
     const buffer = bytes.buffer.slice(bytes.byteOffset + from, bytes.byteOffset + from + s.length * BYTES[s.dtype]);

@@ -1,5 +1,6 @@
 import { kmeansGenerator } from 'ml-kmeans';
 import { DtdrError } from '../base/errors.js';
+import { array, int, labelWeights, numbers } from '../base/validate.js';
 import { planOrders, planSteps } from '../plans/plan.js';
 import type { Plan } from '../base/types.js';
 import { seededRandom } from '../base/random.js';
@@ -107,6 +108,13 @@ export class DependencyRetriever implements Retriever {
     if (!Array.isArray(state?.transitions) || state.frequency?.length !== labels.length) {
       throw new DtdrError('artifact', 'dr state needs transitions and one frequency per label', { field: 'state' });
     }
+    const L = labels.length;
+    numbers('state.frequency', state.frequency, L, { min: 0 });
+    state.transitions.forEach((entry, i) => {
+      const e = array(`state.transitions[${i}]`, entry, 2);
+      int(`state.transitions[${i}][0]`, e[0], 0, L - 1);
+      labelWeights(`state.transitions[${i}][1]`, e[1], L);
+    });
     return new DependencyRetriever(labels, new Map(state.transitions.map(([from, row]) => [from, new Map(row)])), Float64Array.from(state.frequency));
   }
 }

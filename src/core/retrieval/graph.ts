@@ -1,3 +1,5 @@
+import { MAX_PLAN_STEPS } from '../base/limits.js';
+import { array, int, labelWeights, stateError } from '../base/validate.js';
 import type { Backoff } from './types.js';
 
 const START = -1;
@@ -61,11 +63,27 @@ export class DependencyGraph {
     return [...this.table].map(([key, row]) => [key, [...row].map(([l, w]) => [l, Math.fround(w)] as [number, number])]);
   }
 
-  static fromState(maxHistory: number, entries: [string, [number, number][]][]): DependencyGraph {
+  /**
+   * A graph from `state()`. With `check`, a loaded file's graph is validated first: a context
+   * length ≥ 0, string keys, labels in [0, labels) and finite weights ≥ 0 (else a DtdrError naming
+   * `check.field`).
+   */
+  static fromState(maxHistory: number, entries: [string, [number, number][]][], check?: { labels: number; field: string }): DependencyGraph {
+    if (check) checkGraphState(maxHistory, entries, check.labels, check.field);
     const graph = new DependencyGraph(maxHistory);
     for (const [key, row] of entries) graph.table.set(key, new Map(row));
     return graph;
   }
+}
+
+/** Validates a saved graph: a context length ≥ 0, [key, [[label, weight]…]] entries with string keys, labels in [0, labels), finite weights ≥ 0. */
+export function checkGraphState(maxHistory: unknown, entries: unknown, labels: number, field: string): void {
+  int(`${field}.historyLength`, maxHistory, 0, MAX_PLAN_STEPS);
+  array(field, entries).forEach((entry, i) => {
+    const e = array(`${field}[${i}]`, entry, 2);
+    if (typeof e[0] !== 'string') stateError(`${field}[${i}][0]`, 'a context key must be a string');
+    labelWeights(`${field}[${i}][1]`, e[1], labels);
+  });
 }
 
 /** One context's next-label weights in the row's insertion order, and their sum. */

@@ -5,6 +5,7 @@
  */
 import { Matrix, solve } from 'ml-matrix';
 import { DtdrError } from '../base/errors.js';
+import { array, COORDINATE, numbers, object, optNum } from '../base/validate.js';
 import { seededRandom, shuffleInPlace } from '../base/random.js';
 import { outerAccumulator, packMatrix } from './kernels/matvec.js';
 import { DENSE_ONE_HOT_LIMIT, LINEAR_HEAD_DEFAULTS, LinearHead, type LinearHeadData, type LinearHeadOptions, type SparseSupport } from './linear-head.js';
@@ -261,7 +262,28 @@ export class ReplayBuffer {
     return { capacity: this.capacity, seen: this.seen, dense: this.dense.map((v) => Array.from(v)), sparse: this.sparse.map((v) => Array.from(v)), targets: this.targets };
   }
 
-  static fromState(s: ReplayState | undefined): ReplayBuffer {
+  /**
+   * A buffer from `state()`. With `check` (a loaded file), the saved examples are validated:
+   * vectors of the head's dimension, one-hot ids below its one-hot size and labels below its
+   * class count (else a DtdrError naming `check.field`).
+   */
+  static fromState(s: ReplayState | undefined, check?: { field: string; dim: number; sparseSize: number; classes: number }): ReplayBuffer {
+    if (check && s !== undefined && s !== null) {
+      const f = check.field;
+      object(f, s);
+      optNum(`${f}.capacity`, s.capacity, { min: 1, max: 1e9, integer: true });
+      optNum(`${f}.seen`, s.seen, { min: 0, integer: true });
+      if (s.dense !== undefined || s.targets !== undefined) {
+        const dense = array(`${f}.dense`, s.dense);
+        array(`${f}.targets`, s.targets, dense.length);
+        if (s.sparse !== undefined) array(`${f}.sparse`, s.sparse, dense.length);
+        dense.forEach((v, i) => {
+          numbers(`${f}.dense[${i}]`, v, check.dim, COORDINATE);
+          if (s.sparse?.[i] !== undefined) numbers(`${f}.sparse[${i}]`, s.sparse[i], undefined, { min: 0, max: check.sparseSize - 1, integer: true });
+          numbers(`${f}.targets[${i}]`, s.targets[i], undefined, { min: 0, max: check.classes - 1, integer: true });
+        });
+      }
+    }
     const buffer = new ReplayBuffer(Number(s?.capacity) || 1024, Number(s?.seen) || 0);
     if (s && Array.isArray(s.dense) && Array.isArray(s.targets) && s.dense.length === s.targets.length) {
       s.dense.forEach((v, i) => {

@@ -1,5 +1,6 @@
 import { expTwin, packMatrix, replaceIfChanged, type PackedMatrix } from './kernels/matvec.js';
 import { DtdrError } from '../base/errors.js';
+import { COORDINATE, numbers, object } from '../base/validate.js';
 
 /**
  * A one-layer softmax classifier over standardised dense features (an embedding) plus optional
@@ -220,27 +221,43 @@ export class LinearHead {
     };
   }
 
-  static fromState(s: LinearHeadState): LinearHead {
+  /** A head from `state()`, validated: consistent shapes, finite weights, standard deviations > 0 (else a DtdrError naming `field`). */
+  static fromState(s: LinearHeadState, field = 'state.head'): LinearHead {
+    const support = LinearHead.checkState(s, field);
+    return new LinearHead(s.dim, s.classes, s.sparseSize, Float64Array.from(s.mean), Float64Array.from(s.std), Float64Array.from(s.weights), Float64Array.from(s.sparseWeights), support);
+  }
+
+  /** Validates a saved head (see fromState); returns its CSR support, if any. */
+  static checkState(s: LinearHeadState, field = 'state.head'): SparseSupport | undefined {
+    object(field, s);
     const ok = s && Number.isInteger(s.dim) && Number.isInteger(s.classes) && Number.isInteger(s.sparseSize)
+      && s.dim > 0 && s.classes > 0 && s.sparseSize >= 0
       && s.mean?.length === s.dim && s.std?.length === s.dim
       && s.weights?.length === (s.dim + 1) * s.classes;
-    if (!ok) throw new DtdrError('artifact', 'linear head state has inconsistent shapes', { field: 'state.head' });
+    if (!ok) throw new DtdrError('artifact', 'linear head state has inconsistent shapes', { field });
+    // Bounds that keep standardised inputs times weights finite in the float32 kernel.
+    numbers(`${field}.mean`, s.mean, undefined, { min: -1e4, max: 1e4 });
+    numbers(`${field}.std`, s.std, undefined, { min: 1e-24 });
+    numbers(`${field}.weights`, s.weights, undefined, COORDINATE);
+    numbers(`${field}.sparseWeights`, s.sparseWeights, undefined, COORDINATE);
     if (s.support === undefined) {
-      if (s.sparseWeights?.length !== s.sparseSize * s.classes) throw new DtdrError('artifact', 'linear head one-hot rows have inconsistent shapes', { field: 'state.head.sparseWeights' });
-      return new LinearHead(s.dim, s.classes, s.sparseSize, Float64Array.from(s.mean), Float64Array.from(s.std), Float64Array.from(s.weights), Float64Array.from(s.sparseWeights));
+      if (s.sparseWeights?.length !== s.sparseSize * s.classes) throw new DtdrError('artifact', 'linear head one-hot rows have inconsistent shapes', { field: `${field}.sparseWeights` });
+      return undefined;
     }
-    const support = checkedSupport(s.support, s.sparseSize, s.classes);
-    if (s.sparseWeights?.length !== support.cols.length) throw new DtdrError('artifact', 'linear head one-hot values do not match their support', { field: 'state.head.sparseWeights' });
-    return new LinearHead(s.dim, s.classes, s.sparseSize, Float64Array.from(s.mean), Float64Array.from(s.std), Float64Array.from(s.weights), Float64Array.from(s.sparseWeights), support);
+    const support = checkedSupport(s.support, s.sparseSize, s.classes, `${field}.support`);
+    if (s.sparseWeights?.length !== support.cols.length) throw new DtdrError('artifact', 'linear head one-hot values do not match their support', { field: `${field}.sparseWeights` });
+    return support;
   }
 }
 
 /** A saved CSR support, checked: start rises from 0 to the column count, columns ascend within a row and name a class. */
-function checkedSupport(s: { start: number[]; cols: number[] }, rows: number, classes: number): SparseSupport {
+function checkedSupport(s: { start: number[]; cols: number[] }, rows: number, classes: number, field: string): SparseSupport {
   const fail = (what: string): never => {
-    throw new DtdrError('artifact', `linear head support ${what}`, { field: 'state.head.support' });
+    throw new DtdrError('artifact', `linear head support ${what}`, { field });
   };
   if (!Array.isArray(s?.start) || !Array.isArray(s.cols) || s.start.length !== rows + 1) fail(`must list ${rows + 1} row starts and the columns`);
+  const integer = (x: unknown) => Number.isInteger(x) && (x as number) >= 0 && (x as number) <= 0xffffffff;
+  if (!s.start.every(integer) || !s.cols.every(integer)) fail('must hold integers ≥ 0 only');
   const start = Uint32Array.from(s.start);
   const cols = Uint32Array.from(s.cols);
   if (start[0] !== 0 || start[rows] !== cols.length) fail('row starts must run from 0 to the column count');
