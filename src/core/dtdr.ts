@@ -7,7 +7,7 @@ import { checkSelectOptions, selectCandidates, type Candidate, type SelectOption
 import { contextText } from './text.js';
 import { DEFAULT_METHOD, embedAll, fitNeeds, labelsOf, TRAIN_DEFAULTS, trainRetriever, type TrainOptions } from './train.js';
 import { chainPlan, planSteps, planTools } from './plan.js';
-import { checkHistory, checkQuery, checkTools } from './checks.js';
+import { checkHistory, checkPlanSizes, checkQuery, checkTools } from './checks.js';
 import { ChangedToolSet, checkAddedTools, checkRemovedTools, extendGatedState, NO_CHANGES, type ToolChanges } from './living/toolset.js';
 import { GatedRetriever } from './retrievers/gated.js';
 import { decodeBinaryModel, encodeBinaryModel } from './living/binary.js';
@@ -200,6 +200,7 @@ export class Dtdr {
     const method = options.method ?? DEFAULT_METHOD;
     checkTools(options.tools);
     if (options.plans !== undefined && !Array.isArray(options.plans)) throw new DtdrError('options', 'plans must be an array of plans', { field: 'plans' });
+    checkPlanSizes(options.plans);
     // The model keeps copies: a caller mutating its arrays later must not change the model.
     const tools = options.tools.map((t) => ({ ...t }));
     const plans = [...(options.plans ?? [])];
@@ -335,6 +336,7 @@ function checkPlans(plans: unknown, known: string[], addedByMixing: string[]): a
   if (!Array.isArray(plans)) throw new DtdrError('options', 'learn takes an array of plans', { field: 'plans', hint: 'build plans with chainPlan(id, query, tools) or planFromRecord' });
   const names = new Set(known);
   const mixed = new Set(addedByMixing);
+  checkPlanSizes(plans);
   plans.forEach((p, i) => {
     readPlan(p, `plans[${i}]`);
     for (const [k, n] of (p as Plan).nodes.entries()) {
