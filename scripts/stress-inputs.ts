@@ -69,6 +69,8 @@ const answers: [string, string][] = [
   ['Action line with 40,000 spaces', `Action: x${' '.repeat(40_000)}y`],
   ['JSON with 40,000 spaces', `{${' '.repeat(40_000)}y`],
   ['Action Input then 40,000 newlines', `Action: x\nAction Input: {${'\n'.repeat(40_000)}y`],
+  ["Action Input then '\\n ' × 40,000", `Action: x\nAction Input: {${'\n '.repeat(40_000)}x`],
+  ["Action Input then ' \\n' × 40,000", `Action: x\nAction Input: ${' \n'.repeat(40_000)}x`],
   ["'<tool_call>' × 40,000", '<tool_call>'.repeat(40_000)],
   ["'Action: \\n' × 40,000", 'Action: \n'.repeat(40_000)],
 ];
