@@ -18,6 +18,7 @@ import { chainPlan, planFromRecord } from '../src/core/plan.js';
 import { parseHermes, parseOpenAI, parseReAct } from '../src/core/prompt/parse.js';
 import { humanizeToolName, terms } from '../src/core/text.js';
 import type { Plan, ToolSpec } from '../src/core/types.js';
+import { readQuery } from '../src/cli/retrieve.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { readModelFile } from '../src/storage/file.js';
 import { wordAxisEncoder } from './helpers.js';
@@ -226,6 +227,14 @@ describe('files that are not UTF-8 are refused, naming the file and line', () =>
     expect(thrown(() => readDatasetDir(d))).toMatchObject({ code: 'data', file: join(d, 'tool_desc.json'), line: 3 });
     writeFileSync(join(d, 'tool_desc.json'), `\uFEFF{"nodes": [{"id": "b", "desc": "r\u00e9sum\u00e9"}]}`);
     expect(readDatasetDir(d).tools).toEqual([{ name: 'b', description: 'r\u00e9sum\u00e9' }]);
+  });
+
+  it('a --query-file with a Latin-1 byte on line 2', () => {
+    const path = join(dir, 'q.txt');
+    writeFileSync(path, latin1('plan my trip\nto the caf\u00e9\n'));
+    expect(thrown(() => readQuery('retrieve', { 'query-file': path }))).toMatchObject({ code: 'data', file: path, line: 2, message: expect.stringContaining('not valid UTF-8') });
+    writeFileSync(path, 'plan my trip\nto the caf\u00e9\n');
+    expect(readQuery('retrieve', { 'query-file': path })).toBe('plan my trip\nto the caf\u00e9');
   });
 
   it('a JSON model file with a byte that is not UTF-8', () => {

@@ -31,7 +31,7 @@ function resolveEdges(nodes: PlanNode[], links: { source: string; target: string
     a: number;
     b: number;
   }
-  const grids = new Map<string, Grid>();
+  const grids = new Map<string, Map<string, Grid>>();
   const seen = new Set<number>();
   const edges: [number, number][] = [];
   links.forEach((link, k) => {
@@ -45,9 +45,10 @@ function resolveEdges(nodes: PlanNode[], links: { source: string; target: string
         hint: 'every link source and target must be the task of one of the task_nodes',
       });
     }
-    const key = `${link.source}\u0000${link.target}`;
-    let grid = grids.get(key);
-    if (!grid) grids.set(key, (grid = { sources, targets, next: 0, linkedBefore: new Int32Array(targets.length), a: 0, b: 0 }));
+    let bySource = grids.get(link.source);
+    if (!bySource) grids.set(link.source, (bySource = new Map()));
+    let grid = bySource.get(link.target);
+    if (!grid) bySource.set(link.target, (grid = { sources, targets, next: 0, linkedBefore: new Int32Array(targets.length), a: 0, b: 0 }));
     let pick: [number, number] | undefined;
     // The earliest target with a source before it not yet linked to it; the nearest such source.
     for (; grid.next < targets.length && !pick; ) {
