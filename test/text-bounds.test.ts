@@ -50,7 +50,7 @@ async function rejected(promise: Promise<unknown>): Promise<DtdrError> {
 }
 
 describe('tool names and text in words, in one pass', () => {
-  it('splits camelCase, acronyms, snake_case and punctuation as before', () => {
+  it('tools with descriptions of 100,000 capitals train and requests of 100,000 capitals are answered; names split as before', async () => {
     expect(humanizeToolName('getPersonMovieCredit')).toBe('get person movie credit');
     expect(humanizeToolName('HTMLParser')).toBe('html parser');
     expect(humanizeToolName('getHTTPResponseCode')).toBe('get http response code');
@@ -61,51 +61,43 @@ describe('tool names and text in words, in one pass', () => {
     expect(humanizeToolName('AbCD')).toBe('ab cd');
     expect(humanizeToolName('ÉBon')).toBe('ébon'); // only ASCII capitals count, as before
     expect(humanizeToolName('ÉTATBon')).toBe('état bon');
-    expect(terms('Please find myHTMLFile for the BOSS')).toEqual(['find', 'html', 'file', 'boss']) // 'my', 'for', 'the': stopwords;
-  });
-
-  it('a run of 99,999 capitals before a small letter: one split, before the last capital', () => {
+    expect(terms('Please find myHTMLFile for the BOSS')).toEqual(['find', 'html', 'file', 'boss']); // 'my', 'for', 'the': stopwords
     expect(humanizeToolName(`${'A'.repeat(99_999)}b`)).toBe(`${'a'.repeat(99_998)} ab`);
-    expect(terms(`x ${'Q'.repeat(MAX_QUERY_CHARS - 4)}rs`)).toEqual(['q'.repeat(MAX_QUERY_CHARS - 5), 'qrs']);
-  });
+    expect(humanizeToolName('A'.repeat(MAX_DESCRIPTION_CHARS))).toBe('a'.repeat(MAX_DESCRIPTION_CHARS));
+    expect(terms(`x ${'Q'.repeat(MAX_QUERY_CHARS - 5)} rs`)).toEqual(['q'.repeat(MAX_QUERY_CHARS - 5), 'rs']);
 
-  it('trains on a description, and retrieves for a request, of 100,000 capitals', async () => {
-    const tools = [...TOOLS, { name: 'shout', description: 'A'.repeat(MAX_DESCRIPTION_CHARS) }];
-    const model = await Dtdr.train({ method: 'dtdr-g', tools, plans: PLANS, encoder });
-    expect((await model.retrieve('A'.repeat(MAX_QUERY_CHARS))).candidates.length).toBeGreaterThan(0);
-    await model.addTools([{ name: 'shout_more', description: `${'B'.repeat(MAX_DESCRIPTION_CHARS - 1)}c` }]);
+    const shouting = Array.from({ length: 3 }, (_, i) => ({ name: `shout_${i}`, description: String.fromCharCode(65 + i).repeat(MAX_DESCRIPTION_CHARS) }));
+    const model = await Dtdr.train({ method: 'dtdr-g', tools: [...TOOLS, ...shouting], plans: PLANS, encoder });
+    for (const letter of 'ABCDE') expect((await model.retrieve(letter.repeat(MAX_QUERY_CHARS))).candidates.length).toBeGreaterThan(0);
+    await model.addTools([{ name: 'shout_more', description: 'Z'.repeat(MAX_DESCRIPTION_CHARS) }]);
     expect(model.tools.map((t) => t.name)).toContain('shout_more');
   });
 });
 
 describe('answer parsers, in one pass over the answer', () => {
-  it('read the usual answers as before', () => {
+  it("'<think>' × 100,000 and 100,000 spaces before a closing fence, in every parser; the usual answers as before", () => {
     expect(parseHermes('<think>plan</think>x</think><tool_call>{"name": "a", "arguments": {}}</tool_call>')).toEqual({ kind: 'call', call: { name: 'a', arguments: {} }, warnings: [] });
     expect(parseHermes('<think>one</think>\n<think>two</think> END')).toEqual({ kind: 'end', warnings: [] });
     expect(parseOpenAI('```json\n{"name": "a", "arguments": {"q": 1}}  \n```')).toEqual({ kind: 'call', call: { name: 'a', arguments: { q: 1 } }, warnings: [] });
+
+    const thinking = '<think>'.repeat(100_000);
+    expect(parseHermes(thinking)).toMatchObject({ kind: 'error', error: 'no-call' });
+    expect(parseReAct(thinking)).toMatchObject({ kind: 'error', error: 'no-call' });
+    expect(parseOpenAI(thinking)).toMatchObject({ kind: 'error', error: 'malformed-json' });
+    expect(parseOpenAI(`{${' '.repeat(100_000)}y`)).toMatchObject({ kind: 'error', error: 'malformed-json' });
+    expect(parseHermes(`{"name": "a"}${' '.repeat(100_000)}\`\`\``)).toEqual({ kind: 'call', call: { name: 'a', arguments: {} }, warnings: ['the call was not wrapped in <tool_call> tags'] });
+  });
+
+  it('ReAct: long runs of spaces and line breaks around Action and Action Input; the usual answers as before', () => {
     expect(parseReAct('Thought: look\n\n  Action:  "search"  \nAction Input: {"q": "x"}\nObservation: done')).toEqual({ kind: 'call', call: { name: 'search', arguments: { q: 'x' } }, warnings: [] });
     expect(parseReAct('Action:\n  search\nAction Input: {"q": 1}\n  Thought: more')).toEqual({ kind: 'call', call: { name: 'search', arguments: { q: 1 } }, warnings: [] });
     expect(parseReAct('Action: a\n\n\nAction: b')).toMatchObject({ kind: 'error', error: 'several-calls' });
     expect(parseReAct('Action: END')).toEqual({ kind: 'end', warnings: [] });
-  });
 
-  it("'<think>' × 100,000: no call, in every parser", () => {
-    const answer = '<think>'.repeat(100_000);
-    expect(parseHermes(answer)).toMatchObject({ kind: 'error', error: 'no-call' });
-    expect(parseReAct(answer)).toMatchObject({ kind: 'error', error: 'no-call' });
-    expect(parseOpenAI(answer)).toMatchObject({ kind: 'error', error: 'malformed-json' });
-  });
-
-  it('an Action Input followed by 40,000 line breaks, each with spaces: not JSON', () => {
-    expect(parseReAct(`Action: x\nAction Input: {${'\n '.repeat(40_000)}x`)).toMatchObject({ kind: 'error', error: 'malformed-json' });
-    expect(parseReAct(`Action: x\nAction Input: ${' \n'.repeat(40_000)}{}\n Observation: ok`)).toEqual({ kind: 'call', call: { name: 'x', arguments: {} }, warnings: [] });
-  });
-
-  it('100,000 spaces inside an Action line, or before a closing fence; 100,000 blank lines', () => {
     expect(parseReAct(`Action: x${' '.repeat(100_000)}y  `)).toEqual({ kind: 'call', call: { name: `x${' '.repeat(100_000)}y`, arguments: {} }, warnings: [] });
-    expect(parseOpenAI(`{${' '.repeat(100_000)}y`)).toMatchObject({ kind: 'error', error: 'malformed-json' });
-    expect(parseHermes(`{"name": "a"}${' '.repeat(100_000)}\`\`\``)).toEqual({ kind: 'call', call: { name: 'a', arguments: {} }, warnings: ['the call was not wrapped in <tool_call> tags'] });
     expect(parseReAct('\n'.repeat(100_000))).toMatchObject({ kind: 'error', error: 'no-call' });
+    expect(parseReAct(`Action: x\nAction Input: {${'\n '.repeat(50_000)}x`)).toMatchObject({ kind: 'error', error: 'malformed-json' });
+    expect(parseReAct(`Action: x\nAction Input: ${' \n'.repeat(50_000)}{}\n Observation: ok`)).toEqual({ kind: 'call', call: { name: 'x', arguments: {} }, warnings: [] });
   });
 });
 
@@ -118,23 +110,17 @@ describe('plans: bounded in size, resolved without pair scans', () => {
     ...extra,
   });
 
-  it('repeated tools link as before', () => {
+  it(`up to ${MAX_PLAN_STEPS} steps link as before; ${MAX_PLAN_STEPS + 1}, or 4,000, are refused naming the file, line, field and bound`, () => {
     const plan = planFromRecord({ id: 'r', user_request: 'q', task_nodes: [{ task: 'A' }, { task: 'B' }, { task: 'A' }], task_links: [{ source: 'A', target: 'B' }, { source: 'B', target: 'A' }] });
     expect(plan.edges).toEqual([[0, 1], [1, 2]]);
     // A → A three times over four instances: the nearest earlier unlinked source for each target.
     const four = planFromRecord(record(['A', 'A', 'A', 'A']));
     expect(four.edges).toEqual([[0, 1], [1, 2], [0, 2]]);
     expect(planFromRecord(record(['A', 'B'], { task_links: [{ source: 'B', target: 'A' }, { source: 'B', target: 'A' }] })).edges).toEqual([[1, 0]]);
-  });
-
-  it(`${MAX_PLAN_STEPS} steps are accepted, one of a tool called ${MAX_PLAN_STEPS} times too`, () => {
     const distinct = Array.from({ length: MAX_PLAN_STEPS }, (_, i) => `t${i}`);
-    const [plan] = parsePlans(JSON.stringify(record(distinct)));
-    expect(plan.edges).toEqual(distinct.slice(1).map((_, i) => [i, i + 1]));
+    const [chain] = parsePlans(JSON.stringify(record(distinct)));
+    expect(chain.edges).toEqual(distinct.slice(1).map((_, i) => [i, i + 1]));
     expect(parsePlans(JSON.stringify(record(Array(MAX_PLAN_STEPS).fill('A'))))[0].order).toHaveLength(MAX_PLAN_STEPS);
-  });
-
-  it(`${MAX_PLAN_STEPS + 1} steps, or 4,000, are refused naming the file, line, field and bound`, () => {
     for (const steps of [MAX_PLAN_STEPS + 1, 4000]) {
       const text = `\n${JSON.stringify(record(Array.from({ length: steps }, (_, i) => `t${i}`)))}`;
       const e = thrown(() => parsePlans(text, 'd.jsonl'));
