@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readUtf8File } from '../data/utf8.js';
 import { Dtdr } from '../core/dtdr.js';
 import { DtdrError } from '../core/base/errors.js';
 import { END } from '../core/base/types.js';
@@ -79,8 +80,9 @@ export function readQuery(command: string, values: Record<string, unknown>): str
   const file = values['query-file'] as string | undefined;
   if (file !== undefined) {
     try {
-      text = readFileSync(file === '-' ? 0 : file, 'utf8');
+      text = readUtf8File(file === '-' ? 0 : file, file === '-' ? 'standard input' : file);
     } catch (error) {
+      if (DtdrError.isInstance(error)) throw error;
       throw new DtdrError('data', `cannot read the query (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { file: file === '-' ? 'standard input' : file, hint: 'give a readable text file, or - for standard input' });
     }
   }

@@ -7,7 +7,7 @@ import { checkSelectOptions, selectCandidates, type Candidate, type SelectOption
 import { contextText } from './base/text.js';
 import { DEFAULT_METHOD, embedAll, fitNeeds, labelsOf, TRAIN_DEFAULTS, trainRetriever, type TrainOptions } from './retrieval/train.js';
 import { chainPlan, planSteps, planTools } from './plans/plan.js';
-import { checkHistory, checkQuery, checkTools } from './base/checks.js';
+import { checkHistory, checkPlanSizes, checkQuery, checkTools } from './base/checks.js';
 import { ChangedToolSet, checkAddedTools, checkRemovedTools, extendGatedState, NO_CHANGES, type ToolChanges } from './model/toolset.js';
 import { GatedRetriever } from './retrieval/default/index.js';
 import { decodeBinaryModel, encodeBinaryModel } from './model/binary.js';
@@ -262,6 +262,7 @@ export class Dtdr {
     const method = options.method ?? DEFAULT_METHOD;
     checkTools(options.tools);
     if (options.plans !== undefined && !Array.isArray(options.plans)) throw new DtdrError('options', 'plans must be an array of plans', { field: 'plans' });
+    checkPlanSizes(options.plans);
     // The model keeps copies: a caller mutating its arrays later must not change the model.
     const tools = options.tools.map((t) => ({ ...t }));
     const plans = readPlans(options.plans ?? [], 'options');
@@ -417,6 +418,7 @@ function copyPlan(p: Plan): Plan {
 function checkPlans(plans: Plan[], known: string[], addedByMixing: string[], removed: readonly string[] = []): void {
   const names = new Set(known);
   const mixed = new Set(addedByMixing);
+  checkPlanSizes(plans);
   const gone = new Set(removed);
   plans.forEach((p, i) => {
     for (const [k, n] of p.nodes.entries()) {

@@ -1,10 +1,11 @@
 /** Reads a TaskBench-layout folder from disk (Node only); the parsing itself lives in core. */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { datasetFromFiles, parseJson } from '../core/plans/dataset.js';
 import { sealToolToSpec } from '../core/plans/tools.js';
 import { DtdrError } from '../core/base/errors.js';
 import type { Dataset, ToolSpec } from '../core/base/types.js';
+import { readUtf8File } from './utf8.js';
 
 /**
  * Reads DIR/data.jsonl, DIR/tool_desc.json and DIR/split_ids.json (optional). Either of the first
@@ -18,7 +19,7 @@ export function readDatasetDir(dir: string): Dataset {
   }
   const file = (name: string) => {
     const path = join(root, name);
-    return existsSync(path) ? { text: readFileSync(path, 'utf8'), file: path } : undefined;
+    return existsSync(path) ? { text: readUtf8File(path), file: path } : undefined;
   };
   const data = file('data.jsonl');
   const toolDescriptions = file('tool_desc.json');

@@ -1,4 +1,5 @@
 /** Model files (Node): the binary v2 container, or JSON text for `.json` paths; written atomically. */
+import { decodeUtf8 } from '../data/utf8.js';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { EmbeddingStore } from '../core/base/encoder.js';
 import { dirname } from 'node:path';
@@ -40,7 +41,7 @@ export function readModelFile(path: string): unknown {
   if (!existsSync(path)) throw new DtdrError('artifact', `model file "${path}" does not exist`, { hint: 'train one with `dtdr train --out FILE`' });
   const bytes = readFileSync(path);
   if (isBinaryModel(bytes)) return decodeBinaryModel(bytes, path);
-  const text = bytes.toString('utf8');
+  const text = decodeUtf8(bytes, path, 'artifact');
   try {
     return JSON.parse(text);
   } catch (cause) {

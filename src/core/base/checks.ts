@@ -4,7 +4,7 @@
  * a raw TypeError from deep inside.
  */
 import { DtdrError } from './errors.js';
-import { checkToolName, MAX_QUERY_CHARS } from './limits.js';
+import { checkToolName, formatCount, MAX_DESCRIPTION_CHARS, MAX_PLAN_LINKS, MAX_PLAN_STEPS, MAX_QUERY_CHARS } from './limits.js';
 import { END, type ToolSpec } from './types.js';
 
 /** Tools: an array of {name, description} with unique names other than END, each following the tool-name rule (limits.ts). */
@@ -20,17 +20,50 @@ export function checkTools(tools: unknown, field = 'tools'): asserts tools is To
     checkToolName(name, { field: `${where}.name` });
     if (seen.has(name)) throw new DtdrError('options', `duplicate tool name "${name}"`, { field: `${where}.name`, hint: 'tool names must be unique: merge or rename the duplicates' });
     if (description !== undefined && typeof description !== 'string') throw new DtdrError('options', `the description of "${name}" must be a string`, { field: `${where}.description` });
+    checkDescriptionLength(description, `${where}.description`);
     seen.add(name);
   });
 }
 
 export { MAX_QUERY_CHARS } from './limits.js';
 
+/** A tool description: at most MAX_DESCRIPTION_CHARS characters. */
+function checkDescriptionLength(description: string | undefined, field: string): void {
+  if (description !== undefined && description.length > MAX_DESCRIPTION_CHARS) {
+    throw new DtdrError('options', `the description is ${formatCount(description.length)} characters long; at most ${formatCount(MAX_DESCRIPTION_CHARS)} are accepted`, { field, hint: 'describe what the tool does in a few sentences' });
+  }
+}
+
+/**
+ * Plans handed to the library (Dtdr.train, learn): each request at most MAX_QUERY_CHARS
+ * characters, each plan at most MAX_PLAN_STEPS steps and MAX_PLAN_LINKS links — the bounds data
+ * files have. Checked before any work starts; entries that are not plans are left to the shape check.
+ */
+export function checkPlanSizes(plans: unknown, field = 'plans'): void {
+  if (!Array.isArray(plans)) return;
+  plans.forEach((p, i) => {
+    const { query, nodes, edges, tools } = (p ?? {}) as { query?: unknown; nodes?: unknown; edges?: unknown; tools?: unknown };
+    if (typeof query === 'string' && query.length > MAX_QUERY_CHARS) {
+      throw new DtdrError('options', `the request is ${formatCount(query.length)} characters long; at most ${formatCount(MAX_QUERY_CHARS)} are accepted`, { field: `${field}[${i}].query`, hint: 'a demonstration\'s request is what a user asked: summarise long inputs first' });
+    }
+    if (Array.isArray(nodes) && nodes.length > MAX_PLAN_STEPS) {
+      throw new DtdrError('options', `the plan has ${formatCount(nodes.length)} steps; at most ${formatCount(MAX_PLAN_STEPS)} are accepted`, { field: `${field}[${i}].nodes`, hint: 'split the demonstration into shorter plans' });
+    }
+    // A chain plan {query, tools} (chainPlan's shorthand) has one step per tool.
+    if (Array.isArray(tools) && tools.length > MAX_PLAN_STEPS) {
+      throw new DtdrError('options', `the plan has ${formatCount(tools.length)} steps; at most ${formatCount(MAX_PLAN_STEPS)} are accepted`, { field: `${field}[${i}].tools`, hint: 'split the demonstration into shorter plans' });
+    }
+    if (Array.isArray(edges) && edges.length > MAX_PLAN_LINKS) {
+      throw new DtdrError('options', `the plan has ${formatCount(edges.length)} links; at most ${formatCount(MAX_PLAN_LINKS)} are accepted`, { field: `${field}[${i}].edges`, hint: 'links are the data dependencies between its steps: list each once' });
+    }
+  });
+}
+
 /** A request: a string of at most MAX_QUERY_CHARS characters. */
 export function checkQuery(query: unknown): asserts query is string {
   if (typeof query !== 'string') throw new DtdrError('options', `the query must be a string, got ${describe(query)}`, { field: 'query' });
   if (query.length > MAX_QUERY_CHARS) {
-    throw new DtdrError('options', `the query is ${query.length.toLocaleString('en')} characters long; at most ${MAX_QUERY_CHARS.toLocaleString('en')} are accepted`, { field: 'query', hint: 'pass the user\'s request, not a document: summarise long inputs first' });
+    throw new DtdrError('options', `the query is ${formatCount(query.length)} characters long; at most ${formatCount(MAX_QUERY_CHARS)} are accepted`, { field: 'query', hint: 'pass the user\'s request, not a document: summarise long inputs first' });
   }
 }
 

@@ -13,6 +13,11 @@ export const MAX_DESCRIPTION_CHARS = 100_000;
 export const MAX_TOOL_NAME_CHARS = 128;
 /** Most steps (tool calls) in one plan. */
 export const MAX_PLAN_STEPS = 256;
+/** Most links in one plan: as many as a DAG over MAX_PLAN_STEPS steps can have (256 × 255 / 2). */
+export const MAX_PLAN_LINKS = (MAX_PLAN_STEPS * (MAX_PLAN_STEPS - 1)) / 2;
+
+/** `12,345`: how the bounds are written in messages. */
+export const formatCount = (n: number): string => n.toLocaleString('en');
 
 /**
  * The tool-name rule: 1 to 128 characters, each a letter, a digit, `_`, `-`, `.`, `:`, `/` or a

@@ -1,11 +1,55 @@
 /** `getPersonMovieCredit` / `clock_alarm_cancel` → `get person movie credit` / `clock alarm cancel`. */
 export function humanizeToolName(name: string): string {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+  return splitAcronyms(splitCamelCase(name))
     .replace(/[_\-./:]+/g, ' ')
     .trim()
     .toLowerCase();
+}
+
+const isLower = (c: number): boolean => c >= 97 && c <= 122; // a-z
+const isUpper = (c: number): boolean => c >= 65 && c <= 90; // A-Z
+const isDigit = (c: number): boolean => c >= 48 && c <= 57; // 0-9
+
+/**
+ * `getPerson` → `get Person`: a space between a lower-case letter or digit and the capital after
+ * it (what `s.replace(/([a-z0-9])([A-Z])/g, '$1 $2')` does), in one pass.
+ */
+function splitCamelCase(s: string): string {
+  let out = '';
+  let from = 0;
+  for (let i = 1; i < s.length; i++) {
+    const c = s.charCodeAt(i - 1);
+    if (isUpper(s.charCodeAt(i)) && (isLower(c) || isDigit(c))) {
+      out += `${s.slice(from, i)} `;
+      from = i;
+    }
+  }
+  return from === 0 ? s : out + s.slice(from);
+}
+
+/**
+ * `HTMLParser` → `HTML Parser`: in a run of two or more capitals followed by a lower-case letter,
+ * a space before the run's last capital. This is what `s.replace(/([A-Z]+)([A-Z][a-z])/g,
+ * '$1 $2')` does, in one pass instead of that regex's backtracking, which is quadratic in the
+ * length of a run of capitals.
+ */
+function splitAcronyms(s: string): string {
+  let out = '';
+  let from = 0;
+  let i = 0;
+  while (i < s.length) {
+    if (!isUpper(s.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    const start = i;
+    while (i < s.length && isUpper(s.charCodeAt(i))) i++;
+    if (i - start >= 2 && i < s.length && isLower(s.charCodeAt(i))) {
+      out += `${s.slice(from, i - 1)} `;
+      from = i - 1;
+    }
+  }
+  return from === 0 ? s : out + s.slice(from);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { DtdrError } from '../base/errors.js';
-import { checkToolName } from '../base/limits.js';
+import { checkToolName, formatCount, MAX_DESCRIPTION_CHARS } from '../base/limits.js';
 import { planFromRecord } from './plan.js';
 import { toolsFromOpenAI } from './tools.js';
 import { END, type Dataset, type Plan, type ToolSpec } from '../base/types.js';
@@ -16,7 +16,12 @@ export function parseJson(text: string, file: string, line?: number): unknown {
 
 /** Parses data.jsonl text: one plan per non-blank line (a UTF-8 byte-order mark is ignored). */
 export function parsePlans(text: string, file = 'data.jsonl', options: { allowEmpty?: boolean } = {}): Plan[] {
-  const plans: Plan[] = [];
+  return parsePlanLines(text, file, options).map((p) => p.plan);
+}
+
+/** parsePlans, with the 1-based line each plan is on. */
+function parsePlanLines(text: string, file: string, options: { allowEmpty?: boolean }): { plan: Plan; line: number }[] {
+  const plans: { plan: Plan; line: number }[] = [];
   const ids = new Set<string>();
   text.replace(/^\uFEFF/, '').split('\n').forEach((raw, index) => {
     if (raw.trim() === '') return;
@@ -24,10 +29,17 @@ export function parsePlans(text: string, file = 'data.jsonl', options: { allowEm
     const plan = planFromRecord(parseJson(raw, file, line) as never, { file, line });
     if (ids.has(plan.id)) throw new DtdrError('data', `duplicate plan id "${plan.id}"`, { file, line, field: 'id', hint: 'plan ids must be unique' });
     ids.add(plan.id);
-    plans.push(plan);
+    plans.push({ plan, line });
   });
   if (plans.length === 0 && !options.allowEmpty) throw new DtdrError('data', 'no plans found', { file, hint: 'data.jsonl needs one JSON plan per line' });
   return plans;
+}
+
+/** A description from a tool file: at most MAX_DESCRIPTION_CHARS characters. */
+function checkDescriptionLength(description: string, file: string, field: string): void {
+  if (description.length > MAX_DESCRIPTION_CHARS) {
+    throw new DtdrError('data', `the description is ${formatCount(description.length)} characters long; at most ${formatCount(MAX_DESCRIPTION_CHARS)} are accepted`, { file, field, hint: 'describe what the tool does in a few sentences' });
+  }
 }
 
 /** Parses tool_desc.json: {"nodes": [{"id", "desc"}]}; also accepts a bare array of them. */
@@ -44,6 +56,7 @@ export function parseToolDescriptions(text: string, file = 'tool_desc.json'): To
     checkToolName(id, { code: 'data', file, field: `nodes[${i}].id` });
     if (seen.has(id)) throw new DtdrError('data', `duplicate tool "${id}"`, { file, field: `nodes[${i}].id` });
     seen.add(id);
+    if (typeof desc === 'string') checkDescriptionLength(desc, file, `nodes[${i}].desc`);
     return { name: id, description: typeof desc === 'string' ? desc : '' };
   });
 }
@@ -75,6 +88,7 @@ export function parseToolList(text: string, file = 'tools.json'): ToolSpec[] {
     if (tool.name === END) throw new DtdrError('data', `"${END}" is reserved for the end of a plan`, { file, field: `[${i}].name` });
     if (seen.has(tool.name)) throw new DtdrError('data', `duplicate tool "${tool.name}"`, { file, field: `[${i}].name` });
     seen.add(tool.name);
+    if (tool.description) checkDescriptionLength(tool.description, file, `[${i}].description`);
     const returns = (list[i] as { outputSchema?: unknown } | null)?.outputSchema;
     return returns && typeof returns === 'object' ? { ...tool, returns: returns as ToolSpec['returns'] } : tool;
   });
@@ -105,17 +119,19 @@ export interface DatasetFiles {
 export function datasetFromFiles(files: DatasetFiles): Dataset {
   if (!files.data && !files.toolDescriptions) throw new DtdrError('data', 'neither demonstrations nor tool descriptions given', { hint: 'give data.jsonl, tool_desc.json, or both' });
   // With tool descriptions, no demonstrations is a valid start: retrieval from descriptions alone.
-  const plans = files.data ? parsePlans(files.data.text, files.data.file, { allowEmpty: !!files.toolDescriptions }) : [];
+  const planLines = files.data ? parsePlanLines(files.data.text, files.data.file, { allowEmpty: !!files.toolDescriptions }) : [];
+  const plans = planLines.map((p) => p.plan);
   let tools: ToolSpec[];
   if (files.toolDescriptions) {
     tools = parseToolDescriptions(files.toolDescriptions.text, files.toolDescriptions.file);
     if (tools.length === 0) throw new DtdrError('data', 'no tools described', { file: files.toolDescriptions.file, field: 'nodes', hint: 'list at least one {"id": …, "desc": …}' });
     const known = new Set(tools.map((t) => t.name));
-    for (const plan of plans) {
-      const unknown = plan.nodes.find((n) => !known.has(n.tool));
-      if (unknown) {
-        throw new DtdrError('data', `plan "${plan.id}" calls "${unknown.tool}", which ${files.toolDescriptions.file} does not describe`, {
+    for (const { plan, line } of planLines) {
+      const unknown = plan.nodes.findIndex((n) => !known.has(n.tool));
+      if (unknown >= 0) {
+        throw new DtdrError('data', `plan "${plan.id}" calls "${plan.nodes[unknown].tool}", which ${files.toolDescriptions.file} does not describe`, {
           file: files.data!.file,
+          line,
           hint: 'add the tool to the tool descriptions or fix its name in the plan',
         });
       }

@@ -1,39 +1,100 @@
 import { DtdrError, type DtdrErrorDetails } from '../base/errors.js';
 import { END, type Plan, type PlanNode, type PlanStep } from '../base/types.js';
+import { formatCount, MAX_PLAN_LINKS, MAX_PLAN_STEPS, MAX_QUERY_CHARS } from '../base/limits.js';
 
 /**
  * Resolves name-level links to node instances. For a link s→t, the target is the earliest
  * instance of t not yet linked from s and the source the nearest instance of s listed before it,
- * so repeated tools (A, B, A with A→B, B→A) chain instead of forming a cycle.
+ * so repeated tools (A, B, A with A→B, B→A) chain instead of forming a cycle. When every instance
+ * of t already has a link from each instance of s before it, the first unlinked pair (s listed
+ * first, then t) is taken; when there is none, the link is a duplicate and adds nothing.
+ *
+ * Work is linear in links × nodes at worst: an edge i→j can only come from a link of i's tool to
+ * j's tool, so each (source tool, target tool) pair keeps cursors that only move forward.
  */
 function resolveEdges(nodes: PlanNode[], links: { source: string; target: string }[], where: DtdrErrorDetails): [number, number][] {
+  const n = nodes.length;
+  const instances = new Map<string, number[]>();
+  nodes.forEach((node, i) => {
+    const list = instances.get(node.tool);
+    if (list) list.push(i);
+    else instances.set(node.tool, [i]);
+  });
+  interface Grid {
+    sources: number[];
+    targets: number[];
+    /** targets[t] for t < next all have a link from every source listed before them. */
+    next: number;
+    /** How many sources listed before targets[t] link to it. */
+    linkedBefore: Int32Array;
+    /** Fallback cursor over (sources[a], targets[b]) in that order; pairs before it are taken. */
+    a: number;
+    b: number;
+  }
+  const grids = new Map<string, Map<string, Grid>>();
+  const seen = new Set<number>();
   const edges: [number, number][] = [];
-  const seen = new Set<string>();
   links.forEach((link, k) => {
-    const sources = nodes.flatMap((n, i) => (n.tool === link.source ? [i] : []));
-    const targets = nodes.flatMap((n, i) => (n.tool === link.target ? [i] : []));
-    if (sources.length === 0 || targets.length === 0) {
-      const missing = sources.length === 0 ? link.source : link.target;
+    const sources = instances.get(link.source);
+    const targets = instances.get(link.target);
+    if (!sources || !targets) {
+      const missing = !sources ? link.source : link.target;
       throw new DtdrError('data', `link ${link.source} → ${link.target} names "${missing}", which is not a node of this plan`, {
         ...where,
         field: `task_links[${k}]`,
         hint: 'every link source and target must be the task of one of the task_nodes',
       });
     }
+    let bySource = grids.get(link.source);
+    if (!bySource) grids.set(link.source, (bySource = new Map()));
+    let grid = bySource.get(link.target);
+    if (!grid) bySource.set(link.target, (grid = { sources, targets, next: 0, linkedBefore: new Int32Array(targets.length), a: 0, b: 0 }));
     let pick: [number, number] | undefined;
-    for (const j of targets) {
-      const before = sources.filter((i) => i < j && !seen.has(`${i}>${j}`));
-      if (before.length > 0) {
-        pick = [before[before.length - 1], j];
-        break;
+    // The earliest target with a source before it not yet linked to it; the nearest such source.
+    for (; grid.next < targets.length && !pick; ) {
+      const j = targets[grid.next];
+      const before = countBelow(sources, j);
+      if (grid.linkedBefore[grid.next] === before) {
+        grid.next++;
+        continue;
+      }
+      for (let m = before - 1; m >= 0; m--) {
+        if (!seen.has(sources[m] * n + j)) {
+          pick = [sources[m], j];
+          grid.linkedBefore[grid.next]++;
+          break;
+        }
       }
     }
-    pick ??= sources.flatMap((i) => targets.filter((j) => j !== i && !seen.has(`${i}>${j}`)).map((j) => [i, j] as [number, number]))[0];
+    if (!pick) {
+      // Only pairs with the source after the target are left (or none).
+      for (; grid.a < sources.length && !pick; ) {
+        const i = sources[grid.a];
+        const j = targets[grid.b];
+        if (j !== i && !seen.has(i * n + j)) pick = [i, j];
+        else if (++grid.b === targets.length) {
+          grid.b = 0;
+          grid.a++;
+        }
+      }
+    }
     if (!pick) return; // a duplicate link adds nothing
-    seen.add(`${pick[0]}>${pick[1]}`);
+    seen.add(pick[0] * n + pick[1]);
     edges.push(pick);
   });
   return edges;
+}
+
+/** How many of the ascending `sorted` are below `x`. */
+function countBelow(sorted: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Kahn's algorithm, always taking the ready node listed first; throws on a cycle. */
@@ -80,7 +141,9 @@ export function planFromRecord(record: RawPlan, where: DtdrErrorDetails = {}): P
   const short = record as { query?: unknown; tools?: unknown; id?: unknown };
   if (record.user_request === undefined && record.task_nodes === undefined && short.query !== undefined) {
     if (typeof short.query !== 'string' || short.query.trim() === '') fail('query', 'missing or empty query', 'each plan needs the user\'s request as a non-empty string');
+    checkRequestLength(short.query as string, 'query', fail);
     if (!Array.isArray(short.tools) || short.tools.length === 0) fail('tools', 'tools must be a non-empty array of tool names', 'e.g. {"query": "…", "tools": ["search", "send"]}');
+    checkStepCount((short.tools as unknown[]).length, 'tools', fail);
     (short.tools as unknown[]).forEach((t, i) => {
       if (typeof t !== 'string' || t === '') fail(`tools[${i}]`, 'each tool must be a non-empty string');
       if (t === END) fail(`tools[${i}]`, `"${END}" is reserved for the end of a plan and cannot be a tool name`);
@@ -89,8 +152,13 @@ export function planFromRecord(record: RawPlan, where: DtdrErrorDetails = {}): P
   }
   const query = record.user_request;
   if (typeof query !== 'string' || query.trim() === '') fail('user_request', 'missing or empty user_request', 'each plan needs the user\'s request as a non-empty string');
+  checkRequestLength(query as string, 'user_request', fail);
   if (!Array.isArray(record.task_nodes) || record.task_nodes.length === 0) {
     fail('task_nodes', 'empty plan: task_nodes must be a non-empty array', 'a demonstration needs at least one tool call');
+  }
+  checkStepCount((record.task_nodes as unknown[]).length, 'task_nodes', fail);
+  if (Array.isArray(record.task_links) && record.task_links.length > MAX_PLAN_LINKS) {
+    fail('task_links', `the plan has ${formatCount(record.task_links.length)} links; at most ${formatCount(MAX_PLAN_LINKS)} are accepted`, 'links are the data dependencies between its steps: list each once');
   }
   const nodes: PlanNode[] = (record.task_nodes as unknown[]).map((n, i) => {
     const task = (n as { task?: unknown })?.task;
@@ -110,6 +178,22 @@ export function planFromRecord(record: RawPlan, where: DtdrErrorDetails = {}): P
   const order = topologicalOrder(nodes, edges, where);
   const id = record.id === undefined ? String(where.line ?? '') : String(record.id);
   return { id, query: (query as string).trim(), nodes, edges, order };
+}
+
+type Fail = (field: string, message: string, hint?: string) => never;
+
+/** A plan's request: at most MAX_QUERY_CHARS characters, like a query. */
+function checkRequestLength(query: string, field: string, fail: Fail): void {
+  if (query.length > MAX_QUERY_CHARS) {
+    fail(field, `the request is ${formatCount(query.length)} characters long; at most ${formatCount(MAX_QUERY_CHARS)} are accepted`, 'a demonstration\'s request is what a user asked: summarise long inputs first');
+  }
+}
+
+/** A plan: at most MAX_PLAN_STEPS tool calls. */
+function checkStepCount(steps: number, field: string, fail: Fail): void {
+  if (steps > MAX_PLAN_STEPS) {
+    fail(field, `the plan has ${formatCount(steps)} steps; at most ${formatCount(MAX_PLAN_STEPS)} are accepted`, 'split the demonstration into shorter plans');
+  }
 }
 
 /** Builds a plan from a plain sequence of tool names (a chain). */

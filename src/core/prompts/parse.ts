@@ -17,13 +17,49 @@ export type ParsedAnswer =
 
 const err = (error: ToolCallErrorKind, message: string, allowed?: string[]): ParsedAnswer => ({ kind: 'error', error, message, ...(allowed ? { allowed } : {}) });
 
-/** Qwen3 and others think aloud first; the answer is what follows the thinking block. */
+/*
+ * Every scan below is linear in the answer's length: a model's answer is untrusted text, and a
+ * backtracking regex (`<think>[\s\S]*?</think>`, `^\s*…` under the m flag, `(.+?)\s*$`) turns a
+ * 40,000-character answer into seconds of work. Each function says which regex it stands for.
+ */
+
+const THINK_OPEN = '<think>';
+const THINK_CLOSE = '</think>';
+
+/**
+ * Qwen3 and others think aloud first; the answer is what follows the thinking block. Drops each
+ * `<think>…</think>` block, then everything up to a last unpaired `</think>` (the regexes
+ * `/<think>[\s\S]*?<\/think>/g` and `/^[\s\S]*<\/think>/`).
+ */
 function stripThinking(text: string): string {
-  return text.replace(/<think>[\s\S]*?<\/think>/g, '').replace(/^[\s\S]*<\/think>/, '');
+  let out = '';
+  let from = 0;
+  for (;;) {
+    const open = text.indexOf(THINK_OPEN, from);
+    if (open < 0) break;
+    const close = text.indexOf(THINK_CLOSE, open + THINK_OPEN.length);
+    if (close < 0) break;
+    out += text.slice(from, open);
+    from = close + THINK_CLOSE.length;
+  }
+  out += text.slice(from);
+  const last = out.lastIndexOf(THINK_CLOSE);
+  return last < 0 ? out : out.slice(last + THINK_CLOSE.length);
 }
 
+/** JavaScript's `\s` (which is also what `trim` removes), for one UTF-16 code unit. */
+const SPACE = /\s/;
+const isSpace = (text: string, i: number): boolean => SPACE.test(text[i]);
+/** The characters `.` does not match and at which `^`/`$` match under the m flag. */
+const isLineBreak = (text: string, i: number): boolean => {
+  const c = text.charCodeAt(i);
+  return c === 10 || c === 13 || c === 0x2028 || c === 0x2029;
+};
+
 function parseJsonObject(raw: string): { ok: true; value: Record<string, unknown> } | { ok: false; message: string } {
-  const text = raw.trim().replace(/^```(?:json)?\s*/i, '').replace(/\s*```$/, '');
+  let text = raw.trim().replace(/^```(?:json)?\s*/i, '');
+  // `/\s*```$/`, without its quadratic backtracking over a long run of spaces.
+  if (text.endsWith('```')) text = text.slice(0, -3).trimEnd();
   try {
     const value = JSON.parse(text);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, message: 'expected a JSON object' };
@@ -47,8 +83,13 @@ function callFromObject(value: Record<string, unknown>): ToolCall | string {
   return { name, arguments: args as Record<string, unknown> };
 }
 
+const END_WORD = new RegExp(`^\\W*${END}\\W*$`);
+/** Each alternative starts with a letter, so the m-flag `^` costs nothing on lines that do not. */
+const END_LINE = /^(Final Answer|Action:\s*END)\b/im;
+
 function isEndWord(text: string): boolean {
-  return new RegExp(`^\\W*${END}\\W*$`).test(text.trim()) || /^(Final Answer|Action:\s*END)\b/im.test(text.trim());
+  const trimmed = text.trim();
+  return END_WORD.test(trimmed) || END_LINE.test(trimmed);
 }
 
 /** Hermes / Qwen: `<tool_call>{"name": …, "arguments": {…}}</tool_call>`, or END. */
@@ -101,17 +142,67 @@ export function parseOpenAI(answer: unknown): ParsedAnswer {
 /** ReAct: `Action: name` and, for arguments, `Action Input: {…}`; `Action: END` or `Final Answer` ends. */
 export function parseReAct(answer: string): ParsedAnswer {
   const text = stripThinking(String(answer));
-  const actions = [...text.matchAll(/^\s*Action\s*:\s*(.+?)\s*$/gim)];
+  const actions = actionNames(text, 2);
   if (actions.length === 0) return isEndWord(text) ? { kind: 'end', warnings: [] } : err('no-call', `No "Action:" line found. Answer "Action: <function name>", or "Action: ${END}" when done.`);
   if (actions.length > 1) return err('several-calls', 'Give exactly one "Action:" line per step.');
-  const name = actions[0][1].replace(/^[`"']|[`"']$/g, '');
+  const name = actions[0].replace(/^[`"']|[`"']$/g, '');
   if (name === END) return { kind: 'end', warnings: [] };
-  const input = /^\s*Action\s+Input\s*:\s*([\s\S]*)$/im.exec(text);
+  const input = ACTION_INPUT.exec(text);
   if (!input) return { kind: 'call', call: { name, arguments: {} }, warnings: [] };
-  const raw = input[1].trim().split(/\n\s*(?:Observation|Thought)\s*:/)[0];
+  const raw = beforeObservation(input[1].trim());
   const parsed = parseJsonObject(raw === '' ? '{}' : raw);
   if (!parsed.ok) return err('malformed-json', `"Action Input" is not a JSON object (${parsed.message}).`);
   return { kind: 'call', call: { name, arguments: parsed.value }, warnings: [] };
+}
+
+/**
+ * The names on `Action:` lines, at most `limit` of them: the captures of
+ * `/^\s*Action\s*:\s*(.+?)\s*$/gim`, found in one pass. That regex's leading `\s*` may cross
+ * blank lines, but it can only ever reach an `Action` that also starts its own line after spaces,
+ * so starting at each line with spaces alone finds the same lines; the name runs from the first
+ * non-space after the colon (which may be on a later line) to the last non-space of its line.
+ */
+function actionNames(text: string, limit: number): string[] {
+  const names: string[] = [];
+  const head = /^[^\S\r\n\u2028\u2029]*Action\s*:\s*/gim;
+  let match: RegExpExecArray | null;
+  while (names.length < limit && (match = head.exec(text))) {
+    const start = head.lastIndex; // the first non-space after the colon, or the end of the text
+    if (start < text.length) {
+      let end = start;
+      while (end < text.length && !isLineBreak(text, end)) end++;
+      let last = end - 1;
+      while (isSpace(text, last)) last--;
+      names.push(text.slice(start, last + 1));
+      head.lastIndex = end;
+    } else {
+      // Only spaces after the colon: the regex gives `.+?` the last of them that is not a line break.
+      const colon = match.index + match[0].lastIndexOf(':');
+      let last = text.length - 1;
+      while (last > colon && isLineBreak(text, last)) last--;
+      if (last > colon) names.push(text[last]);
+      break;
+    }
+  }
+  return names;
+}
+
+/** `Action Input:` and all after it: `/^\s*Action\s+Input\s*:\s*([\s\S]*)$/im`, with `^\s*` kept to one line (see actionNames). */
+const ACTION_INPUT = /^[^\S\r\n\u2028\u2029]*Action\s+Input\s*:\s*([\s\S]*)$/im;
+const OBSERVATION = /(?:Observation|Thought)\s*:/y;
+
+/** The text before the first line that starts (after spaces) with `Observation:` or `Thought:`: `s.split(/\n\s*(?:Observation|Thought)\s*:/)[0]`. */
+function beforeObservation(text: string): string {
+  let i = text.indexOf('\n');
+  while (i >= 0) {
+    let j = i + 1;
+    while (j < text.length && isSpace(text, j)) j++;
+    OBSERVATION.lastIndex = j;
+    if (OBSERVATION.test(text)) return text.slice(0, i);
+    // Every line break in text[i, j) reaches the same j: go on after the spaces.
+    i = text.indexOf('\n', j);
+  }
+  return text;
 }
 
 export function parseAnswer(format: PromptFormat, answer: unknown): ParsedAnswer {
