@@ -11,6 +11,7 @@
 export { Dtdr, loadModel, safeLoadModel, type DtdrTrainOptions, type Retrieval, type SafeLoad } from './core/dtdr.js';
 export { END, type JsonSchema, type Plan, type PlanNode, type PlanStep, type ToolSpec } from './core/base/types.js';
 export { chainPlan, planFromRecord, planSteps, planTools } from './core/plans/plan.js';
+export type { ChainPlanInput } from './core/plans/input.js';
 export { METHODS, type TrainOptions } from './core/retrieval/train.js';
 export type { Backoff, MethodName, Ranking, TrainingProgress } from './core/retrieval/types.js';
 export type { GatedOptions } from './core/retrieval/default/index.js';

@@ -8,10 +8,10 @@ import { contextText } from './base/text.js';
 import { DEFAULT_METHOD, embedAll, fitNeeds, labelsOf, TRAIN_DEFAULTS, trainRetriever, type TrainOptions } from './retrieval/train.js';
 import { chainPlan, planSteps, planTools } from './plans/plan.js';
 import { checkHistory, checkPlanSizes, checkQuery, checkTools } from './base/checks.js';
-import { ChangedToolSet, checkAddedTools, checkRemovedTools, extendGatedState, NO_CHANGES, type ToolChanges } from './model/toolset.js';
+import { ChangedToolSet, checkAddedTools, checkRemovedTools, copyChanges, extendGatedState, NO_CHANGES, readToolChanges, type ToolChanges } from './model/toolset.js';
+import { checkPlans, copyPlan, readPlan, readPlans, type ChainPlanInput } from './plans/input.js';
 import { GatedRetriever } from './retrieval/default/index.js';
 import { decodeBinaryModel, encodeBinaryModel } from './model/binary.js';
-import { MAX_VECTOR_NUMBER } from './base/validate.js';
 import { toolText } from './base/text.js';
 import type { Plan, ToolSpec } from './base/types.js';
 
@@ -368,34 +368,6 @@ export class Dtdr {
   }
 }
 
-function copyChanges(c: ToolChanges): ToolChanges {
-  return { removed: [...c.removed], added: c.added.map((t) => ({ ...t })), vectors: c.vectors ? c.vectors.map((v) => [...v]) : null };
-}
-
-/** The tool-set changes saved with a model, checked. */
-function readToolChanges(artifact: ModelArtifact, source?: string): ToolChanges {
-  const raw = (artifact as { toolChanges?: unknown }).toolChanges;
-  if (raw === undefined) return NO_CHANGES;
-  const fail = (field: string, message: string): never => {
-    throw new DtdrError('artifact', message, { file: source, field: `toolChanges.${field}` });
-  };
-  const c = raw as Partial<ToolChanges>;
-  if (!c || typeof c !== 'object') fail('', 'must be an object');
-  if (!Array.isArray(c.removed) || c.removed.some((n) => typeof n !== 'string')) fail('removed', 'must list tool names');
-  if (!Array.isArray(c.added)) fail('added', 'must list tools');
-  try {
-    checkTools([...artifact.tools, ...c.added!], 'tools');
-  } catch (e) {
-    fail('added', DtdrError.isInstance(e) ? e.message : String(e));
-  }
-  const names = new Set([...artifact.tools, ...c.added!].map((t) => t.name));
-  c.removed!.forEach((n, i) => names.has(n) || fail(`removed[${i}]`, `names no tool of the model: "${n}"`));
-  const dim = artifact.encoder?.dimension;
-  if (c.vectors != null && (!Array.isArray(c.vectors) || c.vectors.length !== names.size || c.vectors.some((v) => !Array.isArray(v) || v.length !== dim))) fail('vectors', 'one description vector per tool of the encoder dimension expected');
-  c.vectors?.forEach((v, i) => v.forEach((x, j) => (typeof x === 'number' && Math.abs(x) <= MAX_VECTOR_NUMBER) || fail(`vectors[${i}][${j}]`, `must be a finite number in [-${MAX_VECTOR_NUMBER}, ${MAX_VECTOR_NUMBER}], got ${JSON.stringify(x)}`)));
-  return { removed: [...c.removed!], added: c.added!.map((t) => ({ ...t })), vectors: c.vectors ?? null };
-}
-
 export type SafeLoad = { ok: true; model: Dtdr } | { ok: false; error: DtdrError };
 
 /** `Dtdr.load` that returns a result instead of throwing: for loading stored models at app start. */
@@ -409,67 +381,3 @@ export function safeLoadModel(saved: unknown, encoder?: Encoder, source?: string
 
 /** `Dtdr.load` under the name the docs use: throws a DtdrError. */
 export const loadModel = (saved: unknown, encoder?: Encoder, source?: string): Dtdr => Dtdr.load(saved, encoder, source);
-
-function copyPlan(p: Plan): Plan {
-  return { id: p.id, query: p.query, nodes: p.nodes.map((n) => ({ ...n })), edges: p.edges.map(([a, b]) => [a, b] as [number, number]), order: [...p.order] };
-}
-
-/** Plans to learn: well-formed, calling tools the retriever knows. */
-function checkPlans(plans: Plan[], known: string[], addedByMixing: string[], removed: readonly string[] = []): void {
-  const names = new Set(known);
-  const mixed = new Set(addedByMixing);
-  checkPlanSizes(plans);
-  const gone = new Set(removed);
-  plans.forEach((p, i) => {
-    for (const [k, n] of p.nodes.entries()) {
-      if (gone.has(n.tool)) {
-        throw new DtdrError('options', `plan ${JSON.stringify(p.id)} calls "${n.tool}", which was removed from the model`, { field: `plans[${i}].nodes[${k}].tool`, hint: 'add the tool back first (addTools), or leave the plan out' });
-      }
-      if (!names.has(n.tool)) {
-        throw new DtdrError('options', mixed.has(n.tool)
-          ? `"${n.tool}" was added after training to a method that mixes added tools in by description; it cannot learn from plans that call it`
-          : `plan ${JSON.stringify((p as Plan).id)} calls "${n.tool}", which is not one of the model's tools`, { field: `plans[${i}].nodes[${k}].tool`, hint: mixed.has(n.tool) ? 'retrain with the tool, or use dtdr-g, which extends itself natively' : 'add the tool first (addTools), or fix the plan' });
-      }
-    }
-  });
-}
-
-/** A demonstration given as a chain of calls: what `chainPlan(id, query, tools)` builds. */
-export interface ChainPlanInput {
-  /** Default: `plan-<index>`. */
-  id?: string;
-  query: string;
-  /** The tools called, in order. */
-  tools: string[];
-}
-
-/**
- * Plans passed to `train` or `learn`, checked and copied: each a `Plan` ({id, query, nodes,
- * edges, order}) or a chain `{id?, query, tools}` (built with chainPlan).
- */
-function readPlans(plans: unknown, code: 'options'): Plan[] {
-  if (!Array.isArray(plans)) throw new DtdrError(code, 'plans must be an array of plans', { field: 'plans', hint: 'build plans with chainPlan(id, query, tools) or planFromRecord' });
-  return plans.map((p, i) => {
-    const c = p as Partial<ChainPlanInput> & { nodes?: unknown };
-    if (c && typeof c === 'object' && c.nodes === undefined && c.tools !== undefined) {
-      const field = `plans[${i}]`;
-      const hint = 'give {id?, query, tools: ["tool_a", "tool_b"]}, or build the plan with chainPlan(id, query, tools)';
-      if (c.id !== undefined && typeof c.id !== 'string') throw new DtdrError(code, 'a plan id must be a string', { field: `${field}.id`, hint });
-      if (typeof c.query !== 'string') throw new DtdrError(code, 'a plan needs its request as a string query', { field: `${field}.query`, hint });
-      if (!Array.isArray(c.tools) || c.tools.length === 0 || c.tools.some((t) => typeof t !== 'string' || t === '')) throw new DtdrError(code, 'a plan\'s tools must be a non-empty array of tool names', { field: `${field}.tools`, hint });
-      return readPlan(chainPlan(c.id ?? `plan-${i}`, c.query, [...c.tools]), field);
-    }
-    return readPlan(p, `plans[${i}]`);
-  });
-}
-
-/** A stored or passed plan, checked for shape. */
-function readPlan(p: unknown, field: string, file?: string): Plan {
-  const plan = p as Plan;
-  const ok = plan && typeof plan === 'object' && typeof plan.id === 'string' && typeof plan.query === 'string'
-    && Array.isArray(plan.nodes) && plan.nodes.length > 0 && plan.nodes.every((n) => n && typeof n.tool === 'string')
-    && Array.isArray(plan.edges) && plan.edges.every((e) => Array.isArray(e) && e.length === 2 && e.every((x) => Number.isInteger(x) && x >= 0 && x < plan.nodes.length))
-    && Array.isArray(plan.order) && plan.order.length === plan.nodes.length && [...plan.order].sort((a, b) => a - b).every((x, i) => x === i);
-  if (!ok) throw new DtdrError(file ? 'artifact' : 'options', 'not a plan: expected {id, query, nodes: [{tool}], edges: [[from, to]], order}', { file, field, hint: 'build plans with chainPlan(id, query, tools) or planFromRecord' });
-  return copyPlan(plan);
-}

@@ -14,7 +14,9 @@
  *   over old and new tools, β = 0.3, and a step whose description ranking puts an added tool
  *   first is reported as unsure, so the set widens and says why.
  */
+import { checkTools } from '../base/checks.js';
 import { DtdrError } from '../base/errors.js';
+import { MAX_VECTOR_NUMBER } from '../base/validate.js';
 import { LexicalIndex } from '../retrieval/lexical.js';
 import { packMatrix, type PackedMatrix } from '../retrieval/kernels/matvec.js';
 import type { Ranking, RankInput, Retriever } from '../retrieval/types.js';
@@ -218,4 +220,33 @@ export class ChangedToolSet implements Retriever {
     for (let f = 0; f < T; f++) s[f] /= sum;
     return s;
   }
+}
+
+/** A deep copy of tool-set changes (what a saved model holds). */
+export function copyChanges(c: ToolChanges): ToolChanges {
+  return { removed: [...c.removed], added: c.added.map((t) => ({ ...t })), vectors: c.vectors ? c.vectors.map((v) => [...v]) : null };
+}
+
+/** The tool-set changes saved with a model, checked. */
+export function readToolChanges(artifact: { tools: ToolSpec[]; encoder?: { dimension?: number } | null }, source?: string): ToolChanges {
+  const raw = (artifact as { toolChanges?: unknown }).toolChanges;
+  if (raw === undefined) return NO_CHANGES;
+  const fail = (field: string, message: string): never => {
+    throw new DtdrError('artifact', message, { file: source, field: `toolChanges.${field}` });
+  };
+  const c = raw as Partial<ToolChanges>;
+  if (!c || typeof c !== 'object') fail('', 'must be an object');
+  if (!Array.isArray(c.removed) || c.removed.some((n) => typeof n !== 'string')) fail('removed', 'must list tool names');
+  if (!Array.isArray(c.added)) fail('added', 'must list tools');
+  try {
+    checkTools([...artifact.tools, ...c.added!], 'tools');
+  } catch (e) {
+    fail('added', DtdrError.isInstance(e) ? e.message : String(e));
+  }
+  const names = new Set([...artifact.tools, ...c.added!].map((t) => t.name));
+  c.removed!.forEach((n, i) => names.has(n) || fail(`removed[${i}]`, `names no tool of the model: "${n}"`));
+  const dim = artifact.encoder?.dimension;
+  if (c.vectors != null && (!Array.isArray(c.vectors) || c.vectors.length !== names.size || c.vectors.some((v) => !Array.isArray(v) || v.length !== dim))) fail('vectors', 'one description vector per tool of the encoder dimension expected');
+  c.vectors?.forEach((v, i) => v.forEach((x, j) => (typeof x === 'number' && Math.abs(x) <= MAX_VECTOR_NUMBER) || fail(`vectors[${i}][${j}]`, `must be a finite number in [-${MAX_VECTOR_NUMBER}, ${MAX_VECTOR_NUMBER}], got ${JSON.stringify(x)}`)));
+  return { removed: [...c.removed!], added: c.added!.map((t) => ({ ...t })), vectors: c.vectors ?? null };
 }
