@@ -120,7 +120,7 @@ export async function watchMcpTools(client: McpClientLike, model: Dtdr, options:
     const added = listed.filter((t) => !current.has(t.name));
     const removed = [...current].filter((n) => owns(n) && !names.has(n));
     if (added.length > 0) await model.addTools(added);
-    if (removed.length > 0) model.removeTools(removed);
+    if (removed.length > 0) await model.removeTools(removed);
     const diff = { added: added.map((t) => t.name), removed };
     if (added.length + removed.length > 0) options.onChange?.(diff);
     return diff;
