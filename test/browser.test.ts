@@ -76,6 +76,7 @@ describe.skipIf(!hasChromium || !hasPython)('the playground (npm run build:demo,
   const outsideRequests: string[] = [];
   const failedRequests: string[] = [];
   const pageErrors: string[] = [];
+  const consoleErrors: string[] = [];
 
   function watch(page: Page): { bytes: () => number } {
     // Distinct files: the training worker loads the same runtime and encoder files, which the HTTP cache serves.
@@ -89,6 +90,7 @@ describe.skipIf(!hasChromium || !hasPython)('the playground (npm run build:demo,
       sizes.set(r.url(), Number(r.headers()['content-length'] ?? 0));
     });
     page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
     return { bytes: () => [...sizes.values()].reduce((a, b) => a + b, 0) };
   }
 
@@ -169,6 +171,10 @@ describe.skipIf(!hasChromium || !hasPython)('the playground (npm run build:demo,
       // What a visitor downloaded on this path: code, encoder, tokenizer, the WASM runtime.
       expect(traffic.bytes()).toBeLessThanOrEqual(DEMO_BUDGET_BYTES);
       console.log(`[dtdr tests] the playground's default path fetched ${(traffic.bytes() / 1e6).toFixed(1)} MB of distinct files`);
+      // No WebGPU adapter in this browser (--disable-gpu): the page starts on WASM and says why.
+      expect(await page.getAttribute('#status', 'data-backend')).toBe('wasm');
+      expect(await page.textContent('#status')).toMatch(/running on wasm · no WebGPU adapter in this browser$/);
+      expect((await page.screenshot({ path: join(SHOTS, 'playground-start-wasm.png'), fullPage: true })).length).toBeGreaterThan(5_000);
       await page.click('#step-reset');
       await page.waitForSelector('#candidates table');
       expect((await page.locator('#step').screenshot({ path: join(SHOTS, 'playground-demo.png') })).length).toBeGreaterThan(5_000);
@@ -239,6 +245,7 @@ describe.skipIf(!hasChromium || !hasPython)('the playground (npm run build:demo,
       await page.waitForFunction(() => !document.querySelector('#model-list li[data-model="tools-only"]'));
       expect(await names()).toEqual(['demo', 'weather-tools']);
       expect(pageErrors).toEqual([]);
+      expect(consoleErrors).toEqual([]);
       expect(failedRequests).toEqual([]);
       expect(outsideRequests).toEqual([]);
     }, 200_000);
@@ -294,6 +301,39 @@ describe.skipIf(!hasChromium || !hasPython)('the playground (npm run build:demo,
     }, 60_000);
     afterAll(async () => gpuBrowser?.close());
 
+    it('starts on WebGPU where an adapter exists, says so, plans a request, states what the LLM needs before any request, and logs no console error', async (ctx) => {
+      if (!adapter) return ctx.skip();
+      const page = await gpuBrowser.newPage({ viewport: { width: 1200, height: 900 } });
+      const hub: string[] = [];
+      page.on('request', (r) => { if (/huggingface|hf\.co/.test(r.url())) hub.push(r.url()); });
+      watch(page);
+      await page.goto(url);
+      await ready(page);
+      expect(await page.getAttribute('#status', 'data-backend')).toBe('webgpu');
+      expect(await page.textContent('#status')).toMatch(/running on webgpu \(swiftshader\) · WebGPU adapter found \(swiftshader\)$/);
+      expect(await page.inputValue('#backend-choice')).toBe('webgpu');
+      await trainAs(page, 'demo');
+      await page.fill('#query', 'Email the quarterly report to Maria');
+      await page.click('#step-reset');
+      await page.waitForSelector('#candidates table');
+      await page.click('#step-auto');
+      await page.waitForSelector('#plan', { timeout: 30_000 });
+      expect(await page.textContent('#plan')).toMatch(/email_send → END$/);
+      // The LLM: what it needs is on the page before anything is asked; the hub only with the box ticked.
+      const llm = await page.textContent('#llm-status');
+      expect(llm).toMatch(/its folder served by this site at \/models\/onnx-community\/Qwen3-0\.6B-ONNX\//);
+      expect(llm).toMatch(/permission to download it from the Hugging Face hub/);
+      expect(llm).toContain('Nothing is requested from the hub unless you tick the box.');
+      expect(await page.isChecked('#llm-remote')).toBe(false);
+      expect((await page.screenshot({ path: join(SHOTS, 'playground-start-webgpu.png'), fullPage: true })).length).toBeGreaterThan(5_000);
+      expect(hub).toEqual([]);
+      expect(pageErrors).toEqual([]);
+      expect(consoleErrors).toEqual([]);
+      expect(failedRequests).toEqual([]);
+      expect(outsideRequests).toEqual([]);
+      await page.close();
+    }, 240_000);
+
     it('runs the bundled encoder on ONNX Runtime Web\'s WebGPU backend: the page says so, embeddings match WASM within 1e-4, plans are identical', async (ctx) => {
       if (!adapter) return ctx.skip();
       const page = await gpuBrowser.newPage({ viewport: { width: 1200, height: 900 } });
@@ -310,6 +350,7 @@ describe.skipIf(!hasChromium || !hasPython)('the playground (npm run build:demo,
       expect(await page.getAttribute('#backend-result', 'data-plans-same')).toBe(await page.getAttribute('#backend-result', 'data-plans'));
       expect((await page.locator('#backend').screenshot({ path: join(SHOTS, 'playground-webgpu.png') })).length).toBeGreaterThan(5_000);
       expect(pageErrors).toEqual([]);
+      expect(consoleErrors).toEqual([]);
       expect(failedRequests).toEqual([]);
       expect(outsideRequests).toEqual([]);
     }, 240_000);

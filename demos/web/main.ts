@@ -40,8 +40,31 @@ function encoderFor(backend: string): Promise<Encoder> {
   return e;
 }
 
+/** A WebGPU adapter's architecture (e.g. `swiftshader`), or null where this browser has none. */
+async function webGpuAdapter(): Promise<string | null> {
+  const gpu = (navigator as Navigator & { gpu?: { requestAdapter(): Promise<{ info?: { architecture?: string; vendor?: string } } | null> } }).gpu;
+  const adapter = gpu ? await gpu.requestAdapter().catch(() => null) : null;
+  return adapter ? adapter.info?.architecture || adapter.info?.vendor || 'adapter' : null;
+}
+
+/**
+ * The first backend: WebGPU where this browser has an adapter, else WASM (`?backend=wasm` or
+ * `?backend=webgpu` picks one). WebGPU that cannot start falls back to WASM, and the page says so.
+ */
+async function startBackend(): Promise<void> {
+  const asked = params.get('backend');
+  const adapter = asked === 'wasm' ? null : await webGpuAdapter();
+  const backend = asked === 'wasm' || asked === 'webgpu' ? asked : adapter ? 'webgpu' : 'wasm';
+  $<HTMLSelectElement>('backend-choice').value = backend;
+  const why = asked ? `?backend=${asked}` : adapter ? `WebGPU adapter found (${adapter})` : 'no WebGPU adapter in this browser';
+  await useBackend(backend, why);
+  if (backend === 'webgpu' && !asked && $('status').dataset.backend !== 'webgpu') {
+    $<HTMLSelectElement>('backend-choice').value = 'wasm';
+  }
+}
+
 let encoder: Encoder | undefined;
-async function useBackend(backend: string): Promise<void> {
+async function useBackend(backend: string, why = 'chosen'): Promise<void> {
   const status = $('status');
   status.dataset.state = 'loading';
   status.textContent = `loading the encoder (${backend})…`;
@@ -49,7 +72,7 @@ async function useBackend(backend: string): Promise<void> {
     encoder = await encoderFor(backend);
     const b = encoder.backend;
     const ran = b ? `${b.name}${b.adapter ? ` (${b.adapter})` : ''}` : backend;
-    status.textContent = `${encoder.id} · running on ${ran}`;
+    status.textContent = `${encoder.id} · running on ${ran}${b?.name && b.name !== backend ? ` (WebGPU could not start: fell back to ${b.name})` : ''} · ${why}`;
     status.dataset.state = 'ready';
     status.dataset.backend = b?.name ?? backend;
     $('backend-status').textContent = `Asked for ${backend}; running on ${ran}.${b?.note ? ` ${b.note}.` : ''}${b?.name === 'webgpu' ? ' (ONNX Runtime keeps ops WebGPU has no kernel for, here the int8 lookups, on the CPU.)' : ''}`;
@@ -377,13 +400,12 @@ async function checkBackends() {
 
 let llm: LocalModel | undefined;
 async function llmAvailability() {
-  const gpu = (navigator as Navigator & { gpu?: { requestAdapter(): Promise<unknown> } }).gpu;
-  const hasGpu = gpu ? Boolean(await gpu.requestAdapter().catch(() => null)) : false;
-  const status = $('llm-status');
-  status.textContent = hasGpu && navigator.onLine
-    ? 'WebGPU is available. Loading a model downloads its weights once from the Hugging Face hub (Qwen3 0.6B at q4f16: about 500 MB); it then picks the next call from the candidates above, under a logit-level hard mask that lets it name only an allowed tool.'
-    : `A local LLM needs WebGPU${hasGpu ? '' : ' (no WebGPU adapter in this browser: use a recent Chrome or Edge with hardware acceleration on, or enable WebGPU in its flags)'} and a network connection for the one-time download of its weights${navigator.onLine ? '' : ' (this page is offline now)'}. Everything else on this page works without either.`;
-  $<HTMLButtonElement>('llm-load').disabled = !(hasGpu && navigator.onLine);
+  const adapter = await webGpuAdapter();
+  const remote = $<HTMLInputElement>('llm-remote').checked;
+  const id = $<HTMLInputElement>('llm-model').value.trim();
+  const needs = `It needs WebGPU${adapter ? ` (found: ${adapter})` : ' (none in this browser: use a recent Chrome or Edge with hardware acceleration on)'} and a model: either its folder served by this site at ${location.pathname.replace(/[^/]*$/, '')}models/${id || '<id>'}/ (config.json, the tokenizer files, onnx/), which loads offline, or your permission to download it from the Hugging Face hub (tick the box; Qwen3 0.6B at q4f16 is about 500 MB, downloaded once).`;
+  $('llm-status').textContent = `${needs} ${remote ? 'Downloading from the hub is allowed.' : 'Nothing is requested from the hub unless you tick the box.'} Everything else on this page works without it.`;
+  $<HTMLButtonElement>('llm-load').disabled = !adapter || !id || (remote && !navigator.onLine);
 }
 
 async function askLlm(event: SubmitEvent) {
@@ -395,9 +417,11 @@ async function askLlm(event: SubmitEvent) {
   }
   try {
     if (!llm) {
-      out.textContent = 'loading the language model (first time: downloading)…';
+      const remote = $<HTMLInputElement>('llm-remote').checked;
+      out.textContent = remote ? 'loading the language model (first time: downloading from the Hugging Face hub)…' : 'loading the language model from this site\'s models/ folder…';
       const transformers = await import('@huggingface/transformers');
-      llm = await transformersModel({ model: $<HTMLInputElement>('llm-model').value.trim(), device: 'webgpu', dtype: 'q4f16', allowRemoteModels: true, transformers, maxNewTokens: 64 });
+      transformers.env.localModelPath = new URL('models/', location.href).pathname;
+      llm = await transformersModel({ model: $<HTMLInputElement>('llm-model').value.trim(), device: 'webgpu', dtype: 'q4f16', allowRemoteModels: remote, transformers, maxNewTokens: 64 });
     }
     const agent = new Agent({ retriever: await model(selected), model: llm, fillArguments: false, format: $<HTMLSelectElement>('format').value as PromptFormat });
     const { prompt } = await agent.prepare($<HTMLInputElement>('query').value.trim(), pastCalls().map((tool) => ({ tool })));
@@ -407,7 +431,9 @@ async function askLlm(event: SubmitEvent) {
     if (parsed.kind !== 'error') await take(parsed.kind === 'end' ? END : parsed.call.name);
   } catch (error) {
     llm = undefined;
-    out.textContent = `${explain(error)} — the model's weights come from the Hugging Face hub: check the network connection, or serve a model folder and give its URL.`;
+    out.textContent = $<HTMLInputElement>('llm-remote').checked
+      ? `${explain(error)} — the download from the Hugging Face hub failed: check the network connection, or serve the model's folder under models/ on this site.`
+      : `${explain(error)} — no usable model folder at models/${$<HTMLInputElement>('llm-model').value.trim()}/ on this site: serve one there, or tick "download from the Hugging Face hub".`;
   }
 }
 
@@ -434,11 +460,11 @@ $('strategy').addEventListener('change', () => void showStep());
 $('backend-choice').addEventListener('change', (e) => void useBackend((e.target as HTMLSelectElement).value).then(showStep));
 $('backend-check').addEventListener('click', () => void checkBackends());
 $<HTMLFormElement>('llm-form').addEventListener('submit', askLlm);
+$('llm-remote').addEventListener('change', () => void llmAvailability());
+$('llm-model').addEventListener('input', () => void llmAvailability());
 addEventListener('online', () => void llmAvailability());
 addEventListener('offline', () => void llmAvailability());
 
 void llmAvailability();
-const backend = params.get('backend') === 'webgpu' ? 'webgpu' : 'wasm';
-$<HTMLSelectElement>('backend-choice').value = backend;
 if (params.get('data') !== 'empty') loadDemoSet();
-void useBackend(backend).then(showStep);
+void startBackend().then(showStep);

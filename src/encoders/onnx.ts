@@ -39,6 +39,8 @@ export interface EncoderOptions {
    * `await import('onnxruntime-web/webgpu')` or `onnxruntime-react-native` to use those instead.
    */
   runtime?: OnnxRuntime;
+  /** ONNX Runtime's session log level: 0 verbose, 1 info, 2 warning, 3 error (default), 4 fatal. */
+  logSeverityLevel?: 0 | 1 | 2 | 3 | 4;
   /** Execution providers, in order. Default: `['webgpu', 'wasm']` for device `webgpu`, else the runtime's own. */
   device?: EncoderDevice;
   /** Weight file to load: `onnx/model.onnx` (fp32), `onnx/model_quantized.onnx` (q8), … Default: config.json's choice, else fp32. */
@@ -251,7 +253,11 @@ export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: On
 
   if (options.wasmPaths !== undefined && runtime.env?.wasm) runtime.env.wasm.wasmPaths = options.wasmPaths;
   const device = options.device ?? 'auto';
-  const create = (executionProviders?: string[]) => runtime.InferenceSession.create(weights, executionProviders ? { executionProviders } : {});
+  // ONNX Runtime logs warnings by default; its WebGPU backend warns on every session that it keeps
+  // shape and int8 lookup ops on the CPU (expected for this encoder), and in browsers that line,
+  // ANSI colour codes and all, lands in the console as an error. Errors are still logged.
+  const logSeverityLevel = options.logSeverityLevel ?? 3;
+  const create = (executionProviders?: string[]) => runtime.InferenceSession.create(weights, { ...(executionProviders ? { executionProviders } : {}), logSeverityLevel });
   const failure = (cause: unknown) => {
     const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
     return new DtdrError('encoder', `cannot start encoder "${id}" (${files.location}/${weightFile}) on ONNX Runtime: ${reason}`, {
