@@ -30,7 +30,7 @@ export type { Dataset } from './core/base/types.js';
 
 // ── Prompts for the local model, and parsing its answer ───────────────────────────────────────
 export { buildArgumentsPrompt, buildSelectionPrompt, FORMATS, STRATEGIES, type BuiltPrompt, type ChatMessage, type PastCall, type PromptFormat, type PromptSegment, type SelectionPromptInput, type Strategy } from './core/prompts/build.js';
-export { parseAnswer, parseHermes, parseOpenAI, parseReAct, validateCall, type ParsedAnswer, type ToolCall, type ToolCallErrorKind } from './core/prompts/parse.js';
+export { parseAnswer, parseHermes, parseOpenAI, parseReAct, validateCall, type ParsedAnswer, type ToolCall, type ToolCallErrorKind, type ValidateCallOptions } from './core/prompts/parse.js';
 export { sealToolToSpec, toOpenAITool, toolsFromOpenAI, type OpenAITool } from './core/plans/tools.js';
 export { promptTokens, type PromptTokens, type TokenCounter } from './core/prompts/tokens.js';
 

@@ -78,6 +78,28 @@ describe('dtdr train / retrieve', () => {
     expect(oneLineError(r)).toMatch(/--history names tools the model does not know: teleport/);
   });
 
+  it('a misspelled history tool gets a "did you mean", and the hint lists every tool, not the first 8', () => {
+    const r = runCli(['retrieve', '--model', model, '--query', 'x', '--history', 'files_search,contacts_serch']);
+    expect(r.code).toBe(2);
+    const line = oneLineError(r);
+    expect(line).toMatch(/does not know: contacts_serch/);
+    expect(line).toMatch(/did you mean "contacts_search" for "contacts_serch"\?/);
+    // the demo set's 27 tools, every one of them named (weather_forecast sorts last)
+    expect(line).toMatch(/27 tools: .*weather_forecast/);
+    const far = runCli(['prompt', '--model', model, '--query', 'x', '--history', 'teleport']);
+    expect(far.code).toBe(2);
+    expect(oneLineError(far)).not.toMatch(/did you mean/);
+  });
+
+  it('retrieve --help and prompt --help list --encoder, which both accept', () => {
+    for (const command of ['retrieve', 'prompt']) {
+      const r = runCli([command, '--help']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout + r.stderr).toMatch(/--encoder X/);
+      expect(r.stdout + r.stderr).toMatch(/--allow-remote/);
+    }
+  });
+
   it('rejects a file that is not a model, naming it', () => {
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, '{not json');

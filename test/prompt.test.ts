@@ -3,6 +3,7 @@ import { chainPlan } from '../src/core/plans/plan.js';
 import { buildArgumentsPrompt, buildSelectionPrompt, FORMATS, pickDemonstrations, promptName, STRATEGIES, type SelectionPromptInput } from '../src/core/prompts/build.js';
 import { sealToolToSpec, toolsFromOpenAI } from '../src/core/plans/tools.js';
 import { promptTokens } from '../src/core/prompts/tokens.js';
+import { parseAnswer, validateCall } from '../src/core/prompts/parse.js';
 import { END, type ToolSpec } from '../src/core/base/types.js';
 import { loadQwen3TokenCounter } from '../src/tokens/qwen3.js';
 
@@ -204,3 +205,36 @@ describe('prompt length in Qwen3 tokens', () => {
   });
 });
 
+
+describe('the prompt and validateCall agree on what an answer holds', () => {
+  const candidates = [{ tool: 'email_send', probability: 0.8 }, { tool: END, probability: 0.2 }];
+  const select = buildSelectionPrompt({ query: 'mail Ben', history: ['contacts_search'], tools, candidates, format: 'hermes', strategy: 'hard' });
+  // What the Hermes selection prompt asks for, word for word.
+  const asked = '<tool_call>\n{"name": "email_send", "arguments": {}}\n</tool_call>';
+
+  it('a selection answer in the form the selection prompt asks for validates (README pairing, no option)', () => {
+    expect(select.text).toContain('"arguments": {}');
+    expect(validateCall(parseAnswer(select.format, asked), tools, select)).toMatchObject({ kind: 'call', call: { name: 'email_send', arguments: {} } });
+    // the mask still applies at the selection stage
+    expect(validateCall(parseAnswer(select.format, '<tool_call>{"name": "music_play", "arguments": {}}</tool_call>'), tools, select)).toMatchObject({ kind: 'error', error: 'not-allowed' });
+  });
+
+  it.each(FORMATS)('%s: a selection answer with no arguments validates against its own prompt', (format) => {
+    const prompt = buildSelectionPrompt({ query: 'mail Ben', history: ['contacts_search'], tools, candidates, format, strategy: 'hard' });
+    const answer = format === 'openai' ? { role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'email_send', arguments: '{}' } }] } : format === 'react' ? 'Thought: mail him\nAction: email_send' : asked;
+    expect(validateCall(parseAnswer(prompt.format, answer), tools, prompt).kind).toBe('call');
+  });
+
+  it('an arguments answer is checked against the schema, from its prompt', () => {
+    const args = buildArgumentsPrompt({ query: 'mail Ben', history: ['contacts_search'], tool: tools[1], format: 'hermes' });
+    expect(validateCall(parseAnswer(args.format, asked), tools, args)).toMatchObject({ kind: 'error', error: 'invalid-arguments' });
+    const filled = '<tool_call>{"name": "email_send", "arguments": {"to": "ben@x.org", "body": "hi"}}</tool_call>';
+    expect(validateCall(parseAnswer(args.format, filled), tools, args).kind).toBe('call');
+  });
+
+  it('with a list of allowed names, stage: "select" says it is a selection answer', () => {
+    expect(validateCall(parseAnswer('hermes', asked), tools, select.allowed, { stage: 'select' }).kind).toBe('call');
+    expect(validateCall(parseAnswer('hermes', asked), tools, select.allowed)).toMatchObject({ error: 'invalid-arguments' });
+    expect(validateCall(parseAnswer('hermes', asked), tools, select, { checkArguments: true })).toMatchObject({ error: 'invalid-arguments' });
+  });
+});

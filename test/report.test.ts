@@ -69,6 +69,71 @@ describe.skipIf(!hasChromium)('the HTML evaluation report, opened offline in hea
     return { charts, figures, errors, requests };
   }
 
+  it('stays readable when crowded: no overprinted labels, ten methods told apart by dash and marker', async () => {
+    // Hand-made data built to collide: dtdr-h and dtdr-g end at the same reliability point, ten
+    // methods sweep near-identical coverage curves, and the tallest |F_t| bar is the first one.
+    const methods = ['dtdr-g', 'random', 'bm25', 'qts', 'dr', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h', 'dtdr-cb'] as const;
+    const metric = (i: number) => ({ mrr: 0.5 + i / 40, f1: 0.4, top1: 0.4, recall5: 0.7, coverage: 0.9, setSize: 12 - i, ece: 0.05, confidentMissRate: 0.02, widenedRate: 0.3 });
+    const dataset = {
+      name: 'crowded', split: 'seeded', trainPlans: 100, testPlans: 30, steps: 90, tools: 27,
+      methods: methods.map((method, i) => ({ method, ...metric(i), fitSeconds: 1, rankMicrosPerStep: 10 })),
+      curves: methods.flatMap((method, i) => [0.5, 0.2, 0.1, 0.05].map((value, k) => ({ method, knob: 'alpha', value, coverage: 0.6 + k * 0.1 + i * 0.003, setSize: 1 + k * 2 + i * 0.02 }))),
+      reliability: methods.flatMap((method) => [0.2, 0.5, 0.95].map((confidence, k) => ({ method, lo: k / 3, hi: (k + 1) / 3, steps: 30, confidence, accuracy: method === 'dtdr-h' || method === 'dtdr-g' ? confidence - 0.02 : confidence - 0.1 }))),
+      misses: [],
+      ablations: ['dtdr-h', 'dtdr-c'].flatMap((method) => [1, 2, 3].map((value) => ({ axis: 'history', method, value, mrr: 0.8 + value / 100, coverage: 0.9 }))),
+    };
+    const data = { version: 1, createdAt: '2026-01-01T00:00:00.000Z', encoder: 'test', defaultMethod: 'dtdr-g', datasets: [dataset] } as unknown as ReportData;
+    const file = join(folder, 'crowded.html');
+    writeReport(file, data);
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, offline: true });
+    const page = await context.newPage();
+    await page.goto(`file://${file}`);
+    await page.waitForSelector('body[data-rendered]');
+    const measured = await page.evaluate(() => {
+      const box = (e: Element) => e.getBoundingClientRect();
+      const overlap = (a: DOMRect, b: DOMRect) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+      const pairs = (boxes: { name: string; r: DOMRect }[]) => {
+        const hits: string[] = [];
+        for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) if (overlap(boxes[i].r, boxes[j].r)) hits.push(`${boxes[i].name} × ${boxes[j].name}`);
+        return hits;
+      };
+      return Array.from(document.querySelectorAll('figure.chart')).map((f) => {
+        const svg = f.querySelector('svg[class*="plot"]')!;
+        const texts = (selector: string) => Array.from(svg.querySelectorAll(`${selector} text`)).map((t) => ({ name: t.textContent ?? '', r: box(t) }));
+        const labels = texts('.end-label');
+        const axisLabels = Array.from(svg.querySelectorAll('[aria-label="y-axis label"] text, [aria-label="y-axis label"]')).filter((e) => e.tagName === 'text').map((t) => ({ name: `axis:${t.textContent}`, r: box(t) }));
+        const values = texts('.bar-value').map((b) => ({ ...b, name: `bar:${b.name}` }));
+        const lines = Array.from(svg.querySelectorAll('.method-line path')).map((p) => ({ method: p.closest('[aria-description]')?.getAttribute('aria-description') ?? p.getAttribute('aria-description') ?? '', dash: getComputedStyle(p).strokeDasharray || p.closest('g')!.getAttribute('stroke-dasharray') || 'none' }));
+        return {
+          chart: (f as HTMLElement).dataset.chart!,
+          labels: labels.map((l) => l.name),
+          labelOverlaps: pairs(labels),
+          axisOverlaps: pairs([...axisLabels, ...values]).filter((p) => p.includes('axis:')),
+          lines,
+          symbols: [...new Set(Array.from(svg.querySelectorAll('[aria-label="dot"] path')).map((p) => p.getAttribute('d')))].length,
+        };
+      });
+    });
+    await page.screenshot({ path: join(ROOT, '.cache', 'report-crowded.png'), fullPage: true });
+    for (const [chart, name] of [['Coverage against set size', 'coverage'], ['Reliability diagram', 'reliability'], ['Mean |F_t| per method', 'set-size']]) {
+      await page.locator(`figure[data-chart="${chart}"]`).screenshot({ path: join(ROOT, '.cache', `report-crowded-${name}.png`) });
+    }
+    await context.close();
+    const chart = (name: string) => measured.find((m) => m.chart === name)!;
+    // every method labels its line's end, and no two labels (or a label and a bar value) overprint
+    expect(chart('Reliability diagram').labels.sort()).toEqual(['dr', 'dtdr-c', 'dtdr-g', 'dtdr-h']);
+    expect(chart('Coverage against set size').labels).toHaveLength(10);
+    for (const m of measured) {
+      expect(m.labelOverlaps, m.chart).toEqual([]);
+      expect(m.axisOverlaps, m.chart).toEqual([]);
+    }
+    // ten lines, ten dash patterns, ten marker shapes
+    const coverage = chart('Coverage against set size');
+    expect(coverage.lines).toHaveLength(10);
+    expect(new Set(coverage.lines.map((l) => l.dash)).size).toBe(10);
+    expect(coverage.symbols).toBeGreaterThanOrEqual(10);
+  }, 60_000);
+
   it('draws every chart for the demo tool set (tools, demonstrations, ablations), from one file', async () => {
     const dataset = demoDataset(600);
     const split = splitDataset(dataset, { seed: 0 });

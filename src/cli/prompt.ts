@@ -16,6 +16,9 @@ Prints the prompt a small local model gets for the next step, with its length in
   --arguments TOOL  the parameter-filling prompt for TOOL instead of the selection prompt
   --alpha A         threshold for F_t (default 0.1)
   --low-confidence  widen (default) | soft: what a hard mask does when the retriever is unsure
+  --query-file F|-  read the request from a file or standard input
+  --encoder X       model id or folder; default: the encoder the model records
+  --allow-remote    let --encoder X download a hub model
   --json            {"prompt", "messages", "tools", "tokens": {"constant","variable","total"}, "candidates", …}`;
 
 export async function promptCommand(argv: string[]): Promise<void> {

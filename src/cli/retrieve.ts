@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readUtf8File } from '../data/utf8.js';
 import { Dtdr } from '../core/dtdr.js';
+import { closestToolName } from '../core/base/checks.js';
 import { DtdrError } from '../core/base/errors.js';
 import { END } from '../core/base/types.js';
 import type { Backoff } from '../core/retrieval/types.js';
@@ -13,7 +14,16 @@ export const retrieveHelp = `dtdr retrieve --model FILE (--query "…" | --query
 Ranks every tool and END for the next step of a plan. Prints the top candidates with their
 probabilities, the candidate set F_t, and why it is as wide as it is. For the default method the
 set is conformal (it holds a right tool in the trained target share of steps, 0.95 by default);
---alpha applies to the paper's methods only.`;
+--alpha applies to the paper's methods only.
+
+  --history a,b         the calls made so far, oldest first (tool names the model knows)
+  --top N               candidates to print (default 5)
+  --alpha A             threshold for F_t, the paper's methods only (default 0.1)
+  --query-file FILE|-   read the request from a file or standard input
+  --encoder X           model id or folder; default: the encoder the model records (the bundled
+                        offline encoder for models trained with it)
+  --allow-remote        let --encoder X download a hub model
+  --json                one JSON object: ranked, candidates, widened, reason, target, backoff`;
 
 /** The graph context in words: "back-off" only when something backed off. */
 export function describeBackoff(b: Backoff): string {
@@ -36,9 +46,18 @@ export function parseHistory(value: string | undefined, model: Dtdr): string[] {
   const known = new Set(model.tools.map((t) => t.name));
   const unknown = history.filter((t) => !known.has(t));
   if (unknown.length > 0) {
-    throw new DtdrError('usage', `--history names tools the model does not know: ${unknown.join(', ')}`, { hint: `known tools include ${[...known].slice(0, 8).join(', ')}…` });
+    const guesses = unknown.map((t) => [t, closestToolName(t, known)] as const).filter(([, g]) => g !== undefined);
+    const didYouMean = guesses.length > 0 ? `did you mean ${guesses.map(([t, g]) => `"${g}" for "${t}"`).join(', ')}? ` : '';
+    throw new DtdrError('usage', `--history names tools the model does not know: ${unknown.join(', ')}`, { hint: `${didYouMean}${knownToolsList([...known])}` });
   }
   return history;
+}
+
+/** Every known tool, sorted, up to 60 names (then how many more); a large tool set is named by count. */
+export function knownToolsList(names: string[]): string {
+  const sorted = [...names].sort();
+  const shown = sorted.slice(0, 60);
+  return `the model's ${names.length} tools: ${shown.join(', ')}${sorted.length > shown.length ? `, and ${sorted.length - shown.length} more` : ''}`;
 }
 
 export async function retrieveCommand(argv: string[]): Promise<void> {

@@ -27,6 +27,44 @@ function figure(title: string, caption: string, chart: Element): HTMLElement {
 // The default method first, so it gets the palette's strongest colour.
 const allMethods = [...new Set([data.defaultMethod, ...data.datasets.flatMap((d) => d.methods.map((m) => m.method))])];
 const methodColor = (legend = true) => ({ legend, domain: allMethods, scheme: 'tableau10' as const });
+/** A dash pattern and a marker symbol per method too, so lines differ by more than hue. */
+const DASHES = ['none', '6,3', '2,3', '8,3,2,3', '12,4', '3,6', '1,2', '10,2,2,2,2,2', '5,5', '14,3,3,3'];
+const SYMBOLS = ['circle', 'square', 'triangle', 'diamond', 'star', 'cross', 'wye', 'plus', 'times', 'asterisk'] as const;
+const styleOf = (method: string) => {
+  const i = Math.max(0, (allMethods as string[]).indexOf(method));
+  return { dash: DASHES[i % DASHES.length], symbol: SYMBOLS[i % SYMBOLS.length] };
+};
+const methodSymbol = { domain: allMethods, range: allMethods.map((m) => styleOf(m).symbol) };
+
+/**
+ * Lines with a dash pattern and a marker per method, and a label per method at the right edge of
+ * the frame, pushed apart (at least `gap` px) so that no two labels overprint; `yPx` maps a y value
+ * to pixels, `fromPx` back. Each method's line is its own mark (a dash pattern is not a channel).
+ */
+function methodLines<T extends { method: string }>(points: T[], x: keyof T & string, y: keyof T & string, yPx: (v: number) => number, fromPx: (px: number) => number, gap = 12) {
+  const methods = [...new Set(points.map((p) => p.method))];
+  const ends = methods.map((method) => {
+    const last = points.filter((p) => p.method === method).at(-1)!;
+    return { method, px: yPx(last[y] as number) };
+  }).sort((a, b) => a.px - b.px);
+  // One pass down then one up keeps every label within the frame's span and at least `gap` apart.
+  for (let i = 1; i < ends.length; i++) ends[i].px = Math.max(ends[i].px, ends[i - 1].px + gap);
+  const bottom = yPx(0);
+  if (ends.length && ends[ends.length - 1].px > bottom) ends[ends.length - 1].px = bottom;
+  for (let i = ends.length - 2; i >= 0; i--) ends[i].px = Math.min(ends[i].px, ends[i + 1].px - gap);
+  const labels = ends.map((e) => ({ method: e.method, y: fromPx(e.px) }));
+  return [
+    ...methods.map((method) => Plot.line(points.filter((p) => p.method === method), { x, y, stroke: 'method', strokeDasharray: styleOf(method).dash, strokeWidth: 1.6, className: 'method-line', ariaDescription: method })),
+    Plot.dot(points, { x, y, stroke: 'method', symbol: 'method', r: 3.5, fill: 'white', strokeWidth: 1.4 }),
+    Plot.text(labels, { y: 'y', text: 'method', fill: 'method', frameAnchor: 'right', textAnchor: 'start', dx: 6, className: 'end-label' }),
+  ];
+}
+
+/** A linear y scale over [0, 1] drawn in a plot of `height` with these margins: value ↔ pixels. */
+function unitScale(height: number, marginTop: number, marginBottom: number) {
+  const span = height - marginTop - marginBottom;
+  return { yPx: (v: number) => marginTop + (1 - v) * span, fromPx: (px: number) => 1 - (px - marginTop) / span };
+}
 
 function datasetSection(d: DatasetReport): HTMLElement {
   const section = el('section', { id: `dataset-${d.name}` });
@@ -38,15 +76,17 @@ function datasetSection(d: DatasetReport): HTMLElement {
   section.append(grid);
   const star = (m: string) => (m === data.defaultMethod ? `${m} ★` : m);
   const rows = d.methods.map((m) => ({ ...m, label: star(m.method) }));
+  // The axis label sits in a top margin of its own, and the domain leaves room above the tallest
+  // bar for its value label, so the two never meet.
   const bars = (y: 'mrr' | 'coverage' | 'setSize', label: string, domain?: [number, number]) =>
     Plot.plot({
-      marginLeft: 50, marginBottom: 45, width: 440, height: 260,
+      marginLeft: 50, marginBottom: 45, marginTop: 34, width: 440, height: 280,
       x: { label: null, domain: rows.map((r) => r.label), tickRotate: -30 },
-      y: { label, grid: true, ...(domain ? { domain } : {}) },
+      y: { label, labelAnchor: 'top', grid: true, domain: domain ? [domain[0], domain[1] * 1.1] : [0, Math.max(1e-9, ...rows.map((r) => r[y])) * 1.15], ticks: 5 },
       color: methodColor(false),
       marks: [
         Plot.barY(rows, { x: 'label', y, fill: 'method', tip: true }),
-        Plot.text(rows, { x: 'label', y, text: (r: typeof rows[number]) => (y === 'setSize' ? r[y].toFixed(1) : r[y].toFixed(2)), dy: -6, fontSize: 9 }),
+        Plot.text(rows, { x: 'label', y, text: (r: typeof rows[number]) => (y === 'setSize' ? r[y].toFixed(1) : r[y].toFixed(2)), dy: -6, fontSize: 9, className: 'bar-value' }),
         Plot.ruleY([0]),
       ],
     });
@@ -59,13 +99,17 @@ function datasetSection(d: DatasetReport): HTMLElement {
     'Coverage against set size',
     'Each line sweeps one knob: α for thresholded sets (the paper), the coverage target for the default method\'s conformal sets. Up and left is better.',
     Plot.plot({
-      width: 440, height: 300, marginLeft: 50,
+      width: 440, height: 340, marginLeft: 50, marginRight: 70, marginTop: 20, marginBottom: 35,
       x: { label: 'mean |F_t|', type: 'log', grid: true },
       y: { label: 'coverage', domain: [0, 1], grid: true },
       color: methodColor(),
+      symbol: methodSymbol,
       marks: [
         // Points in sweep order (α falling, target rising): each line is one knob turned.
-        Plot.line(d.curves, { x: 'setSize', y: 'coverage', stroke: 'method', marker: 'circle' }),
+        ...(() => {
+          const { yPx, fromPx } = unitScale(340, 20, 35);
+          return methodLines(d.curves, 'setSize', 'coverage', yPx, fromPx);
+        })(),
         Plot.tip(d.curves, Plot.pointer({ x: 'setSize', y: 'coverage', title: (p: DatasetReport['curves'][number]) => `${p.method}: ${p.knob} ${p.value} → coverage ${pct(p.coverage)}, |F_t| ${p.setSize.toFixed(2)}` })),
       ],
     }),
@@ -77,16 +121,19 @@ function datasetSection(d: DatasetReport): HTMLElement {
     'Reliability diagram',
     `Top-1 accuracy against the top-1 probability claimed, in 10 bins (dot area: steps), for ${shown.join(', ')}. On the diagonal, probabilities mean what they say; every method's ECE is in the table.`,
     Plot.plot({
-      width: 440, height: 300, marginLeft: 50, marginRight: 60,
+      width: 440, height: 300, marginLeft: 50, marginRight: 70, marginTop: 20, marginBottom: 35,
       x: { label: 'claimed probability (top-1)', domain: [0, 1], grid: true },
       y: { label: 'accuracy', domain: [0, 1], grid: true },
       r: { range: [1.5, 9] },
       color: { ...methodColor(false), legend: false },
+      symbol: methodSymbol,
       marks: [
-        Plot.line([[0, 0], [1, 1]], { stroke: '#999', strokeDasharray: '4,3' }),
-        Plot.line(calibrated, { x: 'confidence', y: 'accuracy', stroke: 'method', strokeOpacity: 0.7 }),
-        Plot.dot(calibrated, { x: 'confidence', y: 'accuracy', r: 'steps', fill: 'method', tip: true }),
-        Plot.text(calibrated, Plot.selectLast({ x: 'confidence', y: 'accuracy', z: 'method', text: 'method', fill: 'method', dx: 8, textAnchor: 'start' })),
+        Plot.line([[0, 0], [1, 1]], { stroke: '#bbb', strokeDasharray: '4,3' }),
+        ...(() => {
+          const { yPx, fromPx } = unitScale(300, 20, 35);
+          return methodLines(calibrated, 'confidence', 'accuracy', yPx, fromPx);
+        })(),
+        Plot.dot(calibrated, { x: 'confidence', y: 'accuracy', r: 'steps', fill: 'method', fillOpacity: 0.35, tip: true }),
       ],
     }),
   ));
@@ -110,16 +157,15 @@ function datasetSection(d: DatasetReport): HTMLElement {
   const ablation = (axis: 'history' | 'clusters' | 'demonstrations', title: string, xLabel: string, caption: string, log = false) => {
     const points = d.ablations.filter((p) => p.axis === axis);
     if (points.length === 0) return;
+    const { yPx, fromPx } = unitScale(280, 20, 35);
     grid.append(figure(title, caption, Plot.plot({
-      width: 440, height: 280, marginLeft: 50,
+      width: 440, height: 280, marginLeft: 50, marginTop: 20, marginBottom: 35,
       x: { label: xLabel, ...(log ? { type: 'log' as const } : {}), grid: true },
       y: { label: 'MRR', domain: [0, 1], grid: true },
-      marginRight: 60,
+      marginRight: 70,
       color: methodColor(false),
-      marks: [
-        Plot.line(points, { x: 'value', y: 'mrr', stroke: 'method', marker: 'circle', tip: true }),
-        Plot.text(points, Plot.selectLast({ x: 'value', y: 'mrr', z: 'method', text: 'method', fill: 'method', dx: 6, textAnchor: 'start' })),
-      ],
+      symbol: methodSymbol,
+      marks: [...methodLines(points, 'value', 'mrr', yPx, fromPx), Plot.tip(points, Plot.pointer({ x: 'value', y: 'mrr', title: (p: typeof points[number]) => `${p.method}: ${p.value} → MRR ${p.mrr.toFixed(3)}` }))],
     })));
   };
   ablation('history', 'Ablation: history length l', 'history length l', 'Refitted with the last l = 0–5 calls as context: DTDR-H\'s history features, DTDR-C\'s dependency graphs (l ≥ 1) (paper Figure 5).');

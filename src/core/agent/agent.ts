@@ -119,8 +119,9 @@ export class Agent {
 
   /** Parses and validates a model answer to `prompt`. */
   accept(prompt: BuiltPrompt, answer: unknown): ParsedAnswer {
-    const checkArguments = prompt.stage === 'arguments' || this.options.fillArguments === false;
-    return validateCall(parseAnswer(prompt.format, answer), this.tools, prompt.allowed, { checkArguments });
+    // Without a second prompt the selection answer carries the call's arguments: check them.
+    const checkArguments = this.options.fillArguments === false ? true : undefined;
+    return validateCall(parseAnswer(prompt.format, answer), this.tools, prompt, { checkArguments });
   }
 
   private async ask(prompt: BuiltPrompt): Promise<ParsedAnswer> {

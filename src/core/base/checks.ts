@@ -104,6 +104,12 @@ function describe(value: unknown): string {
 
 /** "did you mean …" by edit distance, for misspelled tool names. */
 function suggestion(name: string, known: ReadonlySet<string>): string {
+  const close = closestToolName(name, known);
+  return close ? `did you mean "${close}"?` : 'use the names of the tools the model was trained or extended with';
+}
+
+/** The known tool name nearest to `name` by edit distance, when it is close enough to be a typo. */
+export function closestToolName(name: string, known: Iterable<string>): string | undefined {
   let best = '';
   let bestDistance = Infinity;
   for (const k of known) {
@@ -113,7 +119,7 @@ function suggestion(name: string, known: ReadonlySet<string>): string {
       best = k;
     }
   }
-  return best && bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? `did you mean "${best}"?` : 'use the names of the tools the model was trained or extended with';
+  return best && bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
 }
 
 function editDistance(a: string, b: string): number {

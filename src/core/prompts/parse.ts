@@ -1,6 +1,6 @@
 import { Validator, type Schema } from '@cfworker/json-schema';
 import { END, type JsonSchema, type ToolSpec } from '../base/types.js';
-import type { PromptFormat } from './build.js';
+import type { BuiltPrompt, PromptFormat } from './build.js';
 
 export interface ToolCall {
   name: string;
@@ -218,19 +218,38 @@ export function parseAnswer(format: PromptFormat, answer: unknown): ParsedAnswer
 
 const validators = new WeakMap<JsonSchema, Validator>();
 
+/** What validateCall checks an answer against, besides the tool set. */
+export interface ValidateCallOptions {
+  /**
+   * What the answer answers: `select` (a selection prompt, which asks for `"arguments": {}` —
+   * the arguments come from a second prompt, so they are not checked) or `arguments` (checked
+   * against the tool's JSON Schema). Taken from the prompt when one is passed; default `arguments`.
+   */
+  stage?: BuiltPrompt['stage'];
+  /** Overrides the stage: check the arguments against the schema (true) or not (false). */
+  checkArguments?: boolean;
+}
+
 /**
  * Checks a parsed call against the tool set, the allowed names (a hard mask) and the tool's JSON
- * Schema (skipped with `checkArguments: false`, for a selection answer whose arguments come from a
- * second prompt). Errors carry a message fit to send back to the model.
+ * Schema. Pass the prompt the model answered — `validateCall(parseAnswer(prompt.format, answer),
+ * tools, prompt)` — and it checks what that prompt asked for: its allowed names, and the
+ * arguments only for an arguments prompt (a selection prompt asks for `"arguments": {}`). With a
+ * list of allowed names instead, or none, the arguments are checked unless `stage: 'select'` or
+ * `checkArguments: false` says otherwise. Errors carry a message fit to send back to the model.
  */
-export function validateCall(parsed: ParsedAnswer, tools: readonly ToolSpec[], allowed?: readonly string[], options: { checkArguments?: boolean } = {}): ParsedAnswer {
+export function validateCall(parsed: ParsedAnswer, tools: readonly ToolSpec[], against?: readonly string[] | Pick<BuiltPrompt, 'allowed' | 'stage'>, options: ValidateCallOptions = {}): ParsedAnswer {
+  const prompt = against !== undefined && !Array.isArray(against) ? (against as Pick<BuiltPrompt, 'allowed' | 'stage'>) : undefined;
+  const allowed = prompt ? prompt.allowed : (against as readonly string[] | undefined);
+  const stage = options.stage ?? prompt?.stage ?? 'arguments';
+  const checkArguments = options.checkArguments ?? stage === 'arguments';
   if (parsed.kind !== 'call') return parsed;
   const { name } = parsed.call;
   const allowedNames = allowed ? allowed.filter((n) => n !== END) : tools.map((t) => t.name);
   const tool = tools.find((t) => t.name === name);
   if (!tool) return err('unknown-tool', `There is no function named "${name}". Choose one of: ${allowedNames.join(', ')}${allowed?.includes(END) ? `, or ${END}` : ''}.`, [...(allowed ?? allowedNames)]);
   if (allowed && !allowed.includes(name)) return err('not-allowed', `"${name}" is not available at this step. Choose one of: ${allowedNames.join(', ')}${allowed.includes(END) ? `, or ${END}` : ''}.`, [...allowed]);
-  if (tool.parameters && options.checkArguments !== false) {
+  if (tool.parameters && checkArguments) {
     let validator = validators.get(tool.parameters);
     if (!validator) validators.set(tool.parameters, (validator = new Validator(tool.parameters as Schema, '2020-12', false)));
     const result = validator.validate(parsed.call.arguments);

@@ -2,7 +2,7 @@
  * The gate at rank time: each signal's weight is Θ·context, and a label's score is the weighted sum
  * of its signals. priorGate is the hand-set starting point (and the whole gate of a tools-only model).
  */
-import { CALLED, CG, C_CALLS, C_SERVED, EMBU, ENDS, G, GG, HEAD, LEXU, S } from './layout.js';
+import { CALLED, CG, C_CALLS, C_SERVED, EMB, EMBU, ENDS, G, GG, HEAD, LEXU, S } from './layout.js';
 import { SCORES, type Workspace } from './workspace.js';
 
 /**
@@ -33,10 +33,10 @@ export function combine(theta: Float64Array, w: Workspace, labels: number): numb
 }
 
 /**
- * The gate's starting point, and the whole gate of a model trained on tools alone: descriptions
- * rank the tools, repeat calls are unlikely, and END grows with the calls made and the share of
- * the request they served. Fixed by hand (there is nothing to learn it from), not tuned on any
- * evaluation set.
+ * The starting point of the gate that demonstrations train (fit.ts): descriptions rank the tools,
+ * repeat calls are unlikely, and END grows with the calls made and the share of the request they
+ * served. Fixed by hand, not tuned on any evaluation set. A model trained on tools alone uses
+ * toolsOnlyGate instead.
  */
 export function priorGate(): Float64Array {
   const theta = new Float64Array(S * G);
@@ -48,6 +48,37 @@ export function priorGate(): Float64Array {
   set(HEAD, 0, 0.5);
   set(CALLED, 0, -2);
   set(ENDS, 0, -4);
+  set(ENDS, C_CALLS, 2);
+  set(ENDS, C_SERVED, 6);
+  return theta;
+}
+
+/**
+ * The whole gate of a model trained on tools alone (nothing to learn it from). It ranks by the
+ * history-aware BM25 (request terms the called tools matched count less), the plain embedding of
+ * the request, a penalty on repeat calls, and END growing with the calls made and the share of the
+ * request they served. Unlike priorGate it leaves out embedding-unserved: that signal renormalises
+ * what is left of the request once the called tools' directions are projected out, and with a
+ * word-vector encoder those directions carry the request's own topic, so after a call or two the
+ * leftover is noise scaled up to full weight ("Email the invoice to Anna" after files_search and
+ * contacts_search ranked restaurant_book first). What the calls served is discounted term by term
+ * in BM25 instead, which only touches the terms they matched, and a called tool loses up to the
+ * plain embedding's whole weight (−8: the most a perfect match adds), as the projection took its
+ * own direction out before. The END bias (−2 here, −4 in priorGate) was chosen on the training
+ * plans of UltraTool, RestBench and Seal-Tools run tools-only (their test plans untouched), from
+ * −4 and −2 with END's served weight 6 or 8. Test-plan figures: `npm run eval:tools-only`.
+ */
+export function toolsOnlyGate(): Float64Array {
+  const theta = new Float64Array(S * G);
+  const set = (s: number, g: number, v: number) => (theta[s * G + g] = v);
+  set(LEXU, 0, 3);
+  set(EMB, 0, 8);
+  // Zero until the model learns online from its first plans (learning.ts), as in priorGate.
+  set(CG, 0, 0.5);
+  set(GG, 0, 0.5);
+  set(HEAD, 0, 0.5);
+  set(CALLED, 0, -8);
+  set(ENDS, 0, -2);
   set(ENDS, C_CALLS, 2);
   set(ENDS, C_SERVED, 6);
   return theta;

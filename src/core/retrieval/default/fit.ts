@@ -11,7 +11,7 @@ import { historyIndices } from '../dependency.js';
 import { packRows, sphericalKMeans, type KMeansResult } from '../kmeans.js';
 import type { TrainingProgress } from '../types.js';
 import { calibrationScores, groupThresholds, isotonicEce, MAX_SCORED_PLANS, scoredSubset } from './calibration.js';
-import { priorGate } from './combine.js';
+import { priorGate, toolsOnlyGate } from './combine.js';
 import { fitEvidence, type Clustering, type Evidence } from './evidence.js';
 import { expectedCalibrationError, fitTemperature, GateDataBuilder, trainGate } from './gate.js';
 import { BAG, CG, EMBU, G, GG, HEAD, LEX, LEXU, S, SIGNALS } from './layout.js';
@@ -34,7 +34,7 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   const side = new ToolSide(tools, packRows(toolVectors, dim), dim, lexicalOrder);
   const seed = options.seed ?? 0;
   if (plans.length === 0) {
-    return { side, evidence: undefined, theta: priorGate(), temperature: 1, target, confidentAbove, thresholds: { confident: 0, unsure: 0 }, neighbours, withoutSignals: without, calibration: { confident: [], unsure: [] } };
+    return { side, evidence: undefined, theta: toolsOnlyGate(), temperature: 1, target, confidentAbove, thresholds: { confident: 0, unsure: 0 }, neighbours, withoutSignals: without, calibration: { confident: [], unsure: [] } };
   }
   const withoutIdx = new Set(without.map((s) => SIGNALS.indexOf(s)));
   const headOption = withoutIdx.has(HEAD) ? false : options.head;

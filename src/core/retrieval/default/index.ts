@@ -10,4 +10,4 @@ export { GatedRetriever } from './retriever.js';
 export { CONTEXTS, SIGNALS, type SignalName } from './layout.js';
 export type { GatedOptions } from './options.js';
 export type { GatedDiagnostics, GatedState } from './state.js';
-export { priorGate } from './combine.js';
+export { priorGate, toolsOnlyGate } from './combine.js';

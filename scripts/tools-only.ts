@@ -1,0 +1,51 @@
+/**
+ * Tools-only models against BM25 on the three public datasets: trains on the tools alone (no
+ * demonstrations) and scores each dataset's test plans, reporting MRR over every step and over the
+ * history-aware steps (at least one prior call). Usage: npm run eval:tools-only [-- --json]
+ */
+import { evaluateMethods, splitDataset } from '../src/core/evaluation/evaluate.js';
+import type { MethodName } from '../src/core/retrieval/types.js';
+import { readDatasetDir } from '../src/data/node.js';
+import { loadEncoder } from '../src/encoders/node.js';
+
+export const TOOLS_ONLY_DATASETS = ['ultratool', 'restbench-tmdb', 'seal-tools'] as const;
+
+export interface ToolsOnlyFigures {
+  dataset: string;
+  steps: number;
+  historySteps: number;
+  mrr: Record<string, { all: number; history: number }>;
+}
+
+export async function toolsOnlyFigures(dir: string, methods: MethodName[] = ['bm25', 'dtdr-g']): Promise<ToolsOnlyFigures> {
+  const dataset = readDatasetDir(dir);
+  const split = splitDataset(dataset, { seed: 0 });
+  const mrr: ToolsOnlyFigures['mrr'] = {};
+  let steps = 0;
+  let historySteps = 0;
+  await evaluateMethods(dataset.tools, [], split.test, await loadEncoder(), {
+    methods,
+    timingPasses: 0,
+    onMethodScored(method, scored) {
+      const rr = scored.scores.map((s) => s.reciprocalRank);
+      const h = scored.steps.map((s, i) => (s.history.length > 0 ? rr[i] : -1)).filter((x) => x >= 0);
+      steps = rr.length;
+      historySteps = h.length;
+      const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
+      mrr[method] = { all: mean(rr), history: mean(h) };
+    },
+  });
+  return { dataset: dataset.name, steps, historySteps, mrr };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const root = new URL('../../shared/data/', import.meta.url).pathname;
+  for (const name of TOOLS_ONLY_DATASETS) {
+    const f = await toolsOnlyFigures(`${root}${name}`);
+    if (process.argv.includes('--json')) console.log(JSON.stringify(f));
+    else {
+      console.log(`${f.dataset}: ${f.steps} test steps, ${f.historySteps} with history`);
+      for (const [m, r] of Object.entries(f.mrr)) console.log(`  ${m.padEnd(7)} MRR all ${r.all.toFixed(4)}  history-aware ${r.history.toFixed(4)}`);
+    }
+  }
+}
