@@ -80,9 +80,10 @@ interface Ai7StepOptions {
 }
 type System = string | SystemModelMessage | SystemModelMessage[];
 
-/** ai 7 hands prepareStep the call's initial messages; ai 6 does not. */
-function isAi7(options: StepOptions): options is StepOptions & Required<Pick<Ai7StepOptions, 'initialMessages'>> & Ai7StepOptions {
-  return Array.isArray((options as Ai7StepOptions).initialMessages);
+/** ai 7's extra step options, or undefined on ai 6 (ai 7 hands prepareStep the call's initial messages; ai 6 does not). No type guard: the source type-checks against either major. */
+function ai7Of(options: StepOptions): (Ai7StepOptions & { initialMessages: ModelMessage[] }) | undefined {
+  const extra = options as unknown as Ai7StepOptions;
+  return Array.isArray(extra.initialMessages) ? (extra as Ai7StepOptions & { initialMessages: ModelMessage[] }) : undefined;
 }
 
 /** A system prompt followed by dtdr's hint: one string if the prompt is a string (or none), else the prompt's messages and one more. */
@@ -94,7 +95,7 @@ function withHint(base: System | undefined, hint: string): System {
 
 /** The request: the text of the first user message (ai 7: of the call's initial messages; ai 6: of the step's messages, which begin with them). */
 function requestOf(options: StepOptions): string {
-  const first = (isAi7(options) ? options.initialMessages.find((m) => m.role === 'user') : undefined) ?? options.messages.find((m) => m.role === 'user');
+  const first = ai7Of(options)?.initialMessages.find((m) => m.role === 'user') ?? options.messages.find((m) => m.role === 'user');
   const text = first ? messageText(first.content) : '';
   if (!text) throw new DtdrError('options', 'dtdrPrepareStep found no user message to retrieve tools for', { hint: 'pass prompt or a user message to generateText/streamText' });
   return text;
@@ -108,7 +109,8 @@ function historyOf(options: StepOptions): string[] {
 /** Soft mode's result: the hint after the caller's system prompt, in the field the installed major reads. */
 function softResult(step: StepOptions, hint: string, system: System | undefined): PrepareStepResult<ToolSet> {
   // Cast: the package is type-checked against ai 6, whose result has no `instructions`.
-  if (isAi7(step)) return { instructions: withHint(system ?? step.initialInstructions, hint) } as unknown as PrepareStepResult<ToolSet>;
+  const ai7 = ai7Of(step);
+  if (ai7) return { instructions: withHint(system ?? ai7.initialInstructions, hint) } as unknown as PrepareStepResult<ToolSet>;
   if (system !== undefined) return { system: withHint(system, hint) };
   // ai 6 without the option: the SDK sends the call's `system` before these messages; the hint
   // goes after it and any system messages the call's messages begin with. The tools still receive
