@@ -89,6 +89,16 @@ describe('dtdrPrepareStep with generateText', () => {
     expect(String(systems[0].content)).toMatch(/^You are helpful\.\n\nTools most likely needed for the next step, by dtdr's retrieval: \w+ \(0\.\d\d\)/);
   });
 
+  it('soft mode keeps a system prompt given as system messages, and the hint follows them', async () => {
+    const llm = new MockLanguageModelV3({ doGenerate: [text('ok')] });
+    const step = dtdrPrepareStep(model, { mode: 'soft', system: [{ role: 'system', content: 'You are helpful.' }, { role: 'system', content: 'Be brief.' }] });
+    await generateText({ model: llm, tools, prepareStep: step, prompt: 'Email the quarterly report to Maria' });
+    const prompt = llm.doGenerateCalls[0].prompt;
+    expect(prompt.slice(0, 3).map((m) => m.role)).toEqual(['system', 'system', 'system']);
+    expect(prompt.slice(0, 2).map((m) => m.content)).toEqual(['You are helpful.', 'Be brief.']);
+    expect(String(prompt[2].content)).toMatch(/^Tools most likely needed for the next step, by dtdr's retrieval: \w+ \(0\.\d\d\)/);
+  });
+
   it('the guard answers a call outside the set with an error and does not execute it, even when the SDK is told every tool is active', async () => {
     executed = [];
     const step = dtdrPrepareStep(model, { tools: Object.keys(tools), maxTools: 3 });
