@@ -1,5 +1,5 @@
 /**
- * dtdr for the Vercel AI SDK (`ai` ≥ 7, an optional peer dependency).
+ * dtdr for the Vercel AI SDK (`ai` 6 or 7, an optional peer dependency).
  *
  *   const step = dtdrPrepareStep(model, { tools: Object.keys(tools) });
  *   await generateText({ model: llm, tools: step.guard(tools), prepareStep: step, stopWhen: stepCountIs(8), prompt });
@@ -8,25 +8,34 @@
  * dtdr, and `activeTools` becomes the retrieved set (END handled: when dtdr is confident the plan
  * goes on, `toolChoice` is `required`). `mode: 'soft'` keeps every tool active — the tool list,
  * and so the provider's prompt cache, stays the same — and adds dtdr's weighted hint to the
- * instructions. `dtdrToolSearch(model)` is a history-aware `search` callback for `toolSearch`.
+ * system prompt. `dtdrToolSearch(model)` is a history-aware `search` callback for ai 7's `toolSearch`.
+ *
+ * Both majors. The step options differ: ai 7 hands `prepareStep` the call's `initialMessages` and
+ * `initialInstructions` and takes `instructions` back; ai 6 hands it only the step's `messages`
+ * (the call's messages, then the responses so far) and takes `system` back, and it cannot see the
+ * call's own `system`. So the request is the first user message of `initialMessages` (ai 7) or
+ * of `messages` (ai 6). In soft mode the hint follows your system prompt: the `system` option if
+ * you give it (dtdr returns it and the hint as the step's system prompt, in place of the call's);
+ * else, on ai 7, the call's `instructions`; else, on ai 6, the hint goes in as a system message
+ * right after the call's own `system` (which the SDK sends first), so that prompt is never dropped.
  *
  * The guard. `guard(tools)` wraps every tool's `execute` so that a call outside the set offered
  * at that step of that run is answered with an error result and never executed. The set is kept
- * per step and per run, never in the prepareStep object: `generateText`/`streamText` build a new
- * `messages` array for every step and hand that same array to `prepareStep` and, as
- * `options.messages`, to every tool the step's answer calls. The guard keys the step's allowed
+ * per step and per run, never in the prepareStep object: `generateText`/`streamText` (ai 6 and 7
+ * alike) build a new `messages` array for every step and hand that same array to `prepareStep` and,
+ * as `options.messages`, to every tool the step's answer calls. The guard keys the step's allowed
  * set by that array (a WeakMap, so nothing outlives the run), so two runs sharing one
  * `dtdrPrepareStep` can never see each other's sets, and it fails closed: a call whose `messages`
  * no step of ours saw (a call before the first `prepareStep`, a tool run outside generateText, a
- * resumed tool approval, or a `prepareStep` of yours that returns its own `messages` around ours)
- * is refused, not executed. In soft mode every tool given at that step is allowed.
+ * resumed tool approval, or, on ai 7, a `prepareStep` of yours that returns its own `messages`
+ * around ours) is refused, not executed. In soft mode every tool given at that step is allowed.
  *
  * Tool names. Every name given to dtdr here (the `tools` option, `alwaysInclude`, the keys passed
  * to `guard`) must follow the tool-name rule (limits.ts), which every provider's own rule is
  * stricter than: a name that breaks it is refused with a DtdrError naming it, at once. Tools dtdr
  * does not know stay offered but never enter its history or hint.
  */
-import type { PrepareStepFunction, PrepareStepResult, ToolSet } from 'ai';
+import type { ModelMessage, PrepareStepFunction, PrepareStepResult, SystemModelMessage, ToolSet } from 'ai';
 import type { Dtdr } from '../../core/dtdr.js';
 import { DtdrError } from '../../core/base/errors.js';
 import { checkToolName } from '../../core/base/limits.js';
@@ -43,21 +52,50 @@ export interface DtdrPrepareStepOptions extends AdapterOptions {
   tools?: readonly string[];
   /** Set `toolChoice: 'required'` when dtdr is confident the plan is not finished. Default true. */
   requireWhenConfident?: boolean;
+  /**
+   * Soft mode: your system prompt, which dtdr's hint follows. Given, the step's system prompt is
+   * this and the hint (ai 7: `instructions`, ai 6: `system`), in place of the call's own: pass it
+   * here instead of to generateText. Not given: on ai 7 the hint follows the call's `instructions`;
+   * on ai 6 (whose prepareStep cannot see the call's `system`) it goes in as a second system
+   * message right after the call's `system`.
+   */
+  system?: string | SystemModelMessage | SystemModelMessage[];
 }
 
 type StepOptions = Parameters<PrepareStepFunction<ToolSet>>[0];
 
 export interface DtdrPrepareStep {
-  (options: StepOptions): Promise<PrepareStepResult<ToolSet>>;
+  // Generic, so that it fits `prepareStep` for the tool set of the call (its type is the installed ai's).
+  <TOOLS extends ToolSet = ToolSet>(options: Parameters<PrepareStepFunction<TOOLS>>[0]): Promise<PrepareStepResult<TOOLS>>;
   /** The last step's choice, for logs and UIs. */
   readonly last: StepChoice | undefined;
   /** Wraps tools so that a call outside the set offered at its step of its run (or before any step) is refused, not executed. */
   guard<T extends ToolSet>(tools: T): T;
 }
 
-/** The request: the text of the first user message. */
+/** What ai 7 adds to the step options (absent on ai 6, whose types the package is built against). */
+interface Ai7StepOptions {
+  initialMessages?: ModelMessage[];
+  initialInstructions?: string | SystemModelMessage | SystemModelMessage[];
+}
+type System = string | SystemModelMessage | SystemModelMessage[];
+
+/** ai 7's extra step options, or undefined on ai 6 (ai 7 hands prepareStep the call's initial messages; ai 6 does not). No type guard: the source type-checks against either major. */
+function ai7Of(options: StepOptions): (Ai7StepOptions & { initialMessages: ModelMessage[] }) | undefined {
+  const extra = options as unknown as Ai7StepOptions;
+  return Array.isArray(extra.initialMessages) ? (extra as Ai7StepOptions & { initialMessages: ModelMessage[] }) : undefined;
+}
+
+/** A system prompt followed by dtdr's hint: one string if the prompt is a string (or none), else the prompt's messages and one more. */
+function withHint(base: System | undefined, hint: string): System {
+  if (base === undefined || base === null) return hint;
+  if (typeof base === 'string') return base ? `${base}\n\n${hint}` : hint;
+  return [...(Array.isArray(base) ? base : [base]), { role: 'system', content: hint }];
+}
+
+/** The request: the text of the first user message (ai 7: of the call's initial messages; ai 6: of the step's messages, which begin with them). */
 function requestOf(options: StepOptions): string {
-  const first = options.initialMessages.find((m) => m.role === 'user') ?? options.messages.find((m) => m.role === 'user');
+  const first = ai7Of(options)?.initialMessages.find((m) => m.role === 'user') ?? options.messages.find((m) => m.role === 'user');
   const text = first ? messageText(first.content) : '';
   if (!text) throw new DtdrError('options', 'dtdrPrepareStep found no user message to retrieve tools for', { hint: 'pass prompt or a user message to generateText/streamText' });
   return text;
@@ -66,6 +104,20 @@ function requestOf(options: StepOptions): string {
 /** The tools called in earlier steps that ran (a refused or failed call is not history), in order. */
 function historyOf(options: StepOptions): string[] {
   return options.steps.flatMap((s) => s.content.filter((c) => c.type === 'tool-result').map((c) => (c as { toolName: string }).toolName));
+}
+
+/** Soft mode's result: the hint after the caller's system prompt, in the field the installed major reads. */
+function softResult(step: StepOptions, hint: string, system: System | undefined): PrepareStepResult<ToolSet> {
+  // Cast: the package is type-checked against ai 6, whose result has no `instructions`.
+  const ai7 = ai7Of(step);
+  if (ai7) return { instructions: withHint(system ?? ai7.initialInstructions, hint) } as unknown as PrepareStepResult<ToolSet>;
+  if (system !== undefined) return { system: withHint(system, hint) };
+  // ai 6 without the option: the SDK sends the call's `system` before these messages; the hint
+  // goes after it and any system messages the call's messages begin with. The tools still receive
+  // the step's own messages array (the guard's key): a returned `messages` only changes the prompt.
+  const at = step.messages.findIndex((m) => m.role !== 'system');
+  const split = at < 0 ? step.messages.length : at;
+  return { messages: [...step.messages.slice(0, split), { role: 'system', content: hint }, ...step.messages.slice(split)] };
 }
 
 export function dtdrPrepareStep(model: Dtdr, options: DtdrPrepareStepOptions = {}): DtdrPrepareStep {
@@ -79,8 +131,7 @@ export function dtdrPrepareStep(model: Dtdr, options: DtdrPrepareStepOptions = {
     last = choice;
     if (options.mode === 'soft') {
       allowedAt.set(step.messages, null);
-      const base = typeof step.initialInstructions === 'string' ? `${step.initialInstructions}\n\n` : '';
-      return { instructions: `${base}${choice.hint}` };
+      return softResult(step, choice.hint, options.system);
     }
     allowedAt.set(step.messages, new Set(choice.tools));
     const confident = !choice.retrieval.widened && !choice.mayEnd;
@@ -118,7 +169,7 @@ export function dtdrPrepareStep(model: Dtdr, options: DtdrPrepareStepOptions = {
       }
       return wrapped as T;
     },
-  }) as DtdrPrepareStep;
+  }) as unknown as DtdrPrepareStep;
 }
 
 export interface DtdrToolSearchOptions {
