@@ -45,10 +45,12 @@ export class GatedRetriever implements Retriever {
   readonly needs: EmbeddingNeeds = { query: true, context: false };
   private workspace: Workspace;
   private readonly without: Set<number>;
+  private readonly added: Set<number>;
 
   private constructor(private readonly parts: GatedParts) {
     this.workspace = new Workspace(parts.side.labels.length, parts.side.dim, parts.evidence?.k ?? 0);
     this.without = new Set(parts.withoutSignals.map((s) => SIGNALS.indexOf(s)));
+    this.added = new Set(parts.addedTools);
   }
 
   static fit(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], options: GatedOptions = {}, onProgress?: (p: TrainingProgress) => void): GatedRetriever {
@@ -136,7 +138,7 @@ export class GatedRetriever implements Retriever {
     const history = historyIndices(input.history, this.side.index);
     // Every step of a plan ranks the same request: tokenise it once.
     if (this.lastQuery.text !== input.query) this.lastQuery = { text: input.query, terms: this.side.lexical.prepare(terms(input.query)) };
-    computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history }, w, this.neighbours, this.without);
+    computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history, added: this.added }, w, this.neighbours, this.without);
     const max = combine(this.theta, w, L);
     const sum = w.kernel.run(SCORES, L, max, 1 / this.temperature);
     w.kernel.divide(L, sum);
@@ -156,14 +158,20 @@ export class GatedRetriever implements Retriever {
     for (let f = 1; f < L; f++) if (probabilities[f] > probabilities[best]) best = f;
     const { counts } = rarity(ev, L);
     const group = stepGroup(knownHistory, counts[best], top >= this.confidentAbove);
-    let confident = confidentGroup(group, groups);
+    // Never less careful than the two legacy groups: confident only where they are too, and a set
+    // at least as wide as theirs (the lower threshold; a thin group's is theirs alone).
+    const legacyConfident = top >= this.confidentAbove && knownHistory;
+    let confident = legacyConfident && confidentGroup(group, groups);
+    const legacy = legacyConfident ? this.thresholds.confident : this.thresholds.unsure;
+    const own = groups.thresholds[group] ?? 0;
+    const threshold = own > 0 && legacy > 0 ? Math.min(own, legacy) : legacy;
     const fresh = this.parts.addedTools.length > 0 && groups.newToolRank > 0 ? this.parts.addedTools.filter((f) => counts[f] < 0.5) : [];
     const include = fresh.length > 0 ? this.askedNewTools(fresh, groups.newToolRank) : [];
     // An included tool only widens the set: confidence stays the group's. A tool added after
     // training that is left out has no held-out evidence either way: the step is not confident.
     const leftOut = fresh.filter((f) => !include.includes(f));
     if (leftOut.length > 0) confident = false;
-    const set = { threshold: groups.thresholds[group] ?? 0, target: this.target, confident, ...(include.length ? { include } : {}) };
+    const set = { threshold, target: this.target, confident, ...(include.length ? { include } : {}) };
     const cause = confident ? undefined : this.groupCause(group, top, input.history, include, counts[best], leftOut);
     return withLazyOrder({ labels: this.side.labels, probabilities, confident, group, set, ...(cause ? { cause } : {}) }, { unitRange: true });
   }

@@ -240,17 +240,20 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
       w.kernel.logClip(LOGITS, logZ, HEAD);
       context[C_HEAD] = Math.exp(max - logZ);
     }
-    liftRare(side, ev, w);
+    if (input.added && input.added.size > 0) liftAdded(side, ev, w, input.added);
   }
 }
 
 /**
- * Rarely or never demonstrated tools: each evidence signal moves from its value toward the best
- * tool's value at this step, by 1 / (1 + demonstrated steps), so that a tool added after training
- * (or seen once) is ranked by its description against the demonstrated tools, not ruled out by
- * tables that never saw it.
+ * Tools added after training (`addTools`): no demonstration could have called them, so the graphs,
+ * bags and head say "never" where the truth is "never seen". Where the request asks for such a
+ * tool, each evidence signal moves from its value toward the step's best, by 1 / (1 + its
+ * demonstrated steps since), so it is ranked by its description against the demonstrated tools.
+ * Tools that were there when the demonstrations were recorded are left as the evidence has them:
+ * lifting them too cost MRR and confident misses on UltraTool's dev split (issue 22), and let a
+ * description match outrank a sequence the model had just learned.
  */
-function liftRare(side: ToolSide, ev: Evidence, w: Workspace): void {
+function liftAdded(side: ToolSide, ev: Evidence, w: Workspace, added: ReadonlySet<number>): void {
   const { labels, lift } = rarity(ev, side.labels.length);
   if (labels.length === 0) return;
   const L = side.labels.length;
@@ -265,6 +268,7 @@ function liftRare(side: ToolSide, ev: Evidence, w: Workspace): void {
     for (let f = 0; f < T; f++) if (x[from + f] > best) best = x[from + f];
     for (let k = 0; k < labels.length; k++) {
       const f = labels[k];
+      if (!added.has(f)) continue;
       if (!(x[EMBU * L + f] >= emb || (x[LEXU * L + f] >= lex && lex > 0))) continue;
       const i = from + f;
       if (best > x[i]) x[i] += lift[k] * (best - x[i]);
