@@ -276,7 +276,7 @@ function liftAdded(side: ToolSide, ev: Evidence, w: Workspace, added: ReadonlySe
   }
 }
 
-/** Rank by description within which a rarely demonstrated tool counts as asked for. */
+/** Rank by description within which an added tool counts as asked for (for its lift). */
 const ASKED_RANK = 3;
 
 /** The k-th largest of x[from .. from+n). */
