@@ -124,10 +124,18 @@ export function demoDataset(count = 3000, seed = 0): Dataset {
   return { name: 'dtdr-demo', tools: DEMO_TOOLS, plans: generateDemoPlans(count, seed) };
 }
 
-/** Queries the demo walks: none of them is a template of the generator verbatim. */
-export const DEMO_QUERIES = [
-  'Find a vegan restaurant near me and text the address to Sam',
-  'Could you email the quarterly report to Maria?',
-  'Find me a pharmacy that is open and guide me there',
-  'Let my dad know where I am by text',
+/**
+ * The requests `npm start` walks, each with the plan it needs. None is a template of the generator
+ * verbatim; the last two combine familiar steps in a sequence no generated demonstration has.
+ */
+export const DEMO_SHOWCASE: readonly { query: string; plan: readonly string[] }[] = [
+  { query: 'Find a vegan restaurant near me and text the address to Sam', plan: ['maps_search_place', 'contacts_search', 'sms_send'] },
+  { query: 'Could you email the quarterly report to Maria?', plan: ['files_search', 'contacts_search', 'email_send'] },
+  { query: 'Find me a pharmacy that is open and guide me there', plan: ['maps_search_place', 'maps_directions'] },
+  { query: 'Let my dad know where I am by text', plan: ['location_current', 'contacts_search', 'sms_send'] },
+  { query: 'Translate thank you into Japanese and email it to my brother', plan: ['translate_text', 'contacts_search', 'email_send'] },
+  { query: 'Call the nearest pharmacy', plan: ['maps_search_place', 'phone_call'] },
 ];
+
+/** The showcase's requests alone. */
+export const DEMO_QUERIES = DEMO_SHOWCASE.map((s) => s.query);

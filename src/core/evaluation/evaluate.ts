@@ -55,6 +55,8 @@ export interface MethodResult extends MetricSummary {
   embedMs: number;
   /** Median time of one rank() call, embeddings excluded. */
   rankMicrosPerStep: number;
+  /** The same figures per calibration group, for retrievers that report one per step (dtdr-g's Ranking.group). */
+  groups?: Record<string, MetricSummary>;
 }
 
 export interface EvaluateOptions extends TrainOptions {
@@ -122,9 +124,11 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
 
     // Kept for the onMethodScored hook (reports), so it need not rank every step again.
     const rankings: Ranking[] = [];
+    const groupOf: (string | undefined)[] = [];
     const scores = inputs.map((input, i) => {
       const ranking = retriever.rank(input);
       if (options.onMethodScored) rankings.push(ranking);
+      groupOf.push(ranking.group);
       const set = selectCandidates(ranking, options.select);
       return scoreStep(ranking.order, ranking.labels, steps[i].acceptable, set.candidates.map((c) => c.tool), {
         confidence: ranking.probabilities[ranking.order[0]],
@@ -140,7 +144,13 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
     }
     passes.sort((a, b) => a - b);
     options.onMethodScored?.(method, { retriever, steps, inputs, rankings, scores });
-    results[method] = { ...summarize(scores), fitMs, embedMs, rankMicrosPerStep: passes.length ? passes[Math.floor(passes.length / 2)] : 0 };
+    const byGroup = new Map<string, StepScore[]>();
+    scores.forEach((sc, i) => {
+      const g = groupOf[i];
+      if (g !== undefined) byGroup.set(g, [...(byGroup.get(g) ?? []), sc]);
+    });
+    const groups = byGroup.size > 0 ? Object.fromEntries([...byGroup].sort(([a], [b]) => a.localeCompare(b)).map(([g, list]) => [g, summarize(list)])) : undefined;
+    results[method] = { ...summarize(scores), ...(groups ? { groups } : {}), fitMs, embedMs, rankMicrosPerStep: passes.length ? passes[Math.floor(passes.length / 2)] : 0 };
     progress({ phase: 'done', fraction: 1 });
   }
   return { trainPlans: train.length, testPlans: test.length, steps: steps.length, results };

@@ -52,6 +52,7 @@ export function extendGatedState(state: GatedState, oldToolCount: number, added:
   return {
     ...state,
     toolVectors: [...state.toolVectors, ...addedVectors],
+    addedTools: [...(state.addedTools ?? []), ...Array.from({ length: added }, (_, k) => T + k)],
     evidence: e && {
       ...e,
       graphs: e.graphs.map(remapRows),

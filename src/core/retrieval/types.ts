@@ -47,6 +47,12 @@ export interface Ranking {
   confident: boolean;
   /** Why the retriever is unsure, in words fit for a log or a prompt note; absent when confident. */
   cause?: string;
+  /**
+   * Set by retrievers with group-conditional calibration (dtdr-g): the kind of step this is, decided
+   * at rank time (e.g. `seen/many`, `new-history/none`, `tools-only`); each group has its own
+   * held-out conformal scores. Evaluation reports its figures per group.
+   */
+  group?: string;
   /** Set by calibrated retrievers (dtdr-g): the conformal threshold for this step's candidate set. */
   set?: {
     /** Keep every label whose probability is at least this. */
@@ -54,6 +60,8 @@ export interface Ranking {
     /** The share of steps whose set must hold an acceptable tool. */
     target: number;
     confident: boolean;
+    /** Labels that join the set whatever their probability (dtdr-g: never-demonstrated tools the request asks for). */
+    include?: number[];
   };
 }
 

@@ -76,18 +76,33 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
     size = Math.min(size, o.widenMax);
     let mass = 0;
     for (let r = 0; r < size; r++) mass += probabilities[order[r]];
+    const candidates = withIncluded(ranking, pick(size), o.widenMax);
     const notes = [
       ...(ranking.confident ? [] : [`${ranking.cause ?? 'unsure'}; widened to ${size} tools to hold an acceptable one in ${Math.round(target * 100)}% of such steps`]),
       ...(capped ? [`capped at ${o.widenMax} tools, holding ${mass.toFixed(2)} of the probability`] : []),
     ];
-    return { candidates: pick(size), widened: !ranking.confident, target, ...(notes.length ? { reason: notes.join('; ') } : {}) };
+    return { candidates, widened: !ranking.confident, target, ...(notes.length ? { reason: notes.join('; ') } : {}) };
   }
   let above = 0;
   while (above < order.length && above < o.maxSize && probabilities[order[above]] > o.alpha) above++;
   const reason = !ranking.confident ? ranking.cause ?? 'the retriever is unsure' : above === 0 ? `no tool has probability above ${o.alpha}` : undefined;
-  if (!reason) return { candidates: pick(above), widened: false };
+  if (!reason) return { candidates: withIncluded(ranking, pick(above), o.widenMax), widened: false };
   let size = 0;
   let mass = 0;
   while (size < order.length && size < o.widenMax && (size < o.widenMin || mass < o.widenMass)) mass += probabilities[order[size++]];
-  return { candidates: pick(Math.max(size, above)), widened: true, reason };
+  return { candidates: withIncluded(ranking, pick(Math.max(size, above)), o.widenMax), widened: true, reason };
+}
+
+/**
+ * Labels the retriever says must be offered (`set.include`: a tool added after training that the
+ * request asks for) join the set, best first, taking the place of the least probable others
+ * beyond `max`.
+ */
+function withIncluded(ranking: Ranking, chosen: Candidate[], max: number): Candidate[] {
+  const include = ranking.set?.include;
+  if (!include || include.length === 0) return chosen;
+  const extra = include.filter((i) => !chosen.some((c) => c.tool === ranking.labels[i])).map((i) => ({ tool: ranking.labels[i], probability: ranking.probabilities[i] }));
+  if (extra.length === 0) return chosen;
+  const kept = extra.slice(0, Math.max(1, max - 1));
+  return [...chosen.slice(0, Math.max(1, max - kept.length)), ...kept].sort((a, b) => b.probability - a.probability);
 }

@@ -30,6 +30,7 @@ export function calibrationScores(theta: Float64Array, temperature: number, data
   const best: number[] = [];
   const top: number[] = [];
   const topCorrect: number[] = [];
+  const topAt: number[] = [];
   for (let i = 0; i < n; i++) {
     const p = stepProbabilities(theta, data, i, temperature);
     const from = data.offsets[i];
@@ -43,8 +44,9 @@ export function calibrationScores(theta: Float64Array, temperature: number, data
     best.push(b);
     top.push(t);
     topCorrect.push(data.accept[from + tk]);
+    topAt.push(tk);
   }
-  return { best, top, topCorrect };
+  return { best, top, topCorrect, topAt };
 }
 
 /** ECE of isotonic calibration, measured by 2-fold cross-validation on the calibration steps. */

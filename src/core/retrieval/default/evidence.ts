@@ -32,6 +32,40 @@ export interface Evidence {
   packedCentroids?: PackedMatrix;
   /** The head's training examples, rehearsed when learning online. */
   replay: ReplayBuffer;
+  /** Demonstrated steps per label and the rarely demonstrated tools (built on first use; dropped when learning or adding tools). */
+  rarity?: Rarity;
+}
+
+/** Tools with fewer demonstrated steps than this keep part of their voice (see `rarity`). */
+export const FEW_DEMONSTRATIONS = 5;
+
+export interface Rarity {
+  /** Demonstrated steps per label (the pooled graph's unigram row; steps with several acceptable tools share one). */
+  counts: Float64Array;
+  /** Tools with fewer than FEW_DEMONSTRATIONS steps… */
+  labels: Uint32Array;
+  /** …and how far their evidence signals are lifted toward the step's best: 1 / (1 + count). */
+  lift: Float32Array;
+  /** Tools no demonstration called (count < 0.5, e.g. added after training). */
+  unseen: Uint32Array;
+}
+
+/**
+ * Demonstrated steps per label, from the pooled graph's unigram row, and the rarely or never
+ * demonstrated tools. A tool added after training has floor values in every evidence signal:
+ * the graphs and head say "never", when the truth is "never seen". Lifting such a tool's evidence
+ * toward the step's best lets its description speak for it (issue 22: new tools keep their voice;
+ * see `liftAdded` in signals.ts). The counts also decide a step's calibration group.
+ */
+export function rarity(ev: Evidence, labels: number): Rarity {
+  if (ev.rarity && ev.rarity.counts.length === labels) return ev.rarity;
+  const counts = new Float64Array(labels);
+  const row = ev.global.lookupKey(DependencyGraph.key([], 0));
+  if (row) for (let k = 0; k < row.labels.length; k++) counts[row.labels[k]] += row.weights[k];
+  const rare: number[] = [];
+  for (let f = 0; f < labels - 1; f++) if (counts[f] < FEW_DEMONSTRATIONS) rare.push(f);
+  ev.rarity = { counts, labels: Uint32Array.from(rare), lift: Float32Array.from(rare, (f) => 1 / (1 + counts[f])), unseen: Uint32Array.from(rare.filter((f) => counts[f] < 0.5)) };
+  return ev.rarity;
 }
 
 export function headSlots(history: readonly number[], l: number, vocabulary: Map<number, number>): Uint32Array {

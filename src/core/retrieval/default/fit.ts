@@ -12,7 +12,8 @@ import { packRows, sphericalKMeans, type KMeansResult } from '../kmeans.js';
 import type { TrainingProgress } from '../types.js';
 import { calibrationScores, groupThresholds, isotonicEce, MAX_SCORED_PLANS, scoredSubset } from './calibration.js';
 import { priorGate, toolsOnlyGate } from './combine.js';
-import { fitEvidence, type Clustering, type Evidence } from './evidence.js';
+import { fitEvidence, rarity, type Clustering, type Evidence } from './evidence.js';
+import { capScores, mondrianThresholds, rankQuantile, stepGroup } from './groups.js';
 import { expectedCalibrationError, fitTemperature, GateDataBuilder, trainGate } from './gate.js';
 import { BAG, CG, EMBU, G, GG, HEAD, LEX, LEXU, S, SIGNALS } from './layout.js';
 import { resolveGatedOptions, type GatedOptions } from './options.js';
@@ -34,7 +35,7 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   const side = new ToolSide(tools, packRows(toolVectors, dim), dim, lexicalOrder);
   const seed = options.seed ?? 0;
   if (plans.length === 0) {
-    return { side, evidence: undefined, theta: toolsOnlyGate(), temperature: 1, target, confidentAbove, thresholds: { confident: 0, unsure: 0 }, neighbours, withoutSignals: without, calibration: { confident: [], unsure: [] } };
+    return { side, evidence: undefined, theta: toolsOnlyGate(), temperature: 1, target, confidentAbove, thresholds: { confident: 0, unsure: 0 }, neighbours, withoutSignals: without, calibration: { confident: [], unsure: [] }, addedTools: [] };
   }
   const withoutIdx = new Set(without.map((s) => SIGNALS.indexOf(s)));
   const headOption = withoutIdx.has(HEAD) ? false : options.head;
@@ -141,6 +142,10 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   const stepPlan: number[] = [];
   const stepKnown: boolean[] = [];
   const stepScheme: number[] = [];
+  /** Per held-out step: demonstrated steps (in its fold) of each pooled label, in pool order. */
+  const stepPoolCounts: Float32Array[] = [];
+  /** Per held-out step: the needed tool's best rank by description (embedding or lexical), as if it had no demonstrations. */
+  const stepDescRank: number[] = [];
   const rounds = schemes.length * folds;
   for (const [r, scheme] of schemes.entries()) {
     const foldOf = foldsOf(scheme);
@@ -166,7 +171,11 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
           pool.add(side.end);
           const L = side.labels.length;
           for (const s of [LEX, LEXU, EMBU, CG, GG, BAG, HEAD]) if (!withoutIdx.has(s)) topIndices(w.x, s * L, L, 12, pool);
-          builder.add(w.context, [...pool], (s, f2) => w.x[s * L + f2], (f2) => acceptable.has(f2));
+          const pooled = [...pool];
+          builder.add(w.context, pooled, (s, f2) => w.x[s * L + f2], (f2) => acceptable.has(f2));
+          const counts = rarity(ev, L).counts;
+          stepPoolCounts.push(Float32Array.from(pooled, (f2) => counts[f2]));
+          stepDescRank.push(descriptionRank(w.x, L, side.end, acceptable));
           stepPlan.push(i);
           stepKnown.push(w.known);
           stepScheme.push(r);
@@ -201,6 +210,16 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   const confidentScores = scored.best.filter((_, i) => confidentStep(i));
   const unsureScores = scored.best.filter((_, i) => !confidentStep(i));
   const thresholds = groupThresholds({ confident: confidentScores, unsure: unsureScores }, target);
+  // Mondrian groups: each kind of step its own held-out scores and threshold (groups.ts).
+  const groupScores: Record<string, number[]> = {};
+  scored.best.forEach((b, i) => {
+    const step = thresholdSteps[i];
+    const key = stepGroup(stepKnown[step], stepPoolCounts[step][scored.topAt[i]], scored.top[i] >= confidentAbove);
+    (groupScores[key] ??= []).push(Math.fround(b));
+  });
+  for (const key of Object.keys(groupScores)) groupScores[key] = capScores(groupScores[key], MAX_GROUP_SCORES, seed + 503);
+  const newToolRank = rankQuantile(thresholdSteps.map((step) => stepDescRank[step]).filter((r) => r > 0), target);
+  const groups = { scores: groupScores, thresholds: mondrianThresholds(groupScores, target), newToolRank };
   const raw = calibrationScores(theta, 1, calData);
   const diagnostics: GatedDiagnostics = {
     folds,
@@ -221,7 +240,30 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   report('calibration', 1);
   const ev = fitEvidence(side, plans, queries, clustering!, { historyLength: l, seed, head: headOption }, (p) => report('fitting', p.fraction));
   const calibration = { confident: confidentScores.map(Math.fround), unsure: unsureScores.map(Math.fround) };
-  return { side, evidence: ev, theta, temperature, target, confidentAbove, thresholds, neighbours, withoutSignals: without, diagnostics, calibration };
+  return { side, evidence: ev, theta, temperature, target, confidentAbove, thresholds, neighbours, withoutSignals: without, diagnostics, calibration, groups, addedTools: [] };
+}
+
+/** Held-out scores kept per group, at most (a seeded sample beyond it). */
+const MAX_GROUP_SCORES = 4000;
+
+/**
+ * The best rank of an acceptable tool (END aside) by the description signals alone, embedding
+ * (history-aware) or lexical, whichever ranks it higher; 0 when END is the only acceptable label.
+ * Description signals need no demonstration, so this is the rank a tool would have if it had none.
+ */
+function descriptionRank(x: Float32Array, L: number, T: number, acceptable: Set<number>): number {
+  let best = 0;
+  for (const f of acceptable) {
+    if (f >= T) continue;
+    for (const s of [EMBU, LEXU]) {
+      const v = x[s * L + f];
+      if (s === LEXU && v <= 0) continue;
+      let rank = 1;
+      for (let g = 0; g < T; g++) if (x[s * L + g] > v) rank++;
+      if (best === 0 || rank < best) best = rank;
+    }
+  }
+  return best;
 }
 
 /** Indices of the `count` largest values of x[from .. from+n). */

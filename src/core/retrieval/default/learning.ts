@@ -10,6 +10,7 @@ import { trainLinearHead } from '../linear-head-training.js';
 import { ONLINE_HEAD, type LearnInput, type RankInput, type Ranking } from '../types.js';
 import { groupThresholds } from './calibration.js';
 import { fitEvidence, headExamples } from './evidence.js';
+import { mondrianThresholds } from './groups.js';
 import { KNOWN_HISTORY } from './layout.js';
 import type { GatedParts } from './state.js';
 
@@ -34,9 +35,11 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
         let best = 0;
         for (const t of step.acceptable) best = Math.max(best, r.probabilities[side.index.get(t)!]);
         (r.confident ? p.calibration.confident : p.calibration.unsure).push(Math.fround(best));
+        if (p.groups && r.group) (p.groups.scores[r.group] ??= []).push(Math.fround(best));
       }
     }
     p.thresholds = groupThresholds(p.calibration, p.target);
+    if (p.groups) p.groups.thresholds = mondrianThresholds(p.groups.scores, p.target);
   } else {
     // Tools alone so far: one cluster around these plans, the default history length.
     const d = side.dim;
@@ -46,6 +49,7 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
     p.evidence = fitEvidence(side, plans, queries, { centroids: centroid, k: 1, assignment: new Uint8Array(plans.length) }, { historyLength: KNOWN_HISTORY, seed: 0 });
     return true;
   }
+  ev.rarity = undefined;
   const d = side.dim;
   const l = ev.historyLength;
   for (const [i, plan] of plans.entries()) {

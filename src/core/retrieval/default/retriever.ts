@@ -15,7 +15,10 @@ import { fitGated } from './fit.js';
 import { C_MATCH, C_SUPPORT, KNOWN_HISTORY, SIGNALS, type SignalName } from './layout.js';
 import { learnGated } from './learning.js';
 import type { GatedOptions } from './options.js';
-import { computeSignals } from './signals.js';
+import { computeSignals, kthBest } from './signals.js';
+import { rarity } from './evidence.js';
+import { confidentGroup, stepGroup } from './groups.js';
+import { EMBU, LEXU } from './layout.js';
 import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type GatedState } from './state.js';
 import type { ToolSide } from './tool-side.js';
 import { noTerms, SCORES, Workspace } from './workspace.js';
@@ -42,10 +45,12 @@ export class GatedRetriever implements Retriever {
   readonly needs: EmbeddingNeeds = { query: true, context: false };
   private workspace: Workspace;
   private readonly without: Set<number>;
+  private readonly added: Set<number>;
 
   private constructor(private readonly parts: GatedParts) {
     this.workspace = new Workspace(parts.side.labels.length, parts.side.dim, parts.evidence?.k ?? 0);
     this.without = new Set(parts.withoutSignals.map((s) => SIGNALS.indexOf(s)));
+    this.added = new Set(parts.addedTools);
   }
 
   static fit(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], options: GatedOptions = {}, onProgress?: (p: TrainingProgress) => void): GatedRetriever {
@@ -133,7 +138,7 @@ export class GatedRetriever implements Retriever {
     const history = historyIndices(input.history, this.side.index);
     // Every step of a plan ranks the same request: tokenise it once.
     if (this.lastQuery.text !== input.query) this.lastQuery = { text: input.query, terms: this.side.lexical.prepare(terms(input.query)) };
-    computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history }, w, this.neighbours, this.without);
+    computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history, added: this.added }, w, this.neighbours, this.without);
     const max = combine(this.theta, w, L);
     const sum = w.kernel.run(SCORES, L, max, 1 / this.temperature);
     w.kernel.divide(L, sum);
@@ -141,9 +146,63 @@ export class GatedRetriever implements Retriever {
     // The best label's share is exp(0) / sum.
     const top = 1 / sum;
     const knownHistory = w.known;
-    const confident = this.evidence !== undefined && top >= this.confidentAbove && knownHistory;
-    const set = { threshold: confident ? this.thresholds.confident : this.thresholds.unsure, target: this.target, confident };
-    return withLazyOrder({ labels: this.side.labels, probabilities, confident, set, ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) }, { unitRange: true });
+    const ev = this.evidence;
+    const groups = this.parts.groups;
+    if (!ev || !groups) {
+      // Tools alone, or a model fitted before groups: two groups, confident and unsure.
+      const confident = ev !== undefined && top >= this.confidentAbove && knownHistory;
+      const set = { threshold: confident ? this.thresholds.confident : this.thresholds.unsure, target: this.target, confident };
+      return withLazyOrder({ labels: this.side.labels, probabilities, confident, set, ...(ev ? {} : { group: 'tools-only' }), ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) }, { unitRange: true });
+    }
+    let best = 0;
+    for (let f = 1; f < L; f++) if (probabilities[f] > probabilities[best]) best = f;
+    const { counts } = rarity(ev, L);
+    const group = stepGroup(knownHistory, counts[best], top >= this.confidentAbove);
+    // Never less careful than the two legacy groups: confident only where they are too, and a set
+    // at least as wide as theirs (the lower threshold; a thin group's is theirs alone).
+    const legacyConfident = top >= this.confidentAbove && knownHistory;
+    let confident = legacyConfident && confidentGroup(group, groups);
+    const legacy = legacyConfident ? this.thresholds.confident : this.thresholds.unsure;
+    const own = groups.thresholds[group] ?? 0;
+    const threshold = own > 0 && legacy > 0 ? Math.min(own, legacy) : legacy;
+    const fresh = this.parts.addedTools.length > 0 && groups.newToolRank > 0 ? this.parts.addedTools.filter((f) => counts[f] < 0.5) : [];
+    const include = fresh.length > 0 ? this.askedNewTools(fresh, groups.newToolRank) : [];
+    // An included tool only widens the set: confidence stays the group's. A tool added after
+    // training that is left out has no held-out evidence either way: the step is not confident.
+    const leftOut = fresh.filter((f) => !include.includes(f));
+    if (leftOut.length > 0) confident = false;
+    const set = { threshold, target: this.target, confident, ...(include.length ? { include } : {}) };
+    const cause = confident ? undefined : this.groupCause(group, top, input.history, include, counts[best], leftOut);
+    return withLazyOrder({ labels: this.side.labels, probabilities, confident, group, set, ...(cause ? { cause } : {}) }, { unitRange: true });
+  }
+
+  /** Tools added after training, not yet demonstrated, within `rank` of the best description match (embedding or lexical) for this step. */
+  private askedNewTools(unseen: readonly number[], rank: number): number[] {
+    const x = this.workspace.x;
+    const L = this.side.labels.length;
+    const T = this.side.end;
+    const emb = kthBest(x, EMBU * L, T, rank);
+    const lex = kthBest(x, LEXU * L, T, rank);
+    const out: number[] = [];
+    for (const f of unseen) if (x[EMBU * L + f] >= emb || (x[LEXU * L + f] > 0 && x[LEXU * L + f] >= lex)) out.push(f);
+    return out;
+  }
+
+  /** Why a step is unsure under group calibration. */
+  private groupCause(group: string, top: number, history: readonly string[], include: number[], topCount: number, leftOut: number[]): string {
+    const why: string[] = [];
+    if (leftOut.length > 0) why.push(`${leftOut.slice(0, 3).map((f) => `"${this.side.labels[f]}"`).join(', ')} ${leftOut.length === 1 ? 'was' : 'were'} added after training and ${leftOut.length === 1 ? 'has' : 'have'} no demonstrations yet: the set may miss ${leftOut.length === 1 ? 'it' : 'them'}`);
+    if (include.length > 0) {
+      const names = include.slice(0, 3).map((f) => `"${this.side.labels[f]}"`).join(', ');
+      why.push(`${names}${include.length > 3 ? ` and ${include.length - 3} more` : ''} ${include.length === 1 ? 'has' : 'have'} no demonstrations yet and ${include.length === 1 ? 'matches' : 'match'} the request by description`);
+    }
+    if (topCount < 1) why.push('the top tool has no demonstrations');
+    else if (group.includes('/few/')) why.push(`the top tool has few demonstrations (${Math.round(topCount)})`);
+    const base = this.unsureCause(top, history);
+    if (base) why.push(base);
+    const scores = this.parts.groups?.scores[group]?.length ?? 0;
+    if (why.length === 0) why.push(`too few held-out steps like this one (${scores}) to be sure`);
+    return why.join('; ');
   }
 
   /**

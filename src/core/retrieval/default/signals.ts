@@ -8,7 +8,7 @@ import { DependencyGraph } from '../graph.js';
 import { dotAt } from '../kmeans.js';
 import { packMatrix, replaceIfChanged } from '../kernels/matvec.js';
 import type { Evidence } from './evidence.js';
-import { headSlots } from './evidence.js';
+import { headSlots, rarity } from './evidence.js';
 import { BAG, CALLED, CG, C_CALLS, C_HEAD, C_MATCH, C_SERVED, C_SUPPORT, EMB, EMBU, ENDS, FLOOR_BAG, FLOOR_GRAPH, GG, G_MATCH, G_SUPPORT, HEAD, LEX, LEXU, SCHEMA } from './layout.js';
 import type { ToolSide } from './tool-side.js';
 import { LOGITS, MAX_BASIS, type LabelSet, type StepInput, type Workspace } from './workspace.js';
@@ -240,7 +240,59 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
       w.kernel.logClip(LOGITS, logZ, HEAD);
       context[C_HEAD] = Math.exp(max - logZ);
     }
+    if (input.added && input.added.size > 0) liftAdded(side, ev, w, input.added);
   }
+}
+
+/**
+ * Tools added after training (`addTools`): no demonstration could have called them, so the graphs,
+ * bags and head say "never" where the truth is "never seen". Where the request asks for such a
+ * tool, each evidence signal moves from its value toward the step's best, by 1 / (1 + its
+ * demonstrated steps since), so it is ranked by its description against the demonstrated tools.
+ * Tools that were there when the demonstrations were recorded are left as the evidence has them:
+ * lifting them too cost MRR and confident misses on UltraTool's dev split (issue 22), and let a
+ * description match outrank a sequence the model had just learned.
+ */
+function liftAdded(side: ToolSide, ev: Evidence, w: Workspace, added: ReadonlySet<number>): void {
+  const { labels, lift } = rarity(ev, side.labels.length);
+  if (labels.length === 0) return;
+  const L = side.labels.length;
+  const T = side.end;
+  const x = w.x;
+  // Only a tool the request asks for: among the best few by its description (embedding or lexical).
+  const emb = kthBest(x, EMBU * L, T, ASKED_RANK);
+  const lex = kthBest(x, LEXU * L, T, 1);
+  for (const s of ev.head ? [CG, BAG, GG, HEAD] : [CG, BAG, GG]) {
+    const from = s * L;
+    let best = -Infinity;
+    for (let f = 0; f < T; f++) if (x[from + f] > best) best = x[from + f];
+    for (let k = 0; k < labels.length; k++) {
+      const f = labels[k];
+      if (!added.has(f)) continue;
+      if (!(x[EMBU * L + f] >= emb || (x[LEXU * L + f] >= lex && lex > 0))) continue;
+      const i = from + f;
+      if (best > x[i]) x[i] += lift[k] * (best - x[i]);
+    }
+  }
+}
+
+/** Rank by description within which an added tool counts as asked for (for its lift). */
+const ASKED_RANK = 3;
+
+/** The k-th largest of x[from .. from+n). */
+export function kthBest(x: Float32Array, from: number, n: number, k: number): number {
+  const best: number[] = [];
+  for (let f = 0; f < n; f++) {
+    const v = x[from + f];
+    if (best.length < k) {
+      best.push(v);
+      best.sort((a, b) => b - a);
+    } else if (v > best[k - 1]) {
+      best[k - 1] = v;
+      best.sort((a, b) => b - a);
+    }
+  }
+  return best.length < k ? -Infinity : best[k - 1];
 }
 
 /** x[from + f] = log(values[f] + floor), computing logs only where values is non-zero. */

@@ -15,6 +15,7 @@ import { DependencyGraph } from '../graph.js';
 import { LinearHead, type LinearHeadState } from '../linear-head.js';
 import { ReplayBuffer, type ReplayState } from '../linear-head-training.js';
 import { headSparseSize, type Evidence } from './evidence.js';
+import type { GroupCalibration } from './groups.js';
 import { G, KNOWN_HISTORY, S, SIGNALS, type SignalName } from './layout.js';
 import { ToolSide } from './tool-side.js';
 
@@ -32,6 +33,13 @@ export interface GatedParts {
   diagnostics?: GatedDiagnostics;
   /** Held-out conformal scores (probability of the best acceptable label) per group, kept so learning can pool new ones. */
   calibration: { confident: number[]; unsure: number[] };
+  /**
+   * Group-conditional calibration (groups.ts): held-out scores and thresholds per kind of step.
+   * Absent in models fitted before it: they rank and call steps confident as they did.
+   */
+  groups?: GroupCalibration;
+  /** Tools added after training (Dtdr.addTools), by label index: while no demonstration calls one, it joins the sets of requests that ask for it. */
+  addedTools: number[];
 }
 
 export interface GatedDiagnostics {
@@ -78,6 +86,10 @@ export interface GatedState {
   };
   /** Held-out conformal scores per group (absent in older files: learning then uses new scores only). */
   calibration?: { confident: number[]; unsure: number[] };
+  /** Per-group held-out scores and thresholds (absent in files written before them: two groups, as then). */
+  groups?: GroupCalibration;
+  /** Label indices of the tools added after training (absent: none). */
+  addedTools?: number[];
   diagnostics?: GatedDiagnostics;
 }
 
@@ -111,6 +123,8 @@ export function gatedState(p: GatedParts): GatedState {
         }
       : null,
     calibration: p.calibration,
+    ...(p.groups ? { groups: p.groups } : {}),
+    ...(p.addedTools.length ? { addedTools: p.addedTools } : {}),
     ...(p.diagnostics ? { diagnostics: p.diagnostics } : {}),
   };
 }
@@ -164,9 +178,23 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
   const calibration = s.calibration && Array.isArray(s.calibration.confident) && Array.isArray(s.calibration.unsure)
     ? { confident: s.calibration.confident.map(Number), unsure: s.calibration.unsure.map(Number) }
     : { confident: [], unsure: [] };
+  let groups: GroupCalibration | undefined;
+  if (s.groups !== undefined) {
+    const g = s.groups;
+    const numbers = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'number' && Number.isFinite(x));
+    if (!g || typeof g !== 'object' || !g.scores || typeof g.scores !== 'object' || !g.thresholds || typeof g.thresholds !== 'object') fail('groups', 'groups must hold scores and thresholds per group');
+    if (Object.values(g.scores).some((v) => !numbers(v))) fail('groups.scores', 'each group\'s scores must be a list of finite numbers');
+    if (Object.values(g.thresholds).some((v) => typeof v !== 'number' || !(v >= 0 && v <= 1))) fail('groups.thresholds', 'each group\'s threshold must be a number in [0, 1]');
+    if (!Number.isInteger(g.newToolRank) || g.newToolRank < 0) fail('groups.newToolRank', 'newToolRank must be an integer ≥ 0');
+    groups = { scores: Object.fromEntries(Object.entries(g.scores).map(([k, v]) => [k, v.map(Number)])), thresholds: { ...g.thresholds }, newToolRank: g.newToolRank };
+  }
+  const addedTools = s.addedTools ?? [];
+  if (!Array.isArray(addedTools) || addedTools.some((f) => !Number.isInteger(f) || f < 0 || f >= tools.length)) fail('addedTools', 'addedTools must list tool indices');
   return {
     side,
     evidence: ev,
+    groups,
+    addedTools: [...addedTools],
     theta: Float64Array.from(s.theta),
     temperature: Number(s.temperature) || 1,
     target: Number(s.target) || 0.95,
