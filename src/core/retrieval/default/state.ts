@@ -181,9 +181,8 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
   let groups: GroupCalibration | undefined;
   if (s.groups !== undefined) {
     const g = s.groups;
-    const numbers = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'number' && Number.isFinite(x));
     if (!g || typeof g !== 'object' || !g.scores || typeof g.scores !== 'object' || !g.thresholds || typeof g.thresholds !== 'object') fail('groups', 'groups must hold scores and thresholds per group');
-    if (Object.values(g.scores).some((v) => !numbers(v))) fail('groups.scores', 'each group\'s scores must be a list of finite numbers');
+    for (const [group, v] of Object.entries(g.scores)) numbers(`state.groups.scores.${group}`, v, undefined, { min: 0, max: 1 });
     if (Object.values(g.thresholds).some((v) => typeof v !== 'number' || !(v >= 0 && v <= 1))) fail('groups.thresholds', 'each group\'s threshold must be a number in [0, 1]');
     if (!Number.isInteger(g.newToolRank) || g.newToolRank < 0) fail('groups.newToolRank', 'newToolRank must be an integer ≥ 0');
     groups = { scores: Object.fromEntries(Object.entries(g.scores).map(([k, v]) => [k, v.map(Number)])), thresholds: { ...g.thresholds }, newToolRank: g.newToolRank };
