@@ -65,6 +65,15 @@ describe.each(METHODS)('%s: tools added and removed after training', (method) =>
     expect(DtdrError.isInstance(e)).toBe(true);
   });
 
+  it('a tool added after training and then removed is never offered, even for a request that names its job', async () => {
+    const fresh = await Dtdr.train({ method, tools: TOOLS, plans: PLANS, encoder, seed: 0 });
+    await fresh.addTools([NEW_TOOL]);
+    await fresh.removeTools([NEW_TOOL.name]);
+    const r = await fresh.retrieve(NAMES_ITS_JOB);
+    expect(r.candidates.map((c) => c.tool)).not.toContain(NEW_TOOL.name);
+    expect(Array.from(r.ranking.order, (i) => r.ranking.labels[i])).not.toContain(NEW_TOOL.name);
+  });
+
   it('save → load keeps the added and removed tools and ranks identically', async () => {
     const loaded = Dtdr.load(JSON.parse(JSON.stringify(model.toJSON())), encoder);
     expect(loaded.tools.map((t) => t.name)).toEqual(model.tools.map((t) => t.name));

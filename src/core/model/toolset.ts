@@ -194,8 +194,15 @@ export class ChangedToolSet implements Retriever {
       confident,
       ...(baseRanking.backoff ? { backoff: baseRanking.backoff } : {}),
       ...(cause && !confident ? { cause } : {}),
-      ...(baseRanking.set ? { set: { ...baseRanking.set, confident } } : {}),
+      ...(baseRanking.set ? { set: { ...baseRanking.set, confident, ...this.includeInView(baseRanking.set.include, baseEnd, T) } } : {}),
     };
+  }
+
+  /** The labels the base retriever says must be offered, in this view's indices; a removed tool never. */
+  private includeInView(include: number[] | undefined, baseEnd: number, end: number): { include?: number[] } {
+    if (!include) return {};
+    const kept = include.map((i) => (i === baseEnd ? end : i)).filter((i) => !this.removed.has(i));
+    return kept.length > 0 ? { include: kept } : {};
   }
 
   /** A softmax over every tool's description match to the query (END excluded). */

@@ -101,7 +101,8 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
 function withIncluded(ranking: Ranking, chosen: Candidate[], max: number): Candidate[] {
   const include = ranking.set?.include;
   if (!include || include.length === 0) return chosen;
-  const extra = include.filter((i) => !chosen.some((c) => c.tool === ranking.labels[i])).map((i) => ({ tool: ranking.labels[i], probability: ranking.probabilities[i] }));
+  // A label with probability 0 is a removed tool (it left the order): never offered, whatever asks.
+  const extra = include.filter((i) => ranking.probabilities[i] > 0 && !chosen.some((c) => c.tool === ranking.labels[i])).map((i) => ({ tool: ranking.labels[i], probability: ranking.probabilities[i] }));
   if (extra.length === 0) return chosen;
   const kept = extra.slice(0, Math.max(1, max - 1));
   return [...chosen.slice(0, Math.max(1, max - kept.length)), ...kept].sort((a, b) => b.probability - a.probability);
