@@ -193,7 +193,7 @@ function readHeader(bytes: Uint8Array): Json {
 }
 
 /** A binary model with `header` in place of its own, its sections kept and its checksum recomputed. */
-function withHeader(bytes: Uint8Array, header: Json): Uint8Array {
+export function withHeader(bytes: Uint8Array, header: Json): Uint8Array {
   const oldLength = new DataView(bytes.buffer, bytes.byteOffset).getUint32(12, true);
   const sections = bytes.subarray(Math.ceil((16 + oldLength) / 8) * 8, bytes.length - 32);
   const text = new TextEncoder().encode(JSON.stringify(header) ?? 'null');

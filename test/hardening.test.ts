@@ -8,7 +8,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sha256 } from '@noble/hashes/sha2';
+import { withHeader } from './fuzz-targets.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Dtdr } from '../src/core/dtdr.js';
 import { DtdrError } from '../src/core/base/errors.js';
@@ -119,20 +119,10 @@ describe('finding 5: a model whose numbers cannot be right is refused at load, n
 
 /** A binary model with its JSON header changed and its checksum recomputed (what a hand edit would give). */
 function rewriteHeader(bytes: Uint8Array, edit: (header: Json) => void): Uint8Array {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const headerLength = view.getUint32(12, true);
+  const headerLength = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(12, true);
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(16, 16 + headerLength)));
   edit(header);
-  const sections = bytes.subarray(Math.ceil((16 + headerLength) / 8) * 8, bytes.length - 32);
-  const text = new TextEncoder().encode(JSON.stringify(header));
-  const start = Math.ceil((16 + text.length) / 8) * 8;
-  const out = new Uint8Array(start + sections.length + 32);
-  out.set(bytes.subarray(0, 12));
-  new DataView(out.buffer).setUint32(12, text.length, true);
-  out.set(text, 16);
-  out.set(sections, start);
-  out.set(sha256(out.subarray(0, out.length - 32)), out.length - 32);
-  return out;
+  return withHeader(bytes, header);
 }
 
 describe('finding 6: malformed fields are DtdrErrors, never raw TypeErrors', () => {

@@ -39,18 +39,17 @@ export function combine(theta: Float64Array, w: Workspace, labels: number): numb
  * toolsOnlyGate instead.
  */
 export function priorGate(): Float64Array {
-  const theta = new Float64Array(S * G);
-  const set = (s: number, g: number, v: number) => (theta[s * G + g] = v);
-  set(LEXU, 0, 3);
-  set(EMBU, 0, 8);
-  set(CG, 0, 0.5);
-  set(GG, 0, 0.5);
-  set(HEAD, 0, 0.5);
-  set(CALLED, 0, -2);
-  set(ENDS, 0, -4);
-  set(ENDS, C_CALLS, 2);
-  set(ENDS, C_SERVED, 6);
-  return theta;
+  return gateWeights([
+    [LEXU, 0, 3],
+    [EMBU, 0, 8],
+    [CG, 0, 0.5],
+    [GG, 0, 0.5],
+    [HEAD, 0, 0.5],
+    [CALLED, 0, -2],
+    [ENDS, 0, -4],
+    [ENDS, C_CALLS, 2],
+    [ENDS, C_SERVED, 6],
+  ]);
 }
 
 /**
@@ -69,17 +68,23 @@ export function priorGate(): Float64Array {
  * −4 and −2 with END's served weight 6 or 8. Test-plan figures: `npm run eval:tools-only`.
  */
 export function toolsOnlyGate(): Float64Array {
+  return gateWeights([
+    [LEXU, 0, 3],
+    [EMB, 0, 8],
+    // Zero until the model learns online from its first plans (learning.ts), as in priorGate.
+    [CG, 0, 0.5],
+    [GG, 0, 0.5],
+    [HEAD, 0, 0.5],
+    [CALLED, 0, -8],
+    [ENDS, 0, -2],
+    [ENDS, C_CALLS, 2],
+    [ENDS, C_SERVED, 6],
+  ]);
+}
+
+/** Θ with the given (signal, context, weight) entries and zeros elsewhere. */
+function gateWeights(entries: readonly (readonly [signal: number, context: number, weight: number])[]): Float64Array {
   const theta = new Float64Array(S * G);
-  const set = (s: number, g: number, v: number) => (theta[s * G + g] = v);
-  set(LEXU, 0, 3);
-  set(EMB, 0, 8);
-  // Zero until the model learns online from its first plans (learning.ts), as in priorGate.
-  set(CG, 0, 0.5);
-  set(GG, 0, 0.5);
-  set(HEAD, 0, 0.5);
-  set(CALLED, 0, -8);
-  set(ENDS, 0, -2);
-  set(ENDS, C_CALLS, 2);
-  set(ENDS, C_SERVED, 6);
+  for (const [s, g, v] of entries) theta[s * G + g] = v;
   return theta;
 }
