@@ -19,6 +19,7 @@ import { computeSignals, kthBest } from './signals.js';
 import { rarity } from './evidence.js';
 import { confidentGroup, stepGroup } from './groups.js';
 import { EMBU, LEXU } from './layout.js';
+import { CenteredMatch } from './centered.js';
 import { requestWords, unexplained, withAddedTools, type CoverageModel } from './coverage.js';
 import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type GatedState } from './state.js';
 import type { ToolSide } from './tool-side.js';
@@ -170,7 +171,7 @@ export class GatedRetriever implements Retriever {
     const own = groups.thresholds[group] ?? 0;
     const threshold = own > 0 && legacy > 0 ? Math.min(own, legacy) : legacy;
     const fresh = this.parts.addedTools.length > 0 && groups.newToolRank > 0 ? this.parts.addedTools.filter((f) => counts[f] < 0.5) : [];
-    const include = fresh.length > 0 ? this.askedNewTools(fresh, groups.newToolRank) : [];
+    const include = fresh.length > 0 ? this.askedNewTools(fresh, groups.newToolRank, q) : [];
     // An included tool only widens the set: confidence stays the group's. A tool added after
     // training that is left out has no held-out evidence either way: the step is not confident.
     const leftOut = fresh.filter((f) => !include.includes(f));
@@ -194,16 +195,22 @@ export class GatedRetriever implements Retriever {
   }
 
   /** Tools added after training, not yet demonstrated, within `rank` of the best description match (embedding or lexical) for this step. */
-  private askedNewTools(unseen: readonly number[], rank: number): number[] {
+  private askedNewTools(unseen: readonly number[], rank: number, q: Float32Array): number[] {
     const x = this.workspace.x;
     const L = this.side.labels.length;
     const T = this.side.end;
     const emb = kthBest(x, EMBU * L, T, rank);
     const lex = kthBest(x, LEXU * L, T, rank);
+    // The same rank by the centred description match (centered.ts): hubs do not crowd it.
+    const centered = (this.centered ??= new CenteredMatch(this.side.toolVectors, T, this.side.dim)).score(q);
+    const cen = kthBest(centered, 0, T, rank);
     const out: number[] = [];
-    for (const f of unseen) if (x[EMBU * L + f] >= emb || (x[LEXU * L + f] > 0 && x[LEXU * L + f] >= lex)) out.push(f);
-    return out;
+    for (const f of unseen) if (x[EMBU * L + f] >= emb || (x[LEXU * L + f] > 0 && x[LEXU * L + f] >= lex) || centered[f] >= cen) out.push(f);
+    // Best matches first: where many added tools qualify, the set keeps the ones the request asks for most.
+    return out.length > 1 ? out.sort((a, b) => centered[b] - centered[a] || a - b) : out;
   }
+
+  private centered: CenteredMatch | undefined;
 
   /** Why a step is unsure under group calibration. */
   private groupCause(group: string, top: number, history: readonly string[], include: number[], topCount: number, leftOut: number[], covered: string[] = []): string {
