@@ -75,36 +75,56 @@ export function fitCoverage(tools: readonly ToolSpec[], plans: readonly Plan[], 
   });
   const V = words.size;
   const NULL = tools.length; // the NULL word's slot (END's label index: END explains no word)
-  // t(w | a) keyed a * V + w; uniform start over co-occurring words.
-  let t = new Map<number, number>();
-  for (const { w, a } of pairs) for (const x of [...a, NULL]) for (const y of w) t.set(x * V + y, 1);
+  // t(w | a) per (a, w) slot; each pair's words list their slots [a1 … ak, NULL]. Uniform start.
+  const slotOf = new Map<number, number>();
+  const slotA: number[] = [];
+  const slotW: number[] = [];
+  const rows = pairs.map(({ w, a }) => {
+    const k = a.length + 1;
+    const out = new Uint32Array(w.length * k);
+    w.forEach((y, j) => {
+      for (let i = 0; i < k; i++) {
+        const x = i < a.length ? a[i] : NULL;
+        const key = x * V + y;
+        let slot = slotOf.get(key);
+        if (slot === undefined) {
+          slotOf.set(key, (slot = slotA.length));
+          slotA.push(x);
+          slotW.push(y);
+        }
+        out[j * k + i] = slot;
+      }
+    });
+    return { out, k };
+  });
+  const t = new Float64Array(slotA.length).fill(1);
+  const counts = new Float64Array(slotA.length);
+  const totals = new Float64Array(NULL + 1);
   for (let it = 0; it < EM_ITERATIONS; it++) {
-    const counts = new Map<number, number>();
-    const totals = new Float64Array(NULL + 1);
-    for (const { w, a } of pairs) {
-      for (const y of w) {
-        let denom = t.get(NULL * V + y)!;
-        for (const x of a) denom += t.get(x * V + y)!;
-        for (const x of [...a, NULL]) {
-          const c = t.get(x * V + y)! / denom;
-          counts.set(x * V + y, (counts.get(x * V + y) ?? 0) + c);
-          totals[x] += c;
+    counts.fill(0);
+    totals.fill(0);
+    for (const { out, k } of rows) {
+      for (let r = 0; r < out.length; r += k) {
+        let denom = t[out[r + k - 1]];
+        for (let i = 0; i < k - 1; i++) denom += t[out[r + i]];
+        for (let i = 0; i < k; i++) {
+          const slot = out[r + i];
+          const c = t[slot] / denom;
+          counts[slot] += c;
+          totals[slotA[slot]] += c;
         }
       }
     }
-    for (const [k, c] of counts) counts.set(k, c / totals[Math.floor(k / V)]);
-    t = counts;
+    for (let slot = 0; slot < t.length; slot++) t[slot] = counts[slot] / totals[slotA[slot]];
   }
   const nullProb = new Float32Array(V);
-  const rows: [number, number][][] = Array.from({ length: V }, () => []);
-  for (const [k, p] of t) {
-    const a = Math.floor(k / V);
-    const w = k - a * V;
-    if (a === NULL) nullProb[w] = p;
-    else rows[w].push([a, p]);
+  const rowsOf: [number, number][][] = Array.from({ length: V }, () => []);
+  for (let slot = 0; slot < t.length; slot++) {
+    if (slotA[slot] === NULL) nullProb[slotW[slot]] = t[slot];
+    else rowsOf[slotW[slot]].push([slotA[slot], t[slot]]);
   }
   const o = { ...COVERAGE_DEFAULTS, ...options };
-  return fromRows([...words.keys()].map((w, i) => [w, nullProb[i], rows[i]]), o.gain, o.share, o.maxInclude);
+  return fromRows([...words.keys()].map((w, i) => [w, nullProb[i], rowsOf[i]]), o.gain, o.share, o.maxInclude);
 }
 
 function fromRows(rows: [string, number, [number, number][]][], gain: number, share: number, maxInclude: number): CoverageModel {
