@@ -33,7 +33,7 @@ describe('renderReportHtml', () => {
   });
 });
 
-type Opened = { charts: number; figures: number; errors: string[]; requests: string[] };
+type Opened = { charts: number; figures: number; errors: string[]; requests: string[]; groupRows: number };
 
 describe.skipIf(!hasChromium)('the HTML evaluation report, opened offline in headless Chromium', () => {
   let browser: import('playwright-core').Browser;
@@ -64,9 +64,10 @@ describe.skipIf(!hasChromium)('the HTML evaluation report, opened offline in hea
     await page.waitForSelector('body[data-rendered]', { timeout: 30_000 });
     const charts = Number(await page.getAttribute('body', 'data-rendered'));
     const figures = await page.locator('figure.chart').count();
+    const groupRows = await page.locator('table.groups tbody tr').count();
     await page.screenshot({ path: join(ROOT, '.cache', screenshot), fullPage: false });
     await context.close();
-    return { charts, figures, errors, requests };
+    return { charts, figures, errors, requests, groupRows };
   }
 
   it('stays readable when crowded: no overprinted labels, ten methods told apart by dash and marker', async () => {
@@ -150,12 +151,18 @@ describe.skipIf(!hasChromium)('the HTML evaluation report, opened offline in hea
     for (const m of report.methods) expect(report.reliability.filter((b) => b.method === m.method).reduce((n, b) => n + b.steps, 0)).toBe(report.steps);
     expect(report.prompts!.rows.find((r) => r.strategy === 'hard')!.total).toBeLessThan(report.prompts!.rows.find((r) => r.strategy === 'none')!.total);
     expect(new Set(report.ablations.map((a) => a.axis))).toEqual(new Set(['history', 'clusters', 'demonstrations']));
+    // Per calibration group (issue 22): dtdr-g's groups, with their steps adding up to every step.
+    const groups = report.methods.find((m) => m.method === 'dtdr-g')!.groups!;
+    expect(groups.length).toBeGreaterThan(0);
+    expect(groups.reduce((n, g) => n + g.steps, 0)).toBe(report.steps);
+    for (const g of groups) for (const v of [g.coverage, g.confidentMissRate, g.ece, g.widenedRate]) expect(v).toBeGreaterThanOrEqual(0);
 
     const opened = await open(file, 'report-demo.png');
     expect(opened.errors).toEqual([]);
     expect(opened.requests).toEqual([]);
     expect(opened.figures).toBe(9);
     expect(opened.charts).toBe(9);
+    expect(opened.groupRows).toBe(groups.length);
     await encoder.dispose?.();
   }, 180_000);
 

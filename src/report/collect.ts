@@ -25,6 +25,19 @@ export interface MethodRow extends Omit<MetricSummary, 'steps'> {
   method: MethodName;
   fitSeconds: number;
   rankMicrosPerStep: number;
+  /** Per calibration group (dtdr-g): steps, coverage, mean |F_t|, confident-miss rate, ECE, widened share (absent for methods without groups). */
+  groups?: GroupRow[];
+}
+
+/** One calibration group's figures, as `dtdr eval --json` reports them. */
+export interface GroupRow {
+  group: string;
+  steps: number;
+  coverage: number;
+  setSize: number;
+  confidentMissRate: number;
+  ece: number;
+  widenedRate: number;
 }
 
 export interface CurvePoint {
@@ -138,6 +151,7 @@ export async function collectDatasetReport(dataset: Dataset, split: Split, encod
     mrr: r!.mrr, f1: r!.f1, top1: r!.top1, recall5: r!.recall5, coverage: r!.coverage, setSize: r!.setSize,
     ece: r!.ece, confidentMissRate: r!.confidentMissRate, widenedRate: r!.widenedRate,
     fitSeconds: r!.fitMs / 1000, rankMicrosPerStep: r!.rankMicrosPerStep,
+    ...(r!.groups ? { groups: Object.entries(r!.groups).map(([group, g]) => ({ group, steps: g.steps, coverage: g.coverage, setSize: g.setSize, confidentMissRate: g.confidentMissRate, ece: g.ece, widenedRate: g.widenedRate })) } : {}),
   }));
   const ablations = options.ablations === false ? [] : await ablate(dataset, split, encoder, options);
   return {

@@ -173,6 +173,7 @@ function datasetSection(d: DatasetReport): HTMLElement {
   ablation('demonstrations', 'Ablation: number of demonstrations', 'demonstrations', 'Refitted on 100 → all demonstrations (nested prefixes of one seeded shuffle).', true);
 
   section.append(el('h3', {}, 'Metrics'), metricsTable(d));
+  for (const m of d.methods) if (m.groups?.length) section.append(el('h3', {}, `Per calibration group: ${m.method}`), groupsTable(m.groups));
   if (d.misses.length > 0) section.append(el('h3', {}, `Worst misses of ${data.defaultMethod}`), missesTable(d));
   return section;
 }
@@ -193,6 +194,15 @@ function metricsTable(d: DatasetReport): HTMLTableElement {
       m.ece.toFixed(3), m.confidentMissRate.toFixed(3), pct(m.widenedRate), m.fitSeconds.toFixed(2), m.rankMicrosPerStep.toFixed(1),
     ]),
     'metrics',
+  );
+}
+
+/** A method's figures per calibration group (what `dtdr eval --json` lists under `groups`). */
+function groupsTable(groups: NonNullable<DatasetReport['methods'][number]['groups']>): HTMLTableElement {
+  return table(
+    ['group', 'steps', 'coverage', 'mean |F_t|', 'confident-miss', 'ECE', 'widened'],
+    groups.map((g) => [g.group, String(g.steps), g.coverage.toFixed(3), g.setSize.toFixed(2), g.confidentMissRate.toFixed(3), g.ece.toFixed(3), pct(g.widenedRate)]),
+    'metrics groups',
   );
 }
 

@@ -10,6 +10,7 @@ import type { Plan, ToolSpec } from '../../base/types.js';
 import { historyIndices } from '../dependency.js';
 import { packRows, sphericalKMeans, type KMeansResult } from '../kmeans.js';
 import type { TrainingProgress } from '../types.js';
+import { fitCoverage } from './coverage.js';
 import { calibrationScores, groupThresholds, isotonicEce, MAX_SCORED_PLANS, scoredSubset } from './calibration.js';
 import { priorGate, toolsOnlyGate } from './combine.js';
 import { fitEvidence, rarity, type Clustering, type Evidence } from './evidence.js';
@@ -240,7 +241,8 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   report('calibration', 1);
   const ev = fitEvidence(side, plans, queries, clustering!, { historyLength: l, seed, head: headOption }, (p) => report('fitting', p.fraction));
   const calibration = { confident: confidentScores.map(Math.fround), unsure: unsureScores.map(Math.fround) };
-  return { side, evidence: ev, theta, temperature, target, confidentAbove, thresholds, neighbours, withoutSignals: without, diagnostics, calibration, groups, addedTools: [] };
+  const coverage = fitCoverage(tools, plans, side.index);
+  return { side, evidence: ev, theta, temperature, target, confidentAbove, thresholds, neighbours, withoutSignals: without, diagnostics, calibration, groups, addedTools: [], coverage };
 }
 
 /** Held-out scores kept per group, at most (a seeded sample beyond it). */

@@ -19,6 +19,8 @@ import { computeSignals, kthBest } from './signals.js';
 import { rarity } from './evidence.js';
 import { confidentGroup, stepGroup } from './groups.js';
 import { EMBU, LEXU } from './layout.js';
+import { CenteredMatch } from './centered.js';
+import { requestWords, unexplained, withAddedTools, type CoverageModel } from './coverage.js';
 import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type GatedState } from './state.js';
 import type { ToolSide } from './tool-side.js';
 import { noTerms, SCORES, Workspace } from './workspace.js';
@@ -46,11 +48,14 @@ export class GatedRetriever implements Retriever {
   private workspace: Workspace;
   private readonly without: Set<number>;
   private readonly added: Set<number>;
+  /** Request coverage with rows for the tools added after training (from their descriptions). */
+  private readonly coverage: CoverageModel | undefined;
 
   private constructor(private readonly parts: GatedParts) {
     this.workspace = new Workspace(parts.side.labels.length, parts.side.dim, parts.evidence?.k ?? 0);
     this.without = new Set(parts.withoutSignals.map((s) => SIGNALS.indexOf(s)));
     this.added = new Set(parts.addedTools);
+    this.coverage = parts.coverage && withAddedTools(parts.coverage, parts.side.tools, parts.addedTools);
   }
 
   static fit(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], options: GatedOptions = {}, onProgress?: (p: TrainingProgress) => void): GatedRetriever {
@@ -128,7 +133,7 @@ export class GatedRetriever implements Retriever {
     if (learnGated(this.parts, input, (step) => this.rank(step))) this.workspace = new Workspace(this.side.labels.length, this.side.dim, 1);
   }
 
-  private lastQuery = { text: '', terms: noTerms() };
+  private lastQuery: { text: string; terms: ReturnType<typeof noTerms>; words?: Uint32Array } = { text: '', terms: noTerms() };
 
   rank(input: RankInput): Ranking {
     const q = input.queryVector;
@@ -166,31 +171,50 @@ export class GatedRetriever implements Retriever {
     const own = groups.thresholds[group] ?? 0;
     const threshold = own > 0 && legacy > 0 ? Math.min(own, legacy) : legacy;
     const fresh = this.parts.addedTools.length > 0 && groups.newToolRank > 0 ? this.parts.addedTools.filter((f) => counts[f] < 0.5) : [];
-    const include = fresh.length > 0 ? this.askedNewTools(fresh, groups.newToolRank) : [];
+    const include = fresh.length > 0 ? this.askedNewTools(fresh, groups.newToolRank, q) : [];
     // An included tool only widens the set: confidence stays the group's. A tool added after
     // training that is left out has no held-out evidence either way: the step is not confident.
     const leftOut = fresh.filter((f) => !include.includes(f));
     if (leftOut.length > 0) confident = false;
+    // Request coverage: a confident "the plan is done" while a request word no call so far and no
+    // set member explains, and some tool explains strongly, is not confident; that tool joins the set.
+    const uncovered = confident && best === this.side.end && this.coverage ? this.uncovered(this.coverage, input.query, probabilities, threshold, history, include) : [];
+    if (uncovered.length > 0) confident = false;
+    for (const u of uncovered) include.push(u.tool);
     const set = { threshold, target: this.target, confident, ...(include.length ? { include } : {}) };
-    const cause = confident ? undefined : this.groupCause(group, top, input.history, include, counts[best], leftOut);
+    const covered = uncovered.map((u) => `no call so far and no tool in the set explains "${u.word}" in the request, which "${this.side.labels[u.tool]}" does`);
+    const cause = confident ? undefined : this.groupCause(group, top, input.history, include.filter((f) => fresh.includes(f)), counts[best], leftOut, covered);
     return withLazyOrder({ labels: this.side.labels, probabilities, confident, group, set, ...(cause ? { cause } : {}) }, { unitRange: true });
   }
 
+  /** Tools that explain request words the calls so far and the set leave unexplained (coverage.ts). */
+  private uncovered(cov: CoverageModel, query: string, p: ArrayLike<number>, threshold: number, history: readonly number[], include: readonly number[]): { tool: number; word: string }[] {
+    const words = (this.lastQuery.words ??= requestWords(cov, query));
+    const floor = threshold > 0 ? threshold : 0.1;
+    return unexplained(cov, words, (a) => p[a] >= floor || history.includes(a) || include.includes(a), (a) => p[a] > 0);
+  }
+
   /** Tools added after training, not yet demonstrated, within `rank` of the best description match (embedding or lexical) for this step. */
-  private askedNewTools(unseen: readonly number[], rank: number): number[] {
+  private askedNewTools(unseen: readonly number[], rank: number, q: Float32Array): number[] {
     const x = this.workspace.x;
     const L = this.side.labels.length;
     const T = this.side.end;
     const emb = kthBest(x, EMBU * L, T, rank);
     const lex = kthBest(x, LEXU * L, T, rank);
+    // The same rank by the centred description match (centered.ts): hubs do not crowd it.
+    const centered = (this.centered ??= new CenteredMatch(this.side.toolVectors, T, this.side.dim)).score(q);
+    const cen = kthBest(centered, 0, T, rank);
     const out: number[] = [];
-    for (const f of unseen) if (x[EMBU * L + f] >= emb || (x[LEXU * L + f] > 0 && x[LEXU * L + f] >= lex)) out.push(f);
-    return out;
+    for (const f of unseen) if (x[EMBU * L + f] >= emb || (x[LEXU * L + f] > 0 && x[LEXU * L + f] >= lex) || centered[f] >= cen) out.push(f);
+    // Best matches first: where many added tools qualify, the set keeps the ones the request asks for most.
+    return out.length > 1 ? out.sort((a, b) => centered[b] - centered[a] || a - b) : out;
   }
 
+  private centered: CenteredMatch | undefined;
+
   /** Why a step is unsure under group calibration. */
-  private groupCause(group: string, top: number, history: readonly string[], include: number[], topCount: number, leftOut: number[]): string {
-    const why: string[] = [];
+  private groupCause(group: string, top: number, history: readonly string[], include: number[], topCount: number, leftOut: number[], covered: string[] = []): string {
+    const why: string[] = [...covered];
     if (leftOut.length > 0) why.push(`${leftOut.slice(0, 3).map((f) => `"${this.side.labels[f]}"`).join(', ')} ${leftOut.length === 1 ? 'was' : 'were'} added after training and ${leftOut.length === 1 ? 'has' : 'have'} no demonstrations yet: the set may miss ${leftOut.length === 1 ? 'it' : 'them'}`);
     if (include.length > 0) {
       const names = include.slice(0, 3).map((f) => `"${this.side.labels[f]}"`).join(', ');

@@ -16,6 +16,7 @@ import { LinearHead, type LinearHeadState } from '../linear-head.js';
 import { ReplayBuffer, type ReplayState } from '../linear-head-training.js';
 import { headSparseSize, type Evidence } from './evidence.js';
 import type { GroupCalibration } from './groups.js';
+import { checkCoverageState, coverageFromState, coverageState, type CoverageModel, type CoverageState } from './coverage.js';
 import { G, KNOWN_HISTORY, S, SIGNALS, type SignalName } from './layout.js';
 import { ToolSide } from './tool-side.js';
 
@@ -40,6 +41,12 @@ export interface GatedParts {
   groups?: GroupCalibration;
   /** Tools added after training (Dtdr.addTools), by label index: while no demonstration calls one, it joins the sets of requests that ask for it. */
   addedTools: number[];
+  /**
+   * Request coverage (coverage.ts): the word–tool alignment fitted on the demonstrations and the
+   * descriptions, tools added later aside (their rows come from their descriptions at load).
+   * Absent in models fitted before it: no coverage rule.
+   */
+  coverage?: CoverageModel;
 }
 
 export interface GatedDiagnostics {
@@ -90,6 +97,8 @@ export interface GatedState {
   groups?: GroupCalibration;
   /** Label indices of the tools added after training (absent: none). */
   addedTools?: number[];
+  /** Request coverage's word–tool alignment (absent in files written before it: no coverage rule). */
+  coverage?: CoverageState;
   diagnostics?: GatedDiagnostics;
 }
 
@@ -125,6 +134,7 @@ export function gatedState(p: GatedParts): GatedState {
     calibration: p.calibration,
     ...(p.groups ? { groups: p.groups } : {}),
     ...(p.addedTools.length ? { addedTools: p.addedTools } : {}),
+    ...(p.coverage ? { coverage: coverageState(p.coverage) } : {}),
     ...(p.diagnostics ? { diagnostics: p.diagnostics } : {}),
   };
 }
@@ -194,6 +204,7 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     evidence: ev,
     groups,
     addedTools: [...addedTools],
+    ...(s.coverage ? { coverage: coverageFromState(s.coverage) } : {}),
     theta: Float64Array.from(s.theta),
     temperature: Number(s.temperature) || 1,
     target: Number(s.target) || 0.95,
@@ -233,6 +244,7 @@ export function checkGatedState(state: unknown, tools: readonly ToolSpec[], dime
     numbers('state.calibration.unsure', c.unsure, undefined, { min: 0, max: 1 });
   }
   if (s.diagnostics !== undefined) object('state.diagnostics', s.diagnostics);
+  if (s.coverage !== undefined) checkCoverageState('state.coverage', s.coverage, tools.length);
   if (s.evidence === null || s.evidence === undefined) return;
   const e = object('state.evidence', s.evidence) as unknown as NonNullable<GatedState['evidence']>;
   const l = int('state.historyLength', s.historyLength, 0, MAX_HISTORY);

@@ -1,0 +1,45 @@
+/**
+ * Description match without hubs, for tools added after training (issue 22: new tools keep their
+ * voice at any tool-set size). Mean word-vector embeddings share a common direction, so a tool
+ * whose description is made of frequent words is close to every request: among thousands of
+ * tools such "hubs" crowd an added tool out of its own request's best matches. Subtracting the
+ * tool set's mean vector from both sides first (centring) removes that direction. Used only to
+ * decide which added tools join a set; rankings are unchanged.
+ */
+export class CenteredMatch {
+  private readonly vectors: Float32Array;
+  private readonly mean: Float64Array;
+  private readonly centered: Float64Array;
+  readonly scores: Float32Array;
+  private query: Float32Array | undefined;
+
+  constructor(toolVectors: Float32Array, private readonly tools: number, private readonly dim: number) {
+    const mean = new Float64Array(dim);
+    for (let f = 0; f < tools; f++) for (let d = 0; d < dim; d++) mean[d] += toolVectors[f * dim + d] / tools;
+    const vectors = new Float32Array(tools * dim);
+    for (let f = 0; f < tools; f++) {
+      let norm = 0;
+      for (let d = 0; d < dim; d++) norm += (toolVectors[f * dim + d] - mean[d]) ** 2;
+      const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+      for (let d = 0; d < dim; d++) vectors[f * dim + d] = (toolVectors[f * dim + d] - mean[d]) * scale;
+    }
+    this.vectors = vectors;
+    this.mean = mean;
+    this.centered = new Float64Array(dim);
+    this.scores = new Float32Array(tools);
+  }
+
+  /** Per tool, the cosine of the centred request and the centred description (kept for the same request). */
+  score(q: Float32Array): Float32Array {
+    if (this.query && this.query.length === q.length && this.query.every((v, d) => v === q[d])) return this.scores;
+    this.query = Float32Array.from(q);
+    const { dim, centered, vectors, scores } = this;
+    for (let d = 0; d < dim; d++) centered[d] = q[d] - this.mean[d];
+    for (let f = 0; f < this.tools; f++) {
+      let s = 0;
+      for (let d = 0; d < dim; d++) s += centered[d] * vectors[f * dim + d];
+      scores[f] = s;
+    }
+    return scores;
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Issue 22, new tools keep their voice at scale: the added-tool check of added-tools.test.ts with
+ * the tool set grown to 2,000 and 16,000 tools. DTDR-G is trained on the demo plans without eight
+ * demo tools; then the eight are added with `addTools` together with seeded synthetic tools
+ * (scripts/synthetic.ts: descriptions of frequent English words, never demonstrated), and each is
+ * asked for with its five requests from test/fixtures/added-tool-requests.json (40 requests).
+ *
+ * What holds, asserted: a set that misses the asked-for tool is never called confident, at either
+ * size. What the issue asks (≥ 95% of requests with the tool in the set) is NOT met yet: measured
+ * 24 of 40 at 2,000 and 24 of 40 at 16,000 tools with the bundled GloVe encoder (the description
+ * match of a request that shares no word with the description degrades among thousands of
+ * distractors); the floors below guard against regressions, not the target.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { Dtdr } from '../src/core/dtdr.js';
+import type { Encoder } from '../src/core/base/encoder.js';
+import { planTools } from '../src/core/plans/plan.js';
+import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
+import { loadEncoder } from '../src/encoders/node.js';
+import { syntheticDataset } from '../scripts/synthetic.js';
+
+const FIXTURE = JSON.parse(readFileSync(new URL('./fixtures/added-tool-requests.json', import.meta.url), 'utf8')) as { requests: Record<string, string[]> };
+const ADDED = ['location_current', 'translate_text', 'restaurant_book', 'photos_search', 'weather_forecast', 'music_play', 'timer_set', 'currency_convert'];
+
+let encoder: Encoder;
+let saved: unknown;
+beforeAll(async () => {
+  encoder = await loadEncoder();
+  const plans = generateDemoPlans(600, 1).filter((p) => !planTools(p).some((t) => ADDED.includes(t)));
+  saved = (await Dtdr.train({ tools: DEMO_TOOLS.filter((t) => !ADDED.includes(t.name)), plans, encoder, seed: 0 })).toJSON();
+}, 120_000);
+
+describe.each([
+  [2000, 22],
+  [16000, 22],
+])('added tools among %i tools', (size, floor) => {
+  it('are in the set for most of their requests, and a set that misses one is never confident', async () => {
+    const model = Dtdr.load(saved, encoder);
+    const fillers = syntheticDataset(size - DEMO_TOOLS.length, 0, 7).tools.map((t) => ({ ...t, name: `extra_${t.name}` }));
+    await model.addTools([...fillers, ...DEMO_TOOLS.filter((t) => ADDED.includes(t.name))]);
+    expect(model.tools.length).toBe(size);
+    let asked = 0;
+    let inSet = 0;
+    for (const name of ADDED) {
+      for (const request of FIXTURE.requests[name]) {
+        const r = await model.retrieve(request);
+        const hit = r.candidates.some((c) => c.tool === name);
+        asked++;
+        if (hit) inSet++;
+        else expect(r.widened, `"${request}" misses ${name} and is called confident`).toBe(true);
+      }
+    }
+    expect(asked).toBe(40);
+    expect(inSet).toBeGreaterThanOrEqual(floor);
+  }, 120_000);
+});
