@@ -6,7 +6,7 @@
  *   npm run build:tool-corpus [-- --mirror /work/.mirror --eval ../shared/data --out .cache/tool-corpus]
  *
  * Sources (the commit each was read at is checked and recorded in OUT/card.json; see
- * models/dtdr-tool-100d/DATA_CARD.md):
+ * models/dtdr-tool-100d.data-card.md):
  *   HowieHwong/MetaTool        dataset/data/all_clean_data.csv (ToolE single-tool queries),
  *                              dataset/data/multi_tool_query_golden.json, plugin_des.json, big_tool_des.json
  *   ShishirPatil/gorilla       berkeley-function-call-leaderboard/bfcl_eval/data/BFCL_v4_{simple_*,multiple,
@@ -16,7 +16,8 @@
  * Evaluation data is never trained on: every record whose request text (exact, and after
  * lower-casing and collapsing white space) equals a request of UltraTool's official test plans,
  * RestBench-TMDB, the Seal-Tools dev split in ../shared/data, or a sentence of
- * test/fixtures/paraphrases.json is dropped, and the counts are written to the card.
+ * test/fixtures/paraphrases.json is dropped, and so is every near duplicate (word-set Jaccard
+ * similarity ≥ 0.7 to one of them); the counts are written to the card.
  *
  * Output: OUT/corpus.jsonl — {"src", "q", "pos": [tool key], "group": [tool key]} where group is
  * the record's own candidate list (BFCL's functions, UltraTool's tool list) used for hard
@@ -159,7 +160,11 @@ function ultraTool(): Rec[] {
   return out;
 }
 
-function evalRequests(): { exact: Set<string>; normal: Set<string> } {
+const words = (s: string) => new Set(s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+/** Word-set Jaccard similarity ≥ NEAR to an evaluation request counts as a near duplicate. */
+const NEAR = 0.7;
+
+function evalRequests(): { exact: Set<string>; normal: Set<string>; near: Set<string>[] } {
   const root = resolve(args.eval!);
   const exact = new Set<string>();
   const add = (s: string) => exact.add(s) && exact.add(s.trim());
@@ -173,7 +178,7 @@ function evalRequests(): { exact: Set<string>; normal: Set<string> } {
   }
   const para = JSON.parse(readFileSync(resolve(import.meta.dirname, '../test/fixtures/paraphrases.json'), 'utf8')) as { pairs: [string, string][] };
   for (const s of para.pairs.flat()) add(s);
-  return { exact, normal: new Set([...exact].map(norm)) };
+  return { exact, normal: new Set([...exact].map(norm)), near: [...new Set([...exact].map(norm))].map(words) };
 }
 
 function main() {
@@ -184,19 +189,31 @@ function main() {
     (card.sources as Record<string, unknown>)[repo] = { ...SOURCES[repo], snapshotHead: headCommit(repo) };
   }
   const all = [...metaTool(), ...bfcl(), ...ultraTool()];
-  const { exact, normal } = evalRequests();
-  const removed: Record<string, { exact: number; normalised: number }> = {};
+  const { exact, normal, near } = evalRequests();
+  const isNear = (q: string) => {
+    const a = words(q);
+    return near.some((b) => {
+      let both = 0;
+      for (const w of a) if (b.has(w)) both++;
+      return both / (a.size + b.size - both) >= NEAR;
+    });
+  };
+  const removed: Record<string, { exact: number; normalised: number; nearDuplicate: number }> = {};
   const seen = new Set<string>();
   const kept: Rec[] = [];
   let duplicates = 0;
   for (const r of all) {
-    const bucket = (removed[r.src] ??= { exact: 0, normalised: 0 });
+    const bucket = (removed[r.src] ??= { exact: 0, normalised: 0, nearDuplicate: 0 });
     if (exact.has(r.q) || exact.has(r.q.trim())) {
       bucket.exact++;
       continue;
     }
     if (normal.has(norm(r.q))) {
       bucket.normalised++;
+      continue;
+    }
+    if (isNear(r.q)) {
+      bucket.nearDuplicate++;
       continue;
     }
     const key = `${norm(r.q)}\u0000${r.pos.join(',')}`;

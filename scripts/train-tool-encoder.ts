@@ -45,6 +45,10 @@ const { values: args } = parseArgs({
     'metatool-per-epoch': { type: 'string', default: '5000' },
     holdout: { type: 'string', default: '0.1' },
     scale: { type: 'string', default: '8' },
+    'end-margin': { type: 'string', default: '0.3' },
+    'end-weight': { type: 'string', default: '0' },
+    'pair-weight': { type: 'string', default: '0.5' },
+    wise: { type: 'string', default: '1' },
     fp32: { type: 'boolean', default: false },
   },
 });
@@ -269,6 +273,7 @@ function trainBatch(batch: Item[]): number {
     logits[i * C + j] = scale * d;
   }
   const isPos = (i: number, j: number) => batch[i].pos.includes(cols[j]);
+  const pairGrad: [number, number, number][] = [];
   const gLogit = new Float64Array(B * C);
   let loss = 0;
   // request → tools
@@ -284,6 +289,51 @@ function trainBatch(batch: Item[]): number {
     }
     loss += -Math.log(zp / z) / (2 * B);
     for (let j = 0; j < C; j++) gLogit[i * C + j] += (e[j] / z - (isPos(i, j) ? e[j] / zp : 0)) / (2 * B);
+  }
+  // "Nothing else": with the request's own tools taken away, a fixed 'none' logit (scale × margin)
+  // should beat every other tool. DTDR-G adds 8 × cosine per tool and ends a plan when END's
+  // score beats the best uncalled tool, so unrelated tools must stay below an absolute cosine, not
+  // just below the right ones.
+  const endWeight = Number(args['end-weight']);
+  if (endWeight > 0) {
+    const l0 = scale * Number(args['end-margin']);
+    for (let i = 0; i < B; i++) {
+      let mx = l0;
+      for (let j = 0; j < C; j++) if (!isPos(i, j)) mx = Math.max(mx, logits[i * C + j]);
+      let z = Math.exp(l0 - mx);
+      const e0 = z;
+      const e = new Float64Array(C);
+      for (let j = 0; j < C; j++) if (!isPos(i, j)) z += e[j] = Math.exp(logits[i * C + j] - mx);
+      loss += (-Math.log(e0 / z) * endWeight) / B;
+      for (let j = 0; j < C; j++) if (e[j] > 0) gLogit[i * C + j] += ((e[j] / z) * endWeight) / B;
+    }
+  }
+  // request → request: other requests sharing a tool are positives (two phrasings of one need).
+  const pairWeight = Number(args['pair-weight']);
+  if (pairWeight > 0) {
+    for (let i = 0; i < B; i++) {
+      const same = (k: number) => k !== i && batch[k].pos.some((p) => batch[i].pos.includes(p));
+      let any = false;
+      for (let k = 0; k < B; k++) if (same(k)) any = true;
+      if (!any) continue;
+      const l = new Float64Array(B);
+      let mx = -Infinity;
+      for (let k = 0; k < B; k++) if (k !== i) {
+        let d = 0;
+        for (let c = 0; c < D; c++) d += qf[i].u[c] * qf[k].u[c];
+        l[k] = scale * d;
+        mx = Math.max(mx, l[k]);
+      }
+      let z = 0, zp = 0;
+      const e = new Float64Array(B);
+      for (let k = 0; k < B; k++) if (k !== i) {
+        e[k] = Math.exp(l[k] - mx);
+        z += e[k];
+        if (same(k)) zp += e[k];
+      }
+      loss += (-Math.log(zp / z) * pairWeight) / B;
+      for (let k = 0; k < B; k++) if (k !== i) pairGrad.push([i, k, ((e[k] / z - (same(k) ? e[k] / zp : 0)) * pairWeight) / B]);
+    }
   }
   // tool → requests, for each request's anchor positive
   const anchors = [...new Set(anchor)];
@@ -302,6 +352,13 @@ function trainBatch(batch: Item[]): number {
   }
   const gq = qf.map(() => new Float64Array(D));
   const gt = tf.map(() => new Float64Array(D));
+  for (const [i, k, g] of pairGrad) {
+    const a = qf[i].u, b = qf[k].u, ga = gq[i], gb = gq[k];
+    for (let c = 0; c < D; c++) {
+      ga[c] += g * scale * b[c];
+      gb[c] += g * scale * a[c];
+    }
+  }
   let gScale = 0;
   for (let i = 0; i < B; i++) for (let j = 0; j < C; j++) {
     const g = gLogit[i * C + j];
@@ -353,12 +410,21 @@ console.log(`corpus: ${items.length} requests (${train.length} train, ${held.len
 console.log(`held-out MRR before: ${JSON.stringify(heldOutMrr())}`);
 const epochs = Number(args.epochs), batchSize = Number(args.batch), metaPerEpoch = Number(args['metatool-per-epoch']);
 const metatool = train.filter((it) => it.src === 'metatool');
+const byTool = new Map<number, Item[]>();
+for (const it of train) for (const p of it.pos) (byTool.get(p) ?? byTool.set(p, []).get(p)!).push(it);
 const rest = train.filter((it) => it.src !== 'metatool');
 for (let ep = 1; ep <= epochs; ep++) {
   const epoch = shuffle([...rest, ...shuffle([...metatool]).slice(0, metaPerEpoch)]);
   let loss = 0, n = 0;
-  for (let b = 0; b + batchSize <= epoch.length; b += batchSize) {
-    loss += trainBatch(epoch.slice(b, b + batchSize));
+  // With --pair-weight, half of each batch is partners: another request of the same tool.
+  const half = Number(args['pair-weight']) > 0 ? batchSize / 2 : batchSize;
+  for (let b = 0; b + half <= epoch.length; b += half) {
+    const part = epoch.slice(b, b + half);
+    if (half < batchSize) for (const it of part.slice()) {
+      const others = byTool.get(it.pos[0])!;
+      part.push(others.length > 1 ? pick(others.filter((o) => o !== it)) : pick(epoch));
+    }
+    loss += trainBatch(part);
     n++;
   }
   console.log(`epoch ${ep}: loss ${(loss / n).toFixed(4)}, scale ${Math.exp(logScale).toFixed(1)}, ${((Date.now() - started) / 1000).toFixed(0)} s${ep % 4 === 0 || ep === epochs ? `, held-out MRR ${JSON.stringify(heldOutMrr())}` : ''}`);
@@ -366,12 +432,16 @@ for (let ep = 1; ep <= epochs; ep++) {
 const trainSeconds = (Date.now() - started) / 1000;
 
 // ---- bake e_w = a_w · M g_w + δ_w and write the folder ----
+// --wise α < 1 writes (1 − α) g_w + α e_w instead: weight-space ensembling of the GloVe start and
+// the fine-tuned rows (WiSE-FT, Wortsman et al. 2022), which keeps more of GloVe's sentence
+// similarity (demonstration neighbours, paraphrases) at some cost in request → tool ranking.
+const wise = Number(args.wise);
 const table = new Float32Array(V * D);
 for (let w = 2; w < V; w++) {
   for (let i = 0; i < D; i++) {
     let acc = 0;
     for (let j = 0; j < D; j++) acc += M[i * D + j] * G[w * D + j];
-    table[w * D + i] = A[w] * acc + Dl[w * D + i];
+    table[w * D + i] = (1 - wise) * G[w * D + i] + wise * (A[w] * acc + Dl[w * D + i]);
   }
 }
 const out = resolve(args.out!);
