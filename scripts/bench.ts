@@ -3,7 +3,9 @@
  *                  --plans 5000 --fit-plans 1000,10000,100000 --methods a,b --passes 3 --no-real]
  *
  * What dtdr costs, in one run (medians: this machine is shared and timings are noisy):
- * - the encoder: one short text unbatched and uncached (a step's real pattern), and batched throughput;
+ * - the encoders: one short text unbatched and uncached (a step's real pattern), and batched
+ *   throughput, for the default encoder and each of --encoders (default: the tool-retrieval
+ *   encoder models/dtdr-tool-100d); --encoders-only stops after them;
  * - real data (the demo set, and UltraTool when ../shared/data is there): per method, the rank +
  *   candidate set µs/step (median and p99 over the test steps) and its ratio to DR timed in the
  *   same process — one process per method (scripts/bench-rank.ts), as an app runs one method;
@@ -35,6 +37,8 @@ const { values } = parseArgs({
     methods: { type: 'string' },
     passes: { type: 'string', default: '3' },
     'no-real': { type: 'boolean' },
+    encoders: { type: 'string', default: 'models/dtdr-tool-100d' },
+    'encoders-only': { type: 'boolean' },
   },
 });
 const methods = (values.methods?.split(',') ?? METHODS) as MethodName[];
@@ -42,9 +46,11 @@ const passes = Number(values.passes);
 
 interface RankRow { world: string; tools: number; plans: number; steps: number; method: MethodName; fitMs: number; medianMicros: number; p99Micros: number; drMicros: number; ratioToDr: number }
 interface FitRow { method: MethodName; plans: number; tools: number; fitMs: number; peakBytes: number; artifactBytes: number }
-const result: { machine: string; kernel: string; encoder?: { singleTextMicros: number; singleTextP99Micros: number; singleTextMeanMicros: number; textsPerSecond: number }; rank: RankRow[]; fit: FitRow[] } = {
+interface EncoderRow { singleTextMicros: number; singleTextP99Micros: number; singleTextMeanMicros: number; textsPerSecond: number }
+const result: { machine: string; kernel: string; encoder?: EncoderRow; encoders: Record<string, EncoderRow>; rank: RankRow[]; fit: FitRow[] } = {
   machine: `${process.platform} ${process.arch}, Node ${process.version}`,
   kernel: usesWasmKernel() ? 'WebAssembly SIMD' : 'JavaScript',
+  encoders: {},
   rank: [],
   fit: [],
 };
@@ -52,7 +58,7 @@ const result: { machine: string; kernel: string; encoder?: { singleTextMicros: n
 const encoder = await loadEncoder({ cacheSize: 0 });
 
 // ---------------------------------------------------------------- encoder
-{
+async function timeEncoder(encoder: Awaited<ReturnType<typeof loadEncoder>>): Promise<EncoderRow> {
   const texts = demoDataset(600).plans.map((p) => p.query);
   // Each call timed alone, as rank steps are: the median is a call's typical cost; the mean
   // carries the tail (garbage collection, this shared machine's pauses), reported beside it.
@@ -67,15 +73,27 @@ const encoder = await loadEncoder({ cacheSize: 0 });
   }
   const started = performance.now();
   await encoder.embed(texts);
-  result.encoder = {
+  const e: EncoderRow = {
     singleTextMicros: median(single),
     singleTextP99Micros: quantile(single, 0.99),
     singleTextMeanMicros: single.reduce((a, b) => a + b, 0) / single.length,
     textsPerSecond: texts.length / ((performance.now() - started) / 1000),
   };
-  const e = result.encoder;
   console.log(`encoder ${encoder.id}: one short text (unbatched, uncached) median ${e.singleTextMicros.toFixed(0)} µs, p99 ${e.singleTextP99Micros.toFixed(0)}, mean ${e.singleTextMeanMicros.toFixed(0)}; ${e.textsPerSecond.toFixed(0)} texts/s batched`);
-  console.log(`matrix kernel: ${result.kernel}`);
+  return e;
+}
+result.encoder = await timeEncoder(encoder);
+result.encoders[encoder.id] = result.encoder;
+for (const model of values.encoders ? values.encoders.split(',').filter((m) => m && existsSync(m)) : []) {
+  const other = await loadEncoder({ model, cacheSize: 0 });
+  result.encoders[other.id] = await timeEncoder(other);
+  await other.dispose?.();
+}
+console.log(`matrix kernel: ${result.kernel}`);
+if (values['encoders-only']) {
+  mkdirSync(dirname(values.json!), { recursive: true });
+  writeFileSync(values.json!, JSON.stringify(result, null, 2));
+  process.exit(0);
 }
 
 // ---------------------------------------------------------------- rank per step

@@ -1,8 +1,11 @@
 /**
  * Tools-only models against BM25 on the three public datasets: trains on the tools alone (no
  * demonstrations) and scores each dataset's test plans, reporting MRR over every step and over the
- * history-aware steps (at least one prior call). Usage: npm run eval:tools-only [-- --json]
+ * history-aware steps (at least one prior call) and on first steps (no call yet: the request alone
+ * picks the tool, so this is where the encoder shows).
+ * Usage: npm run eval:tools-only [-- --json] [-- --encoder <folder | id>]
  */
+import { parseArgs } from 'node:util';
 import { evaluateMethods, splitDataset } from '../src/core/evaluation/evaluate.js';
 import type { MethodName } from '../src/core/retrieval/types.js';
 import { readDatasetDir } from '../src/data/node.js';
@@ -14,38 +17,40 @@ export interface ToolsOnlyFigures {
   dataset: string;
   steps: number;
   historySteps: number;
-  mrr: Record<string, { all: number; history: number }>;
+  mrr: Record<string, { all: number; history: number; first: number }>;
 }
 
-export async function toolsOnlyFigures(dir: string, methods: MethodName[] = ['bm25', 'dtdr-g']): Promise<ToolsOnlyFigures> {
+export async function toolsOnlyFigures(dir: string, methods: MethodName[] = ['bm25', 'dtdr-g'], encoder?: string): Promise<ToolsOnlyFigures> {
   const dataset = readDatasetDir(dir);
   const split = splitDataset(dataset, { seed: 0 });
   const mrr: ToolsOnlyFigures['mrr'] = {};
   let steps = 0;
   let historySteps = 0;
-  await evaluateMethods(dataset.tools, [], split.test, await loadEncoder(), {
+  await evaluateMethods(dataset.tools, [], split.test, await loadEncoder(encoder === undefined ? {} : { model: encoder }), {
     methods,
     timingPasses: 0,
     onMethodScored(method, scored) {
       const rr = scored.scores.map((s) => s.reciprocalRank);
       const h = scored.steps.map((s, i) => (s.history.length > 0 ? rr[i] : -1)).filter((x) => x >= 0);
+      const first = scored.steps.map((s, i) => (s.history.length === 0 ? rr[i] : -1)).filter((x) => x >= 0);
       steps = rr.length;
       historySteps = h.length;
       const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
-      mrr[method] = { all: mean(rr), history: mean(h) };
+      mrr[method] = { all: mean(rr), history: mean(h), first: mean(first) };
     },
   });
   return { dataset: dataset.name, steps, historySteps, mrr };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values: args } = parseArgs({ options: { json: { type: 'boolean', default: false }, encoder: { type: 'string' } } });
   const root = new URL('../../shared/data/', import.meta.url).pathname;
   for (const name of TOOLS_ONLY_DATASETS) {
-    const f = await toolsOnlyFigures(`${root}${name}`);
-    if (process.argv.includes('--json')) console.log(JSON.stringify(f));
+    const f = await toolsOnlyFigures(`${root}${name}`, undefined, args.encoder);
+    if (args.json) console.log(JSON.stringify(f));
     else {
       console.log(`${f.dataset}: ${f.steps} test steps, ${f.historySteps} with history`);
-      for (const [m, r] of Object.entries(f.mrr)) console.log(`  ${m.padEnd(7)} MRR all ${r.all.toFixed(4)}  history-aware ${r.history.toFixed(4)}`);
+      for (const [m, r] of Object.entries(f.mrr)) console.log(`  ${m.padEnd(7)} MRR all ${r.all.toFixed(4)}  history-aware ${r.history.toFixed(4)}  first step ${r.first.toFixed(4)}`);
     }
   }
 }
