@@ -115,11 +115,12 @@ if (!values['no-real']) {
   if (existsSync(new URL('../../shared/data/ultratool/data.jsonl', import.meta.url))) rankWorld('ultratool', 'UltraTool (260 tools, 3,027 demonstrations, official split)');
   else console.log('\n(../shared/data/ultratool is absent: the real-data rows are skipped)');
 }
-for (const tools of values.tools!.split(',').map(Number)) rankWorld(`synthetic:${tools}`, `synthetic ${tools} (${tools.toLocaleString('en')} tools, ${Number(values.plans).toLocaleString('en')} plans, 2% held out, heads 1 epoch)`);
+// `--tools 0` or `--fit-plans 0` skips that part (a quick run of the rest).
+for (const tools of values.tools!.split(',').map(Number).filter((t) => t > 0)) rankWorld(`synthetic:${tools}`, `synthetic ${tools} (${tools.toLocaleString('en')} tools, ${Number(values.plans).toLocaleString('en')} plans, 2% held out, heads 1 epoch)`);
 
 // ---------------------------------------------------------------- fit against demonstrations
 console.log('\nfit at 260 tools (each in its own process)\nmethod     demonstrations   fit s   peak RSS MiB   artifact KiB');
-for (const plans of values['fit-plans']!.split(',').map(Number)) {
+for (const plans of values['fit-plans']!.split(',').map(Number).filter((p) => p > 0)) {
   for (const method of methods) {
     try {
       const row = child<FitRow>('./bench-fit.ts', [method, String(plans)]);
