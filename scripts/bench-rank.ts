@@ -2,7 +2,8 @@
  * One method's cost per step, in its own process (as an app runs one method: timings are not
  * disturbed by nine other methods sharing the JIT's call sites), beside DR timed in the same
  * process for the ratio. `node --import tsx scripts/bench-rank.ts <world> <method> [plans] [passes]`
- * with world `demo`, `ultratool` or `synthetic:<tools>`. Prints one JSON line. Used by `npm run bench`.
+ * with world `demo`, `ultratool`, `synthetic:<tools>` or `app:<tools>` (scripts/app-world.ts: `plans`
+ * demonstrations, 2,000 test plans, default settings). Prints one JSON line. Used by `npm run bench`.
  */
 import { splitDataset } from '../src/core/evaluation/evaluate.js';
 import { planSteps } from '../src/core/plans/plan.js';
@@ -15,21 +16,29 @@ import { readDatasetDir } from '../src/data/node.js';
 import { demoDataset } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { median, quantile } from './stats.js';
+import { appWorld } from './app-world.js';
 import { syntheticDataset } from './synthetic.js';
 
 const [world, method, plans = '5000', passes = '3'] = process.argv.slice(2) as [string, MethodName, string?, string?];
+// Peak resident memory of this process (data, encoder, the fits and ranking), sampled.
+let peak = 0;
+const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
 
 let dataset: Dataset;
 let train: Plan[];
 let test: Plan[];
-if (world.startsWith('synthetic:')) {
+if (world.startsWith('app:')) {
+  const w = appWorld({ tools: Number(world.slice(4)), train: Number(plans) });
+  dataset = { name: w.name, tools: w.tools, plans: [...w.train, ...w.test] };
+  [train, test] = [w.train, w.test];
+} else if (world.startsWith('synthetic:')) {
   dataset = syntheticDataset(Number(world.slice(10)), Number(plans), 0);
   ({ train, test } = splitDataset(dataset, { seed: 0, testRatio: 0.02 }));
 } else {
   dataset = world === 'demo' ? demoDataset() : readDatasetDir(new URL('../../shared/data/ultratool', import.meta.url).pathname);
   ({ train, test } = splitDataset(dataset, { seed: 0 }));
 }
-const steps = test.flatMap((p) => planSteps(p)).slice(0, world.startsWith('synthetic:') ? 500 : undefined);
+const steps = test.flatMap((p) => planSteps(p)).slice(0, world.startsWith('synthetic:') || world.startsWith('app:') ? 500 : undefined);
 const encoder = await loadEncoder();
 const queries = await encoder.embed(steps.map((s) => s.query));
 
@@ -61,5 +70,7 @@ function time({ retriever, inputs }: { retriever: Retriever; inputs: RankInput[]
 const subject = await fit(method);
 const subjectTime = time(subject);
 const dr = method === 'dr' ? subjectTime : time(await fit('dr'));
-console.log(JSON.stringify({ world, method, tools: dataset.tools.length, plans: train.length, steps: steps.length, fitMs: subject.fitMs, ...subjectTime, drMicros: dr.medianMicros, ratioToDr: subjectTime.medianMicros / dr.medianMicros }));
+clearInterval(sample);
+peak = Math.max(peak, process.memoryUsage().rss);
+console.log(JSON.stringify({ world, method, tools: dataset.tools.length, plans: train.length, steps: steps.length, fitMs: subject.fitMs, ...subjectTime, drMicros: dr.medianMicros, ratioToDr: subjectTime.medianMicros / dr.medianMicros, peakBytes: peak }));
 await encoder.dispose?.();

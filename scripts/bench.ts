@@ -1,6 +1,7 @@
 /**
  * npm run bench [-- --json bench.json --svg docs/images/bench.svg --tools 260,4000,16000
- *                  --plans 5000 --fit-plans 1000,10000,100000 --methods a,b --passes 3 --no-real]
+ *                  --plans 5000 --fit-plans 1000,10000,100000 --methods a,b --passes 3 --no-real
+ *                  --app-tools 16000 --app-plans 20000 --app-methods dtdr-g,dtdr-c,dr,bm25 --no-app]
  *
  * What dtdr costs, in one run (medians: this machine is shared and timings are noisy):
  * - the encoders: one short text unbatched and uncached (a step's real pattern), and batched
@@ -13,6 +14,10 @@
  *   calls) at each --tools size with --plans demonstrations: rank µs/step median and p99, × DR, fit;
  * - fit against demonstrations (260 tools): each method fitted at each --fit-plans size in its own
  *   process, for its fit time, peak resident memory and binary artifact size.
+ * - the app-scale world (issue 25; scripts/app-world.ts: 16,000 Zipf-popular tools, 2,000 workflow
+ *   templates, 20,000 demonstrations, 2,000 test plans), default settings (heads 8 epochs): per method
+ *   in its own process, fit seconds, peak resident memory and rank µs/step; then the wall time of
+ *   the real CLI, `dtdr eval --train … --methods default,dr,bm25,dtdr-c`, on the world's folders.
  * Heads train 1 epoch in the synthetic runs (ranking cost does not depend on it). Writes a JSON file
  * and an SVG plot of cost against scale (the README's).
  */
@@ -39,6 +44,10 @@ const { values } = parseArgs({
     'no-real': { type: 'boolean' },
     encoders: { type: 'string', default: 'models/dtdr-tool-100d' },
     'encoders-only': { type: 'boolean' },
+    'app-tools': { type: 'string', default: '16000' },
+    'app-plans': { type: 'string', default: '20000' },
+    'app-methods': { type: 'string', default: 'dtdr-g,dtdr-c,dr,bm25' },
+    'no-app': { type: 'boolean' },
   },
 });
 const methods = (values.methods?.split(',') ?? METHODS) as MethodName[];
@@ -47,7 +56,9 @@ const passes = Number(values.passes);
 interface RankRow { world: string; tools: number; plans: number; steps: number; method: MethodName; fitMs: number; medianMicros: number; p99Micros: number; drMicros: number; ratioToDr: number }
 interface FitRow { method: MethodName; plans: number; tools: number; fitMs: number; peakBytes: number; artifactBytes: number }
 interface EncoderRow { singleTextMicros: number; singleTextP99Micros: number; singleTextMeanMicros: number; textsPerSecond: number }
-const result: { machine: string; kernel: string; encoder?: EncoderRow; encoders: Record<string, EncoderRow>; rank: RankRow[]; fit: FitRow[] } = {
+interface AppRow { method: MethodName; tools: number; plans: number; fitMs: number; peakBytes: number; medianMicros: number; p99Micros: number; ratioToDr: number }
+interface AppEval { methods: string; wallSeconds: number; steps: number; results: Record<string, { mrr: number; coverage: number; fitMs: number; rankMicrosPerStep: number }> }
+const result: { app?: AppRow[]; appEval?: AppEval; machine: string; kernel: string; encoder?: EncoderRow; encoders: Record<string, EncoderRow>; rank: RankRow[]; fit: FitRow[] } = {
   machine: `${process.platform} ${process.arch}, Node ${process.version}`,
   kernel: usesWasmKernel() ? 'WebAssembly SIMD' : 'JavaScript',
   encoders: {},
@@ -122,11 +133,12 @@ if (!values['no-real']) {
   if (existsSync(new URL('../../shared/data/ultratool/data.jsonl', import.meta.url))) rankWorld('ultratool', 'UltraTool (260 tools, 3,027 demonstrations, official split)');
   else console.log('\n(../shared/data/ultratool is absent: the real-data rows are skipped)');
 }
-for (const tools of values.tools!.split(',').map(Number)) rankWorld(`synthetic:${tools}`, `synthetic ${tools} (${tools.toLocaleString('en')} tools, ${Number(values.plans).toLocaleString('en')} plans, 2% held out, heads 1 epoch)`);
+// `--tools 0` or `--fit-plans 0` skips that part (a quick run of the rest).
+for (const tools of values.tools!.split(',').map(Number).filter((t) => t > 0)) rankWorld(`synthetic:${tools}`, `synthetic ${tools} (${tools.toLocaleString('en')} tools, ${Number(values.plans).toLocaleString('en')} plans, 2% held out, heads 1 epoch)`);
 
 // ---------------------------------------------------------------- fit against demonstrations
 console.log('\nfit at 260 tools (each in its own process)\nmethod     demonstrations   fit s   peak RSS MiB   artifact KiB');
-for (const plans of values['fit-plans']!.split(',').map(Number)) {
+for (const plans of values['fit-plans']!.split(',').map(Number).filter((p) => p > 0)) {
   for (const method of methods) {
     try {
       const row = child<FitRow>('./bench-fit.ts', [method, String(plans)]);
@@ -136,6 +148,36 @@ for (const plans of values['fit-plans']!.split(',').map(Number)) {
       console.log(`${method.padEnd(9)}  ${String(plans).padStart(14)}   failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
     }
   }
+}
+
+// ---------------------------------------------------------------- the app-scale world (issue 25)
+if (!values['no-app']) {
+  const [appTools, appPlans] = [values['app-tools']!, values['app-plans']!];
+  console.log(`\napp-scale world (scripts/app-world.ts: ${Number(appTools).toLocaleString('en')} tools, ${Number(appPlans).toLocaleString('en')} demonstrations, 2,000 test plans; default settings, heads 8 epochs; each method in its own process)`);
+  console.log('method     fit s   peak RSS MiB   µs/step median    p99     × DR');
+  result.app = [];
+  for (const method of values['app-methods']!.split(',') as MethodName[]) {
+    try {
+      const row = child<AppRow>('./bench-rank.ts', [`app:${appTools}`, method, appPlans, values.passes!]);
+      result.app.push({ method, tools: row.tools, plans: row.plans, fitMs: row.fitMs, peakBytes: row.peakBytes, medianMicros: row.medianMicros, p99Micros: row.p99Micros, ratioToDr: row.ratioToDr });
+      console.log(`${method.padEnd(9)} ${(row.fitMs / 1000).toFixed(2).padStart(6)}   ${(row.peakBytes / 2 ** 20).toFixed(0).padStart(12)}   ${row.medianMicros.toFixed(1).padStart(14)}   ${row.p99Micros.toFixed(0).padStart(6)}   ${row.ratioToDr.toFixed(2)}`);
+    } catch (error) {
+      console.log(`${method.padEnd(9)} failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+    }
+  }
+  // The eval line: the real CLI (dist/, built by npm install) on the world written as dataset folders.
+  const folder = '.cache/app-world';
+  execFileSync(process.execPath, ['--import', 'tsx', new URL('./app-world.ts', import.meta.url).pathname, folder, appTools, '2000', appPlans, '2000'], { encoding: 'utf8' });
+  const evalMethods = 'default,dr,bm25,dtdr-c';
+  if (existsSync(new URL('../dist/cli/main.js', import.meta.url))) {
+    const started = performance.now();
+    const out = execFileSync(process.execPath, [new URL('../bin/dtdr.js', import.meta.url).pathname, 'eval', '--data', `${folder}/test`, '--train', `${folder}/train`, '--methods', evalMethods, '--json'], { encoding: 'utf8', maxBuffer: 1 << 24 });
+    const wallSeconds = (performance.now() - started) / 1000;
+    const parsed = JSON.parse(out.trim().split('\n').at(-1)!) as { steps: number; results: AppEval['results'] };
+    result.appEval = { methods: evalMethods, wallSeconds, steps: parsed.steps, results: parsed.results };
+    console.log(`dtdr eval --train ${folder}/train --data ${folder}/test --methods ${evalMethods}: ${wallSeconds.toFixed(1)} s wall, ${parsed.steps} test steps`);
+    for (const [m, r] of Object.entries(parsed.results)) console.log(`  ${m.padEnd(9)} MRR ${r.mrr.toFixed(3)}  coverage ${r.coverage.toFixed(3)}  fit ${(r.fitMs / 1000).toFixed(2)} s  ${r.rankMicrosPerStep.toFixed(1)} µs/step`);
+  } else console.log('(dist/ is not built: the dtdr eval wall time is skipped; run npm run build)');
 }
 
 mkdirSync(dirname(values.json!), { recursive: true });

@@ -1,5 +1,5 @@
 import { seededRandom } from '../base/random.js';
-import { packMatrix } from './kernels/matvec.js';
+import { packMatrix, type PackedMatrix } from './kernels/matvec.js';
 
 /**
  * Spherical k-means on unit vectors stored row-major in one Float32Array: assignment by the
@@ -21,6 +21,9 @@ export function packRows(rows: readonly Float32Array[], dim: number): Float32Arr
   return out;
 }
 
+/** Point × cluster pairs from which the assignment step screens clusters with the float32 kernel. */
+const SCREEN_ABOVE = 200_000;
+
 export function sphericalKMeans(data: Float32Array, n: number, dim: number, k: number, options: { seed?: number; maxIterations?: number } = {}): KMeansResult {
   k = Math.max(1, Math.min(k, n));
   const random = seededRandom((options.seed ?? 0) + 17);
@@ -35,10 +38,26 @@ export function sphericalKMeans(data: Float32Array, n: number, dim: number, k: n
   // k-means++ seeding with squared Euclidean distances (= 2 - 2·dot for unit vectors).
   const nearest = new Float64Array(n).fill(Infinity);
   let pick = Math.floor(random() * n);
+  // Many points × clusters: the float32 kernel's dots screen out the points the new seed cannot
+  // bring nearer (by a margin far above float32 rounding); the rest are measured exactly as before.
+  const screen = n * k >= SCREEN_ABOVE && k > 1;
+  const norms = new Float64Array(screen ? n : 0);
+  if (screen) for (let i = 0; i < n; i++) norms[i] = dotAt(data, i * dim, data, i * dim, dim);
+  const rows = screen ? packMatrix(data, n, dim) : undefined;
+  const approx = new Float64Array(screen ? n : 0);
   for (let c = 0; c < k; c++) {
     centroids.set(data.subarray(pick * dim, pick * dim + dim), c * dim);
     let total = 0;
+    let seedNorm = 0;
+    if (rows) {
+      rows.times(centroids.subarray(c * dim, c * dim + dim), approx);
+      seedNorm = norms[pick];
+    }
     for (let i = 0; i < n; i++) {
+      if (rows && norms[i] + seedNorm - 2 * approx[i] > nearest[i] + 1e-4 * (1 + norms[i] + seedNorm)) {
+        total += nearest[i];
+        continue;
+      }
       let d = 0;
       for (let j = 0; j < dim; j++) {
         const diff = data[i * dim + j] - centroids[c * dim + j];
@@ -55,17 +74,45 @@ export function sphericalKMeans(data: Float32Array, n: number, dim: number, k: n
   }
   const maxIterations = options.maxIterations ?? 10;
   const sums = new Float64Array(k * dim);
+  // Many points × clusters: the float32 kernel's dots pick the few clusters within a margin of the
+  // best (far above float32 rounding), and only those are scored exactly, in index order: the
+  // same assignment as scoring every cluster exactly, at a fraction of the cost.
+  const approxDots = new Float64Array(screen ? k : 0);
+  for (let i = 0; i < norms.length; i++) norms[i] = Math.sqrt(norms[i]);
   for (let iteration = 0; iteration < maxIterations; iteration++) {
     let changed = 0;
+    let packed: PackedMatrix | undefined;
+    let margin = 0;
+    if (screen) {
+      packed = packMatrix(centroids, k, dim);
+      let largest = 0;
+      for (let c = 0; c < k; c++) largest = Math.max(largest, dotAt(centroids, c * dim, centroids, c * dim, dim));
+      margin = 1e-4 * Math.sqrt(largest);
+    }
     for (let i = 0; i < n; i++) {
       let best = 0;
       let bestDot = -Infinity;
       const offset = i * dim;
-      for (let c = 0; c < k; c++) {
-        const dot = dotAt(centroids, c * dim, data, offset, dim);
-        if (dot > bestDot) {
-          bestDot = dot;
-          best = c;
+      if (packed) {
+        packed.times(data.subarray(offset, offset + dim), approxDots);
+        let top = -Infinity;
+        for (let c = 0; c < k; c++) if (approxDots[c] > top) top = approxDots[c];
+        const floor = top - margin * (1 + norms[i]);
+        for (let c = 0; c < k; c++) {
+          if (approxDots[c] < floor) continue;
+          const dot = dotAt(centroids, c * dim, data, offset, dim);
+          if (dot > bestDot) {
+            bestDot = dot;
+            best = c;
+          }
+        }
+      } else {
+        for (let c = 0; c < k; c++) {
+          const dot = dotAt(centroids, c * dim, data, offset, dim);
+          if (dot > bestDot) {
+            bestDot = dot;
+            best = c;
+          }
         }
       }
       if (iteration === 0 || best !== assignment[i]) changed++;

@@ -10,6 +10,16 @@ import { applyIsotonic, conformalThreshold, expectedCalibrationError, fitIsotoni
 export const MAX_SCORED_PLANS = 9000;
 
 /**
+ * Held-out plans scored per scheme for a tool set of `labels` labels: MAX_SCORED_PLANS up to
+ * 2,000 labels, fewer beyond, so that scoring (every signal over every label, per step) costs no
+ * more than at 2,000 labels: 1,125 plans (about 4,500 steps) at 16,000 tools. Seal-Tools (4,077
+ * labels, 490 demonstrations) and the smaller sets score every plan as before.
+ */
+export function maxScoredPlans(labels: number): number {
+  return Math.min(MAX_SCORED_PLANS, Math.round((MAX_SCORED_PLANS * 2000) / Math.max(1, labels)));
+}
+
+/**
  * Each group's split-conformal threshold for the coverage target. A group with fewer than 20
  * held-out scores gets 0: its sets widen by probability mass instead (selectCandidates).
  */

@@ -10,6 +10,7 @@ import { DependencyGraph } from '../graph.js';
 import type { PackedMatrix } from '../kernels/matvec.js';
 import type { LinearHead, LinearHeadOptions } from '../linear-head.js';
 import { ReplayBuffer, trainLinearHead } from '../linear-head-training.js';
+import { SAMPLED_EXAMPLE_PASSES, SAMPLED_SOFTMAX_ABOVE, trainSampledHead } from '../linear-head-sampled.js';
 import type { TrainingProgress } from '../types.js';
 import { KNOWN_HISTORY } from './layout.js';
 import type { ToolSide } from './tool-side.js';
@@ -126,7 +127,12 @@ export function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array
   if (o.head !== false) {
     const examples = headExamples(side, plans, queries, l, vocabulary);
     replay.add(examples);
-    const generator = trainLinearHead(examples, { epochs: 8, seed: o.seed, sparseSupport: 'auto', ...(o.head ?? {}) });
+    const headOptions = { epochs: 8, seed: o.seed, sparseSupport: 'auto' as const, ...(o.head ?? {}) };
+    // Over many labels a full softmax per step costs hours at app scale: a sampled one (linear-head-sampled.ts).
+    // Its epochs stop at about SAMPLED_EXAMPLE_PASSES examples in all (80,000 steps: 3 epochs, ~1,900 Adam steps).
+    const generator = side.labels.length > SAMPLED_SOFTMAX_ABOVE
+      ? trainSampledHead(examples, { ...headOptions, epochs: Math.max(1, Math.min(headOptions.epochs, Math.round(SAMPLED_EXAMPLE_PASSES / examples.dense.length))) })
+      : trainLinearHead(examples, headOptions);
     for (;;) {
       const next = generator.next();
       if (next.done) {

@@ -11,7 +11,8 @@ import { historyIndices } from '../dependency.js';
 import { packRows, sphericalKMeans, type KMeansResult } from '../kmeans.js';
 import type { TrainingProgress } from '../types.js';
 import { fitCoverage } from './coverage.js';
-import { calibrationScores, groupThresholds, isotonicEce, MAX_SCORED_PLANS, scoredSubset } from './calibration.js';
+import { calibrationScores, groupThresholds, isotonicEce, maxScoredPlans, scoredSubset } from './calibration.js';
+import { SAMPLED_SOFTMAX_ABOVE } from '../linear-head-sampled.js';
 import { priorGate, toolsOnlyGate } from './combine.js';
 import { fitEvidence, rarity, type Clustering, type Evidence } from './evidence.js';
 import { capScores, mondrianThresholds, rankQuantile, stepGroup } from './groups.js';
@@ -79,7 +80,8 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   let l = options.historyLength ?? 0;
   let K = options.clusters ?? 0;
   const train0 = plans.flatMap((p, i) => (foldOf[i] !== 0 ? [i] : []));
-  const held0 = scoredSubset(plans.flatMap((p, i) => (foldOf[i] === 0 ? [i] : [])), MAX_SCORED_PLANS / folds, seed + 401);
+  const scoredPlans = maxScoredPlans(side.labels.length);
+  const held0 = scoredSubset(plans.flatMap((p, i) => (foldOf[i] === 0 ? [i] : [])), scoredPlans / folds, seed + 401);
   const quickScore = (ev: Evidence, signal: number) => {
     const w = new Workspace(side.labels.length, dim, ev.k);
     let rr = 0;
@@ -155,10 +157,11 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
       // Every other plan trains the fold; at most MAX_SCORED_PLANS held-out plans per scheme are
       // scored (gate and calibration need thousands of steps, not 100,000 demonstrations' worth).
       const forThresholdsOnly = r >= gateSchemes.length;
-      const heldIdx = scoredSubset(plans.flatMap((_, i) => (foldOf[i] === f && (small || !forThresholdsOnly || half[i] === 1) ? [i] : [])), MAX_SCORED_PLANS / folds, seed + 409 + f);
+      const heldIdx = scoredSubset(plans.flatMap((_, i) => (foldOf[i] === f && (small || !forThresholdsOnly || half[i] === 1) ? [i] : [])), scoredPlans / folds, seed + 409 + f);
       const t = sub(trainIdx);
       // Fold heads only feed the gate and calibration: 3 epochs measure as well as 8 there, at a third of the time.
-      const foldHead = headOption === false ? false : { ...headOption, epochs: Math.min(3, headOption?.epochs ?? 8) };
+      // Over many labels (a sampled softmax) one epoch: fold heads were most of the fit at 16,000 tools.
+      const foldHead = headOption === false ? false : { ...headOption, epochs: Math.min(side.labels.length > SAMPLED_SOFTMAX_ABOVE ? 1 : 3, headOption?.epochs ?? 8) };
       const ev = fitEvidence(side, t.plans, t.queries, restrict(clustering!, trainIdx), { historyLength: l, seed: seed + f, head: foldHead }, (p) =>
         report('cross-fitting', (r * folds + f + p.fraction) / rounds),
       );
@@ -271,15 +274,24 @@ function descriptionRank(x: Float32Array, L: number, T: number, acceptable: Set<
 /** Indices of the `count` largest values of x[from .. from+n). */
 function topIndices(x: Float32Array, from: number, n: number, count: number, into: Set<number>): void {
   const best: number[] = [];
+  // The worst kept entry (the first of the smallest), found again only after a replacement.
+  let worst = -1;
+  let worstValue = Infinity;
   for (let f = 0; f < n; f++) {
     const v = x[from + f];
     if (best.length < count) {
       best.push(f);
       continue;
     }
-    let worst = 0;
-    for (let k = 1; k < best.length; k++) if (x[from + best[k]] < x[from + best[worst]]) worst = k;
-    if (v > x[from + best[worst]]) best[worst] = f;
+    if (worst < 0) {
+      worst = 0;
+      for (let k = 1; k < best.length; k++) if (x[from + best[k]] < x[from + best[worst]]) worst = k;
+      worstValue = x[from + best[worst]];
+    }
+    if (v > worstValue) {
+      best[worst] = f;
+      worst = -1;
+    }
   }
   for (const f of best) into.add(f);
 }

@@ -1,0 +1,215 @@
+/**
+ * Training the linear head over many labels with a sampled softmax: each minibatch's softmax runs
+ * over the labels its examples need (their acceptable labels, negatives for one another) and a few
+ * seeded uniform negatives, with the log-Q correction for the sampled ones, instead of over every
+ * label. A full softmax costs examples × labels × dim per epoch: at 16,000 tools and 80,000 steps
+ * that is hours of training for the cross-fitting folds; the sampled one costs examples × (batch
+ * labels + negatives) × dim. The head it returns is an ordinary LinearHead (CSR one-hot rows):
+ * ranking scores every label as before.
+ */
+import { DtdrError } from '../base/errors.js';
+import { seededRandom, shuffleInPlace } from '../base/random.js';
+import { LINEAR_HEAD_DEFAULTS, LinearHead, type LinearHeadData, type LinearHeadOptions } from './linear-head.js';
+import { ridgeWarmStart, standardisation, targetSupport, type EpochReport } from './linear-head-training.js';
+
+/** Labels above which DTDR-G's heads train with a sampled softmax (Seal-Tools' 4,077 and smaller sets keep the full one). */
+export const SAMPLED_SOFTMAX_ABOVE = 6000;
+/** Uniform negatives drawn per minibatch, beside the batch's own acceptable labels. */
+export const SAMPLED_NEGATIVES = 64;
+/** Examples a sampled head trains on in all, about (epochs fewer when there are more examples): Adam steps, not epochs, set how far it gets. */
+export const SAMPLED_EXAMPLE_PASSES = 250_000;
+
+/** Trains a head (CSR one-hot rows) with a sampled softmax; yields each epoch's mean sampled loss. */
+export function* trainSampledHead(data: LinearHeadData, options: LinearHeadOptions = {}, negatives = SAMPLED_NEGATIVES): Generator<EpochReport, LinearHead> {
+  const o = { ...LINEAR_HEAD_DEFAULTS, ...options };
+  const n = data.dense.length;
+  if (n === 0) throw new DtdrError('data', 'no training examples', { hint: 'give at least one demonstration' });
+  const dim = data.dense[0].length;
+  const C = data.classes;
+  const S = data.sparseSize;
+  const D = dim + 1;
+  const { mean, std } = standardisation(data.dense, dim);
+  const W = ridgeWarmStart(data, mean, std, dim, true); // D × C, row-major (bias row last)
+  // Class-major copy for the sampled products: the weights of label c are Wc[c·D .. c·D + D).
+  const Wc = new Float64Array(C * D);
+  for (let d = 0; d < D; d++) for (let c = 0; c < C; c++) Wc[c * D + d] = W[d * C + c];
+  const support = targetSupport(data);
+  const { start, cols } = support;
+  const E = new Float64Array(cols.length);
+
+  const X = new Float64Array(n * D);
+  data.dense.forEach((x, i) => {
+    for (let d = 0; d < dim; d++) X[i * D + d] = (x[d] - mean[d]) / std[d];
+    X[i * D + dim] = 1;
+  });
+  const mW = new Float64Array(Wc.length), vW = new Float64Array(Wc.length), gW = new Float64Array(Wc.length);
+  const mE = new Float64Array(E.length), vE = new Float64Array(E.length), gE = new Float64Array(E.length);
+  const random = seededRandom(o.seed + 1);
+  const draw = seededRandom(o.seed + 97);
+  const indices = Array.from({ length: n }, (_, i) => i);
+  /** Position of a label in this batch's candidate list, or -1. */
+  const slot = new Int32Array(C).fill(-1);
+  const cand = new Uint32Array(C);
+  const z = new Float64Array(C);
+  const touchedRows = new Uint8Array(S);
+  const rowList: number[] = [];
+  const state: BatchState = { C, D, X, Wc, E, gW, gE, mW, vW, mE, vE, start, cols, slot, cand, z, touchedRows, rowList, step: 0, draw, negatives, options: o, sparse: data.sparse, targets: data.targets };
+  for (let epoch = 1; epoch <= o.epochs; epoch++) {
+    shuffleInPlace(indices, random);
+    let lossSum = 0;
+    for (let from = 0; from < n; from += o.batchSize) lossSum += sampledBatch(state, indices, from, Math.min(n, from + o.batchSize));
+    yield { epoch, epochs: o.epochs, loss: lossSum / n };
+  }
+  for (let d = 0; d < D; d++) for (let c = 0; c < C; c++) W[d * C + c] = Wc[c * D + d];
+  return new LinearHead(dim, C, S, mean, std, W, E, support);
+}
+
+interface BatchState {
+  C: number;
+  D: number;
+  X: Float64Array;
+  Wc: Float64Array;
+  E: Float64Array;
+  gW: Float64Array;
+  gE: Float64Array;
+  mW: Float64Array;
+  vW: Float64Array;
+  mE: Float64Array;
+  vE: Float64Array;
+  start: Uint32Array;
+  cols: Uint32Array;
+  slot: Int32Array;
+  cand: Uint32Array;
+  z: Float64Array;
+  touchedRows: Uint8Array;
+  rowList: number[];
+  step: number;
+  draw: () => number;
+  negatives: number;
+  options: Required<LinearHeadOptions>;
+  sparse?: Uint32Array[];
+  targets: ArrayLike<number>[];
+}
+
+/** One minibatch: the sampled softmax's gradients over the batch's labels, then a lazy Adam step. Returns the batch's summed loss. */
+function sampledBatch(s: BatchState, indices: number[], from: number, to: number): number {
+  const { C, D, X, Wc, E, gW, gE, start, cols, slot, cand, z, touchedRows, rowList, targets } = s;
+  const o = s.options;
+  let lossSum = 0;
+  // The batch's labels: every acceptable label of its examples, then uniform negatives.
+  let m = 0;
+  for (let b = from; b < to; b++) {
+    const t = targets[indices[b]];
+    for (let k = 0; k < t.length; k++) {
+      const c = t[k];
+      if (slot[c] < 0) {
+        slot[c] = m;
+        cand[m++] = c;
+      }
+    }
+  }
+  const positives = m;
+  for (let k = 0; k < s.negatives && m < C; k++) {
+    const c = Math.floor(s.draw() * C);
+    if (slot[c] < 0) {
+      slot[c] = m;
+      cand[m++] = c;
+    }
+  }
+  // Each sampled negative stands for (C − positives) / sampled labels outside the batch.
+  const correction = m > positives ? Math.log((C - positives) / (m - positives)) : 0;
+  for (let k = 0; k < m; k++) gW.fill(0, cand[k] * D, cand[k] * D + D);
+  for (let b = from; b < to; b++) {
+    const i = indices[b];
+    const row = i * D;
+    for (let k = 0; k < m; k++) {
+      const w = cand[k] * D;
+      let v0 = 0, v1 = 0, v2 = 0, v3 = 0;
+      let d = 0;
+      for (; d + 3 < D; d += 4) {
+        v0 += Wc[w + d] * X[row + d];
+        v1 += Wc[w + d + 1] * X[row + d + 1];
+        v2 += Wc[w + d + 2] * X[row + d + 2];
+        v3 += Wc[w + d + 3] * X[row + d + 3];
+      }
+      for (; d < D; d++) v0 += Wc[w + d] * X[row + d];
+      z[k] = (k < positives ? 0 : correction) + (v0 + v1) + (v2 + v3);
+    }
+    const sp = s.sparse?.[i];
+    if (sp) {
+      for (let a = 0; a < sp.length; a++) {
+        for (let j = start[sp[a]]; j < start[sp[a] + 1]; j++) {
+          const k = slot[cols[j]];
+          if (k >= 0) z[k] += E[j];
+        }
+      }
+    }
+    let max = -Infinity;
+    for (let k = 0; k < m; k++) if (z[k] > max) max = z[k];
+    let sum = 0;
+    for (let k = 0; k < m; k++) sum += z[k] = Math.exp(z[k] - max);
+    for (let k = 0; k < m; k++) z[k] /= sum;
+    const t = targets[i];
+    const share = 1 / t.length;
+    for (let k = 0; k < t.length; k++) {
+      const at = slot[t[k]];
+      lossSum -= share * Math.log(z[at] + 1e-12);
+      z[at] -= share; // z is now dLoss/dlogits
+    }
+    for (let k = 0; k < m; k++) {
+      const g = z[k];
+      if (g === 0) continue;
+      const w = cand[k] * D;
+      let d = 0;
+      for (; d + 3 < D; d += 4) {
+        gW[w + d] += g * X[row + d];
+        gW[w + d + 1] += g * X[row + d + 1];
+        gW[w + d + 2] += g * X[row + d + 2];
+        gW[w + d + 3] += g * X[row + d + 3];
+      }
+      for (; d < D; d++) gW[w + d] += g * X[row + d];
+    }
+    if (sp) {
+      for (let a = 0; a < sp.length; a++) {
+        const r = sp[a];
+        if (!touchedRows[r]) {
+          touchedRows[r] = 1;
+          rowList.push(r);
+          gE.fill(0, start[r], start[r + 1]);
+        }
+        for (let j = start[r]; j < start[r + 1]; j++) {
+          const k = slot[cols[j]];
+          if (k >= 0) gE[j] += z[k];
+        }
+      }
+    }
+  }
+  s.step++;
+  const b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  const { mW, vW, mE, vE } = s;
+  const scale = 1 / (to - from);
+  const lr = (o.learningRate * Math.sqrt(1 - b2 ** s.step)) / (1 - b1 ** s.step);
+  // Lazy Adam: only the batch's labels and its rows' entries at those labels move.
+  for (let k = 0; k < m; k++) {
+    const w = cand[k] * D;
+    for (let e = w; e < w + D; e++) {
+      const g = gW[e] * scale + o.l2 * Wc[e];
+      mW[e] = b1 * mW[e] + (1 - b1) * g;
+      vW[e] = b2 * vW[e] + (1 - b2) * g * g;
+      Wc[e] -= (lr * mW[e]) / (Math.sqrt(vW[e]) + eps);
+    }
+  }
+  for (const r of rowList) {
+    touchedRows[r] = 0;
+    for (let j = start[r]; j < start[r + 1]; j++) {
+      if (slot[cols[j]] < 0) continue;
+      const g = gE[j] * scale + o.l2 * E[j];
+      mE[j] = b1 * mE[j] + (1 - b1) * g;
+      vE[j] = b2 * vE[j] + (1 - b2) * g * g;
+      E[j] -= (lr * mE[j]) / (Math.sqrt(vE[j]) + eps);
+    }
+  }
+  rowList.length = 0;
+  for (let k = 0; k < m; k++) slot[cand[k]] = -1;
+  return lossSum;
+}
