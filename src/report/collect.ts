@@ -12,7 +12,7 @@ import { measurePromptTokens } from '../core/evaluation/prompt-study.js';
 import { seededRandom, shuffleInPlace } from '../core/base/random.js';
 import type { Strategy } from '../core/prompts/build.js';
 import { GatedRetriever } from '../core/retrieval/default/index.js';
-import type { MethodName } from '../core/retrieval/types.js';
+import type { EvalMethodName, MethodName } from '../core/retrieval/types.js';
 import { selectCandidates } from '../core/selection/select.js';
 import type { TokenCounter } from '../core/prompts/tokens.js';
 import { DEFAULT_METHOD } from '../core/retrieval/train.js';
@@ -22,13 +22,13 @@ export const REPORT_VERSION = 1;
 
 /** One method's scores on a dataset (the evaluation's summary, minus the step count the dataset has). */
 export interface MethodRow extends Omit<MetricSummary, 'steps'> {
-  method: MethodName;
+  method: EvalMethodName;
   fitSeconds: number;
   rankMicrosPerStep: number;
 }
 
 export interface CurvePoint {
-  method: MethodName;
+  method: EvalMethodName;
   /** α for thresholded sets, the coverage target for conformal ones. */
   knob: 'alpha' | 'target';
   value: number;
@@ -37,7 +37,7 @@ export interface CurvePoint {
 }
 
 export interface ReliabilityBin {
-  method: MethodName;
+  method: EvalMethodName;
   /** Bin [lo, hi) of the top-1 probability. */
   lo: number;
   hi: number;
@@ -54,7 +54,7 @@ export interface PromptRow {
 }
 
 export interface Miss {
-  method: MethodName;
+  method: EvalMethodName;
   query: string;
   history: string[];
   expected: string[];
@@ -83,7 +83,7 @@ export interface DatasetReport {
   methods: MethodRow[];
   curves: CurvePoint[];
   reliability: ReliabilityBin[];
-  prompts?: { method: MethodName; counter: string; rows: PromptRow[] };
+  prompts?: { method: EvalMethodName; counter: string; rows: PromptRow[] };
   misses: Miss[];
   ablations: AblationPoint[];
 }
@@ -134,7 +134,7 @@ export async function collectDatasetReport(dataset: Dataset, split: Split, encod
     },
   });
   const methods: MethodRow[] = Object.entries(result.results).map(([method, r]) => ({
-    method: method as MethodName,
+    method: method as EvalMethodName,
     mrr: r!.mrr, f1: r!.f1, top1: r!.top1, recall5: r!.recall5, coverage: r!.coverage, setSize: r!.setSize,
     ece: r!.ece, confidentMissRate: r!.confidentMissRate, widenedRate: r!.widenedRate,
     fitSeconds: r!.fitMs / 1000, rankMicrosPerStep: r!.rankMicrosPerStep,
@@ -150,7 +150,7 @@ export async function collectDatasetReport(dataset: Dataset, split: Split, encod
 const depth = (m: Miss) => (m.rank === 0 ? Infinity : m.rank);
 
 /** Coverage against mean set size: α for thresholded sets, the target for conformal ones. */
-function sweep(method: MethodName, scored: ScoredMethod): CurvePoint[] {
+function sweep(method: EvalMethodName, scored: ScoredMethod): CurvePoint[] {
   const points: CurvePoint[] = [];
   const measure = (sets: { tool: string }[][]) => {
     let covered = 0, size = 0;
@@ -179,7 +179,7 @@ function sweep(method: MethodName, scored: ScoredMethod): CurvePoint[] {
 }
 
 /** Reliability diagram bins of the top-1 probability against top-1 accuracy. */
-function calibrationBins(method: MethodName, scored: ScoredMethod): ReliabilityBin[] {
+function calibrationBins(method: EvalMethodName, scored: ScoredMethod): ReliabilityBin[] {
   const bins = Array.from({ length: BINS }, (_, b) => ({ method, lo: b / BINS, hi: (b + 1) / BINS, steps: 0, confidence: 0, accuracy: 0 }));
   for (const s of scored.scores) {
     const b = bins[Math.min(BINS - 1, Math.max(0, Math.floor(s.confidence * BINS)))];
@@ -191,7 +191,7 @@ function calibrationBins(method: MethodName, scored: ScoredMethod): ReliabilityB
 }
 
 /** The steps whose needed tool is ranked worst (not ranked, then deepest), with what was retrieved. */
-function worstMisses(method: MethodName, scored: ScoredMethod, keep: number): Miss[] {
+function worstMisses(method: EvalMethodName, scored: ScoredMethod, keep: number): Miss[] {
   if (method !== DEFAULT_METHOD) return [];
   const missed = scored.scores
     .map((s, i) => ({ s, i }))
