@@ -12,10 +12,10 @@ import { measurePromptTokens } from '../core/evaluation/prompt-study.js';
 import { seededRandom, shuffleInPlace } from '../core/base/random.js';
 import type { Strategy } from '../core/prompts/build.js';
 import { GatedRetriever } from '../core/retrieval/default/index.js';
-import type { EvalMethodName, MethodName } from '../core/retrieval/types.js';
+import type { EvalMethodName, MethodName, PeerName } from '../core/retrieval/types.js';
 import { selectCandidates } from '../core/selection/select.js';
 import type { TokenCounter } from '../core/prompts/tokens.js';
-import { DEFAULT_METHOD } from '../core/retrieval/train.js';
+import { DEFAULT_METHOD, isPeer } from '../core/retrieval/train.js';
 import type { Dataset, Plan } from '../core/base/types.js';
 
 export const REPORT_VERSION = 1;
@@ -93,6 +93,8 @@ export interface ReportData {
   createdAt: string;
   encoder: string | null;
   defaultMethod: MethodName;
+  /** The datasets' peers (other packages' tool search, side by side): drawn apart, in grey. */
+  peers?: PeerName[];
   datasets: DatasetReport[];
 }
 
@@ -123,8 +125,12 @@ export async function collectDatasetReport(dataset: Dataset, split: Split, encod
     ...evaluate,
     onMethodProgress: (m, p) => progress(`${dataset.name} · ${m} ${p.phase}`, p.fraction),
     onMethodScored: (method, scored) => {
-      curves.push(...sweep(method, scored));
-      reliability.push(...calibrationBins(method, scored));
+      // Peers are in the table and the bars; their probabilities are the package's scores shared out
+      // (or, for the AI SDK, its first five hits alike), not calibrated: no sweep or reliability curve.
+      if (!isPeer(method)) {
+        curves.push(...sweep(method, scored));
+        reliability.push(...calibrationBins(method, scored));
+      }
       misses.push(...worstMisses(method, scored, options.misses ?? 20));
       if (counter && method === (options.methods.includes(DEFAULT_METHOD) ? DEFAULT_METHOD : options.methods[0])) {
         progress(`${dataset.name} · prompt tokens`, 0);
@@ -253,5 +259,6 @@ async function ablate(dataset: Dataset, split: Split, encoder: Encoder | undefin
 }
 
 export function reportData(datasets: DatasetReport[], encoder: Encoder | undefined, createdAt = new Date()): ReportData {
-  return { version: REPORT_VERSION, createdAt: createdAt.toISOString(), encoder: encoder?.id ?? null, defaultMethod: DEFAULT_METHOD, datasets };
+  const peers = [...new Set(datasets.flatMap((d) => d.methods.map((m) => m.method)).filter(isPeer))];
+  return { version: REPORT_VERSION, createdAt: createdAt.toISOString(), encoder: encoder?.id ?? null, defaultMethod: DEFAULT_METHOD, ...(peers.length ? { peers } : {}), datasets };
 }
