@@ -117,7 +117,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
     bar.done();
     writeReport(reportPath, reportData([report], encoder));
     console.error(`report written to ${reportPath}`);
-    result = { trainPlans: report.trainPlans, testPlans: report.testPlans, steps: report.steps, results: Object.fromEntries(report.methods.map((m) => [m.method, { ...m, fitMs: m.fitSeconds * 1000, embedMs: 0, steps: report.steps }])) };
+    result = { trainPlans: report.trainPlans, testPlans: report.testPlans, steps: report.steps, results: Object.fromEntries(report.methods.map((m) => [m.method, { ...m, firstStepMrr: m.firstStepMrr ?? 0, fitMs: m.fitSeconds * 1000, embedMs: 0, steps: report.steps }])) };
   } else {
     result = await evaluateMethods(trainSet.tools, split.train, split.test, encoder, {
       ...options,
@@ -130,7 +130,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
     const results = Object.fromEntries(
       Object.entries(result.results).map(([m, r]) => [m, {
         mrr: round(r!.mrr), f1: round(r!.f1), top1: round(r!.top1), recall5: round(r!.recall5), coverage: round(r!.coverage), setSize: round(r!.setSize, 3),
-        ece: round(r!.ece), confidentMissRate: round(r!.confidentMissRate), widenedRate: round(r!.widenedRate),
+        ece: round(r!.ece), confidentMissRate: round(r!.confidentMissRate), widenedRate: round(r!.widenedRate), firstStepMrr: round(r!.firstStepMrr),
         fitMs: Math.round(r!.fitMs), embedMs: Math.round(r!.embedMs), rankMicrosPerStep: round(r!.rankMicrosPerStep, 1),
         ...(r!.groups ? { groups: Object.fromEntries(Object.entries(r!.groups).map(([g, s]) => [g, { steps: s.steps, coverage: round(s.coverage), setSize: round(s.setSize, 3), confidentMissRate: round(s.confidentMissRate), ece: round(s.ece), widenedRate: round(s.widenedRate) }])) } : {}),
       }]),
@@ -140,12 +140,12 @@ export async function evalCommand(argv: string[]): Promise<void> {
   }
   console.log(`${data.name} · split ${split.description} · ${result.trainPlans} demonstrations, ${result.testPlans} test plans, ${result.steps} steps · encoder ${encoder?.id ?? '-'}`);
   const width = Math.max(9, ...Object.keys(result.results).map((m) => m.length + 1));
-  console.log(`${'method'.padEnd(width)}  MRR    F1     top-1  rec@5  cover  |F_t|   ECE    c-miss  fit s   µs/step`);
+  console.log(`${'method'.padEnd(width)}  MRR    1st    F1     top-1  rec@5  cover  |F_t|   ECE    c-miss  fit s   µs/step`);
   for (const [m, r] of Object.entries(result.results)) {
     const name = m === DEFAULT_METHOD ? `${m}*` : m;
-    console.log(`${name.padEnd(width)}  ${fmt(r!.mrr)}  ${fmt(r!.f1)}  ${fmt(r!.top1)}  ${fmt(r!.recall5)}  ${fmt(r!.coverage)}  ${r!.setSize.toFixed(2).padStart(5)}  ${fmt(r!.ece)}  ${fmt(r!.confidentMissRate)}  ${(r!.fitMs / 1000).toFixed(2).padStart(6)}  ${r!.rankMicrosPerStep.toFixed(1).padStart(8)}`);
+    console.log(`${name.padEnd(width)}  ${fmt(r!.mrr)}  ${fmt(r!.firstStepMrr)}  ${fmt(r!.f1)}  ${fmt(r!.top1)}  ${fmt(r!.recall5)}  ${fmt(r!.coverage)}  ${r!.setSize.toFixed(2).padStart(5)}  ${fmt(r!.ece)}  ${fmt(r!.confidentMissRate)}  ${(r!.fitMs / 1000).toFixed(2).padStart(6)}  ${r!.rankMicrosPerStep.toFixed(1).padStart(8)}`);
   }
-  console.log(`* the default method. c-miss: misses among the steps whose set was not widened.`);
+  console.log(`* the default method. 1st: MRR on each plan's first step. c-miss: misses among the steps whose set was not widened.`);
   for (const [m, r] of Object.entries(result.results)) {
     if (!r!.groups) continue;
     console.log(`\n${m} by calibration group (history seen/new · top tool's demonstrations many/few/none · top probability high/low)`);

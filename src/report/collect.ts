@@ -25,6 +25,8 @@ export interface MethodRow extends Omit<MetricSummary, 'steps'> {
   method: EvalMethodName;
   fitSeconds: number;
   rankMicrosPerStep: number;
+  /** MRR on each test plan's first step (absent in reports written before it was measured). */
+  firstStepMrr?: number;
 }
 
 export interface CurvePoint {
@@ -143,7 +145,7 @@ export async function collectDatasetReport(dataset: Dataset, split: Split, encod
     method: method as EvalMethodName,
     mrr: r!.mrr, f1: r!.f1, top1: r!.top1, recall5: r!.recall5, coverage: r!.coverage, setSize: r!.setSize,
     ece: r!.ece, confidentMissRate: r!.confidentMissRate, widenedRate: r!.widenedRate,
-    fitSeconds: r!.fitMs / 1000, rankMicrosPerStep: r!.rankMicrosPerStep,
+    fitSeconds: r!.fitMs / 1000, rankMicrosPerStep: r!.rankMicrosPerStep, firstStepMrr: r!.firstStepMrr,
   }));
   const ablations = options.ablations === false ? [] : await ablate(dataset, split, encoder, options);
   return {

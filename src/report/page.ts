@@ -193,10 +193,10 @@ function table(head: string[], rows: (string | Node)[][], className = ''): HTMLT
 
 function metricsTable(d: DatasetReport): HTMLTableElement {
   return table(
-    ['method', 'MRR', 'F1', 'top-1', 'recall@5', 'coverage', '|F_t|', 'ECE', 'confident-miss', 'widened', 'fit s', 'µs/step'],
+    ['method', 'MRR', 'first-step MRR', 'F1', 'top-1', 'recall@5', 'coverage', '|F_t|', 'ECE', 'confident-miss', 'widened', 'fit s', 'µs/step'],
     d.methods.map((m) => [
       m.method === data.defaultMethod ? `${m.method} ★` : m.method,
-      m.mrr.toFixed(3), m.f1.toFixed(3), m.top1.toFixed(3), m.recall5.toFixed(3), m.coverage.toFixed(3), m.setSize.toFixed(2),
+      m.mrr.toFixed(3), m.firstStepMrr?.toFixed(3) ?? '–', m.f1.toFixed(3), m.top1.toFixed(3), m.recall5.toFixed(3), m.coverage.toFixed(3), m.setSize.toFixed(2),
       m.ece.toFixed(3), m.confidentMissRate.toFixed(3), pct(m.widenedRate), m.fitSeconds.toFixed(2), m.rankMicrosPerStep.toFixed(1),
     ]),
     'metrics',

@@ -55,6 +55,8 @@ export interface MethodResult extends MetricSummary {
   embedMs: number;
   /** Median time of one rank() call, embeddings excluded. */
   rankMicrosPerStep: number;
+  /** MRR over each test plan's first step (no history yet: the request alone decides). */
+  firstStepMrr: number;
   /** The same figures per calibration group, for retrievers that report one per step (dtdr-g's Ranking.group). */
   groups?: Record<string, MetricSummary>;
 }
@@ -157,7 +159,9 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
       if (g !== undefined) byGroup.set(g, [...(byGroup.get(g) ?? []), sc]);
     });
     const groups = byGroup.size > 0 ? Object.fromEntries([...byGroup].sort(([a], [b]) => a.localeCompare(b)).map(([g, list]) => [g, summarize(list)])) : undefined;
-    results[method] = { ...summarize(scores), ...(groups ? { groups } : {}), fitMs, embedMs, rankMicrosPerStep: passes.length ? passes[Math.floor(passes.length / 2)] : 0 };
+    const first = scores.filter((_, i) => steps[i].history.length === 0);
+    const firstStepMrr = first.reduce((a, sc) => a + sc.reciprocalRank, 0) / Math.max(1, first.length);
+    results[method] = { ...summarize(scores), ...(groups ? { groups } : {}), fitMs, embedMs, rankMicrosPerStep: passes.length ? passes[Math.floor(passes.length / 2)] : 0, firstStepMrr };
     progress({ phase: 'done', fraction: 1 });
   }
   return { trainPlans: train.length, testPlans: test.length, steps: steps.length, results };
