@@ -3,13 +3,15 @@
  *
  * The HTML evaluation report over every shared dataset present (UltraTool's official split and its
  * novel sequences, the others seeded 70/30 with seed 0): every method, coverage against set size,
- * calibration, prompt tokens per strategy, ablations (on UltraTool) and the worst misses.
+ * calibration, prompt tokens per strategy, ablations (on UltraTool) and the worst misses; the
+ * peers (the AI SDK's default tool search, Orama's BM25 / vector / hybrid) in the table and bars.
  * One self-contained file that opens offline. Takes a few minutes (Seal-Tools has 4,076 tools).
  */
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { splitDataset } from '../src/core/evaluation/evaluate.js';
-import { METHODS } from '../src/core/retrieval/train.js';
+import { METHODS, PEERS } from '../src/core/retrieval/train.js';
+import { peersFor } from '../src/cli/peers/index.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { collectDatasetReport, reportData, type DatasetReport } from '../src/report/collect.js';
@@ -39,7 +41,9 @@ for (const name of values.data!.split(',')) {
     const started = performance.now();
     const split = splitDataset(dataset, { seed: 0, split: kind });
     sections.push(await collectDatasetReport(kind === 'novel' ? { ...dataset, name: `${name} (novel sequences)` } : dataset, split, encoder, {
-      methods: METHODS,
+      // Every method, then the peers (other packages' tool search) on the same steps.
+      methods: [...METHODS, ...PEERS],
+      peers: peersFor(PEERS),
       seed: 0,
       counter,
       // Ablations refit a dozen times: on the first dataset's default split only.

@@ -7,6 +7,7 @@ import { evaluateMethods, splitDataset, type EvaluationResult } from '../src/cor
 import { readDatasetDir } from '../src/data/node.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { hasSharedData, SHARED_DATA } from './helpers.js';
+import { peersFor } from '../src/cli/peers/index.js';
 
 describe.skipIf(!hasSharedData)('UltraTool, official split (real data)', () => {
   let result: EvaluationResult;
@@ -16,7 +17,9 @@ describe.skipIf(!hasSharedData)('UltraTool, official split (real data)', () => {
     expect(split.description).toBe('official');
     expect(split.test).toHaveLength(500);
     result = await evaluateMethods(dataset.tools, split.train, split.test, await loadEncoder(), {
-      methods: ['random', 'bm25', 'qts', 'dr', 'lr', 'dtdr-c', 'dtdr-l'],
+      // …and the peers users would pick instead, through their packages (Orama, the AI SDK 7).
+      methods: ['random', 'bm25', 'qts', 'dr', 'lr', 'dtdr-c', 'dtdr-l', 'orama-bm25', 'orama-vector', 'aisdk-search'],
+      peers: peersFor(['orama-bm25', 'orama-vector', 'aisdk-search']),
       timingPasses: 1,
     });
   }, 300_000);
@@ -42,6 +45,14 @@ describe.skipIf(!hasSharedData)('UltraTool, official split (real data)', () => {
       expect(result.results[m]!.mrr).toBeGreaterThan(result.results.bm25!.mrr);
       expect(result.results[m]!.mrr).toBeGreaterThan(result.results.qts!.mrr);
     }
+  });
+
+  it('both DTDR variants beat every peer (Orama BM25 and vector search, the AI SDK\'s default tool search)', () => {
+    for (const m of ['dtdr-c', 'dtdr-l'] as const) for (const peer of ['orama-bm25', 'orama-vector', 'aisdk-search'] as const) expect(result.results[m]!.mrr).toBeGreaterThan(result.results[peer]!.mrr);
+  });
+
+  it('Orama\'s vector search over the bundled encoder\'s tool vectors ranks as QTS does (same vectors, cosine)', () => {
+    expect(Math.abs(result.results['orama-vector']!.mrr - result.results.qts!.mrr)).toBeLessThanOrEqual(0.005);
   });
 });
 

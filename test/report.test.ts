@@ -12,6 +12,7 @@ import { splitDataset } from '../src/core/evaluation/evaluate.js';
 import { demoDataset } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { collectDatasetReport, reportData, type ReportData } from '../src/report/collect.js';
+import { peersFor } from '../src/cli/peers/index.js';
 import { renderReportHtml } from '../src/report/html.js';
 import { writeReport } from '../src/report/node.js';
 import { loadQwen3TokenCounter } from '../src/tokens/qwen3.js';
@@ -140,15 +141,20 @@ describe.skipIf(!hasChromium)('the HTML evaluation report, opened offline in hea
     const split = splitDataset(dataset, { seed: 0 });
     const encoder = await loadEncoder();
     const counter = await loadQwen3TokenCounter();
-    const report = await collectDatasetReport(dataset, split, encoder, { methods: ['bm25', 'dtdr-c', 'dtdr-h', 'dtdr-g'], counter });
+    // With one peer (Orama's BM25, through @orama/orama): a row in the table and bars, no curve.
+    const methods = ['bm25', 'dtdr-c', 'dtdr-h', 'dtdr-g', 'orama-bm25'] as const;
+    const report = await collectDatasetReport(dataset, split, encoder, { methods, peers: peersFor(methods), counter });
     const file = join(folder, 'demo-report.html');
-    writeReport(file, reportData([report], encoder));
+    const written = reportData([report], encoder);
+    expect(written.peers).toEqual(['orama-bm25']);
+    writeReport(file, written);
 
     // What the charts are drawn from, checked by hand on the demo set: every method scored on every step.
-    expect(report.methods.map((m) => m.method)).toEqual(['bm25', 'dtdr-c', 'dtdr-h', 'dtdr-g']);
+    expect(report.methods.map((m) => m.method)).toEqual([...methods]);
+    expect(report.curves.some((c) => c.method === 'orama-bm25') || report.reliability.some((b) => b.method === 'orama-bm25')).toBe(false);
     expect(report.curves.filter((c) => c.method === 'dtdr-g').every((c) => c.knob === 'target')).toBe(true);
     expect(report.curves.filter((c) => c.method === 'dtdr-c').map((c) => c.value)).toEqual([0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01]);
-    for (const m of report.methods) expect(report.reliability.filter((b) => b.method === m.method).reduce((n, b) => n + b.steps, 0)).toBe(report.steps);
+    for (const m of report.methods.filter((m) => m.method !== 'orama-bm25')) expect(report.reliability.filter((b) => b.method === m.method).reduce((n, b) => n + b.steps, 0)).toBe(report.steps);
     expect(report.prompts!.rows.find((r) => r.strategy === 'hard')!.total).toBeLessThan(report.prompts!.rows.find((r) => r.strategy === 'none')!.total);
     expect(new Set(report.ablations.map((a) => a.axis))).toEqual(new Set(['history', 'clusters', 'demonstrations']));
     // Per calibration group (issue 22): dtdr-g's groups, with their steps adding up to every step.

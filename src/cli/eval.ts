@@ -3,12 +3,13 @@ import { evaluateMethods, sequenceKey, splitDataset, type EvaluationResult } fro
 import { collectDatasetReport, reportData } from '../report/collect.js';
 import { checkReportPath, writeReport } from '../report/node.js';
 import { loadQwen3TokenCounter } from '../tokens/qwen3.js';
-import { DEFAULT_METHOD, fitNeeds, METHODS } from '../core/retrieval/train.js';
+import { DEFAULT_METHOD, fitNeeds, isPeer, METHODS, PEERS } from '../core/retrieval/train.js';
 import type { Dataset } from '../core/base/types.js';
 import { readDatasetDir } from '../data/node.js';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
 import { checkDescribed, encoderOptions, fmt, loadCliEncoder, parseMethods } from './shared.js';
+import { peersFor } from './peers/index.js';
 
 export const evalHelp = `dtdr eval --data DIR [options]
 
@@ -16,7 +17,10 @@ Trains each method on the demonstrations and scores next-tool retrieval on the t
 step with the ground-truth history: MRR, F1@|F*|, top-1, recall@5, coverage and size of F_t, the
 top-1 expected calibration error (ECE) and the miss rate among steps the retriever did not widen.
 
-  --methods a,b,…       default: every method (${METHODS.join(',')}); "default" = ${DEFAULT_METHOD}
+  --methods a,b,…       default: every method (${METHODS.join(',')}); "default" = ${DEFAULT_METHOD}.
+                        Peers, what users would pick instead, run through their own packages
+                        (dev dependencies): ${PEERS.join(', ')} (the AI SDK 7's
+                        default toolSearch; Orama's BM25, vector and hybrid search)
   --split S             default | novel (only test plans whose tool sequence no training plan has)
   --train DIR           train on DIR and test on all of --data
   --test-ratio R        seeded plan-level split when there is no split_ids.json (default 0.3)
@@ -54,7 +58,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
     ...encoderOptions,
   });
   if (!values.data) throw new DtdrError('usage', 'eval: --data DIR is required');
-  const methods = parseMethods((values.methods as string | undefined)?.replace(/\bdefault\b/g, DEFAULT_METHOD), METHODS);
+  const methods = parseMethods((values.methods as string | undefined)?.replace(/\bdefault\b/g, DEFAULT_METHOD), METHODS, { peers: true });
   const splitKind = (values.split as string | undefined) ?? 'default';
   if (splitKind !== 'default' && splitKind !== 'novel') throw new DtdrError('usage', `--split must be default or novel, got "${splitKind}"`);
   const target = numberOption(values.target as string | undefined, 'target', 0.95, 0.5, 0.999);
@@ -80,7 +84,9 @@ export async function evalCommand(argv: string[]): Promise<void> {
   // The methods train on trainSet's tools: refused without descriptions, as by dtdr train.
   checkDescribed((values.train ?? values.data) as string, trainSet, values['allow-undescribed'] === true);
   if (split.test.length === 0) throw new DtdrError('data', `no test plans in ${values.data}`, { hint: 'eval needs demonstrations to test on' });
+  const peers = peersFor(methods);
   const needsEncoder = methods.some((m) => {
+    if (isPeer(m)) return peers[m]!.needs.tools;
     const n = fitNeeds(m);
     return n.queries || n.tools || n.contexts;
   });
@@ -88,6 +94,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
   const bar = new ProgressBar();
   const options = {
     methods,
+    peers,
     seed,
     historyLength: values['history-length'] === undefined ? undefined : intOption(values['history-length'] as string, 'history-length', 3, 1),
     gated: { target },
@@ -110,7 +117,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
     bar.done();
     writeReport(reportPath, reportData([report], encoder));
     console.error(`report written to ${reportPath}`);
-    result = { trainPlans: report.trainPlans, testPlans: report.testPlans, steps: report.steps, results: Object.fromEntries(report.methods.map((m) => [m.method, { ...m, fitMs: m.fitSeconds * 1000, embedMs: 0, steps: report.steps }])) };
+    result = { trainPlans: report.trainPlans, testPlans: report.testPlans, steps: report.steps, results: Object.fromEntries(report.methods.map((m) => [m.method, { ...m, firstStepMrr: m.firstStepMrr ?? 0, fitMs: m.fitSeconds * 1000, embedMs: 0, steps: report.steps }])) };
   } else {
     result = await evaluateMethods(trainSet.tools, split.train, split.test, encoder, {
       ...options,
@@ -123,7 +130,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
     const results = Object.fromEntries(
       Object.entries(result.results).map(([m, r]) => [m, {
         mrr: round(r!.mrr), f1: round(r!.f1), top1: round(r!.top1), recall5: round(r!.recall5), coverage: round(r!.coverage), setSize: round(r!.setSize, 3),
-        ece: round(r!.ece), confidentMissRate: round(r!.confidentMissRate), widenedRate: round(r!.widenedRate),
+        ece: round(r!.ece), confidentMissRate: round(r!.confidentMissRate), widenedRate: round(r!.widenedRate), firstStepMrr: round(r!.firstStepMrr),
         fitMs: Math.round(r!.fitMs), embedMs: Math.round(r!.embedMs), rankMicrosPerStep: round(r!.rankMicrosPerStep, 1),
         ...(r!.groups ? { groups: Object.fromEntries(Object.entries(r!.groups).map(([g, s]) => [g, { steps: s.steps, coverage: round(s.coverage), setSize: round(s.setSize, 3), confidentMissRate: round(s.confidentMissRate), ece: round(s.ece), widenedRate: round(s.widenedRate) }])) } : {}),
       }]),
@@ -132,12 +139,13 @@ export async function evalCommand(argv: string[]): Promise<void> {
     return;
   }
   console.log(`${data.name} · split ${split.description} · ${result.trainPlans} demonstrations, ${result.testPlans} test plans, ${result.steps} steps · encoder ${encoder?.id ?? '-'}`);
-  console.log('method     MRR    F1     top-1  rec@5  cover  |F_t|   ECE    c-miss  fit s   µs/step');
+  const width = Math.max(9, ...Object.keys(result.results).map((m) => m.length + 1));
+  console.log(`${'method'.padEnd(width)}  MRR    1st    F1     top-1  rec@5  cover  |F_t|   ECE    c-miss  fit s   µs/step`);
   for (const [m, r] of Object.entries(result.results)) {
     const name = m === DEFAULT_METHOD ? `${m}*` : m;
-    console.log(`${name.padEnd(9)}  ${fmt(r!.mrr)}  ${fmt(r!.f1)}  ${fmt(r!.top1)}  ${fmt(r!.recall5)}  ${fmt(r!.coverage)}  ${r!.setSize.toFixed(2).padStart(5)}  ${fmt(r!.ece)}  ${fmt(r!.confidentMissRate)}  ${(r!.fitMs / 1000).toFixed(2).padStart(6)}  ${r!.rankMicrosPerStep.toFixed(1).padStart(8)}`);
+    console.log(`${name.padEnd(width)}  ${fmt(r!.mrr)}  ${fmt(r!.firstStepMrr)}  ${fmt(r!.f1)}  ${fmt(r!.top1)}  ${fmt(r!.recall5)}  ${fmt(r!.coverage)}  ${r!.setSize.toFixed(2).padStart(5)}  ${fmt(r!.ece)}  ${fmt(r!.confidentMissRate)}  ${(r!.fitMs / 1000).toFixed(2).padStart(6)}  ${r!.rankMicrosPerStep.toFixed(1).padStart(8)}`);
   }
-  console.log(`* the default method. c-miss: misses among the steps whose set was not widened.`);
+  console.log(`* the default method. 1st: MRR on each plan's first step. c-miss: misses among the steps whose set was not widened.`);
   for (const [m, r] of Object.entries(result.results)) {
     if (!r!.groups) continue;
     console.log(`\n${m} by calibration group (history seen/new · top tool's demonstrations many/few/none · top probability high/low)`);

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { Encoder } from '../core/base/encoder.js';
 import type { Dataset } from '../core/base/types.js';
 import { DtdrError } from '../core/base/errors.js';
-import { isMethod, METHODS } from '../core/retrieval/train.js';
-import type { MethodName } from '../core/retrieval/types.js';
+import { isMethod, isPeer, METHODS, PEERS } from '../core/retrieval/train.js';
+import type { EvalMethodName, MethodName } from '../core/retrieval/types.js';
 import { loadEncoder } from '../encoders/node.js';
 
 export const encoderOptions = {
@@ -22,11 +22,18 @@ export function parseMethod(value: string, flag = '--method'): MethodName {
   return value;
 }
 
-export function parseMethods(value: string | undefined, all: readonly MethodName[]): MethodName[] {
+export function parseMethods(value: string | undefined, all: readonly MethodName[]): MethodName[];
+export function parseMethods(value: string | undefined, all: readonly MethodName[], options: { peers: true }): EvalMethodName[];
+/** Method names from --methods; with `peers`, the peers dtdr eval compares with are accepted too. */
+export function parseMethods(value: string | undefined, all: readonly MethodName[], options: { peers?: boolean } = {}): EvalMethodName[] {
   if (value === undefined) return [...all];
   const names = value.split(',').map((s) => s.trim()).filter(Boolean);
   if (names.length === 0) throw new DtdrError('usage', '--methods needs at least one method');
-  return names.map((n) => parseMethod(n, '--methods'));
+  return names.map((n) => {
+    if (options.peers && isPeer(n)) return n;
+    if (!isMethod(n)) throw new DtdrError('usage', `--methods: unknown method "${n}"`, { hint: `one of: ${[...METHODS, ...(options.peers ? PEERS : [])].join(', ')}` });
+    return n;
+  });
 }
 
 export function fmt(x: number, digits = 3): string {

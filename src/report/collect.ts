@@ -12,19 +12,21 @@ import { measurePromptTokens } from '../core/evaluation/prompt-study.js';
 import { seededRandom, shuffleInPlace } from '../core/base/random.js';
 import type { Strategy } from '../core/prompts/build.js';
 import { GatedRetriever } from '../core/retrieval/default/index.js';
-import type { MethodName } from '../core/retrieval/types.js';
+import type { EvalMethodName, MethodName, PeerName } from '../core/retrieval/types.js';
 import { selectCandidates } from '../core/selection/select.js';
 import type { TokenCounter } from '../core/prompts/tokens.js';
-import { DEFAULT_METHOD } from '../core/retrieval/train.js';
+import { DEFAULT_METHOD, isPeer } from '../core/retrieval/train.js';
 import type { Dataset, Plan } from '../core/base/types.js';
 
 export const REPORT_VERSION = 1;
 
 /** One method's scores on a dataset (the evaluation's summary, minus the step count the dataset has). */
 export interface MethodRow extends Omit<MetricSummary, 'steps'> {
-  method: MethodName;
+  method: EvalMethodName;
   fitSeconds: number;
   rankMicrosPerStep: number;
+  /** MRR on each test plan's first step (absent in reports written before it was measured). */
+  firstStepMrr?: number;
   /** Per calibration group (dtdr-g): steps, coverage, mean |F_t|, confident-miss rate, ECE, widened share (absent for methods without groups). */
   groups?: GroupRow[];
 }
@@ -41,7 +43,7 @@ export interface GroupRow {
 }
 
 export interface CurvePoint {
-  method: MethodName;
+  method: EvalMethodName;
   /** α for thresholded sets, the coverage target for conformal ones. */
   knob: 'alpha' | 'target';
   value: number;
@@ -50,7 +52,7 @@ export interface CurvePoint {
 }
 
 export interface ReliabilityBin {
-  method: MethodName;
+  method: EvalMethodName;
   /** Bin [lo, hi) of the top-1 probability. */
   lo: number;
   hi: number;
@@ -67,7 +69,7 @@ export interface PromptRow {
 }
 
 export interface Miss {
-  method: MethodName;
+  method: EvalMethodName;
   query: string;
   history: string[];
   expected: string[];
@@ -96,7 +98,7 @@ export interface DatasetReport {
   methods: MethodRow[];
   curves: CurvePoint[];
   reliability: ReliabilityBin[];
-  prompts?: { method: MethodName; counter: string; rows: PromptRow[] };
+  prompts?: { method: EvalMethodName; counter: string; rows: PromptRow[] };
   misses: Miss[];
   ablations: AblationPoint[];
 }
@@ -106,6 +108,8 @@ export interface ReportData {
   createdAt: string;
   encoder: string | null;
   defaultMethod: MethodName;
+  /** The datasets' peers (other packages' tool search, side by side): drawn apart, in grey. */
+  peers?: PeerName[];
   datasets: DatasetReport[];
 }
 
@@ -136,8 +140,12 @@ export async function collectDatasetReport(dataset: Dataset, split: Split, encod
     ...evaluate,
     onMethodProgress: (m, p) => progress(`${dataset.name} · ${m} ${p.phase}`, p.fraction),
     onMethodScored: (method, scored) => {
-      curves.push(...sweep(method, scored));
-      reliability.push(...calibrationBins(method, scored));
+      // Peers are in the table and the bars; their probabilities are the package's scores shared out
+      // (or, for the AI SDK, its first five hits alike), not calibrated: no sweep or reliability curve.
+      if (!isPeer(method)) {
+        curves.push(...sweep(method, scored));
+        reliability.push(...calibrationBins(method, scored));
+      }
       misses.push(...worstMisses(method, scored, options.misses ?? 20));
       if (counter && method === (options.methods.includes(DEFAULT_METHOD) ? DEFAULT_METHOD : options.methods[0])) {
         progress(`${dataset.name} · prompt tokens`, 0);
@@ -147,10 +155,10 @@ export async function collectDatasetReport(dataset: Dataset, split: Split, encod
     },
   });
   const methods: MethodRow[] = Object.entries(result.results).map(([method, r]) => ({
-    method: method as MethodName,
+    method: method as EvalMethodName,
     mrr: r!.mrr, f1: r!.f1, top1: r!.top1, recall5: r!.recall5, coverage: r!.coverage, setSize: r!.setSize,
     ece: r!.ece, confidentMissRate: r!.confidentMissRate, widenedRate: r!.widenedRate,
-    fitSeconds: r!.fitMs / 1000, rankMicrosPerStep: r!.rankMicrosPerStep,
+    fitSeconds: r!.fitMs / 1000, rankMicrosPerStep: r!.rankMicrosPerStep, firstStepMrr: r!.firstStepMrr,
     ...(r!.groups ? { groups: Object.entries(r!.groups).map(([group, g]) => ({ group, steps: g.steps, coverage: g.coverage, setSize: g.setSize, confidentMissRate: g.confidentMissRate, ece: g.ece, widenedRate: g.widenedRate })) } : {}),
   }));
   const ablations = options.ablations === false ? [] : await ablate(dataset, split, encoder, options);
@@ -164,7 +172,7 @@ export async function collectDatasetReport(dataset: Dataset, split: Split, encod
 const depth = (m: Miss) => (m.rank === 0 ? Infinity : m.rank);
 
 /** Coverage against mean set size: α for thresholded sets, the target for conformal ones. */
-function sweep(method: MethodName, scored: ScoredMethod): CurvePoint[] {
+function sweep(method: EvalMethodName, scored: ScoredMethod): CurvePoint[] {
   const points: CurvePoint[] = [];
   const measure = (sets: { tool: string }[][]) => {
     let covered = 0, size = 0;
@@ -193,7 +201,7 @@ function sweep(method: MethodName, scored: ScoredMethod): CurvePoint[] {
 }
 
 /** Reliability diagram bins of the top-1 probability against top-1 accuracy. */
-function calibrationBins(method: MethodName, scored: ScoredMethod): ReliabilityBin[] {
+function calibrationBins(method: EvalMethodName, scored: ScoredMethod): ReliabilityBin[] {
   const bins = Array.from({ length: BINS }, (_, b) => ({ method, lo: b / BINS, hi: (b + 1) / BINS, steps: 0, confidence: 0, accuracy: 0 }));
   for (const s of scored.scores) {
     const b = bins[Math.min(BINS - 1, Math.max(0, Math.floor(s.confidence * BINS)))];
@@ -205,7 +213,7 @@ function calibrationBins(method: MethodName, scored: ScoredMethod): ReliabilityB
 }
 
 /** The steps whose needed tool is ranked worst (not ranked, then deepest), with what was retrieved. */
-function worstMisses(method: MethodName, scored: ScoredMethod, keep: number): Miss[] {
+function worstMisses(method: EvalMethodName, scored: ScoredMethod, keep: number): Miss[] {
   if (method !== DEFAULT_METHOD) return [];
   const missed = scored.scores
     .map((s, i) => ({ s, i }))
@@ -267,5 +275,6 @@ async function ablate(dataset: Dataset, split: Split, encoder: Encoder | undefin
 }
 
 export function reportData(datasets: DatasetReport[], encoder: Encoder | undefined, createdAt = new Date()): ReportData {
-  return { version: REPORT_VERSION, createdAt: createdAt.toISOString(), encoder: encoder?.id ?? null, defaultMethod: DEFAULT_METHOD, datasets };
+  const peers = [...new Set(datasets.flatMap((d) => d.methods.map((m) => m.method)).filter(isPeer))];
+  return { version: REPORT_VERSION, createdAt: createdAt.toISOString(), encoder: encoder?.id ?? null, defaultMethod: DEFAULT_METHOD, ...(peers.length ? { peers } : {}), datasets };
 }

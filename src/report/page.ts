@@ -25,8 +25,13 @@ function figure(title: string, caption: string, chart: Element): HTMLElement {
 
 /** One colour per method across every chart of the page. */
 // The default method first, so it gets the palette's strongest colour.
-const allMethods = [...new Set([data.defaultMethod, ...data.datasets.flatMap((d) => d.methods.map((m) => m.method))])];
-const methodColor = (legend = true) => ({ legend, domain: allMethods, scheme: 'tableau10' as const });
+// Peers (other packages' tool search) last, in greys, so dtdr's methods keep the palette.
+const peers: string[] = data.peers ?? [];
+const allMethods = [...new Set([data.defaultMethod, ...data.datasets.flatMap((d) => d.methods.map((m) => m.method))])].sort((a, b) => Number(peers.includes(a)) - Number(peers.includes(b)));
+const TABLEAU10 = ['#4e79a7', '#f28e2c', '#e15759', '#76b7b2', '#59a14f', '#edc949', '#af7aa1', '#ff9da7', '#9c755f', '#bab0ab'];
+const GREYS = ['#555555', '#777777', '#999999', '#bbbbbb'];
+const methodRange = allMethods.map((m, i) => (peers.includes(m) ? GREYS[peers.indexOf(m) % GREYS.length] : TABLEAU10[i % TABLEAU10.length]));
+const methodColor = (legend = true) => ({ legend, domain: allMethods, range: methodRange });
 /** A dash pattern and a marker symbol per method too, so lines differ by more than hue. */
 const DASHES = ['none', '6,3', '2,3', '8,3,2,3', '12,4', '3,6', '1,2', '10,2,2,2,2,2', '5,5', '14,3,3,3'];
 const SYMBOLS = ['circle', 'square', 'triangle', 'diamond', 'star', 'cross', 'wye', 'plus', 'times', 'asterisk'] as const;
@@ -173,6 +178,8 @@ function datasetSection(d: DatasetReport): HTMLElement {
   ablation('demonstrations', 'Ablation: number of demonstrations', 'demonstrations', 'Refitted on 100 → all demonstrations (nested prefixes of one seeded shuffle).', true);
 
   section.append(el('h3', {}, 'Metrics'), metricsTable(d));
+  const shownPeers = d.methods.filter((m) => peers.includes(m.method)).map((m) => m.method);
+  if (shownPeers.length) section.append(el('p', { className: 'meta' }, `Peers (grey in the bars, no sweep or reliability curve): ${shownPeers.join(', ')} — what users would pick instead, run through their own npm packages on the same steps (the AI SDK 7's default toolSearch; Orama's BM25, vector and hybrid search). Query-only, like BM25.`));
   for (const m of d.methods) if (m.groups?.length) section.append(el('h3', {}, `Per calibration group: ${m.method}`), groupsTable(m.groups));
   if (d.misses.length > 0) section.append(el('h3', {}, `Worst misses of ${data.defaultMethod}`), missesTable(d));
   return section;
@@ -187,10 +194,10 @@ function table(head: string[], rows: (string | Node)[][], className = ''): HTMLT
 
 function metricsTable(d: DatasetReport): HTMLTableElement {
   return table(
-    ['method', 'MRR', 'F1', 'top-1', 'recall@5', 'coverage', '|F_t|', 'ECE', 'confident-miss', 'widened', 'fit s', 'µs/step'],
+    ['method', 'MRR', 'first-step MRR', 'F1', 'top-1', 'recall@5', 'coverage', '|F_t|', 'ECE', 'confident-miss', 'widened', 'fit s', 'µs/step'],
     d.methods.map((m) => [
       m.method === data.defaultMethod ? `${m.method} ★` : m.method,
-      m.mrr.toFixed(3), m.f1.toFixed(3), m.top1.toFixed(3), m.recall5.toFixed(3), m.coverage.toFixed(3), m.setSize.toFixed(2),
+      m.mrr.toFixed(3), m.firstStepMrr?.toFixed(3) ?? '–', m.f1.toFixed(3), m.top1.toFixed(3), m.recall5.toFixed(3), m.coverage.toFixed(3), m.setSize.toFixed(2),
       m.ece.toFixed(3), m.confidentMissRate.toFixed(3), pct(m.widenedRate), m.fitSeconds.toFixed(2), m.rankMicrosPerStep.toFixed(1),
     ]),
     'metrics',

@@ -5,10 +5,10 @@ import { planSteps, planTools, sequenceKey } from '../plans/plan.js';
 
 export { sequenceKey };
 import { seededRandom, shuffleInPlace } from '../base/random.js';
-import type { MethodName, RankInput, Ranking, Retriever, TrainingProgress } from '../retrieval/types.js';
+import type { EvalMethodName, MethodName, Peer, PeerName, PeerRetriever, RankInput, Ranking, Retriever, TrainingProgress } from '../retrieval/types.js';
 import { selectCandidates, type SelectOptions } from '../selection/select.js';
 import { contextText } from '../base/text.js';
-import { embedAll, fitRetriever, fitVectors, TRAIN_DEFAULTS, type FitVectors, type TrainOptions } from '../retrieval/train.js';
+import { embedAll, fitRetriever, fitVectors, isPeer, TRAIN_DEFAULTS, type FitVectors, type TrainOptions } from '../retrieval/train.js';
 import type { Dataset, Plan, PlanStep, ToolSpec } from '../base/types.js';
 
 export interface Split {
@@ -55,25 +55,29 @@ export interface MethodResult extends MetricSummary {
   embedMs: number;
   /** Median time of one rank() call, embeddings excluded. */
   rankMicrosPerStep: number;
+  /** MRR over each test plan's first step (no history yet: the request alone decides). */
+  firstStepMrr: number;
   /** The same figures per calibration group, for retrievers that report one per step (dtdr-g's Ranking.group). */
   groups?: Record<string, MetricSummary>;
 }
 
 export interface EvaluateOptions extends TrainOptions {
-  methods: readonly MethodName[];
+  methods: readonly EvalMethodName[];
+  /** The peers named in `methods`, built at the edge from their packages (src/cli/peers/). */
+  peers?: Partial<Record<PeerName, Peer>>;
   select?: SelectOptions;
   /** Timed passes over the test steps; the median is reported. Default 3. */
   timingPasses?: number;
-  onMethodProgress?: (method: MethodName, progress: TrainingProgress) => void;
+  onMethodProgress?: (method: EvalMethodName, progress: TrainingProgress) => void;
   /**
    * Called once per method after it is scored, with the fitted retriever and the test steps'
    * rank inputs, for reports that need more than the summary (sweeps, calibration bins, misses).
    */
-  onMethodScored?: (method: MethodName, scored: ScoredMethod) => void;
+  onMethodScored?: (method: EvalMethodName, scored: ScoredMethod) => void;
 }
 
 export interface ScoredMethod {
-  retriever: Retriever;
+  retriever: Retriever | PeerRetriever;
   steps: PlanStep[];
   inputs: RankInput[];
   /** Each step's ranking, as scored. */
@@ -85,7 +89,7 @@ export interface EvaluationResult {
   trainPlans: number;
   testPlans: number;
   steps: number;
-  results: Partial<Record<MethodName, MethodResult>>;
+  results: Partial<Record<EvalMethodName, MethodResult>>;
 }
 
 /**
@@ -102,11 +106,14 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
 
   for (const method of options.methods) {
     const progress = (p: TrainingProgress) => options.onMethodProgress?.(method, p);
+    const peer = isPeer(method) ? options.peers?.[method] : undefined;
+    if (isPeer(method) && !peer) throw new DtdrError('options', `${method} runs through another package: pass it in options.peers`, { field: 'peers', hint: 'dtdr eval loads the peers (src/cli/peers/)' });
     const t0 = performance.now();
-    Object.assign(shared, await fitVectors(method, tools, train, encoder, l, shared, progress));
+    // A peer needs the tool vectors QTS embeds, or nothing.
+    Object.assign(shared, await fitVectors(peer ? (peer.needs.tools ? 'qts' : 'bm25') : (method as MethodName), tools, train, encoder, l, shared, progress));
     const embedMs = performance.now() - t0;
     const t1 = performance.now();
-    const retriever = fitRetriever(method, tools, train, shared, { ...options, onProgress: progress });
+    const retriever = peer ? await peer.fit(tools, shared.tools) : fitRetriever(method as MethodName, tools, train, shared, { ...options, onProgress: progress });
     const fitMs = performance.now() - t1;
 
     if (encoder && retriever.needs.query && !testQueries) {
@@ -125,8 +132,9 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
     // Kept for the onMethodScored hook (reports), so it need not rank every step again.
     const rankings: Ranking[] = [];
     const groupOf: (string | undefined)[] = [];
+    const peerRankings = peer ? await rankAll(retriever as PeerRetriever, inputs) : undefined;
     const scores = inputs.map((input, i) => {
-      const ranking = retriever.rank(input);
+      const ranking = peerRankings?.[i] ?? (retriever as Retriever).rank(input);
       if (options.onMethodScored) rankings.push(ranking);
       groupOf.push(ranking.group);
       const set = selectCandidates(ranking, options.select);
@@ -136,10 +144,11 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
       });
     });
     const passes: number[] = [];
-    for (let pass = 0; pass < (options.timingPasses ?? 3); pass++) {
+    if (peer) for (let pass = 0; pass < (options.timingPasses ?? 3); pass++) passes.push(await peerMicrosPerStep(retriever as PeerRetriever, inputs, options.select));
+    else for (let pass = 0; pass < (options.timingPasses ?? 3); pass++) {
       const start = performance.now();
       // What an app pays per step: the ranking and its candidate set (the full order is not needed).
-      for (const input of inputs) selectCandidates(retriever.rank(input), options.select);
+      for (const input of inputs) selectCandidates((retriever as Retriever).rank(input), options.select);
       passes.push(((performance.now() - start) * 1000) / Math.max(1, inputs.length));
     }
     passes.sort((a, b) => a - b);
@@ -153,7 +162,9 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
       else byGroup.set(g, [sc]);
     });
     const groups = byGroup.size > 0 ? Object.fromEntries([...byGroup].sort(([a], [b]) => a.localeCompare(b)).map(([g, list]) => [g, summarize(list)])) : undefined;
-    results[method] = { ...summarize(scores), ...(groups ? { groups } : {}), fitMs, embedMs, rankMicrosPerStep: passes.length ? passes[Math.floor(passes.length / 2)] : 0 };
+    const first = scores.filter((_, i) => steps[i].history.length === 0);
+    const firstStepMrr = first.reduce((a, sc) => a + sc.reciprocalRank, 0) / Math.max(1, first.length);
+    results[method] = { ...summarize(scores), ...(groups ? { groups } : {}), fitMs, embedMs, rankMicrosPerStep: passes.length ? passes[Math.floor(passes.length / 2)] : 0, firstStepMrr };
     progress({ phase: 'done', fraction: 1 });
   }
   return { trainPlans: train.length, testPlans: test.length, steps: steps.length, results };
@@ -172,4 +183,22 @@ function scoringOrder(ranking: Ranking, acceptable: readonly string[]): ArrayLik
   const prefix = ranking.top(Math.min(SCORED_PREFIX, ranking.labels.length));
   for (let r = 0; r < prefix.length; r++) if (acceptable.includes(ranking.labels[prefix[r]])) return prefix;
   return ranking.order;
+}
+
+async function rankAll(retriever: PeerRetriever, inputs: RankInput[]): Promise<Ranking[]> {
+  const out: Ranking[] = [];
+  for (const input of inputs) out.push(await retriever.rank(input));
+  return out;
+}
+
+/** A peer's timed pass: its search awaited step by step, or the package's own search time where it reports one. */
+async function peerMicrosPerStep(retriever: PeerRetriever, inputs: RankInput[], select: SelectOptions | undefined): Promise<number> {
+  let own = 0;
+  const start = performance.now();
+  for (const input of inputs) {
+    selectCandidates(await retriever.rank(input), select);
+    own += retriever.lastSearchMicros?.() ?? 0;
+  }
+  const wall = ((performance.now() - start) * 1000) / Math.max(1, inputs.length);
+  return retriever.lastSearchMicros ? own / Math.max(1, inputs.length) : wall;
 }

@@ -9,11 +9,18 @@ import { ClusterRetriever, DependencyRetriever } from './dependency.js';
 import { GatedRetriever, type GatedOptions } from './default/index.js';
 import { LearnedRetriever } from './learned.js';
 import type { LinearHeadOptions } from './linear-head.js';
-import type { FitNeeds, MethodName, Retriever, TrainingProgress } from './types.js';
+import type { FitNeeds, MethodName, PeerName, Retriever, TrainingProgress } from './types.js';
 import { contextText, toolText } from '../base/text.js';
 import { END, type Plan, type PlanStep, type ToolSpec } from '../base/types.js';
 
 export const METHODS: readonly MethodName[] = ['random', 'bm25', 'qts', 'dr', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h', 'dtdr-cb', 'dtdr-g'];
+
+/** Other packages' tool search that `dtdr eval` compares with (run at the edge; see PeerName). */
+export const PEERS: readonly PeerName[] = ['aisdk-search', 'orama-bm25', 'orama-vector', 'orama-hybrid'];
+
+export function isPeer(name: string): name is PeerName {
+  return (PEERS as readonly string[]).includes(name);
+}
 
 /** What `Dtdr.train` and `dtdr train` use when no method is given: DTDR-G, the gated combination. */
 export const DEFAULT_METHOD: MethodName = 'dtdr-g';

@@ -2,6 +2,16 @@ import type { Plan, ToolSpec } from '../base/types.js';
 
 export type MethodName = 'random' | 'bm25' | 'qts' | 'dr' | 'lr' | 'dtdr-c' | 'dtdr-l' | 'dtdr-h' | 'dtdr-cb' | 'dtdr-g';
 
+/**
+ * What users would pick instead, scored by `dtdr eval` side by side: the Vercel AI SDK's default
+ * tool search and Orama's BM25, vector and hybrid search, run through their own npm packages at
+ * the edge (src/cli/peers/), never from the core. Query-only: they ignore history.
+ */
+export type PeerName = 'aisdk-search' | 'orama-bm25' | 'orama-vector' | 'orama-hybrid';
+
+/** What `dtdr eval` scores: dtdr's methods and the peers. */
+export type EvalMethodName = MethodName | PeerName;
+
 /** What a retriever needs embedded: the query alone, or the query + history text. */
 export interface EmbeddingNeeds {
   query: boolean;
@@ -119,4 +129,27 @@ export interface FitNeeds {
   queries: boolean;
   tools: boolean;
   contexts: boolean;
+}
+
+/** A peer's fitted search (see PeerName): ranks every tool and END, asynchronously (its package's API is). */
+export interface PeerRetriever {
+  readonly method: PeerName;
+  /** Tool names then END. */
+  readonly labels: readonly string[];
+  readonly needs: EmbeddingNeeds;
+  readonly historyLength: 0;
+  rank(input: RankInput): Promise<Ranking>;
+  /**
+   * The package's own time for the last `rank`, in µs, when `rank` wraps more than the search (the
+   * AI SDK's search runs inside a generateText round with a mock model; the SDK times the search).
+   */
+  lastSearchMicros?(): number;
+}
+
+/** How `dtdr eval` builds a peer: the edge passes these in (EvaluateOptions.peers). */
+export interface Peer {
+  readonly name: PeerName;
+  /** Tool vectors are encoder(toolText(name, description)), as QTS and DTDR-G embed them. */
+  readonly needs: { tools: boolean };
+  fit(tools: ToolSpec[], toolVectors?: Float32Array[]): Promise<PeerRetriever>;
 }
