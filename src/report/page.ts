@@ -32,6 +32,9 @@ const TABLEAU10 = ['#4e79a7', '#f28e2c', '#e15759', '#76b7b2', '#59a14f', '#edc9
 const GREYS = ['#555555', '#777777', '#999999', '#bbbbbb'];
 const methodRange = allMethods.map((m, i) => (peers.includes(m) ? GREYS[peers.indexOf(m) % GREYS.length] : TABLEAU10[i % TABLEAU10.length]));
 const methodColor = (legend = true) => ({ legend, domain: allMethods, range: methodRange });
+// Peers have no sweep: the coverage-against-size legend lists only the methods it draws.
+const swept = allMethods.filter((m) => !peers.includes(m));
+const sweptColor = { legend: true, domain: swept, range: swept.map((m) => methodRange[allMethods.indexOf(m)]) };
 /** A dash pattern and a marker symbol per method too, so lines differ by more than hue. */
 const DASHES = ['none', '6,3', '2,3', '8,3,2,3', '12,4', '3,6', '1,2', '10,2,2,2,2,2', '5,5', '14,3,3,3'];
 const SYMBOLS = ['circle', 'square', 'triangle', 'diamond', 'star', 'cross', 'wye', 'plus', 'times', 'asterisk'] as const;
@@ -107,8 +110,8 @@ function datasetSection(d: DatasetReport): HTMLElement {
       width: 440, height: 340, marginLeft: 50, marginRight: 70, marginTop: 20, marginBottom: 35,
       x: { label: 'mean |F_t|', type: 'log', grid: true },
       y: { label: 'coverage', domain: [0, 1], grid: true },
-      color: methodColor(),
-      symbol: methodSymbol,
+      color: sweptColor,
+      symbol: { domain: swept, range: swept.map((m) => styleOf(m).symbol) },
       marks: [
         // Points in sweep order (α falling, target rising): each line is one knob turned.
         ...(() => {
