@@ -20,7 +20,7 @@
  * default) half of each batch is partner requests of the same tool, and requests sharing a tool
  * are positives of each other. The logit scale is fixed at 8 (--scale).
  *
- * Seeded (mulberry32) and single-threaded: a rerun with the same corpus writes the same bytes.
+ * Seeded (mulberry32, dtdr's own seededRandom; the same stream for any non-zero seed) and single-threaded: a rerun with the same corpus writes the same bytes.
  * Training time: printed at the end and recorded in manifest.json — 689 s for the committed
  * model (default options) on the shared 2-core development machine under a load average of 8–9,
  * 864 s for a second run beside other jobs; well inside an hour.
@@ -30,6 +30,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Tokenizer } from '@huggingface/tokenizers';
+import { seededRandom } from '../src/core/base/random.js';
 import { buildModel, readTable } from './encoder-onnx.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -56,17 +57,6 @@ const { values: args } = parseArgs({
   },
 });
 
-function mulberry32(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface Rec {
   src: string;
   q: string;
@@ -75,7 +65,7 @@ interface Rec {
 }
 
 const seed = Number(args.seed);
-const rand = mulberry32(seed);
+const rand = seededRandom(seed);
 const pick = <T>(a: readonly T[]): T => a[Math.floor(rand() * a.length)];
 function shuffle<T>(a: T[]): T[] {
   for (let i = a.length - 1; i > 0; i--) {

@@ -7,10 +7,9 @@
  * labels + negatives) × dim. The head it returns is an ordinary LinearHead (CSR one-hot rows):
  * ranking scores every label as before.
  */
-import { DtdrError } from '../base/errors.js';
 import { seededRandom, shuffleInPlace } from '../base/random.js';
-import { LINEAR_HEAD_DEFAULTS, LinearHead, type LinearHeadData, type LinearHeadOptions } from './linear-head.js';
-import { ridgeWarmStart, standardisation, targetSupport, type EpochReport } from './linear-head-training.js';
+import { LinearHead, type LinearHeadData, type LinearHeadOptions } from './linear-head.js';
+import { headProblem, ridgeWarmStart, standardisation, targetSupport, type EpochReport } from './linear-head-training.js';
 
 /** Labels above which DTDR-G's heads train with a sampled softmax (Seal-Tools' 4,077 and smaller sets keep the full one). */
 export const SAMPLED_SOFTMAX_ABOVE = 6000;
@@ -21,12 +20,7 @@ export const SAMPLED_EXAMPLE_PASSES = 250_000;
 
 /** Trains a head (CSR one-hot rows) with a sampled softmax; yields each epoch's mean sampled loss. */
 export function* trainSampledHead(data: LinearHeadData, options: LinearHeadOptions = {}, negatives = SAMPLED_NEGATIVES): Generator<EpochReport, LinearHead> {
-  const o = { ...LINEAR_HEAD_DEFAULTS, ...options };
-  const n = data.dense.length;
-  if (n === 0) throw new DtdrError('data', 'no training examples', { hint: 'give at least one demonstration' });
-  const dim = data.dense[0].length;
-  const C = data.classes;
-  const S = data.sparseSize;
+  const { o, n, dim, C, S } = headProblem(data, options);
   const D = dim + 1;
   const { mean, std } = standardisation(data.dense, dim);
   const W = ridgeWarmStart(data, mean, std, dim, true); // D × C, row-major (bias row last)

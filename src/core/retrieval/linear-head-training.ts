@@ -101,14 +101,17 @@ export interface EpochReport {
   loss: number;
 }
 
-/** Trains the head; yields the mean training loss after each epoch and returns the head. */
-export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOptions = {}, init?: LinearHead): Generator<EpochReport, LinearHead> {
+/** The options with their defaults and the data's sizes, shared by the full and the sampled trainer. */
+export function headProblem(data: LinearHeadData, options: LinearHeadOptions) {
   const o = { ...LINEAR_HEAD_DEFAULTS, ...options };
   const n = data.dense.length;
   if (n === 0) throw new DtdrError('data', 'no training examples', { hint: 'give at least one demonstration' });
-  const dim = data.dense[0].length;
-  const C = data.classes;
-  const S = data.sparseSize;
+  return { o, n, dim: data.dense[0].length, C: data.classes, S: data.sparseSize };
+}
+
+/** Trains the head; yields the mean training loss after each epoch and returns the head. */
+export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOptions = {}, init?: LinearHead): Generator<EpochReport, LinearHead> {
+  const { o, n, dim, C, S } = headProblem(data, options);
   // Online learning continues from a trained head (its standardisation kept); else a ridge start.
   if (init && (init.dim !== dim || init.classes !== C || init.sparseSize !== S)) {
     throw new DtdrError('options', `cannot continue a ${init.dim}→${init.classes} head on ${dim}→${C} data`);
