@@ -4,7 +4,10 @@
  * whether the needed tool was in the set (it does not follow a wrong top candidate and call the
  * result a plan).
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Dtdr } from '../src/core/dtdr.js';
+import { END } from '../src/core/base/types.js';
+import { loadEncoder } from '../src/encoders/node.js';
 import { chainPlan, sequenceKey } from '../src/core/plans/plan.js';
 import { DEMO_QUERIES, DEMO_SHOWCASE, DEMO_TOOLS, demoDataset } from '../src/demo/toolset.js';
 
@@ -26,5 +29,30 @@ describe('the npm start showcase', () => {
     // Familiar steps: every tool of a new combination is demonstrated somewhere.
     const used = new Set(demoDataset().plans.flatMap((p) => p.nodes.map((n) => n.tool)));
     for (const { plan } of novel) for (const tool of plan) expect(used.has(tool), tool).toBe(true);
+  });
+});
+
+describe('the npm start showcase, walked on the default method', () => {
+  let model: Dtdr;
+  beforeAll(async () => {
+    const dataset = demoDataset();
+    model = await Dtdr.train({ tools: dataset.tools, plans: dataset.plans, encoder: await loadEncoder() });
+  }, 120_000);
+
+  it.each(DEMO_SHOWCASE.map((s) => [s.query, s.plan] as const))('"%s": the needed tool is in the set at every step, and no step that misses it is called confident', async (query, plan) => {
+    const history: string[] = [];
+    for (const need of [...plan, END]) {
+      const r = await model.retrieve(query, history);
+      expect(r.candidates.map((c) => c.tool), `step ${history.length + 1} needs ${need}`).toContain(need);
+      history.push(need);
+    }
+  });
+
+  it('is unsure, and says why, where the vegan-restaurant request leaves the demonstrations (texting after a map search)', async () => {
+    const r = await model.retrieve('Find a vegan restaurant near me and text the address to Sam', ['maps_search_place']);
+    expect(r.widened).toBe(true);
+    expect(r.reason).toContain('"text"');
+    expect(r.reason).toContain('contacts_search');
+    expect(r.candidates.map((c) => c.tool)).toContain('contacts_search');
   });
 });

@@ -11,6 +11,7 @@ import { historyIndices } from '../dependency.js';
 import { packRows, sphericalKMeans, type KMeansResult } from '../kmeans.js';
 import type { TrainingProgress } from '../types.js';
 import { fitCoverage } from './coverage.js';
+import { fitCombinations } from './combinations.js';
 import { calibrationScores, groupThresholds, isotonicEce, maxScoredPlans, scoredSubset } from './calibration.js';
 import { SAMPLED_SOFTMAX_ABOVE } from '../linear-head-sampled.js';
 import { priorGate, toolsOnlyGate } from './combine.js';
@@ -245,7 +246,8 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   const ev = fitEvidence(side, plans, queries, clustering!, { historyLength: l, seed, head: headOption }, (p) => report('fitting', p.fraction));
   const calibration = { confident: confidentScores.map(Math.fround), unsure: unsureScores.map(Math.fround) };
   const coverage = fitCoverage(tools, plans, side.index);
-  return { side, evidence: ev, theta, temperature, target, confidentAbove, thresholds, neighbours, withoutSignals: without, diagnostics, calibration, groups, addedTools: [], coverage };
+  const combinations = fitCombinations(plans, side.index, side.labels.length, coverage);
+  return { side, evidence: ev, theta, temperature, target, confidentAbove, thresholds, neighbours, withoutSignals: without, diagnostics, calibration, groups, addedTools: [], coverage, combinations };
 }
 
 /** Held-out scores kept per group, at most (a seeded sample beyond it). */

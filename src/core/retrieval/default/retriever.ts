@@ -21,6 +21,7 @@ import { confidentGroup, stepGroup } from './groups.js';
 import { EMBU, LEXU } from './layout.js';
 import { CenteredMatch } from './centered.js';
 import { requestWords, unexplained, withAddedTools, type CoverageModel } from './coverage.js';
+import { newCombination } from './combinations.js';
 import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type GatedState } from './state.js';
 import type { ToolSide } from './tool-side.js';
 import { noTerms, SCORES, Workspace } from './workspace.js';
@@ -181,8 +182,18 @@ export class GatedRetriever implements Retriever {
     const uncovered = confident && best === this.side.end && this.coverage ? this.uncovered(this.coverage, input.query, probabilities, threshold, history, include) : [];
     if (uncovered.length > 0) confident = false;
     for (const u of uncovered) include.push(u.tool);
-    const set = { threshold, target: this.target, confident, ...(include.length ? { include } : {}) };
     const covered = uncovered.map((u) => `no call so far and no tool in the set explains "${u.word}" in the request, which "${this.side.labels[u.tool]}" does`);
+    // A new combination (combinations.ts): the request asks, in words, for a tool that no
+    // demonstration calls together with the calls so far. The memorised continuation is suspect.
+    const leaving = this.leavingDemonstrations(input.query, history);
+    if (leaving) {
+      confident = false;
+      for (const f of leaving.offer) if (!include.includes(f)) include.push(f);
+      const names = (f: number) => `"${this.side.labels[f]}"`;
+      const first = leaving.offer.length > 1 ? `; the demonstrations call ${names(leaving.offer[0])} right before it` : '';
+      covered.push(`the request asks for "${leaving.word}" (${names(leaving.tool)}), which no demonstration combines with ${history.map(names).join(' → ')}${first}`);
+    }
+    const set = { threshold, target: this.target, confident, ...(include.length ? { include } : {}) };
     const cause = confident ? undefined : this.groupCause(group, top, input.history, include.filter((f) => fresh.includes(f)), counts[best], leftOut, covered);
     return withLazyOrder({ labels: this.side.labels, probabilities, confident, group, set, ...(cause ? { cause } : {}) }, { unitRange: true });
   }
@@ -192,6 +203,15 @@ export class GatedRetriever implements Retriever {
     const words = (this.lastQuery.words ??= requestWords(cov, query));
     const floor = threshold > 0 ? threshold : 0.1;
     return unexplained(cov, words, (a) => p[a] >= floor || history.includes(a) || include.includes(a), (a) => p[a] > 0);
+  }
+
+  /** The new-combination rule (combinations.ts), where the fit switched it on. */
+  private leavingDemonstrations(query: string, history: readonly number[]) {
+    const combos = this.parts.combinations;
+    if (!combos?.enabled || !this.coverage || history.length === 0) return undefined;
+    const words = (this.lastQuery.words ??= requestWords(this.coverage, query));
+    const p = this.workspace.kernel.output;
+    return newCombination(combos, this.coverage, words, history, (a) => p[a] > 0);
   }
 
   /** Tools added after training, not yet demonstrated, within `rank` of the best description match (embedding or lexical) for this step. */

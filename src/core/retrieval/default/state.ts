@@ -16,6 +16,7 @@ import { LinearHead, type LinearHeadState } from '../linear-head.js';
 import { ReplayBuffer, type ReplayState } from '../linear-head-training.js';
 import { headSparseSize, type Evidence } from './evidence.js';
 import type { GroupCalibration } from './groups.js';
+import { checkCombinationsState, combinationsFromState, combinationsState, type Combinations, type CombinationsState } from './combinations.js';
 import { checkCoverageState, coverageFromState, coverageState, type CoverageModel, type CoverageState } from './coverage.js';
 import { G, KNOWN_HISTORY, S, SIGNALS, type SignalName } from './layout.js';
 import { ToolSide } from './tool-side.js';
@@ -47,6 +48,11 @@ export interface GatedParts {
    * Absent in models fitted before it: no coverage rule.
    */
   coverage?: CoverageModel;
+  /**
+   * Which tools the demonstrations call together (combinations.ts), and whether the new-combination
+   * rule is on. Absent in models fitted before it: no such rule.
+   */
+  combinations?: Combinations;
 }
 
 export interface GatedDiagnostics {
@@ -99,6 +105,8 @@ export interface GatedState {
   addedTools?: number[];
   /** Request coverage's word–tool alignment (absent in files written before it: no coverage rule). */
   coverage?: CoverageState;
+  /** Tools the demonstrations combine, and the new-combination rule's switch (absent in files written before it: no such rule). */
+  combinations?: CombinationsState;
   diagnostics?: GatedDiagnostics;
 }
 
@@ -135,6 +143,7 @@ export function gatedState(p: GatedParts): GatedState {
     ...(p.groups ? { groups: p.groups } : {}),
     ...(p.addedTools.length ? { addedTools: p.addedTools } : {}),
     ...(p.coverage ? { coverage: coverageState(p.coverage) } : {}),
+    ...(p.combinations ? { combinations: combinationsState(p.combinations) } : {}),
     ...(p.diagnostics ? { diagnostics: p.diagnostics } : {}),
   };
 }
@@ -205,6 +214,7 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     groups,
     addedTools: [...addedTools],
     ...(s.coverage ? { coverage: coverageFromState(s.coverage) } : {}),
+    ...(s.combinations ? { combinations: combinationsFromState(s.combinations, side.labels.length) } : {}),
     theta: Float64Array.from(s.theta),
     temperature: Number(s.temperature) || 1,
     target: Number(s.target) || 0.95,
@@ -245,6 +255,7 @@ export function checkGatedState(state: unknown, tools: readonly ToolSpec[], dime
   }
   if (s.diagnostics !== undefined) object('state.diagnostics', s.diagnostics);
   if (s.coverage !== undefined) checkCoverageState('state.coverage', s.coverage, tools.length);
+  if (s.combinations !== undefined) checkCombinationsState('state.combinations', s.combinations, L);
   if (s.evidence === null || s.evidence === undefined) return;
   const e = object('state.evidence', s.evidence) as unknown as NonNullable<GatedState['evidence']>;
   const l = int('state.historyLength', s.historyLength, 0, MAX_HISTORY);

@@ -1,0 +1,191 @@
+/**
+ * Which tools the demonstrations combine (issue 22: new combinations of familiar steps). A request
+ * word that a tool explains strongly (request coverage, coverage.ts), where no demonstration calls
+ * that tool together with the calls so far, says the plan is leaving the demonstrations: the
+ * memorised continuation is likely wrong. Such a step is not confident, and the tool — or, when the
+ * demonstrations always call one tool right before it (`sms_send` after `contacts_search`), that
+ * tool first — joins the set.
+ *
+ * The rule speaks only where it earned it: at fit time it is scored on the demonstrations
+ * themselves, each plan with its own sequence held out (pair counts minus that sequence's plans),
+ * and it is switched on only if the tools it names were called later in the plan in at least
+ * PRECISION of the steps it fired on. Where request words foretell tools (the demo set: 0.93,
+ * RestBench-TMDB: 0.84) it is on; where they are noisy (UltraTool: 0.49, Seal-Tools: 0.50) it is
+ * off, and those models rank and decide as before. (The alignment model behind it saw every
+ * request, the held-out ones included: the score is optimistic, but only the switch depends on it.)
+ */
+import type { Plan } from '../../base/types.js';
+import { array, int, num, numbers, object, stateError } from '../../base/validate.js';
+import { sequenceKey } from '../../plans/plan.js';
+import { requestWords, type CoverageModel } from './coverage.js';
+
+/** Held-out precision the rule needs to be switched on. */
+export const PRECISION = 0.75;
+/** Held-out steps the rule must fire on before its precision counts. */
+export const MIN_FIRED = 20;
+/** Share of a tool's demonstrated calls that one tool directly precedes, for that tool to be its entry. */
+export const ENTRY_SHARE = 0.9;
+
+export interface Combinations {
+  /** Per label: the labels some demonstration calls together with it (sorted; itself included). */
+  together: Uint32Array[];
+  /** Per label: the tool the demonstrations call directly before it at least ENTRY_SHARE of the time, or -1. */
+  entry: Int32Array;
+  /** Whether the rule is on, and the held-out evidence that decided it. */
+  enabled: boolean;
+  fired: number;
+  precision: number;
+}
+
+export interface CombinationsState {
+  offsets: number[];
+  together: number[];
+  entry: number[];
+  enabled: boolean;
+  fired: number;
+  precision: number;
+}
+
+function called(plan: Plan, toolIndex: Map<string, number>): number[] {
+  return plan.order.map((k) => toolIndex.get(plan.nodes[k].tool)).filter((x): x is number => x !== undefined);
+}
+
+/** Fits the pair table and entries from `plans`, and scores the rule on them with each sequence held out. */
+export function fitCombinations(plans: readonly Plan[], toolIndex: Map<string, number>, labels: number, coverage: CoverageModel | undefined): Combinations {
+  const pairs = new Map<number, number>();
+  const perSequence = new Map<string, number>();
+  const precedes = new Map<number, number>();
+  const calls = new Float64Array(labels);
+  const orders = plans.map((p) => called(p, toolIndex));
+  orders.forEach((order, i) => {
+    const key = sequenceKey(plans[i]);
+    perSequence.set(key, (perSequence.get(key) ?? 0) + 1);
+    const distinct = [...new Set(order)];
+    for (const a of distinct) for (const b of distinct) pairs.set(a * labels + b, (pairs.get(a * labels + b) ?? 0) + 1);
+    order.forEach((a, t) => {
+      calls[a]++;
+      if (t > 0) precedes.set(a * labels + order[t - 1], (precedes.get(a * labels + order[t - 1]) ?? 0) + 1);
+    });
+  });
+  const lists: number[][] = Array.from({ length: labels }, () => []);
+  for (const key of pairs.keys()) lists[Math.floor(key / labels)].push(key % labels);
+  const entry = new Int32Array(labels).fill(-1);
+  for (const [key, count] of precedes) {
+    const a = Math.floor(key / labels);
+    if (count >= ENTRY_SHARE * calls[a]) entry[a] = key % labels;
+  }
+  // The rule on each demonstration, its own sequence held out: fires at later steps (the first
+  // step has no calls to combine with), right when the tool it names is called later in the plan.
+  let fired = 0;
+  let right = 0;
+  if (coverage) {
+    orders.forEach((order, i) => {
+      const own = new Set(order);
+      const n = perSequence.get(sequenceKey(plans[i]))!;
+      const together = (a: number, b: number) => (pairs.get(a * labels + b) ?? 0) - (own.has(a) && own.has(b) ? n : 0) > 0;
+      const words = requestWords(coverage, plans[i].query);
+      for (let t = 1; t < order.length; t++) {
+        const history = order.slice(0, t);
+        const found = askedApart(coverage, words, history, together, () => true);
+        if (!found) continue;
+        fired++;
+        if (found.tools.some((a) => order.slice(t).includes(a))) right++;
+      }
+    });
+  }
+  const precision = fired > 0 ? right / fired : 0;
+  return { together: lists.map((l) => Uint32Array.from(l.sort((x, y) => x - y))), entry, enabled: fired >= MIN_FIRED && precision >= PRECISION, fired, precision };
+}
+
+/** Whether some demonstration calls `a` together with every call in `history`. */
+export function demonstratedWith(c: Combinations, history: readonly number[], a: number): boolean {
+  for (const h of history) {
+    const list = c.together[h];
+    if (!list || !sortedHas(list, a)) return false;
+  }
+  return true;
+}
+
+function sortedHas(list: Uint32Array, x: number): boolean {
+  let lo = 0;
+  let hi = list.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid] === x) return true;
+    if (list[mid] < x) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
+}
+
+/** Tools that share a word's alignment, at most: "email" is email_read's and email_send's. */
+export const WORD_TOOLS = 3;
+
+/**
+ * The request word, of those that ask for tools no demonstration combines with the calls so far: the
+ * fewest of its best tools that hold `share` of its alignment (NULL included, at most WORD_TOOLS),
+ * the best explaining it `gain` times better than NULL, none called yet and none called together
+ * with every call so far in a demonstration; of several, the one with the largest gain.
+ */
+export function askedApart(cov: CoverageModel, words: Uint32Array, history: readonly number[], together: (h: number, a: number) => boolean, usable: (a: number) => boolean): { word: string; tools: number[] } | undefined {
+  let best: { word: string; tools: number[] } | undefined;
+  let bestGain = 0;
+  for (const w of words) {
+    const tools = cov.tools[w];
+    const probs = cov.probs[w];
+    if (tools.length === 0 || probs[0] < cov.gain * Math.max(cov.nullProb[w], 1e-9)) continue;
+    let total = cov.nullProb[w];
+    for (let k = 0; k < probs.length; k++) total += probs[k];
+    let mass = 0;
+    let k = 0;
+    while (k < tools.length && k < WORD_TOOLS && mass < cov.share * total) mass += probs[k++];
+    if (mass < cov.share * total) continue;
+    const strong = Array.from(tools.subarray(0, k));
+    if (strong.some((a) => !usable(a) || history.includes(a) || history.every((h) => together(h, a)))) continue;
+    // The word the alignment is surest of: "text" (sms_send) before "find" (files_search).
+    const gain = probs[0] / Math.max(cov.nullProb[w], 1e-9);
+    if (gain > bestGain) [best, bestGain] = [{ word: cov.names[w], tools: strong }, gain];
+  }
+  return best;
+}
+
+/**
+ * What the request asks for apart from the demonstrations (`askedApart`), and what to offer now:
+ * those tools, and before them the tool the demonstrations always call right before the best one
+ * when it has not been called. Undefined when the rule is off or nothing is found.
+ */
+export function newCombination(c: Combinations, cov: CoverageModel, words: Uint32Array, history: readonly number[], usable: (a: number) => boolean): { word: string; tool: number; offer: number[] } | undefined {
+  if (!c.enabled || history.length === 0) return undefined;
+  const found = askedApart(cov, words, history, (h, a) => sortedHas(c.together[h] ?? new Uint32Array(0), a), usable);
+  if (!found) return undefined;
+  const before = c.entry[found.tools[0]] ?? -1;
+  const offer = before >= 0 && !history.includes(before) && usable(before) ? [before, ...found.tools] : found.tools;
+  return { word: found.word, tool: found.tools[0], offer: [...new Set(offer)] };
+}
+
+export function combinationsState(c: Combinations): CombinationsState {
+  const offsets = [0];
+  for (const l of c.together) offsets.push(offsets[offsets.length - 1] + l.length);
+  return { offsets, together: c.together.flatMap((l) => Array.from(l)), entry: Array.from(c.entry), enabled: c.enabled, fired: c.fired, precision: +c.precision.toFixed(6) };
+}
+
+/** Throws a DtdrError('artifact') for the first thing in a saved table a fit could not have written. */
+export function checkCombinationsState(field: string, v: unknown, labels: number): asserts v is CombinationsState {
+  const s = object(field, v);
+  const offsets = numbers(`${field}.offsets`, s.offsets, undefined, { min: 0, integer: true });
+  if (offsets.length > labels + 1 || offsets[0] !== 0 || offsets.some((o, i) => i > 0 && o < offsets[i - 1])) stateError(`${field}.offsets`, `must start at 0, rise, and have at most ${labels + 1} entries`);
+  numbers(`${field}.together`, s.together, offsets[offsets.length - 1], { min: 0, max: labels - 1, integer: true });
+  numbers(`${field}.entry`, s.entry, offsets.length - 1, { min: -1, max: labels - 1, integer: true });
+  if (typeof s.enabled !== 'boolean') stateError(`${field}.enabled`, 'must be true or false');
+  int(`${field}.fired`, s.fired, 0);
+  num(`${field}.precision`, s.precision, { min: 0, max: 1 });
+  array(`${field}.entry`, s.entry);
+}
+
+/** The table for `labels` labels: labels beyond the saved ones (tools added later) have no demonstrated combinations and no entry. */
+export function combinationsFromState(s: CombinationsState, labels: number): Combinations {
+  const together = Array.from({ length: labels }, (_, a) => (a + 1 < s.offsets.length ? Uint32Array.from(s.together.slice(s.offsets[a], s.offsets[a + 1])) : new Uint32Array(0)));
+  const entry = new Int32Array(labels).fill(-1);
+  s.entry.forEach((e, a) => a < labels && (entry[a] = e));
+  return { together, entry, enabled: s.enabled, fired: s.fired, precision: s.precision };
+}
