@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { chainPlan } from '../src/core/plans/plan.js';
 import { fitCoverage } from '../src/core/retrieval/default/coverage.js';
-import { checkCombinationsState, combinationsFromState, combinationsState, demonstratedWith, fitCombinations, newCombination, MIN_FIRED } from '../src/core/retrieval/default/combinations.js';
+import { checkCombinationsState, combinationsFromState, combinationsState, demonstratedWith, fitCombinations, learnCombinations, newCombination, MIN_FIRED } from '../src/core/retrieval/default/combinations.js';
 import type { ToolSpec } from '../src/core/base/types.js';
 
 const tools: ToolSpec[] = [
@@ -35,6 +35,13 @@ describe('which tools demonstrations combine', () => {
     expect(c.entry[2]).toBe(1); // contacts_search before sms_send, 1 of 1
     expect(c.entry[3]).toBe(0);
     expect(c.entry[0]).toBe(-1); // first calls have none
+  });
+
+  it('learns new combinations online', () => {
+    const learned = fitCombinations(plans, index, L, undefined);
+    learnCombinations(learned, [chainPlan('c', 'find a cafe and text Ann', ['maps_search', 'contacts_search', 'sms_send'])], index);
+    expect(demonstratedWith(learned, [0], 2)).toBe(true);
+    expect(demonstratedWith(learned, [3], 2)).toBe(false);
   });
 
   it('stays off without the evidence to switch it on', () => {

@@ -97,6 +97,22 @@ export function fitCombinations(plans: readonly Plan[], toolIndex: Map<string, n
   return { together: lists.map((l) => Uint32Array.from(l.sort((x, y) => x - y))), entry, enabled: fired >= MIN_FIRED && precision >= PRECISION, fired, precision };
 }
 
+/**
+ * Online learning: new demonstrations' tools count as combined (the switch and the entries stay as
+ * fitted: they need the counts a fit keeps no longer).
+ */
+export function learnCombinations(c: Combinations, plans: readonly Plan[], toolIndex: Map<string, number>): void {
+  for (const plan of plans) {
+    const distinct = [...new Set(called(plan, toolIndex))];
+    for (const a of distinct) {
+      const list = c.together[a];
+      if (!list) continue;
+      const missing = distinct.filter((b) => !sortedHas(list, b));
+      if (missing.length) c.together[a] = Uint32Array.from([...list, ...missing].sort((x, y) => x - y));
+    }
+  }
+}
+
 /** Whether some demonstration calls `a` together with every call in `history`. */
 export function demonstratedWith(c: Combinations, history: readonly number[], a: number): boolean {
   for (const h of history) {

@@ -9,6 +9,7 @@ import { dotAt } from '../kmeans.js';
 import { trainLinearHead } from '../linear-head-training.js';
 import { ONLINE_HEAD, type LearnInput, type RankInput, type Ranking } from '../types.js';
 import { groupThresholds } from './calibration.js';
+import { learnCombinations } from './combinations.js';
 import { fitEvidence, headExamples } from './evidence.js';
 import { mondrianThresholds } from './groups.js';
 import { KNOWN_HISTORY } from './layout.js';
@@ -50,6 +51,7 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
     return true;
   }
   ev.rarity = undefined;
+  if (p.combinations) learnCombinations(p.combinations, plans, side.index);
   const d = side.dim;
   const l = ev.historyLength;
   for (const [i, plan] of plans.entries()) {
