@@ -44,19 +44,21 @@ describe('which tools demonstrations combine', () => {
     expect(demonstratedWith(learned, [3], 2)).toBe(false);
   });
 
-  it('stays off without the evidence to switch it on', () => {
-    expect(c.enabled).toBe(false);
-    expect(c.fired).toBe(0);
-  });
-
-  it('round-trips its saved form, and a table for more labels (tools added later) knows nothing of them', () => {
+  it('round-trips its saved form, and refuses what a fit could not have written', () => {
     const s = JSON.parse(JSON.stringify(combinationsState(c)));
     expect(() => checkCombinationsState('state.combinations', s, L)).not.toThrow();
-    const back = combinationsFromState(s, L + 1);
-    expect(Array.from(back.entry)).toEqual([...Array.from(c.entry), -1]);
-    expect(back.together[L]).toHaveLength(0);
-    expect(() => checkCombinationsState('state.combinations', { ...s, entry: s.entry.map(() => 99) }, L)).toThrow(/state\.combinations\.entry/);
-    expect(() => checkCombinationsState('state.combinations', { ...s, enabled: 'yes' }, L)).toThrow(/state\.combinations\.enabled/);
+    const back = combinationsFromState(s);
+    expect(Array.from(back.entry)).toEqual(Array.from(c.entry));
+    expect(back.together.map((l) => Array.from(l))).toEqual(c.together.map((l) => Array.from(l)));
+    const refused = (change: Record<string, unknown>, field: RegExp) => expect(() => checkCombinationsState('state.combinations', { ...s, ...change }, L)).toThrow(field);
+    refused({ entry: s.entry.map(() => 99) }, /state\.combinations\.entry/);
+    refused({ entry: s.entry.map(() => L - 1) }, /state\.combinations\.entry/); // END before a tool
+    refused({ enabled: 'yes' }, /state\.combinations\.enabled/);
+    refused({ endAlarms: 2 }, /state\.combinations\.endAlarms/);
+    refused({ offsets: s.offsets.slice(0, -1) }, /state\.combinations\.offsets/);
+    refused({ together: [...s.together].reverse() }, /state\.combinations\.together/); // not rising
+    // END combined with a tool: the last slot must be empty.
+    refused({ offsets: [...s.offsets.slice(0, -1), s.offsets[L - 1] + 1], together: [...s.together, 0] }, /END/);
   });
 });
 
@@ -78,6 +80,18 @@ describe('the rule, switched on by held-out precision', () => {
     expect(c.fired).toBeGreaterThanOrEqual(MIN_FIRED);
     expect(c.precision).toBeGreaterThanOrEqual(0.75);
     expect(c.enabled).toBe(true);
+    // Complete demonstrations leave no requested tool uncombined: no false alarm where END is due.
+    expect(c.endAlarms).toBe(0);
+    expect(c.atEnd).toBe(true);
+  });
+
+  it('stays off where request words do not foretell the plan', () => {
+    // The same requests with their plans shuffled across sequences: words now name the wrong tools.
+    const scrambled = plans.map((p, i) => chainPlan(p.id, plans[(i * 7 + 11) % plans.length].query, p.order.map((k) => p.nodes[k].tool)));
+    const c = fitCombinations(scrambled, index, L, fitCoverage(tools, scrambled, index, { gain: 5 }));
+    expect(c.enabled).toBe(false);
+    expect(c.atEnd).toBe(false);
+    expect(c.precision).toBeLessThan(0.75);
   });
 
   it('offers the requested tool and the tool the demonstrations call before it', () => {

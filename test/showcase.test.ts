@@ -55,4 +55,13 @@ describe('the npm start showcase, walked on the default method', () => {
     expect(r.reason).toContain('contacts_search');
     expect(r.candidates.map((c) => c.tool)).toContain('contacts_search');
   });
+
+  it('never names or offers a tool the app removed, even where the request asks for it', async () => {
+    const pruned = Dtdr.load(model.toJSON(), await loadEncoder());
+    await pruned.removeTools(['contacts_search', 'sms_send']);
+    const r = await pruned.retrieve('Find a vegan restaurant near me and text the address to Sam', ['maps_search_place']);
+    expect(r.candidates.map((c) => c.tool)).not.toContain('sms_send');
+    expect(r.candidates.map((c) => c.tool)).not.toContain('contacts_search');
+    expect(r.reason ?? '').not.toMatch(/sms_send|contacts_search/);
+  });
 });

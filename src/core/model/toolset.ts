@@ -62,7 +62,15 @@ export function extendGatedState(state: GatedState, oldToolCount: number, added:
       head: e.head && extendHeadState(e.head, T, added),
       ...(e.replay ? { replay: { ...e.replay, targets: e.replay.targets.map((t) => t.map(move)) } } : {}),
     },
+    ...(state.combinations ? { combinations: extendCombinations(state.combinations, T, added) } : {}),
   };
+}
+
+/** The new-combination table with `added` empty slots (never demonstrated, no entry) before END's (empty too). */
+function extendCombinations(c: NonNullable<GatedState['combinations']>, T: number, added: number): NonNullable<GatedState['combinations']> {
+  const tools = c.offsets.slice(0, T + 1);
+  const last = tools[tools.length - 1];
+  return { ...c, offsets: [...tools, ...Array.from({ length: added + 1 }, () => last)], entry: [...c.entry.slice(0, T), ...Array.from({ length: added + 1 }, () => -1)] };
 }
 
 /** Inserts `added` empty classes before the END class (the last); their bias is the lowest of the tools'. */
@@ -154,7 +162,9 @@ export class ChangedToolSet implements Retriever {
   }
 
   rank(input: RankInput): Ranking {
-    const baseRanking = this.base.rank(input);
+    // The base retriever's own label indices: its tools keep theirs, added ones come after them.
+    const unavailable = this.removed.size > 0 ? new Set([...this.removed].filter((f) => f < this.addedFrom)) : undefined;
+    const baseRanking = this.base.rank(unavailable ? { ...input, unavailable } : input);
     const L = this.labels.length;
     const T = L - 1;
     const p = new Float64Array(L);

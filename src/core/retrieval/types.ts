@@ -26,6 +26,11 @@ export interface RankInput {
   queryVector?: Float32Array;
   /** encoder(contextText(query, history)), when `needs.context`. */
   contextVector?: Float32Array;
+  /**
+   * Labels (this retriever's indices) the app removed (`Dtdr.removeTools`): a retriever never
+   * offers them and never names them in a reason. Set by the tool-set view, not by callers.
+   */
+  unavailable?: ReadonlySet<number>;
 }
 
 /** How far a dependency graph had to back off to find the history (DTDR-C, DR). */

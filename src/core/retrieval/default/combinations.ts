@@ -8,14 +8,17 @@
  *
  * The rule speaks only where it earned it: at fit time it is scored on the demonstrations
  * themselves, each plan with its own sequence held out (pair counts minus that sequence's plans),
- * and it is switched on only if the tools it names were called later in the plan in at least
- * PRECISION of the steps it fired on. Where request words foretell tools (the demo set: 0.93,
- * RestBench-TMDB: 0.84) it is on; where they are noisy (UltraTool: 0.49, Seal-Tools: 0.50) it is
- * off, and those models rank and decide as before. (The alignment model behind it saw every
- * request, the held-out ones included: the score is optimistic, but only the switch depends on it.)
+ * at every step after the first that calls a tool, and it is switched on only if the tools it
+ * named were called later in the plan in at least PRECISION of at least MIN_FIRED firings. Where
+ * END is on top ("the plan is done") a firing on a complete demonstration is a false alarm: the
+ * rule speaks there too only if it fired on at most END_ALARMS of the held-out END steps. Where request words foretell
+ * tools (the demo set, RestBench-TMDB, the synthetic worlds) it is on; where they are noisy
+ * (UltraTool, Seal-Tools) it is off, and those models rank and decide as before; the README gives
+ * the measured precisions. (The alignment model behind it saw every request, the held-out ones
+ * included: the score is optimistic, but only the switch depends on it.)
  */
 import type { Plan } from '../../base/types.js';
-import { array, int, num, numbers, object, stateError } from '../../base/validate.js';
+import { int, num, numbers, object, stateError } from '../../base/validate.js';
 import { sequenceKey } from '../../plans/plan.js';
 import { requestWords, type CoverageModel } from './coverage.js';
 
@@ -23,6 +26,8 @@ import { requestWords, type CoverageModel } from './coverage.js';
 export const PRECISION = 0.75;
 /** Held-out steps the rule must fire on before its precision counts. */
 export const MIN_FIRED = 20;
+/** Demonstrations on whose END step the rule may fire (held out) for it to speak where END is on top. */
+export const END_ALARMS = 0.2;
 /** Share of a tool's demonstrated calls that one tool directly precedes, for that tool to be its entry. */
 export const ENTRY_SHARE = 0.9;
 
@@ -35,6 +40,10 @@ export interface Combinations {
   enabled: boolean;
   fired: number;
   precision: number;
+  /** Share of demonstrations (their sequence held out) on whose END step the rule fires: false alarms. */
+  endAlarms: number;
+  /** Whether the rule also speaks where END is on top ("the plan is done"): on, and endAlarms ≤ END_ALARMS. */
+  atEnd: boolean;
 }
 
 export interface CombinationsState {
@@ -44,6 +53,8 @@ export interface CombinationsState {
   enabled: boolean;
   fired: number;
   precision: number;
+  endAlarms: number;
+  atEnd: boolean;
 }
 
 function called(plan: Plan, toolIndex: Map<string, number>): number[] {
@@ -76,25 +87,31 @@ export function fitCombinations(plans: readonly Plan[], toolIndex: Map<string, n
   }
   // The rule on each demonstration, its own sequence held out: fires at later steps (the first
   // step has no calls to combine with), right when the tool it names is called later in the plan.
+  // At the END step (every call made) a firing is a false alarm: scored apart, for `endAlarms`.
   let fired = 0;
   let right = 0;
+  let alarms = 0;
   if (coverage) {
     orders.forEach((order, i) => {
       const own = new Set(order);
       const n = perSequence.get(sequenceKey(plans[i]))!;
       const together = (a: number, b: number) => (pairs.get(a * labels + b) ?? 0) - (own.has(a) && own.has(b) ? n : 0) > 0;
       const words = requestWords(coverage, plans[i].query);
-      for (let t = 1; t < order.length; t++) {
-        const history = order.slice(0, t);
-        const found = askedApart(coverage, words, history, together, () => true);
+      for (let t = 1; t <= order.length; t++) {
+        const found = askedApart(coverage, words, order.slice(0, t), together, () => true);
         if (!found) continue;
-        fired++;
-        if (found.tools.some((a) => order.slice(t).includes(a))) right++;
+        if (t === order.length) alarms++;
+        else {
+          fired++;
+          if (found.tools.some((a) => order.slice(t).includes(a))) right++;
+        }
       }
     });
   }
   const precision = fired > 0 ? right / fired : 0;
-  return { together: lists.map((l) => Uint32Array.from(l.sort((x, y) => x - y))), entry, enabled: fired >= MIN_FIRED && precision >= PRECISION, fired, precision };
+  const endAlarms = orders.length > 0 ? alarms / orders.length : 0;
+  const enabled = fired >= MIN_FIRED && precision >= PRECISION;
+  return { together: lists.map((l) => Uint32Array.from(l.sort((x, y) => x - y))), entry, enabled, fired, precision, endAlarms, atEnd: enabled && endAlarms <= END_ALARMS };
 }
 
 /**
@@ -105,8 +122,8 @@ export function learnCombinations(c: Combinations, plans: readonly Plan[], toolI
   for (const plan of plans) {
     const distinct = [...new Set(called(plan, toolIndex))];
     for (const a of distinct) {
+      // Every label has a slot (fit and load size the table to the labels), tools added later too.
       const list = c.together[a];
-      if (!list) continue;
       const missing = distinct.filter((b) => !sortedHas(list, b));
       if (missing.length) c.together[a] = Uint32Array.from([...list, ...missing].sort((x, y) => x - y));
     }
@@ -182,26 +199,29 @@ export function newCombination(c: Combinations, cov: CoverageModel, words: Uint3
 export function combinationsState(c: Combinations): CombinationsState {
   const offsets = [0];
   for (const l of c.together) offsets.push(offsets[offsets.length - 1] + l.length);
-  return { offsets, together: c.together.flatMap((l) => Array.from(l)), entry: Array.from(c.entry), enabled: c.enabled, fired: c.fired, precision: +c.precision.toFixed(6) };
+  return { offsets, together: c.together.flatMap((l) => Array.from(l)), entry: Array.from(c.entry), enabled: c.enabled, fired: c.fired, precision: +c.precision.toFixed(6), endAlarms: +c.endAlarms.toFixed(6), atEnd: c.atEnd };
 }
 
 /** Throws a DtdrError('artifact') for the first thing in a saved table a fit could not have written. */
 export function checkCombinationsState(field: string, v: unknown, labels: number): asserts v is CombinationsState {
   const s = object(field, v);
-  const offsets = numbers(`${field}.offsets`, s.offsets, undefined, { min: 0, integer: true });
-  if (offsets.length > labels + 1 || offsets[0] !== 0 || offsets.some((o, i) => i > 0 && o < offsets[i - 1])) stateError(`${field}.offsets`, `must start at 0, rise, and have at most ${labels + 1} entries`);
-  numbers(`${field}.together`, s.together, offsets[offsets.length - 1], { min: 0, max: labels - 1, integer: true });
-  numbers(`${field}.entry`, s.entry, offsets.length - 1, { min: -1, max: labels - 1, integer: true });
+  // One slot per label, END's (the last) included; its list is empty: no demonstration calls END.
+  const offsets = numbers(`${field}.offsets`, s.offsets, labels + 1, { min: 0, integer: true });
+  if (offsets[0] !== 0 || offsets.some((o, i) => i > 0 && o < offsets[i - 1])) stateError(`${field}.offsets`, 'must start at 0 and rise');
+  if (offsets[labels] !== offsets[labels - 1]) stateError(`${field}.offsets`, 'END (the last label) must have no combined tools');
+  // Tools only (END is never called), each list strictly rising (ranking searches them by halving).
+  const together = numbers(`${field}.together`, s.together, offsets[labels], { min: 0, max: labels - 2, integer: true });
+  for (let a = 0; a < labels; a++) for (let k = offsets[a] + 1; k < offsets[a + 1]; k++) if (together[k] <= together[k - 1]) stateError(`${field}.together`, `label ${a}'s tools must rise strictly`);
+  numbers(`${field}.entry`, s.entry, labels, { min: -1, max: labels - 2, integer: true });
   if (typeof s.enabled !== 'boolean') stateError(`${field}.enabled`, 'must be true or false');
   int(`${field}.fired`, s.fired, 0);
   num(`${field}.precision`, s.precision, { min: 0, max: 1 });
-  array(`${field}.entry`, s.entry);
+  num(`${field}.endAlarms`, s.endAlarms, { min: 0, max: 1 });
+  if (typeof s.atEnd !== 'boolean') stateError(`${field}.atEnd`, 'must be true or false');
 }
 
-/** The table for `labels` labels: labels beyond the saved ones (tools added later) have no demonstrated combinations and no entry. */
-export function combinationsFromState(s: CombinationsState, labels: number): Combinations {
-  const together = Array.from({ length: labels }, (_, a) => (a + 1 < s.offsets.length ? Uint32Array.from(s.together.slice(s.offsets[a], s.offsets[a + 1])) : new Uint32Array(0)));
-  const entry = new Int32Array(labels).fill(-1);
-  s.entry.forEach((e, a) => a < labels && (entry[a] = e));
-  return { together, entry, enabled: s.enabled, fired: s.fired, precision: s.precision };
+/** The table from its saved form (checked by checkCombinationsState: one slot per label). */
+export function combinationsFromState(s: CombinationsState): Combinations {
+  const together = Array.from({ length: s.offsets.length - 1 }, (_, a) => Uint32Array.from(s.together.slice(s.offsets[a], s.offsets[a + 1])));
+  return { together, entry: Int32Array.from(s.entry), enabled: s.enabled, fired: s.fired, precision: s.precision, endAlarms: s.endAlarms, atEnd: s.atEnd };
 }

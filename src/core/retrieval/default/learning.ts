@@ -35,7 +35,10 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
         const r = rank({ query: plan.query, history: step.history, queryVector: queries[i] });
         let best = 0;
         for (const t of step.acceptable) best = Math.max(best, r.probabilities[side.index.get(t)!]);
-        (r.confident ? p.calibration.confident : p.calibration.unsure).push(Math.fround(best));
+        // Pooled as the fit pooled its held-out steps: by the two legacy groups (top ≥ confidentAbove
+        // after demonstrated calls), which the request-coverage rules do not move.
+        const legacyConfident = r.group && r.group !== 'tools-only' ? r.group.startsWith('seen/') && r.group.endsWith('/high') : r.confident;
+        (legacyConfident ? p.calibration.confident : p.calibration.unsure).push(Math.fround(best));
         if (p.groups && r.group) (p.groups.scores[r.group] ??= []).push(Math.fround(best));
       }
     }

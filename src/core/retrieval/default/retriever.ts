@@ -171,7 +171,7 @@ export class GatedRetriever implements Retriever {
     const legacy = legacyConfident ? this.thresholds.confident : this.thresholds.unsure;
     const own = groups.thresholds[group] ?? 0;
     const threshold = own > 0 && legacy > 0 ? Math.min(own, legacy) : legacy;
-    const fresh = this.parts.addedTools.length > 0 && groups.newToolRank > 0 ? this.parts.addedTools.filter((f) => counts[f] < 0.5) : [];
+    const fresh = this.parts.addedTools.length > 0 && groups.newToolRank > 0 ? this.parts.addedTools.filter((f) => counts[f] < 0.5 && !input.unavailable?.has(f)) : [];
     const include = fresh.length > 0 ? this.askedNewTools(fresh, groups.newToolRank, q) : [];
     // An included tool only widens the set: confidence stays the group's. A tool added after
     // training that is left out has no held-out evidence either way: the step is not confident.
@@ -179,13 +179,14 @@ export class GatedRetriever implements Retriever {
     if (leftOut.length > 0) confident = false;
     // Request coverage: a confident "the plan is done" while a request word no call so far and no
     // set member explains, and some tool explains strongly, is not confident; that tool joins the set.
-    const uncovered = confident && best === this.side.end && this.coverage ? this.uncovered(this.coverage, input.query, probabilities, threshold, history, include) : [];
+    const uncovered = confident && best === this.side.end && this.coverage ? this.uncovered(this.coverage, input.query, probabilities, threshold, history, include, input.unavailable) : [];
     if (uncovered.length > 0) confident = false;
     for (const u of uncovered) include.push(u.tool);
     const covered = uncovered.map((u) => `no call so far and no tool in the set explains "${u.word}" in the request, which "${this.side.labels[u.tool]}" does`);
     // A new combination (combinations.ts): the request asks, in words, for a tool that no
     // demonstration calls together with the calls so far. The memorised continuation is suspect.
-    const leaving = this.leavingDemonstrations(input.query, history);
+    // Where END is on top, only if its held-out false alarms there were few (combinations.ts).
+    const leaving = best !== this.side.end || this.parts.combinations?.atEnd ? this.leavingDemonstrations(input.query, history, probabilities, input.unavailable) : undefined;
     if (leaving) {
       confident = false;
       for (const f of leaving.offer) if (!include.includes(f)) include.push(f);
@@ -199,19 +200,18 @@ export class GatedRetriever implements Retriever {
   }
 
   /** Tools that explain request words the calls so far and the set leave unexplained (coverage.ts). */
-  private uncovered(cov: CoverageModel, query: string, p: ArrayLike<number>, threshold: number, history: readonly number[], include: readonly number[]): { tool: number; word: string }[] {
+  private uncovered(cov: CoverageModel, query: string, p: ArrayLike<number>, threshold: number, history: readonly number[], include: readonly number[], unavailable: ReadonlySet<number> | undefined): { tool: number; word: string }[] {
     const words = (this.lastQuery.words ??= requestWords(cov, query));
     const floor = threshold > 0 ? threshold : 0.1;
-    return unexplained(cov, words, (a) => p[a] >= floor || history.includes(a) || include.includes(a), (a) => p[a] > 0);
+    return unexplained(cov, words, (a) => p[a] >= floor || history.includes(a) || include.includes(a), (a) => p[a] > 0 && !unavailable?.has(a));
   }
 
   /** The new-combination rule (combinations.ts), where the fit switched it on. */
-  private leavingDemonstrations(query: string, history: readonly number[]) {
+  private leavingDemonstrations(query: string, history: readonly number[], p: ArrayLike<number>, unavailable: ReadonlySet<number> | undefined) {
     const combos = this.parts.combinations;
     if (!combos?.enabled || !this.coverage || history.length === 0) return undefined;
     const words = (this.lastQuery.words ??= requestWords(this.coverage, query));
-    const p = this.workspace.kernel.output;
-    return newCombination(combos, this.coverage, words, history, (a) => p[a] > 0);
+    return newCombination(combos, this.coverage, words, history, (a) => p[a] > 0 && !unavailable?.has(a));
   }
 
   /** Tools added after training, not yet demonstrated, within `rank` of the best description match (embedding or lexical) for this step. */

@@ -214,7 +214,7 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     groups,
     addedTools: [...addedTools],
     ...(s.coverage ? { coverage: coverageFromState(s.coverage) } : {}),
-    ...(s.combinations ? { combinations: combinationsFromState(s.combinations, side.labels.length) } : {}),
+    ...(s.combinations ? { combinations: combinationsFromState(s.combinations) } : {}),
     theta: Float64Array.from(s.theta),
     temperature: Number(s.temperature) || 1,
     target: Number(s.target) || 0.95,
