@@ -4,7 +4,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { expSum, gateKernel, packMatrix, sampledProducts, symmetricAccumulator, usesWasmKernel } from '../src/core/retrieval/kernels/matvec.js';
+import { expSum, gateKernel, gramRows, packMatrix, sampledProducts, symmetricAccumulator, usesWasmKernel } from '../src/core/retrieval/kernels/matvec.js';
+import { dotAt } from '../src/core/retrieval/kmeans.js';
 
 describe('packMatrix', () => {
   it('runs on WebAssembly in Node', () => {
@@ -191,5 +192,23 @@ describe("sampledProducts: the sampled softmax's products, the same bits on ever
         return Math.abs(js.z[k] - dot - (k < positives ? 0 : correction)) <= 1e-9 * (1 + Math.abs(dot));
       });
     }), { numRuns: 300, seed: 14 });
+  });
+});
+
+describe('gramRows: similarity rows, the same bits on every engine', () => {
+  it('WebAssembly, the JS twin and float32(dotAt) agree bit for bit (300 random vector sets, dimensions 1–13)', () => {
+    const float = fc.float({ min: -4, max: 4, noNaN: true, noDefaultInfinity: true });
+    fc.assert(fc.property(fc.integer({ min: 1, max: 7 }), fc.integer({ min: 1, max: 13 }), fc.array(float, { minLength: 7 * 13, maxLength: 7 * 13 }), (rows, dim, values) => {
+      const v = Float32Array.from(values.slice(0, rows * dim));
+      const [wasm, js] = [gramRows(v, rows, dim), gramRows(v, rows, dim, true)];
+      for (let c = 0; c < rows; c++) {
+        const [a, b] = [wasm.row(c), js.row(c)];
+        for (let f = 0; f < rows; f++) {
+          if (!Object.is(a[f], b[f])) return false;
+          if (!Object.is(a[f], Math.fround(dotAt(v, c * dim, v, f * dim, dim)))) return false;
+        }
+      }
+      return true;
+    }), { numRuns: 300, seed: 15 });
   });
 });

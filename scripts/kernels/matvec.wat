@@ -269,4 +269,44 @@
                   (f64.add (f64.load (i32.add (local.get $row) (local.get $j))) (f64.mul (local.get $xi) (f64.load (i32.add (local.get $x) (local.get $j))))))))))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $next_i))))
+  ;; One row of a Gram matrix of f32 vectors in f64 sums: out[f] = f32(((s0 + s1) + s2) + s3) for
+  ;; f < n, with s_r the sum over j = r (mod 4), j < 4*floor(d/4), of v[c*d + j] * v[f*d + j] (f32
+  ;; values, exact f64 products) and the remainder j added to s0 last: kmeans.ts dotAt's order.
+  (func (export "gramrow") (param $v i32) (param $c i32) (param $n i32) (param $d i32) (param $out i32)
+    (local $f i32) (local $j i32) (local $crow i32) (local $row i32) (local $bytes i32) (local $main i32) (local $a v128) (local $b v128) (local $s0 f64)
+    (local.set $bytes (i32.shl (local.get $d) (i32.const 2)))
+    (local.set $main (i32.shl (i32.and (local.get $d) (i32.const -4)) (i32.const 2)))
+    (local.set $crow (i32.add (local.get $v) (i32.mul (local.get $c) (local.get $bytes))))
+    (local.set $row (local.get $v))
+    (block $done_f
+      (loop $next_f
+        (br_if $done_f (i32.ge_u (local.get $f) (local.get $n)))
+        (local.set $a (v128.const f64x2 0 0))
+        (local.set $b (v128.const f64x2 0 0))
+        (local.set $j (i32.const 0))
+        (block $done_j
+          (loop $next_j
+            (br_if $done_j (i32.ge_u (local.get $j) (local.get $main)))
+            (local.set $a (f64x2.add (local.get $a) (f64x2.mul
+              (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $crow) (local.get $j))))
+              (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $row) (local.get $j)))))))
+            (local.set $b (f64x2.add (local.get $b) (f64x2.mul
+              (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 (i32.add (local.get $crow) (local.get $j))))
+              (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 (i32.add (local.get $row) (local.get $j)))))))
+            (local.set $j (i32.add (local.get $j) (i32.const 16)))
+            (br $next_j)))
+        (local.set $s0 (f64x2.extract_lane 0 (local.get $a)))
+        (block $done_t
+          (loop $next_t
+            (br_if $done_t (i32.ge_u (local.get $j) (local.get $bytes)))
+            (local.set $s0 (f64.add (local.get $s0) (f64.mul
+              (f64.promote_f32 (f32.load (i32.add (local.get $crow) (local.get $j))))
+              (f64.promote_f32 (f32.load (i32.add (local.get $row) (local.get $j)))))))
+            (local.set $j (i32.add (local.get $j) (i32.const 4)))
+            (br $next_t)))
+        (f32.store (i32.add (local.get $out) (i32.shl (local.get $f) (i32.const 2)))
+          (f32.demote_f64 (f64.add (f64.add (f64.add (local.get $s0) (f64x2.extract_lane 1 (local.get $a))) (f64x2.extract_lane 0 (local.get $b))) (f64x2.extract_lane 1 (local.get $b)))))
+        (local.set $row (i32.add (local.get $row) (local.get $bytes)))
+        (local.set $f (i32.add (local.get $f) (i32.const 1)))
+        (br $next_f))))
 )

@@ -45,9 +45,13 @@ export function* trainSampledHead(data: LinearHeadData, options: LinearHeadOptio
   const indices = Array.from({ length: n }, (_, i) => i);
   /** Position of a label in this batch's candidate list, or -1. */
   const slot = new Int32Array(C).fill(-1);
-  const touchedRows = new Uint8Array(S);
+  // Per one-hot row met in a batch: its pairs pairLabel/pairEntry[rowFrom[r] .. rowTo[r]) (rowFrom −1: not met yet).
+  const rowFrom = new Int32Array(S).fill(-1);
+  const rowTo = new Int32Array(S);
+  const pairLabel: number[] = [];
+  const pairEntry: number[] = [];
   const rowList: number[] = [];
-  const state: BatchState = { products, C, D, X, Wc, E, gW, gE, mW, vW, mE, vE, start, cols, slot, cand, z, touchedRows, rowList, step: 0, draw, negatives, options: o, sparse: data.sparse, targets: data.targets };
+  const state: BatchState = { products, C, D, X, Wc, E, gW, gE, mW, vW, mE, vE, start, cols, slot, cand, z, rowFrom, rowTo, pairLabel, pairEntry, rowList, step: 0, draw, negatives, options: o, sparse: data.sparse, targets: data.targets };
   for (let epoch = 1; epoch <= o.epochs; epoch++) {
     shuffleInPlace(indices, random);
     let lossSum = 0;
@@ -76,7 +80,10 @@ interface BatchState {
   slot: Int32Array;
   cand: Uint32Array;
   z: Float64Array;
-  touchedRows: Uint8Array;
+  rowFrom: Int32Array;
+  rowTo: Int32Array;
+  pairLabel: number[];
+  pairEntry: number[];
   rowList: number[];
   step: number;
   draw: () => number;
@@ -88,7 +95,7 @@ interface BatchState {
 
 /** One minibatch: the sampled softmax's gradients over the batch's labels, then a lazy Adam step. Returns the batch's summed loss. */
 function sampledBatch(s: BatchState, indices: number[], from: number, to: number): number {
-  const { C, D, Wc, E, gW, gE, start, cols, slot, cand, z, touchedRows, rowList, targets } = s;
+  const { C, D, Wc, E, gW, gE, start, cols, slot, cand, z, rowFrom, rowTo, pairLabel, pairEntry, rowList, targets } = s;
   const o = s.options;
   let lossSum = 0;
   // The batch's labels: every acceptable label of its examples, then uniform negatives.
@@ -114,16 +121,36 @@ function sampledBatch(s: BatchState, indices: number[], from: number, to: number
   // Each sampled negative stands for (C − positives) / sampled labels outside the batch.
   const correction = m > positives ? Math.log((C - positives) / (m - positives)) : 0;
   for (let k = 0; k < m; k++) gW.fill(0, cand[k] * D, cand[k] * D + D);
+  // Each one-hot row of the batch met once: its entries at the batch's labels, as (label slot,
+  // entry) pairs in column order. Rows hold every label their examples ever needed (thousands at
+  // 16,000 tools); an example then visits the few hundred pairs, the same entries in the same order.
+  pairLabel.length = 0;
+  pairEntry.length = 0;
+  for (let b = from; b < to; b++) {
+    const sp = s.sparse?.[indices[b]];
+    if (!sp) continue;
+    for (let a = 0; a < sp.length; a++) {
+      const r = sp[a];
+      if (rowFrom[r] >= 0) continue;
+      rowFrom[r] = pairLabel.length;
+      rowList.push(r);
+      for (let j = start[r]; j < start[r + 1]; j++) {
+        const k = slot[cols[j]];
+        if (k < 0) continue;
+        pairLabel.push(k);
+        pairEntry.push(j);
+        gE[j] = 0;
+      }
+      rowTo[r] = pairLabel.length;
+    }
+  }
   for (let b = from; b < to; b++) {
     const i = indices[b];
     s.products.dots(i, m, positives, correction);
     const sp = s.sparse?.[i];
     if (sp) {
       for (let a = 0; a < sp.length; a++) {
-        for (let j = start[sp[a]]; j < start[sp[a] + 1]; j++) {
-          const k = slot[cols[j]];
-          if (k >= 0) z[k] += E[j];
-        }
+        for (let p = rowFrom[sp[a]]; p < rowTo[sp[a]]; p++) z[pairLabel[p]] += E[pairEntry[p]];
       }
     }
     let max = -Infinity;
@@ -141,16 +168,7 @@ function sampledBatch(s: BatchState, indices: number[], from: number, to: number
     s.products.accumulate(i, m);
     if (sp) {
       for (let a = 0; a < sp.length; a++) {
-        const r = sp[a];
-        if (!touchedRows[r]) {
-          touchedRows[r] = 1;
-          rowList.push(r);
-          gE.fill(0, start[r], start[r + 1]);
-        }
-        for (let j = start[r]; j < start[r + 1]; j++) {
-          const k = slot[cols[j]];
-          if (k >= 0) gE[j] += z[k];
-        }
+        for (let p = rowFrom[sp[a]]; p < rowTo[sp[a]]; p++) gE[pairEntry[p]] += z[pairLabel[p]];
       }
     }
   }
@@ -170,14 +188,14 @@ function sampledBatch(s: BatchState, indices: number[], from: number, to: number
     }
   }
   for (const r of rowList) {
-    touchedRows[r] = 0;
-    for (let j = start[r]; j < start[r + 1]; j++) {
-      if (slot[cols[j]] < 0) continue;
+    for (let p = rowFrom[r]; p < rowTo[r]; p++) {
+      const j = pairEntry[p];
       const g = gE[j] * scale + o.l2 * E[j];
       mE[j] = b1 * mE[j] + (1 - b1) * g;
       vE[j] = b2 * vE[j] + (1 - b2) * g * g;
       E[j] -= (lr * mE[j]) / (Math.sqrt(vE[j]) + eps);
     }
+    rowFrom[r] = -1;
   }
   rowList.length = 0;
   for (let k = 0; k < m; k++) slot[cand[k]] = -1;

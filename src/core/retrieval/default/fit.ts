@@ -271,26 +271,29 @@ function descriptionRank(x: Float32Array, L: number, T: number, acceptable: Set<
   return best;
 }
 
-/** Indices of the `count` largest values of x[from .. from+n). */
+/**
+ * Indices of the `count` largest values of x[from .. from+n), added to `into` in the order a
+ * replace-the-worst scan keeps them: the first `count` indices, each later one that beats the
+ * worst kept (the first of the smallest) taking its place.
+ */
 function topIndices(x: Float32Array, from: number, n: number, count: number, into: Set<number>): void {
+  const kept = Math.min(count, n);
   const best: number[] = [];
-  // The worst kept entry (the first of the smallest), found again only after a replacement.
-  let worst = -1;
-  let worstValue = Infinity;
-  for (let f = 0; f < n; f++) {
-    const v = x[from + f];
-    if (best.length < count) {
-      best.push(f);
-      continue;
-    }
-    if (worst < 0) {
-      worst = 0;
+  for (let f = 0; f < kept; f++) best.push(f);
+  if (n > count) {
+    const worstOf = () => {
+      let worst = 0;
       for (let k = 1; k < best.length; k++) if (x[from + best[k]] < x[from + best[worst]]) worst = k;
-      worstValue = x[from + best[worst]];
-    }
-    if (v > worstValue) {
-      best[worst] = f;
-      worst = -1;
+      return worst;
+    };
+    let worst = worstOf();
+    let worstValue = x[from + best[worst]];
+    for (let f = count; f < n; f++) {
+      if (x[from + f] > worstValue) {
+        best[worst] = f;
+        worst = worstOf();
+        worstValue = x[from + best[worst]];
+      }
     }
   }
   for (const f of best) into.add(f);

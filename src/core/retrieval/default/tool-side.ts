@@ -6,7 +6,7 @@
 import { terms } from '../../base/text.js';
 import { END, type ToolSpec } from '../../base/types.js';
 import { labelIndices } from '../dependency.js';
-import { packMatrix, replaceIfChanged, type PackedMatrix } from '../kernels/matvec.js';
+import { gramRows, packMatrix, replaceIfChanged, type GramRows, type PackedMatrix } from '../kernels/matvec.js';
 import { LexicalIndex } from '../lexical.js';
 
 /** What every fold shares: the tool side, which depends on no demonstration. */
@@ -73,12 +73,14 @@ export class ToolSide {
 
   /** Called tools' similarity rows (c·t for every tool t), computed once per tool and kept. */
   private readonly similarityRows = new Map<number, Float32Array>();
+  /** The tool vectors in the kernel that computes similarity rows (built on first use). */
+  private gram?: GramRows;
 
   similarityRow(c: number): Float32Array {
     // At 16,000 tools the cross-fitting calls thousands of distinct tools: a row per ~64 KB of
     // budget, not a fixed 512, or popular rows are recomputed over and over (14 s of the fit).
     const keep = Math.max(KEPT_ROWS, Math.floor(SIMILARITY_FLOATS / Math.max(1, this.end)));
-    return keptRow(this.similarityRows, c, keep, () => similarities(this.toolVectors, c, this.end, this.dim));
+    return keptRow(this.similarityRows, c, keep, () => (this.gram ??= gramRows(this.toolVectors, this.end, this.dim)).row(c));
   }
 }
 
@@ -86,29 +88,6 @@ export class ToolSide {
 const KEPT_ROWS = 512;
 /** Floats the similarity rows may hold in all (64 MB) before the least recently used is dropped. */
 const SIMILARITY_FLOATS = 16 * 1024 * 1024;
-
-/**
- * c·t for every tool t: dotAt's sums (four running sums, added in the same order), written for
- * float32 rows so that the JIT compiles it for them alone.
- */
-function similarities(v: Float32Array, c: number, tools: number, d: number): Float32Array {
-  const row = new Float32Array(tools);
-  const a = c * d;
-  for (let f = 0; f < tools; f++) {
-    const b = f * d;
-    let d0 = 0, d1 = 0, d2 = 0, d3 = 0;
-    let j = 0;
-    for (; j + 3 < d; j += 4) {
-      d0 += v[a + j] * v[b + j];
-      d1 += v[a + j + 1] * v[b + j + 1];
-      d2 += v[a + j + 2] * v[b + j + 2];
-      d3 += v[a + j + 3] * v[b + j + 3];
-    }
-    for (; j < d; j++) d0 += v[a + j] * v[b + j];
-    row[f] = d0 + d1 + d2 + d3;
-  }
-  return row;
-}
 
 /** A per-tool row, computed on first use and kept: at most `keep`, the least recently used dropped first. */
 function keptRow<V>(rows: Map<number, V>, c: number, keep: number, make: () => V): V {

@@ -50,6 +50,7 @@ interface Kernel {
   sampleddots(w: number, x: number, dim: number, cand: number, m: number, z: number, positives: number, correction: number): void;
   sampledaxpy(g: number, x: number, dim: number, cand: number, m: number, z: number): void;
   syrupper(a: number, x: number, n: number): void;
+  gramrow(v: number, c: number, n: number, d: number, out: number): void;
 }
 
 let compiled: WebAssembly.Module | null | undefined;
@@ -472,6 +473,53 @@ export function sampledProducts(examples: number, dim: number, classes: number, 
         }
         for (; d < D; d++) G[w + d] += g * X[row + d];
       }
+    },
+  };
+}
+
+/**
+ * Rows of the Gram matrix of `rows` f32 vectors of `dim` (DTDR-G's similarity rows): row(c)[f] =
+ * f32(v_c · v_f), the products exact in f64 and summed as kmeans.ts dotAt does (four running sums
+ * over j mod 4, the remainder into the first, then added left to right). Kernel and JS twin give the same bits.
+ */
+export interface GramRows {
+  row(c: number): Float32Array;
+}
+
+export function gramRows(vectors: Float32Array, rows: number, dim: number, jsOnly = false): GramRows {
+  const module = jsOnly ? null : kernelModule();
+  if (module) {
+    const vBytes = rows * dim * 4;
+    const { kernel: k, buffer } = instantiate(module, vBytes + rows * 4);
+    new Float32Array(buffer, 0, rows * dim).set(vectors.subarray(0, rows * dim));
+    const out = new Float32Array(buffer, vBytes, rows);
+    return {
+      row(c) {
+        k.gramrow(0, c, rows, dim, vBytes);
+        return out.slice();
+      },
+    };
+  }
+  return {
+    row(c) {
+      const v = vectors;
+      const d = dim;
+      const out = new Float32Array(rows);
+      const a = c * d;
+      for (let f = 0; f < rows; f++) {
+        const b = f * d;
+        let d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+        let j = 0;
+        for (; j + 3 < d; j += 4) {
+          d0 += v[a + j] * v[b + j];
+          d1 += v[a + j + 1] * v[b + j + 1];
+          d2 += v[a + j + 2] * v[b + j + 2];
+          d3 += v[a + j + 3] * v[b + j + 3];
+        }
+        for (; j < d; j++) d0 += v[a + j] * v[b + j];
+        out[f] = d0 + d1 + d2 + d3;
+      }
+      return out;
     },
   };
 }
