@@ -24,6 +24,7 @@ import { Session } from 'node:inspector/promises';
 import { appWorld } from './app-world.js';
 import { syntheticDataset } from './synthetic.js';
 
+// The third argument: `rank` (default: rank µs/step and the rankings' fingerprint), `quality` (MRR and coverage over every test step) or anything else (the fit alone).
 const [world = 'app:16000', plansArg = '20000', rankArg = 'rank'] = process.argv.slice(2);
 // PROFILE_DIR=dir: a CPU profile of the fit (fit.cpuprofile) and one of the timed rank passes (rank.cpuprofile).
 const profileDir = process.env.PROFILE_DIR;
@@ -60,6 +61,8 @@ const started = performance.now();
 const mark = (name: string) => phases.push([name, performance.now()]);
 await profile('fit', () => (retriever = fitRetriever('dtdr-g', tools, train, vectors, {
   ...(synthetic ? { head: { epochs: 1 } } : {}),
+  // FOLD_HEAD_STEPS=n: GatedOptions.foldHeadSteps (Infinity: every step), to compare quality with and without the cap.
+  ...(process.env.FOLD_HEAD_STEPS ? { gated: { foldHeadSteps: Number(process.env.FOLD_HEAD_STEPS) } } : {}),
   onProgress: (p) => {
     // cross-fitting reports fractions of all rounds: a new round every 1/rounds
     const round = p.phase === 'cross-fitting' ? Math.floor(p.fraction * 6 + 1e-9) : -1;
@@ -76,6 +79,24 @@ for (const [name, at] of phases) {
 }
 console.log(`fit ${(fitMs / 1000).toFixed(2)} s  (${tools.length} tools, ${train.length} demonstrations)`);
 if (modelFile) writeFileSync(modelFile, encodeBinaryModel(saveRetriever(retriever, tools, encoder, { dataset: world, plans: train.length, historyLength: retriever.historyLength, seed: 0 }, [])));
+}
+if (rankArg === 'quality') {
+  // Every test step: MRR of the first acceptable label, and how often the candidate set holds one.
+  const steps = test.flatMap((p) => planSteps(p));
+  const queries = await encoder.embed(steps.map((s) => s.query));
+  let rr = 0;
+  let covered = 0;
+  let size = 0;
+  steps.forEach((s, i) => {
+    const ranking = retriever.rank({ query: s.query, history: s.history, queryVector: queries[i] });
+    const order = ranking.top ? ranking.top(64) : ranking.order;
+    const at = Array.from(order).findIndex((l) => s.acceptable.includes(ranking.labels[l]));
+    rr += at >= 0 ? 1 / (at + 1) : 0;
+    const set = selectCandidates(ranking).candidates;
+    if (set.some((c) => s.acceptable.includes(c.tool))) covered++;
+    size += set.length;
+  });
+  console.log(`quality: MRR ${(rr / steps.length).toFixed(4)}  coverage ${(covered / steps.length).toFixed(4)}  mean set ${(size / steps.length).toFixed(2)}  (${steps.length} test steps)`);
 }
 if (rankArg === 'rank') {
   const steps = test.flatMap((p) => planSteps(p)).slice(0, 500);

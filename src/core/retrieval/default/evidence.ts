@@ -4,6 +4,7 @@
  * [request, last l calls, calls so far] with its replay buffer for online learning.
  */
 import { planSteps, planTools } from '../../plans/plan.js';
+import { seededRandom, shuffleInPlace } from '../../base/random.js';
 import type { Plan } from '../../base/types.js';
 import { countPlans, historyIndices } from '../dependency.js';
 import { DependencyGraph } from '../graph.js';
@@ -91,6 +92,8 @@ export interface FitPartsOptions {
   historyLength: number;
   seed: number;
   head?: LinearHeadOptions | false;
+  /** The head's training steps, at most: a seeded sample of them beyond (plan order kept). Default: every step. */
+  headSteps?: number;
 }
 
 /** Clusters of the demonstration queries and the cluster of each of the plans being fitted. */
@@ -125,7 +128,7 @@ export function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array
   let head: LinearHead | undefined;
   const replay = new ReplayBuffer();
   if (o.head !== false) {
-    const examples = headExamples(side, plans, queries, l, vocabulary);
+    const examples = sampleExamples(headExamples(side, plans, queries, l, vocabulary), o.headSteps ?? Infinity, o.seed + 601);
     replay.add(examples);
     const headOptions = { epochs: 8, seed: o.seed, sparseSupport: 'auto' as const, ...(o.head ?? {}) };
     // Over many labels a full softmax per step costs hours at app scale: a sampled one (linear-head-sampled.ts).
@@ -143,6 +146,14 @@ export function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array
     }
   }
   return { historyLength: l, k, centroids, graphs, global, bags, head, vocabulary, sizes: members.map((m) => m.length), replay };
+}
+
+/** `examples` when there are at most `cap`, else a seeded sample of `cap` of them in their order. */
+function sampleExamples<E extends { dense: Float32Array[]; sparse: Uint32Array[]; targets: number[][]; related: number[][] }>(examples: E, cap: number, seed: number): E {
+  const n = examples.dense.length;
+  if (n <= cap) return examples;
+  const keep = shuffleInPlace(Array.from({ length: n }, (_, i) => i), seededRandom(seed)).slice(0, Math.floor(cap)).sort((a, b) => a - b);
+  return { ...examples, dense: keep.map((i) => examples.dense[i]), sparse: keep.map((i) => examples.sparse[i]), targets: keep.map((i) => examples.targets[i]), related: keep.map((i) => examples.related[i]) };
 }
 
 /** The head's examples: one per step, [query, last l calls, calls so far] → acceptable labels. */

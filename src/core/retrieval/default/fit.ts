@@ -33,7 +33,7 @@ import { noTerms, Workspace } from './workspace.js';
 export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], options: GatedOptions = {}, onProgress?: (p: TrainingProgress) => void): GatedParts {
   const dim = toolVectors[0]?.length ?? queries[0]?.length ?? 0;
   if (tools.length === 0) throw new DtdrError('data', 'no tools to retrieve', { hint: 'give at least one tool' });
-  const { target, confidentAbove, neighbours, lexicalOrder, without } = resolveGatedOptions(options);
+  const { target, confidentAbove, neighbours, lexicalOrder, without, foldHeadSteps } = resolveGatedOptions(options);
   const side = new ToolSide(tools, packRows(toolVectors, dim), dim, lexicalOrder);
   const seed = options.seed ?? 0;
   if (plans.length === 0) {
@@ -162,7 +162,7 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
       // Fold heads only feed the gate and calibration: 3 epochs measure as well as 8 there, at a third of the time.
       // Over many labels (a sampled softmax) one epoch: fold heads were most of the fit at 16,000 tools.
       const foldHead = headOption === false ? false : { ...headOption, epochs: Math.min(side.labels.length > SAMPLED_SOFTMAX_ABOVE ? 1 : 3, headOption?.epochs ?? 8) };
-      const ev = fitEvidence(side, t.plans, t.queries, restrict(clustering!, trainIdx), { historyLength: l, seed: seed + f, head: foldHead }, (p) =>
+      const ev = fitEvidence(side, t.plans, t.queries, restrict(clustering!, trainIdx), { historyLength: l, seed: seed + f, head: foldHead, headSteps: foldHeadSteps }, (p) =>
         report('cross-fitting', (r * folds + f + p.fraction) / rounds),
       );
       const w = new Workspace(side.labels.length, dim, ev.k);
