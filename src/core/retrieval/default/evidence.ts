@@ -6,8 +6,8 @@
 import { planSteps, planTools } from '../../plans/plan.js';
 import { seededRandom, shuffleInPlace } from '../../base/random.js';
 import type { Plan } from '../../base/types.js';
-import { countPlans, historyIndices } from '../dependency.js';
-import { DependencyGraph } from '../graph.js';
+import { countedSteps, historyIndices } from '../dependency.js';
+import { DependencyGraph, type CountedStep } from '../graph.js';
 import type { PackedMatrix } from '../kernels/matvec.js';
 import type { LinearHead, LinearHeadOptions } from '../linear-head.js';
 import { ReplayBuffer, trainLinearHead } from '../linear-head-training.js';
@@ -94,6 +94,18 @@ export interface FitPartsOptions {
   head?: LinearHeadOptions | false;
   /** The head's training steps, at most: a seeded sample of them beyond (plan order kept). Default: every step. */
   headSteps?: number;
+  /** A plan's steps as the graphs count them; a fit over many folds passes a memo (`countedStepsMemo`). Default: countedSteps, fresh. */
+  stepsOf?: (plan: Plan) => CountedStep[];
+}
+
+/** countedSteps kept per plan for one fit's folds, so that each plan's orders and history keys are built once. */
+export function countedStepsMemo(side: ToolSide): (plan: Plan) => CountedStep[] {
+  const kept = new Map<Plan, CountedStep[]>();
+  return (plan) => {
+    let steps = kept.get(plan);
+    if (!steps) kept.set(plan, (steps = countedSteps(plan, side.index)));
+    return steps;
+  };
 }
 
 /** Clusters of the demonstration queries and the cluster of each of the plans being fitted. */
@@ -108,12 +120,14 @@ export function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array
   const { centroids, k, assignment } = clustering;
   const graphs = Array.from({ length: k }, () => new DependencyGraph(l));
   const members: number[][] = Array.from({ length: k }, () => []);
+  // countPlans' adds, in its order.
+  const stepsOf = o.stepsOf ?? ((plan: Plan) => countedSteps(plan, side.index));
   plans.forEach((plan, i) => {
-    countPlans(graphs[assignment[i]], [plan], side.index);
+    for (const step of stepsOf(plan)) graphs[assignment[i]].addCounted(step);
     members[assignment[i]].push(i);
   });
   const global = new DependencyGraph(Math.max(l, KNOWN_HISTORY));
-  countPlans(global, plans, side.index);
+  for (const plan of plans) for (const step of stepsOf(plan)) global.addCounted(step);
   const bags = members.map((list) => {
     const bag = new Map<number, number>();
     for (const i of list) for (const t of new Set(planTools(plans[i]))) bag.set(side.index.get(t)!, (bag.get(side.index.get(t)!) ?? 0) + 1 / list.length);

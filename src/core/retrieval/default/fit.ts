@@ -14,7 +14,7 @@ import { fitCoverage } from './coverage.js';
 import { calibrationScores, groupThresholds, isotonicEce, maxScoredPlans, scoredSubset } from './calibration.js';
 import { SAMPLED_SOFTMAX_ABOVE } from '../linear-head-sampled.js';
 import { priorGate, toolsOnlyGate } from './combine.js';
-import { fitEvidence, rarity, type Clustering, type Evidence } from './evidence.js';
+import { countedStepsMemo, fitEvidence, rarity, type Clustering, type Evidence } from './evidence.js';
 import { capScores, mondrianThresholds, rankQuantile, stepGroup } from './groups.js';
 import { expectedCalibrationError, fitTemperature, GateDataBuilder, trainGate } from './gate.js';
 import { BAG, CG, EMBU, G, GG, HEAD, LEX, LEXU, S, SIGNALS } from './layout.js';
@@ -74,6 +74,8 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   // K and l are chosen on the first scheme's fold 0 (by sequence where used: robust to new combinations).
   const foldOf = foldsOf(schemes[0]);
   const report = (phase: string, fraction: number) => onProgress?.({ phase, fraction });
+  // Every fit below counts the same plans into its graphs: their orders and keys are built once.
+  const stepsOf = countedStepsMemo(side);
 
   // Settings from the data: l and K by held-out MRR of the graph signals on fold 0.
   const selection = { historyLength: {} as Record<string, number>, clusters: {} as Record<string, number> };
@@ -116,7 +118,7 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   let best = -1;
   for (const c of candidates) {
     const km = cluster(c, 8);
-    const ev = fitEvidence(side, t0.plans, t0.queries, restrict(km, train0), { historyLength: 4, seed, head: false });
+    const ev = fitEvidence(side, t0.plans, t0.queries, restrict(km, train0), { historyLength: 4, seed, head: false, stepsOf });
     if (candidates.length === 1) {
       [clustering, bestEvidence] = [km, ev];
       break;
@@ -162,7 +164,7 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
       // Fold heads only feed the gate and calibration: 3 epochs measure as well as 8 there, at a third of the time.
       // Over many labels (a sampled softmax) one epoch: fold heads were most of the fit at 16,000 tools.
       const foldHead = headOption === false ? false : { ...headOption, epochs: Math.min(side.labels.length > SAMPLED_SOFTMAX_ABOVE ? 1 : 3, headOption?.epochs ?? 8) };
-      const ev = fitEvidence(side, t.plans, t.queries, restrict(clustering!, trainIdx), { historyLength: l, seed: seed + f, head: foldHead, headSteps: foldHeadSteps }, (p) =>
+      const ev = fitEvidence(side, t.plans, t.queries, restrict(clustering!, trainIdx), { historyLength: l, seed: seed + f, head: foldHead, headSteps: foldHeadSteps, stepsOf }, (p) =>
         report('cross-fitting', (r * folds + f + p.fraction) / rounds),
       );
       const w = new Workspace(side.labels.length, dim, ev.k);
@@ -242,7 +244,7 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
     selection,
   };
   report('calibration', 1);
-  const ev = fitEvidence(side, plans, queries, clustering!, { historyLength: l, seed, head: headOption }, (p) => report('fitting', p.fraction));
+  const ev = fitEvidence(side, plans, queries, clustering!, { historyLength: l, seed, head: headOption, stepsOf }, (p) => report('fitting', p.fraction));
   const calibration = { confident: confidentScores.map(Math.fround), unsure: unsureScores.map(Math.fround) };
   const coverage = fitCoverage(tools, plans, side.index);
   return { side, evidence: ev, theta, temperature, target, confidentAbove, thresholds, neighbours, withoutSignals: without, diagnostics, calibration, groups, addedTools: [], coverage };
