@@ -4,7 +4,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { expSum, gateKernel, gramRows, packMatrix, sampledProducts, symmetricAccumulator, usesWasmKernel } from '../src/core/retrieval/kernels/matvec.js';
+import { expSum, gateKernel, packMatrix, usesWasmKernel } from '../src/core/retrieval/kernels/matvec.js';
+import { gramRows, sampledProducts, symmetricAccumulator } from '../src/core/retrieval/kernels/training.js';
 import { dotAt } from '../src/core/retrieval/kmeans.js';
 
 describe('packMatrix', () => {

@@ -10,7 +10,7 @@
 import { seededRandom, shuffleInPlace } from '../base/random.js';
 import { LinearHead, type LinearHeadData, type LinearHeadOptions } from './linear-head.js';
 import { headProblem, ridgeWarmStart, standardisation, targetSupport, type EpochReport } from './linear-head-training.js';
-import { sampledProducts, type SampledProducts } from './kernels/matvec.js';
+import { sampledProducts, type SampledProducts } from './kernels/training.js';
 
 /** Labels above which DTDR-G's heads train with a sampled softmax (Seal-Tools' 4,077 and smaller sets keep the full one). */
 export const SAMPLED_SOFTMAX_ABOVE = 6000;

@@ -7,7 +7,8 @@ import { inverse, Matrix, solve } from 'ml-matrix';
 import { DtdrError } from '../base/errors.js';
 import { array, COORDINATE, numbers, object, optNum } from '../base/validate.js';
 import { seededRandom, shuffleInPlace } from '../base/random.js';
-import { outerAccumulator, packMatrix, symmetricAccumulator } from './kernels/matvec.js';
+import { outerAccumulator, packMatrix } from './kernels/matvec.js';
+import { symmetricAccumulator } from './kernels/training.js';
 import { DENSE_ONE_HOT_LIMIT, LINEAR_HEAD_DEFAULTS, LinearHead, type LinearHeadData, type LinearHeadOptions, type SparseSupport } from './linear-head.js';
 
 /**

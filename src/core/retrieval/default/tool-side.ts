@@ -6,7 +6,8 @@
 import { terms } from '../../base/text.js';
 import { END, type ToolSpec } from '../../base/types.js';
 import { labelIndices } from '../dependency.js';
-import { gramRows, packMatrix, replaceIfChanged, type GramRows, type PackedMatrix } from '../kernels/matvec.js';
+import { packMatrix, replaceIfChanged, type PackedMatrix } from '../kernels/matvec.js';
+import { gramRows, type GramRows } from '../kernels/training.js';
 import { LexicalIndex } from '../lexical.js';
 
 /** What every fold shares: the tool side, which depends on no demonstration. */
