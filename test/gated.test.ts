@@ -170,6 +170,17 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
     expect(Array.from(a.theta)).toEqual(Array.from(b.theta));
   });
 
+  it('trains cross-fitting heads on at most foldHeadSteps steps: the gate learns from them, the final head sees every step; below 1 is an error', async () => {
+    const all = (await Dtdr.train({ tools, plans, encoder })).retriever as GatedRetriever;
+    const few = (await Dtdr.train({ tools, plans, encoder, gated: { foldHeadSteps: 3 } })).retriever as GatedRetriever;
+    const headOf = (r: GatedRetriever) => Array.from((r as unknown as { parts: { evidence: { head: { weights: Float64Array } } } }).parts.evidence.head.weights);
+    expect(headOf(few)).toEqual(headOf(all));
+    expect(Array.from(few.theta)).not.toEqual(Array.from(all.theta));
+    await expect(Dtdr.train({ tools, plans, encoder, gated: { foldHeadSteps: 0 } })).rejects.toSatisfy(
+      (e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && e.field === 'foldHeadSteps',
+    );
+  });
+
   it('can leave signals out (ablations), and names the signals it knows', async () => {
     const model = await Dtdr.train({ tools, plans, encoder, gated: { without: ['head', 'cluster-graph'] } });
     expect((await model.retrieve('text anna', ['contact_lookup'])).candidates[0].tool).toBe('sms_send');

@@ -5,6 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expSum, gateKernel, packMatrix, usesWasmKernel } from '../src/core/retrieval/kernels/matvec.js';
+import { gramRows, sampledProducts, symmetricAccumulator } from '../src/core/retrieval/kernels/training.js';
+import { dotAt } from '../src/core/retrieval/kmeans.js';
 
 describe('packMatrix', () => {
   it('runs on WebAssembly in Node', () => {
@@ -133,5 +135,81 @@ describe("gateKernel: DTDR-G's per-step passes, the same bits on every engine", 
       k.inputs[0].set([1, 3, 3]);
       expect(k.max(0, 3)).toBe(3);
     }
+  });
+});
+
+describe('symmetricAccumulator: XᵀX for the ridge start, the same bits on every engine', () => {
+  it('WebAssembly and the JS twin agree bit for bit, and both are XᵀX on and above the diagonal (300 random row sets, zeros included)', () => {
+    const value = fc.oneof(fc.constant(0), fc.double({ min: -5, max: 5, noNaN: true }));
+    fc.assert(fc.property(fc.integer({ min: 1, max: 13 }), fc.array(fc.array(value, { minLength: 13, maxLength: 13 }), { minLength: 1, maxLength: 6 }), (n, rows) => {
+      const [wasm, js] = [symmetricAccumulator(n), symmetricAccumulator(n, true)];
+      for (const row of rows) {
+        for (const acc of [wasm, js]) {
+          for (let i = 0; i < n; i++) acc.x[i] = row[i];
+          acc.add();
+        }
+      }
+      for (let i = 0; i < n; i++) {
+        for (let j = 0; j < n; j++) {
+          if (!Object.is(wasm.sums[i * n + j], js.sums[i * n + j])) return false;
+          let want = 0;
+          if (j >= i) for (const row of rows) if (row[i] !== 0) want += row[i] * row[j];
+          if (!Object.is(js.sums[i * n + j], want)) return false;
+        }
+      }
+      return true;
+    }), { numRuns: 300, seed: 13 });
+  });
+});
+
+describe("sampledProducts: the sampled softmax's products, the same bits on every engine", () => {
+  it('WebAssembly and the JS twin agree bit for bit on the logits and the gradient (300 random batches, feature counts 1–11)', () => {
+    const value = fc.double({ min: -3, max: 3, noNaN: true });
+    fc.assert(fc.property(fc.integer({ min: 1, max: 11 }), fc.array(value, { minLength: 3 * 11 + 5 * 11, maxLength: 3 * 11 + 5 * 11 }), fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 5 }), fc.integer({ min: 0, max: 5 }), value, (dim, values, labels, positives, correction) => {
+      const cand = [...new Set(labels)];
+      const [wasm, js] = [sampledProducts(3, dim, 5), sampledProducts(3, dim, 5, true)];
+      for (const p of [wasm, js]) {
+        for (let i = 0; i < 3 * dim; i++) p.X[i] = values[i];
+        for (let i = 0; i < 5 * dim; i++) p.W[i] = values[3 * 11 + i];
+        cand.forEach((c, k) => (p.cand[k] = c));
+      }
+      for (let row = 0; row < 3; row++) {
+        wasm.dots(row, cand.length, positives, correction);
+        js.dots(row, cand.length, positives, correction);
+        for (let k = 0; k < cand.length; k++) {
+          if (!Object.is(wasm.z[k], js.z[k])) return false;
+          // a zero gradient entry is skipped by both
+          if (k === row) wasm.z[k] = js.z[k] = 0;
+        }
+        wasm.accumulate(row, cand.length);
+        js.accumulate(row, cand.length);
+      }
+      for (let i = 0; i < 5 * dim; i++) if (!Object.is(wasm.G[i], js.G[i])) return false;
+      // the JS twin's logits are the dot products (plus the correction past the positives)
+      js.dots(0, cand.length, positives, correction);
+      return cand.every((c, k) => {
+        let dot = 0;
+        for (let d = 0; d < dim; d++) dot += js.W[c * dim + d] * js.X[d];
+        return Math.abs(js.z[k] - dot - (k < positives ? 0 : correction)) <= 1e-9 * (1 + Math.abs(dot));
+      });
+    }), { numRuns: 300, seed: 14 });
+  });
+});
+
+describe('gramRows: similarity rows, the same bits on every engine', () => {
+  it('WebAssembly, the JS twin and float32(dotAt) agree bit for bit (300 random vector sets, dimensions 1–13)', () => {
+    const float = fc.float({ min: -4, max: 4, noNaN: true, noDefaultInfinity: true });
+    fc.assert(fc.property(fc.integer({ min: 1, max: 7 }), fc.integer({ min: 1, max: 13 }), fc.array(float, { minLength: 7 * 13, maxLength: 7 * 13 }), (rows, dim, values) => {
+      const v = Float32Array.from(values.slice(0, rows * dim));
+      const [wasm, js] = [gramRows(v, rows, dim), gramRows(v, rows, dim, true)];
+      for (let c = 0; c < rows; c++) {
+        const [a, b] = [wasm.row(c), js.row(c)];
+        for (let f = 0; f < rows; f++) {
+          if (!Object.is(a[f], b[f])) return false;
+          if (!Object.is(a[f], Math.fround(dotAt(v, c * dim, v, f * dim, dim)))) return false;
+        }
+      }
+      return true;
+    }), { numRuns: 300, seed: 15 });
   });
 });

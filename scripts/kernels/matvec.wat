@@ -178,4 +178,135 @@
         (v128.store (i32.add (local.get $x) (local.get $i)) (f64x2.div (v128.load (i32.add (local.get $x) (local.get $i))) (local.get $v)))
         (local.set $i (i32.add (local.get $i) (i32.const 16)))
         (br $next))))
+  ;; Sampled softmax, forward: z[k] = ((k < positives ? 0 : correction) + (s0 + s1)) + (s2 + s3)
+  ;; for k < m, with s_r = sum over d = r (mod 4) of w[cand[k]*dim + d] * x[d] (f64), the
+  ;; remainder d >= 4*floor(dim/4) added to s0 last: the JS twin's four running sums, s0 and s1 in
+  ;; one f64x2, s2 and s3 in another, each product and sum in the same order.
+  (func (export "sampleddots") (param $w i32) (param $x i32) (param $dim i32) (param $cand i32) (param $m i32) (param $z i32) (param $positives i32) (param $correction f64)
+    (local $k i32) (local $j i32) (local $row i32) (local $bytes i32) (local $main i32) (local $a v128) (local $b v128) (local $s0 f64)
+    (local.set $bytes (i32.shl (local.get $dim) (i32.const 3)))
+    (local.set $main (i32.shl (i32.and (local.get $dim) (i32.const -4)) (i32.const 3)))
+    (block $done_k
+      (loop $next_k
+        (br_if $done_k (i32.ge_u (local.get $k) (local.get $m)))
+        (local.set $row (i32.add (local.get $w) (i32.mul (i32.load (i32.add (local.get $cand) (i32.shl (local.get $k) (i32.const 2)))) (local.get $bytes))))
+        (local.set $a (v128.const f64x2 0 0))
+        (local.set $b (v128.const f64x2 0 0))
+        (local.set $j (i32.const 0))
+        (block $done_j
+          (loop $next_j
+            (br_if $done_j (i32.ge_u (local.get $j) (local.get $main)))
+            (local.set $a (f64x2.add (local.get $a) (f64x2.mul (v128.load (i32.add (local.get $row) (local.get $j))) (v128.load (i32.add (local.get $x) (local.get $j))))))
+            (local.set $b (f64x2.add (local.get $b) (f64x2.mul (v128.load offset=16 (i32.add (local.get $row) (local.get $j))) (v128.load offset=16 (i32.add (local.get $x) (local.get $j))))))
+            (local.set $j (i32.add (local.get $j) (i32.const 32)))
+            (br $next_j)))
+        (local.set $s0 (f64x2.extract_lane 0 (local.get $a)))
+        (block $done_t
+          (loop $next_t
+            (br_if $done_t (i32.ge_u (local.get $j) (local.get $bytes)))
+            (local.set $s0 (f64.add (local.get $s0) (f64.mul (f64.load (i32.add (local.get $row) (local.get $j))) (f64.load (i32.add (local.get $x) (local.get $j))))))
+            (local.set $j (i32.add (local.get $j) (i32.const 8)))
+            (br $next_t)))
+        (f64.store (i32.add (local.get $z) (i32.shl (local.get $k) (i32.const 3)))
+          (f64.add
+            (f64.add (select (f64.const 0) (local.get $correction) (i32.lt_u (local.get $k) (local.get $positives)))
+                     (f64.add (local.get $s0) (f64x2.extract_lane 1 (local.get $a))))
+            (f64.add (f64x2.extract_lane 0 (local.get $b)) (f64x2.extract_lane 1 (local.get $b)))))
+        (local.set $k (i32.add (local.get $k) (i32.const 1)))
+        (br $next_k))))
+  ;; Sampled softmax, backward: g[cand[k]*dim + d] += z[k] * x[d] for k < m where z[k] != 0, f64
+  ;; (one product and one sum per element, as the JS twin).
+  (func (export "sampledaxpy") (param $g i32) (param $x i32) (param $dim i32) (param $cand i32) (param $m i32) (param $z i32)
+    (local $k i32) (local $j i32) (local $row i32) (local $bytes i32) (local $pairs i32) (local $zk f64) (local $v v128)
+    (local.set $bytes (i32.shl (local.get $dim) (i32.const 3)))
+    (local.set $pairs (i32.shl (i32.and (local.get $dim) (i32.const -2)) (i32.const 3)))
+    (block $done_k
+      (loop $next_k
+        (br_if $done_k (i32.ge_u (local.get $k) (local.get $m)))
+        (local.set $zk (f64.load (i32.add (local.get $z) (i32.shl (local.get $k) (i32.const 3)))))
+        (if (f64.ne (local.get $zk) (f64.const 0))
+          (then
+            (local.set $row (i32.add (local.get $g) (i32.mul (i32.load (i32.add (local.get $cand) (i32.shl (local.get $k) (i32.const 2)))) (local.get $bytes))))
+            (local.set $v (f64x2.splat (local.get $zk)))
+            (local.set $j (i32.const 0))
+            (block $done_j
+              (loop $next_j
+                (br_if $done_j (i32.ge_u (local.get $j) (local.get $pairs)))
+                (v128.store (i32.add (local.get $row) (local.get $j))
+                  (f64x2.add (v128.load (i32.add (local.get $row) (local.get $j))) (f64x2.mul (local.get $v) (v128.load (i32.add (local.get $x) (local.get $j))))))
+                (local.set $j (i32.add (local.get $j) (i32.const 16)))
+                (br $next_j)))
+            (if (i32.lt_u (local.get $j) (local.get $bytes))
+              (then
+                (f64.store (i32.add (local.get $row) (local.get $j))
+                  (f64.add (f64.load (i32.add (local.get $row) (local.get $j))) (f64.mul (local.get $zk) (f64.load (i32.add (local.get $x) (local.get $j))))))))))
+        (local.set $k (i32.add (local.get $k) (i32.const 1)))
+        (br $next_k))))
+  ;; The upper triangle of a symmetric rank-1 update: a[i*n + j] += x[i] * x[j] for j >= i where
+  ;; x[i] != 0, f64 (one product and one sum per element, as the JS twin): XᵀX one row at a time.
+  (func (export "syrupper") (param $a i32) (param $x i32) (param $n i32)
+    (local $i i32) (local $j i32) (local $row i32) (local $end i32) (local $xi f64) (local $v v128)
+    (block $done_i
+      (loop $next_i
+        (br_if $done_i (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $xi (f64.load (i32.add (local.get $x) (i32.shl (local.get $i) (i32.const 3)))))
+        (if (f64.ne (local.get $xi) (f64.const 0))
+          (then
+            (local.set $row (i32.add (local.get $a) (i32.shl (i32.mul (local.get $i) (local.get $n)) (i32.const 3))))
+            (local.set $v (f64x2.splat (local.get $xi)))
+            (local.set $j (i32.shl (local.get $i) (i32.const 3)))
+            (local.set $end (i32.shl (local.get $n) (i32.const 3)))
+            (block $done_j
+              (loop $next_j
+                (br_if $done_j (i32.gt_u (i32.add (local.get $j) (i32.const 16)) (local.get $end)))
+                (v128.store (i32.add (local.get $row) (local.get $j))
+                  (f64x2.add (v128.load (i32.add (local.get $row) (local.get $j))) (f64x2.mul (local.get $v) (v128.load (i32.add (local.get $x) (local.get $j))))))
+                (local.set $j (i32.add (local.get $j) (i32.const 16)))
+                (br $next_j)))
+            (if (i32.lt_u (local.get $j) (local.get $end))
+              (then
+                (f64.store (i32.add (local.get $row) (local.get $j))
+                  (f64.add (f64.load (i32.add (local.get $row) (local.get $j))) (f64.mul (local.get $xi) (f64.load (i32.add (local.get $x) (local.get $j))))))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next_i))))
+  ;; One row of a Gram matrix of f32 vectors in f64 sums: out[f] = f32(((s0 + s1) + s2) + s3) for
+  ;; f < n, with s_r the sum over j = r (mod 4), j < 4*floor(d/4), of v[c*d + j] * v[f*d + j] (f32
+  ;; values, exact f64 products) and the remainder j added to s0 last: kmeans.ts dotAt's order.
+  (func (export "gramrow") (param $v i32) (param $c i32) (param $n i32) (param $d i32) (param $out i32)
+    (local $f i32) (local $j i32) (local $crow i32) (local $row i32) (local $bytes i32) (local $main i32) (local $a v128) (local $b v128) (local $s0 f64)
+    (local.set $bytes (i32.shl (local.get $d) (i32.const 2)))
+    (local.set $main (i32.shl (i32.and (local.get $d) (i32.const -4)) (i32.const 2)))
+    (local.set $crow (i32.add (local.get $v) (i32.mul (local.get $c) (local.get $bytes))))
+    (local.set $row (local.get $v))
+    (block $done_f
+      (loop $next_f
+        (br_if $done_f (i32.ge_u (local.get $f) (local.get $n)))
+        (local.set $a (v128.const f64x2 0 0))
+        (local.set $b (v128.const f64x2 0 0))
+        (local.set $j (i32.const 0))
+        (block $done_j
+          (loop $next_j
+            (br_if $done_j (i32.ge_u (local.get $j) (local.get $main)))
+            (local.set $a (f64x2.add (local.get $a) (f64x2.mul
+              (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $crow) (local.get $j))))
+              (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $row) (local.get $j)))))))
+            (local.set $b (f64x2.add (local.get $b) (f64x2.mul
+              (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 (i32.add (local.get $crow) (local.get $j))))
+              (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 (i32.add (local.get $row) (local.get $j)))))))
+            (local.set $j (i32.add (local.get $j) (i32.const 16)))
+            (br $next_j)))
+        (local.set $s0 (f64x2.extract_lane 0 (local.get $a)))
+        (block $done_t
+          (loop $next_t
+            (br_if $done_t (i32.ge_u (local.get $j) (local.get $bytes)))
+            (local.set $s0 (f64.add (local.get $s0) (f64.mul
+              (f64.promote_f32 (f32.load (i32.add (local.get $crow) (local.get $j))))
+              (f64.promote_f32 (f32.load (i32.add (local.get $row) (local.get $j)))))))
+            (local.set $j (i32.add (local.get $j) (i32.const 4)))
+            (br $next_t)))
+        (f32.store (i32.add (local.get $out) (i32.shl (local.get $f) (i32.const 2)))
+          (f32.demote_f64 (f64.add (f64.add (f64.add (local.get $s0) (f64x2.extract_lane 1 (local.get $a))) (f64x2.extract_lane 0 (local.get $b))) (f64x2.extract_lane 1 (local.get $b)))))
+        (local.set $row (i32.add (local.get $row) (local.get $bytes)))
+        (local.set $f (i32.add (local.get $f) (i32.const 1)))
+        (br $next_f))))
 )

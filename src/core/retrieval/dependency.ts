@@ -5,7 +5,7 @@ import { planOrders, planSteps } from '../plans/plan.js';
 import type { Plan } from '../base/types.js';
 import { seededRandom } from '../base/random.js';
 import { requireVector } from './baselines.js';
-import { backoffDistribution, DependencyGraph, type GraphLevel } from './graph.js';
+import { backoffDistribution, DependencyGraph, type CountedStep, type GraphLevel } from './graph.js';
 import { dotAt, drawProportional, packRows, twoLevelKMeans } from './kmeans.js';
 import { packMatrix, type PackedMatrix } from './kernels/matvec.js';
 import { makeRanking } from './ranking.js';
@@ -18,6 +18,22 @@ export function labelIndices(labels: readonly string[]): Map<string, number> {
 /** History as label indices; a tool the retriever never saw maps to -2, which matches nothing. */
 export function historyIndices(history: readonly string[], index: Map<string, number>): number[] {
   return history.map((t) => index.get(t) ?? -2);
+}
+
+/**
+ * A plan's steps as `countPlans` adds them (every execution order, in its order), with each step's
+ * history keys kept: a fit that counts the same plans into many graphs (DTDR-G's folds) walks the
+ * orders and builds the keys once. `DependencyGraph.addCounted` adds one.
+ */
+export function countedSteps(plan: Plan, index: Map<string, number>): CountedStep[] {
+  const orders = planOrders(plan);
+  const steps: CountedStep[] = [];
+  for (const order of orders) {
+    for (const step of planSteps(plan, order)) {
+      steps.push({ history: historyIndices(step.history, index), keys: [], next: step.acceptable.map((t) => index.get(t)!), weight: 1 / orders.length });
+    }
+  }
+  return steps;
 }
 
 /** Counts every step of every execution order a plan allows; each plan weighs 1 in total. */

@@ -32,6 +32,18 @@ export class DependencyGraph {
     }
   }
 
+  /** `add(step.history, step.next, step.weight)`, with the step's keys built once and kept on it (see countedSteps). */
+  addCounted(step: CountedStep): void {
+    const { history, keys, next, weight } = step;
+    for (let j = 0; j <= this.maxHistory; j++) {
+      const key = (keys[j] ??= DependencyGraph.key(history, j));
+      let row = this.table.get(key);
+      if (!row) this.table.set(key, (row = new Map()));
+      for (const label of next) row.set(label, (row.get(label) ?? 0) + weight / next.length);
+      this.kept.delete(key);
+    }
+  }
+
   lookup(history: readonly number[], j: number): Map<number, number> | undefined {
     return this.table.get(DependencyGraph.key(history, j));
   }
@@ -84,6 +96,14 @@ export function checkGraphState(maxHistory: unknown, entries: unknown, labels: n
     if (typeof e[0] !== 'string') stateError(`${field}[${i}][0]`, 'a context key must be a string');
     labelWeights(`${field}[${i}][1]`, e[1], labels);
   });
+}
+
+/** One demonstrated step to count: its history (label indices), the keys of its last j calls by j (filled as used), the acceptable labels, its weight. */
+export interface CountedStep {
+  history: number[];
+  keys: string[];
+  next: number[];
+  weight: number;
 }
 
 /** One context's next-label weights in the row's insertion order, and their sum. */

@@ -10,6 +10,7 @@
 import { seededRandom, shuffleInPlace } from '../base/random.js';
 import { LinearHead, type LinearHeadData, type LinearHeadOptions } from './linear-head.js';
 import { headProblem, ridgeWarmStart, standardisation, targetSupport, type EpochReport } from './linear-head-training.js';
+import { sampledProducts, type SampledProducts } from './kernels/training.js';
 
 /** Labels above which DTDR-G's heads train with a sampled softmax (Seal-Tools' 4,077 and smaller sets keep the full one). */
 export const SAMPLED_SOFTMAX_ABOVE = 6000;
@@ -19,35 +20,38 @@ export const SAMPLED_NEGATIVES = 64;
 export const SAMPLED_EXAMPLE_PASSES = 250_000;
 
 /** Trains a head (CSR one-hot rows) with a sampled softmax; yields each epoch's mean sampled loss. */
-export function* trainSampledHead(data: LinearHeadData, options: LinearHeadOptions = {}, negatives = SAMPLED_NEGATIVES): Generator<EpochReport, LinearHead> {
+export function* trainSampledHead(data: LinearHeadData, options: LinearHeadOptions = {}, negatives = SAMPLED_NEGATIVES, jsOnly = false): Generator<EpochReport, LinearHead> {
   const { o, n, dim, C, S } = headProblem(data, options);
   const D = dim + 1;
   const { mean, std } = standardisation(data.dense, dim);
   const W = ridgeWarmStart(data, mean, std, dim, true); // D × C, row-major (bias row last)
-  // Class-major copy for the sampled products: the weights of label c are Wc[c·D .. c·D + D).
-  const Wc = new Float64Array(C * D);
+  // The products (most of the time) run in the f64x2 kernel, `jsOnly` forces its JS twin (tests):
+  // the same bits. Class-major weights there: the weights of label c are Wc[c·D .. c·D + D).
+  const products = sampledProducts(n, D, C, jsOnly);
+  const { W: Wc, G: gW, X, cand, z } = products;
   for (let d = 0; d < D; d++) for (let c = 0; c < C; c++) Wc[c * D + d] = W[d * C + c];
   const support = targetSupport(data);
   const { start, cols } = support;
   const E = new Float64Array(cols.length);
 
-  const X = new Float64Array(n * D);
   data.dense.forEach((x, i) => {
     for (let d = 0; d < dim; d++) X[i * D + d] = (x[d] - mean[d]) / std[d];
     X[i * D + dim] = 1;
   });
-  const mW = new Float64Array(Wc.length), vW = new Float64Array(Wc.length), gW = new Float64Array(Wc.length);
+  const mW = new Float64Array(Wc.length), vW = new Float64Array(Wc.length);
   const mE = new Float64Array(E.length), vE = new Float64Array(E.length), gE = new Float64Array(E.length);
   const random = seededRandom(o.seed + 1);
   const draw = seededRandom(o.seed + 97);
   const indices = Array.from({ length: n }, (_, i) => i);
   /** Position of a label in this batch's candidate list, or -1. */
   const slot = new Int32Array(C).fill(-1);
-  const cand = new Uint32Array(C);
-  const z = new Float64Array(C);
-  const touchedRows = new Uint8Array(S);
+  // Per one-hot row met in a batch: its pairs pairLabel/pairEntry[rowFrom[r] .. rowTo[r]) (rowFrom −1: not met yet).
+  const rowFrom = new Int32Array(S).fill(-1);
+  const rowTo = new Int32Array(S);
+  const pairLabel: number[] = [];
+  const pairEntry: number[] = [];
   const rowList: number[] = [];
-  const state: BatchState = { C, D, X, Wc, E, gW, gE, mW, vW, mE, vE, start, cols, slot, cand, z, touchedRows, rowList, step: 0, draw, negatives, options: o, sparse: data.sparse, targets: data.targets };
+  const state: BatchState = { products, C, D, X, Wc, E, gW, gE, mW, vW, mE, vE, start, cols, slot, cand, z, rowFrom, rowTo, pairLabel, pairEntry, rowList, step: 0, draw, negatives, options: o, sparse: data.sparse, targets: data.targets };
   for (let epoch = 1; epoch <= o.epochs; epoch++) {
     shuffleInPlace(indices, random);
     let lossSum = 0;
@@ -59,6 +63,7 @@ export function* trainSampledHead(data: LinearHeadData, options: LinearHeadOptio
 }
 
 interface BatchState {
+  products: SampledProducts;
   C: number;
   D: number;
   X: Float64Array;
@@ -75,7 +80,10 @@ interface BatchState {
   slot: Int32Array;
   cand: Uint32Array;
   z: Float64Array;
-  touchedRows: Uint8Array;
+  rowFrom: Int32Array;
+  rowTo: Int32Array;
+  pairLabel: number[];
+  pairEntry: number[];
   rowList: number[];
   step: number;
   draw: () => number;
@@ -87,7 +95,7 @@ interface BatchState {
 
 /** One minibatch: the sampled softmax's gradients over the batch's labels, then a lazy Adam step. Returns the batch's summed loss. */
 function sampledBatch(s: BatchState, indices: number[], from: number, to: number): number {
-  const { C, D, X, Wc, E, gW, gE, start, cols, slot, cand, z, touchedRows, rowList, targets } = s;
+  const { C, D, Wc, E, gW, gE, start, cols, slot, cand, z, rowFrom, rowTo, pairLabel, pairEntry, rowList, targets } = s;
   const o = s.options;
   let lossSum = 0;
   // The batch's labels: every acceptable label of its examples, then uniform negatives.
@@ -113,29 +121,36 @@ function sampledBatch(s: BatchState, indices: number[], from: number, to: number
   // Each sampled negative stands for (C − positives) / sampled labels outside the batch.
   const correction = m > positives ? Math.log((C - positives) / (m - positives)) : 0;
   for (let k = 0; k < m; k++) gW.fill(0, cand[k] * D, cand[k] * D + D);
+  // Each one-hot row of the batch met once: its entries at the batch's labels, as (label slot,
+  // entry) pairs in column order. Rows hold every label their examples ever needed (thousands at
+  // 16,000 tools); an example then visits the few hundred pairs, the same entries in the same order.
+  pairLabel.length = 0;
+  pairEntry.length = 0;
+  for (let b = from; b < to; b++) {
+    const sp = s.sparse?.[indices[b]];
+    if (!sp) continue;
+    for (let a = 0; a < sp.length; a++) {
+      const r = sp[a];
+      if (rowFrom[r] >= 0) continue;
+      rowFrom[r] = pairLabel.length;
+      rowList.push(r);
+      for (let j = start[r]; j < start[r + 1]; j++) {
+        const k = slot[cols[j]];
+        if (k < 0) continue;
+        pairLabel.push(k);
+        pairEntry.push(j);
+        gE[j] = 0;
+      }
+      rowTo[r] = pairLabel.length;
+    }
+  }
   for (let b = from; b < to; b++) {
     const i = indices[b];
-    const row = i * D;
-    for (let k = 0; k < m; k++) {
-      const w = cand[k] * D;
-      let v0 = 0, v1 = 0, v2 = 0, v3 = 0;
-      let d = 0;
-      for (; d + 3 < D; d += 4) {
-        v0 += Wc[w + d] * X[row + d];
-        v1 += Wc[w + d + 1] * X[row + d + 1];
-        v2 += Wc[w + d + 2] * X[row + d + 2];
-        v3 += Wc[w + d + 3] * X[row + d + 3];
-      }
-      for (; d < D; d++) v0 += Wc[w + d] * X[row + d];
-      z[k] = (k < positives ? 0 : correction) + (v0 + v1) + (v2 + v3);
-    }
+    s.products.dots(i, m, positives, correction);
     const sp = s.sparse?.[i];
     if (sp) {
       for (let a = 0; a < sp.length; a++) {
-        for (let j = start[sp[a]]; j < start[sp[a] + 1]; j++) {
-          const k = slot[cols[j]];
-          if (k >= 0) z[k] += E[j];
-        }
+        for (let p = rowFrom[sp[a]]; p < rowTo[sp[a]]; p++) z[pairLabel[p]] += E[pairEntry[p]];
       }
     }
     let max = -Infinity;
@@ -150,31 +165,10 @@ function sampledBatch(s: BatchState, indices: number[], from: number, to: number
       lossSum -= share * Math.log(z[at] + 1e-12);
       z[at] -= share; // z is now dLoss/dlogits
     }
-    for (let k = 0; k < m; k++) {
-      const g = z[k];
-      if (g === 0) continue;
-      const w = cand[k] * D;
-      let d = 0;
-      for (; d + 3 < D; d += 4) {
-        gW[w + d] += g * X[row + d];
-        gW[w + d + 1] += g * X[row + d + 1];
-        gW[w + d + 2] += g * X[row + d + 2];
-        gW[w + d + 3] += g * X[row + d + 3];
-      }
-      for (; d < D; d++) gW[w + d] += g * X[row + d];
-    }
+    s.products.accumulate(i, m);
     if (sp) {
       for (let a = 0; a < sp.length; a++) {
-        const r = sp[a];
-        if (!touchedRows[r]) {
-          touchedRows[r] = 1;
-          rowList.push(r);
-          gE.fill(0, start[r], start[r + 1]);
-        }
-        for (let j = start[r]; j < start[r + 1]; j++) {
-          const k = slot[cols[j]];
-          if (k >= 0) gE[j] += z[k];
-        }
+        for (let p = rowFrom[sp[a]]; p < rowTo[sp[a]]; p++) gE[pairEntry[p]] += z[pairLabel[p]];
       }
     }
   }
@@ -194,14 +188,14 @@ function sampledBatch(s: BatchState, indices: number[], from: number, to: number
     }
   }
   for (const r of rowList) {
-    touchedRows[r] = 0;
-    for (let j = start[r]; j < start[r + 1]; j++) {
-      if (slot[cols[j]] < 0) continue;
+    for (let p = rowFrom[r]; p < rowTo[r]; p++) {
+      const j = pairEntry[p];
       const g = gE[j] * scale + o.l2 * E[j];
       mE[j] = b1 * mE[j] + (1 - b1) * g;
       vE[j] = b2 * vE[j] + (1 - b2) * g * g;
       E[j] -= (lr * mE[j]) / (Math.sqrt(vE[j]) + eps);
     }
+    rowFrom[r] = -1;
   }
   rowList.length = 0;
   for (let k = 0; k < m; k++) slot[cand[k]] = -1;

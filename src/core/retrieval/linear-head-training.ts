@@ -8,6 +8,7 @@ import { DtdrError } from '../base/errors.js';
 import { array, COORDINATE, numbers, object, optNum } from '../base/validate.js';
 import { seededRandom, shuffleInPlace } from '../base/random.js';
 import { outerAccumulator, packMatrix } from './kernels/matvec.js';
+import { symmetricAccumulator } from './kernels/training.js';
 import { DENSE_ONE_HOT_LIMIT, LINEAR_HEAD_DEFAULTS, LinearHead, type LinearHeadData, type LinearHeadOptions, type SparseSupport } from './linear-head.js';
 
 /**
@@ -49,24 +50,23 @@ export function ridgeWarmStart(data: LinearHeadData, mean: Float64Array, std: Fl
   const C = data.classes;
   const D = dim + 1;
   const n = data.dense.length;
-  const xtx = new Float64Array(D * D);
-  const xty = new Float64Array(D * C);
-  const x = new Float64Array(D);
+  // XᵀX's upper triangle in the f64x2 kernel (the same sums as the JS loop): most of a ridge start over 100,000 steps.
+  const gram = symmetricAccumulator(D);
+  const xtx = gram.sums;
+  // Xᵀy by class (class c's D sums together): a step's few targets each add one contiguous row,
+  // where a D × C layout strides by C per feature (a cache miss each at 16,000 labels).
+  const xtyByClass = new Float64Array(C * D);
+  const x = gram.x;
   for (let i = 0; i < n; i++) {
     const row = data.dense[i];
     for (let d = 0; d < dim; d++) x[d] = (row[d] - mean[d]) / std[d];
     x[dim] = 1;
-    for (let a = 0; a < D; a++) {
-      const xa = x[a];
-      if (xa === 0) continue;
-      const base = a * D;
-      for (let b = a; b < D; b++) xtx[base + b] += xa * x[b];
-    }
+    gram.add();
     const t = data.targets[i];
     const share = 1 / t.length;
     for (let k = 0; k < t.length; k++) {
-      const c = t[k];
-      for (let a = 0; a < D; a++) xty[a * C + c] += x[a] * share;
+      const row = t[k] * D;
+      for (let a = 0; a < D; a++) xtyByClass[row + a] += x[a] * share;
     }
   }
   const A = new Matrix(D, D);
@@ -78,18 +78,22 @@ export function ridgeWarmStart(data: LinearHeadData, mean: Float64Array, std: Fl
   if (viaInverse) {
     // Over many labels: A⁻¹ once, then A⁻¹·(XᵀY) in typed arrays (ml-matrix's solve per label column took seconds at 16,000).
     const inv = inverse(A).to1DArray();
+    const scaled = Float64Array.from(inv, (v) => v * 8);
     const out = new Float64Array(D * C);
-    for (let a = 0; a < D; a++) for (let b = 0; b < D; b++) {
-      const f = inv[a * D + b] * 8;
-      if (f === 0) continue;
-      const to = a * C;
-      const from = b * C;
-      for (let c = 0; c < C; c++) out[to + c] += f * xty[from + c];
+    // out[a][c] = Σ_b 8·inv[a][b]·xty[b][c], b ascending, zero factors skipped: each sum in one register.
+    for (let a = 0; a < D; a++) {
+      const f = a * D;
+      for (let c = 0; c < C; c++) {
+        const y = c * D;
+        let v = 0;
+        for (let b = 0; b < D; b++) if (scaled[f + b] !== 0) v += scaled[f + b] * xtyByClass[y + b];
+        out[a * C + c] = v;
+      }
     }
     return out;
   }
   const B = new Matrix(D, C);
-  for (let a = 0; a < D; a++) for (let c = 0; c < C; c++) B.set(a, c, xty[a * C + c]);
+  for (let a = 0; a < D; a++) for (let c = 0; c < C; c++) B.set(a, c, xtyByClass[c * D + a]);
   const W = solve(A, B);
   // Regression outputs are probabilities; scale them into a useful logit range.
   return Float64Array.from(W.to1DArray(), (w) => w * 8);

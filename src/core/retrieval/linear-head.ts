@@ -100,6 +100,8 @@ export class LinearHead {
    */
   private base?: Float64Array;
   private baseMax = -Infinity;
+  /** Where baseMax is (the first such label; −1 when no base logit is a number). */
+  private baseArg = -1;
   private baseFresh = false;
   private moved?: Uint32Array;
   private movedCount = 0;
@@ -121,8 +123,15 @@ export class LinearHead {
       this.byClass.times(x, last.logits);
       const bias = dim * C;
       let baseMax = -Infinity;
-      for (let c = 0; c < C; c++) if ((last.logits[c] += W[bias + c]) > baseMax) baseMax = last.logits[c];
+      let baseArg = -1;
+      for (let c = 0; c < C; c++) {
+        if ((last.logits[c] += W[bias + c]) > baseMax) {
+          baseMax = last.logits[c];
+          baseArg = c;
+        }
+      }
       this.baseMax = baseMax;
+      this.baseArg = baseArg;
     }
     const base = last.logits;
     const E = this.sparseWeights;
@@ -167,7 +176,11 @@ export class LinearHead {
     }
     this.movedCount = count;
     let max = -Infinity;
-    for (let c = 0; c < C; c++) if (out[c] > max) max = out[c];
+    if (this.baseArg >= 0 && !mark[this.baseArg]) {
+      // The base's best label kept its logit: the largest is it or a moved label, no pass over every label.
+      max = this.baseMax;
+      for (let i = 0; i < count; i++) if (out[moved[i]] > max) max = out[moved[i]];
+    } else for (let c = 0; c < C; c++) if (out[c] > max) max = out[c];
     this.max = max;
     this.base = base;
     return out;

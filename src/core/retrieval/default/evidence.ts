@@ -4,9 +4,10 @@
  * [request, last l calls, calls so far] with its replay buffer for online learning.
  */
 import { planSteps, planTools } from '../../plans/plan.js';
+import { seededRandom, shuffleInPlace } from '../../base/random.js';
 import type { Plan } from '../../base/types.js';
-import { countPlans, historyIndices } from '../dependency.js';
-import { DependencyGraph } from '../graph.js';
+import { countedSteps, historyIndices } from '../dependency.js';
+import { DependencyGraph, type CountedStep } from '../graph.js';
 import type { PackedMatrix } from '../kernels/matvec.js';
 import type { LinearHead, LinearHeadOptions } from '../linear-head.js';
 import { ReplayBuffer, trainLinearHead } from '../linear-head-training.js';
@@ -91,6 +92,20 @@ export interface FitPartsOptions {
   historyLength: number;
   seed: number;
   head?: LinearHeadOptions | false;
+  /** The head's training steps, at most: a seeded sample of them beyond (plan order kept). Default: every step. */
+  headSteps?: number;
+  /** A plan's steps as the graphs count them; a fit over many folds passes a memo (`countedStepsMemo`). Default: countedSteps, fresh. */
+  stepsOf?: (plan: Plan) => CountedStep[];
+}
+
+/** countedSteps kept per plan for one fit's folds, so that each plan's orders and history keys are built once. */
+export function countedStepsMemo(side: ToolSide): (plan: Plan) => CountedStep[] {
+  const kept = new Map<Plan, CountedStep[]>();
+  return (plan) => {
+    let steps = kept.get(plan);
+    if (!steps) kept.set(plan, (steps = countedSteps(plan, side.index)));
+    return steps;
+  };
 }
 
 /** Clusters of the demonstration queries and the cluster of each of the plans being fitted. */
@@ -105,12 +120,14 @@ export function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array
   const { centroids, k, assignment } = clustering;
   const graphs = Array.from({ length: k }, () => new DependencyGraph(l));
   const members: number[][] = Array.from({ length: k }, () => []);
+  // countPlans' adds, in its order.
+  const stepsOf = o.stepsOf ?? ((plan: Plan) => countedSteps(plan, side.index));
   plans.forEach((plan, i) => {
-    countPlans(graphs[assignment[i]], [plan], side.index);
+    for (const step of stepsOf(plan)) graphs[assignment[i]].addCounted(step);
     members[assignment[i]].push(i);
   });
   const global = new DependencyGraph(Math.max(l, KNOWN_HISTORY));
-  countPlans(global, plans, side.index);
+  for (const plan of plans) for (const step of stepsOf(plan)) global.addCounted(step);
   const bags = members.map((list) => {
     const bag = new Map<number, number>();
     for (const i of list) for (const t of new Set(planTools(plans[i]))) bag.set(side.index.get(t)!, (bag.get(side.index.get(t)!) ?? 0) + 1 / list.length);
@@ -125,7 +142,7 @@ export function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array
   let head: LinearHead | undefined;
   const replay = new ReplayBuffer();
   if (o.head !== false) {
-    const examples = headExamples(side, plans, queries, l, vocabulary);
+    const examples = sampleExamples(headExamples(side, plans, queries, l, vocabulary), o.headSteps ?? Infinity, o.seed + 601);
     replay.add(examples);
     const headOptions = { epochs: 8, seed: o.seed, sparseSupport: 'auto' as const, ...(o.head ?? {}) };
     // Over many labels a full softmax per step costs hours at app scale: a sampled one (linear-head-sampled.ts).
@@ -143,6 +160,14 @@ export function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array
     }
   }
   return { historyLength: l, k, centroids, graphs, global, bags, head, vocabulary, sizes: members.map((m) => m.length), replay };
+}
+
+/** `examples` when there are at most `cap`, else a seeded sample of `cap` of them in their order. */
+function sampleExamples<E extends { dense: Float32Array[]; sparse: Uint32Array[]; targets: number[][]; related: number[][] }>(examples: E, cap: number, seed: number): E {
+  const n = examples.dense.length;
+  if (n <= cap) return examples;
+  const keep = shuffleInPlace(Array.from({ length: n }, (_, i) => i), seededRandom(seed)).slice(0, Math.floor(cap)).sort((a, b) => a - b);
+  return { ...examples, dense: keep.map((i) => examples.dense[i]), sparse: keep.map((i) => examples.sparse[i]), targets: keep.map((i) => examples.targets[i]), related: keep.map((i) => examples.related[i]) };
 }
 
 /** The head's examples: one per step, [query, last l calls, calls so far] → acceptable labels. */

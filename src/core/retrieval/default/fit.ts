@@ -15,7 +15,7 @@ import { fitCombinations } from './combinations.js';
 import { calibrationScores, groupThresholds, isotonicEce, maxScoredPlans, scoredSubset } from './calibration.js';
 import { SAMPLED_SOFTMAX_ABOVE } from '../linear-head-sampled.js';
 import { priorGate, toolsOnlyGate } from './combine.js';
-import { fitEvidence, rarity, type Clustering, type Evidence } from './evidence.js';
+import { countedStepsMemo, fitEvidence, rarity, type Clustering, type Evidence } from './evidence.js';
 import { capScores, mondrianThresholds, rankQuantile, stepGroup } from './groups.js';
 import { expectedCalibrationError, fitTemperature, GateDataBuilder, trainGate } from './gate.js';
 import { BAG, CG, EMBU, G, GG, HEAD, LEX, LEXU, S, SIGNALS } from './layout.js';
@@ -34,7 +34,7 @@ import { noTerms, Workspace } from './workspace.js';
 export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], options: GatedOptions = {}, onProgress?: (p: TrainingProgress) => void): GatedParts {
   const dim = toolVectors[0]?.length ?? queries[0]?.length ?? 0;
   if (tools.length === 0) throw new DtdrError('data', 'no tools to retrieve', { hint: 'give at least one tool' });
-  const { target, confidentAbove, neighbours, lexicalOrder, without } = resolveGatedOptions(options);
+  const { target, confidentAbove, neighbours, lexicalOrder, without, foldHeadSteps } = resolveGatedOptions(options);
   const side = new ToolSide(tools, packRows(toolVectors, dim), dim, lexicalOrder);
   const seed = options.seed ?? 0;
   if (plans.length === 0) {
@@ -75,6 +75,8 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   // K and l are chosen on the first scheme's fold 0 (by sequence where used: robust to new combinations).
   const foldOf = foldsOf(schemes[0]);
   const report = (phase: string, fraction: number) => onProgress?.({ phase, fraction });
+  // Every fit below counts the same plans into its graphs: their orders and keys are built once.
+  const stepsOf = countedStepsMemo(side);
 
   // Settings from the data: l and K by held-out MRR of the graph signals on fold 0.
   const selection = { historyLength: {} as Record<string, number>, clusters: {} as Record<string, number> };
@@ -117,7 +119,7 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   let best = -1;
   for (const c of candidates) {
     const km = cluster(c, 8);
-    const ev = fitEvidence(side, t0.plans, t0.queries, restrict(km, train0), { historyLength: 4, seed, head: false });
+    const ev = fitEvidence(side, t0.plans, t0.queries, restrict(km, train0), { historyLength: 4, seed, head: false, stepsOf });
     if (candidates.length === 1) {
       [clustering, bestEvidence] = [km, ev];
       break;
@@ -163,7 +165,7 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
       // Fold heads only feed the gate and calibration: 3 epochs measure as well as 8 there, at a third of the time.
       // Over many labels (a sampled softmax) one epoch: fold heads were most of the fit at 16,000 tools.
       const foldHead = headOption === false ? false : { ...headOption, epochs: Math.min(side.labels.length > SAMPLED_SOFTMAX_ABOVE ? 1 : 3, headOption?.epochs ?? 8) };
-      const ev = fitEvidence(side, t.plans, t.queries, restrict(clustering!, trainIdx), { historyLength: l, seed: seed + f, head: foldHead }, (p) =>
+      const ev = fitEvidence(side, t.plans, t.queries, restrict(clustering!, trainIdx), { historyLength: l, seed: seed + f, head: foldHead, headSteps: foldHeadSteps, stepsOf }, (p) =>
         report('cross-fitting', (r * folds + f + p.fraction) / rounds),
       );
       const w = new Workspace(side.labels.length, dim, ev.k);
@@ -243,7 +245,7 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
     selection,
   };
   report('calibration', 1);
-  const ev = fitEvidence(side, plans, queries, clustering!, { historyLength: l, seed, head: headOption }, (p) => report('fitting', p.fraction));
+  const ev = fitEvidence(side, plans, queries, clustering!, { historyLength: l, seed, head: headOption, stepsOf }, (p) => report('fitting', p.fraction));
   const calibration = { confident: confidentScores.map(Math.fround), unsure: unsureScores.map(Math.fround) };
   const coverage = fitCoverage(tools, plans, side.index);
   const combinations = fitCombinations(plans, side.index, side.labels.length, coverage);
@@ -273,26 +275,29 @@ function descriptionRank(x: Float32Array, L: number, T: number, acceptable: Set<
   return best;
 }
 
-/** Indices of the `count` largest values of x[from .. from+n). */
+/**
+ * Indices of the `count` largest values of x[from .. from+n), added to `into` in the order a
+ * replace-the-worst scan keeps them: the first `count` indices, each later one that beats the
+ * worst kept (the first of the smallest) taking its place.
+ */
 function topIndices(x: Float32Array, from: number, n: number, count: number, into: Set<number>): void {
+  const kept = Math.min(count, n);
   const best: number[] = [];
-  // The worst kept entry (the first of the smallest), found again only after a replacement.
-  let worst = -1;
-  let worstValue = Infinity;
-  for (let f = 0; f < n; f++) {
-    const v = x[from + f];
-    if (best.length < count) {
-      best.push(f);
-      continue;
-    }
-    if (worst < 0) {
-      worst = 0;
+  for (let f = 0; f < kept; f++) best.push(f);
+  if (n > count) {
+    const worstOf = () => {
+      let worst = 0;
       for (let k = 1; k < best.length; k++) if (x[from + best[k]] < x[from + best[worst]]) worst = k;
-      worstValue = x[from + best[worst]];
-    }
-    if (v > worstValue) {
-      best[worst] = f;
-      worst = -1;
+      return worst;
+    };
+    let worst = worstOf();
+    let worstValue = x[from + best[worst]];
+    for (let f = count; f < n; f++) {
+      if (x[from + f] > worstValue) {
+        best[worst] = f;
+        worst = worstOf();
+        worstValue = x[from + best[worst]];
+      }
     }
   }
   for (const f of best) into.add(f);

@@ -161,7 +161,13 @@ export class GatedRetriever implements Retriever {
       return withLazyOrder({ labels: this.side.labels, probabilities, confident, set, ...(ev ? {} : { group: 'tools-only' }), ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) }, { unitRange: true });
     }
     let best = 0;
-    for (let f = 1; f < L; f++) if (probabilities[f] > probabilities[best]) best = f;
+    let bestValue = probabilities[0];
+    for (let f = 1; f < L; f++) {
+      if (probabilities[f] > bestValue) {
+        best = f;
+        bestValue = probabilities[f];
+      }
+    }
     const { counts } = rarity(ev, L);
     const group = stepGroup(knownHistory, counts[best], top >= this.confidentAbove);
     // Never less careful than the two legacy groups: confident only where they are too, and a set

@@ -9,7 +9,7 @@ import { dotAt } from '../kmeans.js';
 import { packMatrix, replaceIfChanged } from '../kernels/matvec.js';
 import type { Evidence } from './evidence.js';
 import { headSlots, rarity } from './evidence.js';
-import { BAG, CALLED, CG, C_CALLS, C_HEAD, C_MATCH, C_SERVED, C_SUPPORT, EMB, EMBU, ENDS, FLOOR_BAG, FLOOR_GRAPH, GG, G_MATCH, G_SUPPORT, HEAD, LEX, LEXU, SCHEMA } from './layout.js';
+import { BAG, CALLED, CG, C_CALLS, C_HEAD, C_MATCH, C_SERVED, C_SUPPORT, EMB, EMBU, ENDS, FLOOR_BAG, FLOOR_GRAPH, GG, G_MATCH, G_SUPPORT, HEAD, LEX, LEXU, S, SCHEMA } from './layout.js';
 import type { ToolSide } from './tool-side.js';
 import { LOGITS, MAX_BASIS, type LabelSet, type StepInput, type Workspace } from './workspace.js';
 
@@ -21,7 +21,15 @@ export function computeSignals(side: ToolSide, ev: Evidence | undefined, input: 
   const L = side.labels.length;
   const T = side.end;
   const { x, context } = w;
-  x.fill(0);
+  // Zero only the rows this step does not overwrite in full (at 16,000 labels the whole matrix is
+  // 700 KB a step): the embedding rows when descriptions are computed (their END entry is zeroed
+  // here), the cluster graph whenever there is evidence, bag, pooled graph and head outside the
+  // graph-only scoring.
+  const rest = !graphOnly && ev !== undefined;
+  const written = (s: number) => ((s === EMB || s === EMBU) && !graphOnly) || (s === CG && ev !== undefined) || ((s === BAG || s === GG) && rest) || (s === HEAD && rest && ev.head !== undefined);
+  for (let s = 0; s < S; s++) if (!written(s)) x.fill(0, s * L, s * L + L);
+  x[EMB * L + T] = 0;
+  x[EMBU * L + T] = 0;
   context.fill(0);
   context[0] = 1;
   w.known = false;

@@ -6,8 +6,8 @@
 import { terms } from '../../base/text.js';
 import { END, type ToolSpec } from '../../base/types.js';
 import { labelIndices } from '../dependency.js';
-import { dotAt } from '../kmeans.js';
 import { packMatrix, replaceIfChanged, type PackedMatrix } from '../kernels/matvec.js';
+import { gramRows, type GramRows } from '../kernels/training.js';
 import { LexicalIndex } from '../lexical.js';
 
 /** What every fold shares: the tool side, which depends on no demonstration. */
@@ -50,7 +50,7 @@ export class ToolSide {
    * once per called tool and kept, like the similarity rows.
    */
   inputsFedBy(c: number): { tools: Uint32Array; shares: Float64Array } {
-    return keptRow(this.fedRows, c, () => {
+    return keptRow(this.fedRows, c, KEPT_ROWS, () => {
       const fed = new Map<number, number>();
       for (const o of this.outputs[c]) for (const f of this.needing.get(o) ?? []) fed.set(f, (fed.get(f) ?? 0) + 1);
       return { tools: Uint32Array.from(fed.keys()), shares: Float64Array.from(fed, ([f, hits]) => hits / this.inputs[f].length) };
@@ -67,29 +67,36 @@ export class ToolSide {
   toolDots(q: ArrayLike<number>, out: Float32Array | Float64Array): void {
     const last = (this.lastDots ??= { query: new Float64Array(this.dim).fill(NaN), dots: new Float32Array(this.end) });
     if (replaceIfChanged(last.query, q)) (this.packedTools ??= packMatrix(this.toolVectors, this.end, this.dim)).times(q, last.dots);
-    for (let f = 0; f < this.end; f++) out[f] = last.dots[f];
+    // A float32 row takes a block copy (the same values); a float64 one converts each.
+    if (out instanceof Float32Array) out.set(last.dots.subarray(0, this.end));
+    else for (let f = 0; f < this.end; f++) out[f] = last.dots[f];
   }
 
   /** Called tools' similarity rows (c·t for every tool t), computed once per tool and kept. */
   private readonly similarityRows = new Map<number, Float32Array>();
+  /** The tool vectors in the kernel that computes similarity rows (built on first use). */
+  private gram?: GramRows;
 
   similarityRow(c: number): Float32Array {
-    return keptRow(this.similarityRows, c, () => {
-      const d = this.dim;
-      const row = new Float32Array(this.end);
-      for (let f = 0; f < this.end; f++) row[f] = dotAt(this.toolVectors, c * d, this.toolVectors, f * d, d);
-      return row;
-    });
+    // At 16,000 tools the cross-fitting calls thousands of distinct tools: a row per ~64 KB of
+    // budget, not a fixed 512, or popular rows are recomputed over and over (14 s of the fit).
+    const keep = Math.max(KEPT_ROWS, Math.floor(SIMILARITY_FLOATS / Math.max(1, this.end)));
+    return keptRow(this.similarityRows, c, keep, () => (this.gram ??= gramRows(this.toolVectors, this.end, this.dim)).row(c));
   }
 }
 
-/** A per-tool row, computed on first use and kept: at most 512 (a few MB even at thousands of tools), the oldest dropped first. */
-function keptRow<V>(rows: Map<number, V>, c: number, make: () => V): V {
+/** Rows kept per cache, at least. */
+const KEPT_ROWS = 512;
+/** Floats the similarity rows may hold in all (64 MB) before the least recently used is dropped. */
+const SIMILARITY_FLOATS = 16 * 1024 * 1024;
+
+/** A per-tool row, computed on first use and kept: at most `keep`, the least recently used dropped first. */
+function keptRow<V>(rows: Map<number, V>, c: number, keep: number, make: () => V): V {
   let row = rows.get(c);
   if (row === undefined) {
     row = make();
-    if (rows.size >= 512) rows.delete(rows.keys().next().value as number);
-    rows.set(c, row);
-  }
+    if (rows.size >= keep) rows.delete(rows.keys().next().value as number);
+  } else rows.delete(c); // re-inserted below: the Map's order is the order of use
+  rows.set(c, row);
   return row;
 }

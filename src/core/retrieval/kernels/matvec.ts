@@ -39,7 +39,7 @@ function fillTransposed(m: Float32Array, source: ArrayLike<number>, rows: number
   }
 }
 
-interface Kernel {
+export interface Kernel {
   matvec(rows: number, q: number, n: number, d: number, out: number): void;
   outer(g: number, x: number, p: number, rows: number, cols: number): void;
   expsum(x: number, out: number, n: number, shift: number, scale: number): number;
@@ -47,12 +47,16 @@ interface Kernel {
   maxf64(x: number, n: number): number;
   logclip(x: number, n: number, shift: number, out: number): void;
   divide(x: number, n: number, by: number): void;
+  sampleddots(w: number, x: number, dim: number, cand: number, m: number, z: number, positives: number, correction: number): void;
+  sampledaxpy(g: number, x: number, dim: number, cand: number, m: number, z: number): void;
+  syrupper(a: number, x: number, n: number): void;
+  gramrow(v: number, c: number, n: number, d: number, out: number): void;
 }
 
 let compiled: WebAssembly.Module | null | undefined;
 
-/** The compiled kernel module, or null where WebAssembly (with SIMD) is not available. */
-function kernelModule(): WebAssembly.Module | null {
+/** The compiled kernel module, or null where WebAssembly (with SIMD) is not available (training.ts shares it). */
+export function kernelModule(): WebAssembly.Module | null {
   if (compiled !== undefined) return compiled;
   try {
     const wasm = (globalThis as { WebAssembly?: typeof WebAssembly }).WebAssembly;
@@ -72,7 +76,7 @@ export function usesWasmKernel(): boolean {
  * One small kernel instance with its own memory of `bytes`: freed with whatever holds it (a
  * model's matrix, a head's gradient), so there is no shared heap to manage.
  */
-function instantiate(module: WebAssembly.Module, bytes: number): { kernel: Kernel; buffer: ArrayBuffer } {
+export function instantiate(module: WebAssembly.Module, bytes: number): { kernel: Kernel; buffer: ArrayBuffer } {
   const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / 65536)) });
   return { kernel: new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Kernel, buffer: memory.buffer };
 }
