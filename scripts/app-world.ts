@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { seededRandom } from '../src/core/base/random.js';
 import type { Dataset, Plan, ToolSpec } from '../src/core/base/types.js';
 import { chainPlan } from '../src/core/plans/plan.js';
+import { cdfSampler } from './synthetic.js';
 
 export interface AppWorldOptions {
   tools?: number;
@@ -42,17 +43,7 @@ function zipf(n: number, s: number, random: () => number): () => number {
   let acc = 0;
   for (let i = 0; i < n; i++) cdf[i] = acc += 1 / (i + 1) ** s;
   for (let i = 0; i < n; i++) cdf[i] /= acc;
-  return () => {
-    const u = random();
-    let lo = 0;
-    let hi = n - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (cdf[mid] < u) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
+  return cdfSampler(cdf, random);
 }
 
 export function appWorld(options: AppWorldOptions = {}): AppWorld {

@@ -9,6 +9,21 @@ import { chainPlan } from '../src/core/plans/plan.js';
 import { seededRandom } from '../src/core/base/random.js';
 import type { Dataset } from '../src/core/base/types.js';
 
+/** Draws an index from a cumulative distribution (last entry 1) by halving: the first i with cdf[i] ≥ u. */
+export function cdfSampler(cdf: Float64Array, random: () => number): () => number {
+  return () => {
+    const u = random();
+    let lo = 0;
+    let hi = cdf.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cdf[mid] < u) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+}
+
 export function syntheticDataset(tools: number, plans: number, seed = 0): Dataset {
   const random = seededRandom(seed);
   const vocab = Object.keys((JSON.parse(readFileSync(new URL('../models/dtdr-glove-100d/tokenizer.json', import.meta.url), 'utf8')) as { model: { vocab: Record<string, number> } }).model.vocab)
@@ -21,17 +36,7 @@ export function syntheticDataset(tools: number, plans: number, seed = 0): Datase
     const cdf = new Float64Array(n);
     let acc = 0;
     weights.forEach((w, i) => (cdf[i] = acc += w / total));
-    return () => {
-      const u = random();
-      let lo = 0;
-      let hi = n - 1;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (cdf[mid] < u) lo = mid + 1;
-        else hi = mid;
-      }
-      return lo;
-    };
+    return cdfSampler(cdf, random);
   };
   const word = zipf(vocab.length);
   const tool = zipf(tools);

@@ -130,6 +130,9 @@ export function learnCombinations(c: Combinations, plans: readonly Plan[], toolI
   }
 }
 
+/** An empty list, shared (no allocation per ranked step). */
+const NONE = new Uint32Array(0);
+
 /** Whether some demonstration calls `a` together with every call in `history`. */
 export function demonstratedWith(c: Combinations, history: readonly number[], a: number): boolean {
   for (const h of history) {
@@ -189,7 +192,7 @@ export function askedApart(cov: CoverageModel, words: Uint32Array, history: read
  */
 export function newCombination(c: Combinations, cov: CoverageModel, words: Uint32Array, history: readonly number[], usable: (a: number) => boolean): { word: string; tool: number; offer: number[] } | undefined {
   if (!c.enabled || history.length === 0) return undefined;
-  const found = askedApart(cov, words, history, (h, a) => sortedHas(c.together[h] ?? new Uint32Array(0), a), usable);
+  const found = askedApart(cov, words, history, (h, a) => sortedHas(c.together[h] ?? NONE, a), usable);
   if (!found) return undefined;
   const before = c.entry[found.tools[0]] ?? -1;
   const offer = before >= 0 && !history.includes(before) && usable(before) ? [before, ...found.tools] : found.tools;
