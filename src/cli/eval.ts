@@ -8,6 +8,7 @@ import type { Dataset } from '../core/base/types.js';
 import { readDatasetDir } from '../data/node.js';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
+import { foldWorkers } from '../workers/node.js';
 import { checkDescribed, encoderOptions, fmt, loadCliEncoder, parseMethods } from './shared.js';
 import { peersFor } from './peers/index.js';
 
@@ -26,6 +27,8 @@ top-1 expected calibration error (ECE) and the miss rate among steps the retriev
   --test-ratio R        seeded plan-level split when there is no split_ids.json (default 0.3)
   --target T            dtdr-g's coverage target for F_t (default 0.95)
   --seed N              split, k-means and shuffling seed (default 0)
+  --threads N           dtdr-g: worker threads for cross-fitting besides this one (default: CPU cores − 1,
+                        at most 7; 0 = this thread only). The model is the same for any N
   --history-length N    default 3 (dtdr-g: chosen from the data)
   --clusters N          clusters (DTDR-C default: demonstrations / 10; dtdr-g: chosen from the data)
   --epochs N            linear-head epochs (default 8)
@@ -45,6 +48,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
     train: { type: 'string' },
     'test-ratio': { type: 'string' },
     seed: { type: 'string' },
+    threads: { type: 'string' },
     'history-length': { type: 'string' },
     clusters: { type: 'string' },
     epochs: { type: 'string' },
@@ -92,7 +96,9 @@ export async function evalCommand(argv: string[]): Promise<void> {
   });
   const encoder = needsEncoder ? await loadCliEncoder(values) : undefined;
   const bar = new ProgressBar();
+  const workers = foldWorkers(values.threads === undefined ? {} : { threads: intOption(values.threads as string, 'threads', 0, 0) });
   const options = {
+    workers,
     methods,
     peers,
     seed,

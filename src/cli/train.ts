@@ -6,6 +6,7 @@ import { demoDataset } from '../demo/toolset.js';
 import { checkModelPath, writeModelFile } from '../storage/file.js';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
+import { foldWorkers } from '../workers/node.js';
 import { checkDescribed, encoderOptions, loadCliEncoder, parseMethod } from './shared.js';
 
 export const trainHelp = `dtdr train (--data DIR | --demo) --out FILE [options]
@@ -20,6 +21,8 @@ empty) data.jsonl trains on the tools alone (dtdr-g, bm25, qts).
   --clusters N          clusters (dtdr-g: chosen from the data; DTDR-C: demonstrations / 10)
   --epochs N            linear-head epochs (default 8)
   --seed N              default 0
+  --threads N           dtdr-g: worker threads for cross-fitting besides this one (default: CPU cores − 1,
+                        at most 7; 0 = this thread only). The model is the same for any N
   --exclude-test        leave out the plans listed in split_ids.json
   --allow-undescribed   train although tools lack descriptions (no tool_desc.json, or an empty "desc"):
                         the tools are then known by name only, and methods that read descriptions lose that signal
@@ -35,6 +38,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
     clusters: { type: 'string' },
     epochs: { type: 'string' },
     seed: { type: 'string' },
+    threads: { type: 'string' },
     'exclude-test': { type: 'boolean' },
     target: { type: 'string' },
     'allow-undescribed': { type: 'boolean' },
@@ -57,7 +61,9 @@ export async function trainCommand(argv: string[]): Promise<void> {
   const encoder = needs.queries || needs.tools || needs.contexts ? await loadCliEncoder(values) : undefined;
   const bar = new ProgressBar();
   const started = Date.now();
+  const workers = foldWorkers(values.threads === undefined ? {} : { threads: intOption(values.threads as string, 'threads', 0, 0) });
   const model = await Dtdr.train({
+    workers,
     method,
     tools: dataset.tools,
     plans,
@@ -69,7 +75,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
     seed: intOption(values.seed as string | undefined, 'seed', 0),
     head: { epochs: intOption(values.epochs as string | undefined, 'epochs', 8, 1) },
     onProgress: (p) => bar.update(p.phase, p.fraction, p.loss !== undefined ? `loss ${p.loss.toFixed(3)}` : ''),
-  });
+  }).finally(() => workers.close());
   bar.done();
   writeModelFile(values.out as string, model.toJSON());
   const what = plans.length === 0 ? 'the tools alone (no demonstrations)' : `${plans.length} plans`;

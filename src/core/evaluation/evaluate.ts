@@ -8,7 +8,7 @@ import { seededRandom, shuffleInPlace } from '../base/random.js';
 import type { EvalMethodName, MethodName, Peer, PeerName, PeerRetriever, RankInput, Ranking, Retriever, TrainingProgress } from '../retrieval/types.js';
 import { selectCandidates, type SelectOptions } from '../selection/select.js';
 import { contextText } from '../base/text.js';
-import { embedAll, fitRetriever, fitVectors, isPeer, TRAIN_DEFAULTS, type FitVectors, type TrainOptions } from '../retrieval/train.js';
+import { embedAll, fitRetrieverWith, fitVectors, isPeer, TRAIN_DEFAULTS, type FitVectors, type TrainOptions } from '../retrieval/train.js';
 import type { Dataset, Plan, PlanStep, ToolSpec } from '../base/types.js';
 
 export interface Split {
@@ -113,7 +113,7 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
     Object.assign(shared, await fitVectors(peer ? (peer.needs.tools ? 'qts' : 'bm25') : (method as MethodName), tools, train, encoder, l, shared, progress));
     const embedMs = performance.now() - t0;
     const t1 = performance.now();
-    const retriever = peer ? await peer.fit(tools, shared.tools) : fitRetriever(method as MethodName, tools, train, shared, { ...options, onProgress: progress });
+    const retriever = peer ? await peer.fit(tools, shared.tools) : await fitRetrieverWith(method as MethodName, tools, train, shared, { ...options, onProgress: progress });
     const fitMs = performance.now() - t1;
 
     if (encoder && retriever.needs.query && !testQueries) {

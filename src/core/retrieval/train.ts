@@ -6,7 +6,7 @@ import { ColdStartRetriever, heldOutMrr } from './cold-start.js';
 import { seededRandom, shuffleInPlace } from '../base/random.js';
 import type { ClusterOptions } from './dependency.js';
 import { ClusterRetriever, DependencyRetriever } from './dependency.js';
-import { GatedRetriever, type GatedOptions } from './default/index.js';
+import { GatedRetriever, type FoldWorkers, type GatedOptions } from './default/index.js';
 import { LearnedRetriever } from './learned.js';
 import type { LinearHeadOptions } from './linear-head.js';
 import type { FitNeeds, MethodName, PeerName, Retriever, TrainingProgress } from './types.js';
@@ -41,6 +41,12 @@ export interface TrainOptions {
   head?: LinearHeadOptions;
   /** DTDR-G's settings: coverage target, folds, ablations (see GatedOptions). */
   gated?: Omit<GatedOptions, 'historyLength' | 'clusters' | 'seed' | 'head'>;
+  /**
+   * DTDR-G: run the cross-fitting rounds on these worker threads (`foldWorkers()` from `dtdr/node`)
+   * from PARALLEL_FROM_PLANS demonstrations on. The model is the same bit for bit; the caller closes
+   * the workers. Default: none (one thread). Used by trainRetriever, Dtdr.train and the CLI.
+   */
+  workers?: FoldWorkers;
   onProgress?: (progress: TrainingProgress) => void;
 }
 
@@ -102,17 +108,7 @@ export async function fitVectors(method: MethodName, tools: ToolSpec[], plans: P
 
 /** Fits a method on precomputed vectors: pure and synchronous. */
 export function fitRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[], vectors: FitVectors, options: TrainOptions = {}): Retriever {
-  assertMethod(method); // library callers without TypeScript can pass any string
-  if (plans.length === 0 && !TOOLS_ONLY_METHODS.includes(method)) {
-    throw new DtdrError('data', `${method} needs demonstrations to train on`, { hint: `give at least one plan, or train ${DEFAULT_METHOD} (or bm25) on the tools alone` });
-  }
-  if (tools.length === 0) throw new DtdrError('data', 'no tools to retrieve', { hint: 'give at least one tool' });
-  const labels = labelsOf(tools);
-  const known = new Set(labels);
-  for (const plan of plans) {
-    const unknown = plan.nodes.find((n) => !known.has(n.tool));
-    if (unknown) throw new DtdrError('data', `plan "${plan.id}" calls "${unknown.tool}", which is not in the tool set`, { hint: 'add the tool or fix the plan' });
-  }
+  const labels = checkFitInputs(method, tools, plans);
   const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
   const seed = options.seed ?? TRAIN_DEFAULTS.seed;
   switch (method) {
@@ -129,13 +125,7 @@ export function fitRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[
     case 'dtdr-cb':
       return fitColdStart(labels, tools, plans, vectors.queries!, { historyLength: l, clusters: options.clusters, seed, kmeans: options.kmeans }, options.onProgress);
     case 'dtdr-g':
-      return GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, {
-        ...options.gated,
-        seed,
-        ...(options.historyLength !== undefined ? { historyLength: options.historyLength } : {}),
-        ...(options.clusters !== undefined ? { clusters: options.clusters } : {}),
-        ...(options.head ? { head: options.head } : {}),
-      }, options.onProgress);
+      return GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, gatedOptionsOf(options, seed), options.onProgress);
     case 'lr':
     case 'dtdr-l':
     case 'dtdr-h':
@@ -143,11 +133,54 @@ export function fitRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[
   }
 }
 
-/** Embeds what the method needs with `encoder`, then fits it. */
+/** Embeds what the method needs with `encoder`, then fits it (DTDR-G's cross-fitting on `options.workers` when given). */
 export async function trainRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[], encoder: Encoder | undefined, options: TrainOptions = {}): Promise<Retriever> {
   const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
   const vectors = await fitVectors(method, tools, plans, encoder, l, {}, options.onProgress);
-  return fitRetriever(method, tools, plans, vectors, options);
+  return fitRetrieverWith(method, tools, plans, vectors, options);
+}
+
+/**
+ * Demonstrations from which DTDR-G's cross-fitting goes to `options.workers`: below, starting
+ * threads costs more than the rounds (the model is the same either way).
+ */
+export const PARALLEL_FROM_PLANS = 1000;
+
+/**
+ * fitRetriever, with DTDR-G's cross-fitting rounds on `options.workers` (a FoldWorkers, e.g.
+ * `foldWorkers()` from `dtdr/node`) when given: the same model bit for bit, sooner on several cores.
+ */
+export async function fitRetrieverWith(method: MethodName, tools: ToolSpec[], plans: Plan[], vectors: FitVectors, options: TrainOptions = {}): Promise<Retriever> {
+  const workers = options.workers;
+  if (method !== 'dtdr-g' || !workers || workers.threads === 0 || plans.length < PARALLEL_FROM_PLANS) return fitRetriever(method, tools, plans, vectors, options);
+  checkFitInputs(method, tools, plans);
+  return GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, workers, gatedOptionsOf(options, options.seed ?? TRAIN_DEFAULTS.seed), options.onProgress);
+}
+
+/** The tool labels, once the method, tools and plans are known to fit together (else a DtdrError). */
+function checkFitInputs(method: MethodName, tools: ToolSpec[], plans: Plan[]): string[] {
+  assertMethod(method); // library callers without TypeScript can pass any string
+  if (plans.length === 0 && !TOOLS_ONLY_METHODS.includes(method)) {
+    throw new DtdrError('data', `${method} needs demonstrations to train on`, { hint: `give at least one plan, or train ${DEFAULT_METHOD} (or bm25) on the tools alone` });
+  }
+  if (tools.length === 0) throw new DtdrError('data', 'no tools to retrieve', { hint: 'give at least one tool' });
+  const labels = labelsOf(tools);
+  const known = new Set(labels);
+  for (const plan of plans) {
+    const unknown = plan.nodes.find((n) => !known.has(n.tool));
+    if (unknown) throw new DtdrError('data', `plan "${plan.id}" calls "${unknown.tool}", which is not in the tool set`, { hint: 'add the tool or fix the plan' });
+  }
+  return labels;
+}
+
+function gatedOptionsOf(options: TrainOptions, seed: number): GatedOptions {
+  return {
+    ...options.gated,
+    seed,
+    ...(options.historyLength !== undefined ? { historyLength: options.historyLength } : {}),
+    ...(options.clusters !== undefined ? { clusters: options.clusters } : {}),
+    ...(options.head ? { head: options.head } : {}),
+  };
 }
 
 /** DTDR-CB: κ ∈ {0.5, 2, 8, 32} picked on a held-out fifth of the demonstrations (at most 2,000 of its steps), then refit on all. */

@@ -4,8 +4,6 @@
  */
 import { DtdrError } from '../../base/errors.js';
 import { planSteps, sequenceKey } from '../../plans/plan.js';
-import { seededRandom, shuffleInPlace } from '../../base/random.js';
-import { terms } from '../../base/text.js';
 import type { Plan, ToolSpec } from '../../base/types.js';
 import { historyIndices } from '../dependency.js';
 import { packRows, sphericalKMeans, type KMeansResult } from '../kmeans.js';
@@ -13,35 +11,84 @@ import type { TrainingProgress } from '../types.js';
 import { fitCoverage } from './coverage.js';
 import { fitCombinations } from './combinations.js';
 import { calibrationScores, groupThresholds, isotonicEce, maxScoredPlans, scoredSubset } from './calibration.js';
-import { SAMPLED_SOFTMAX_ABOVE } from '../linear-head-sampled.js';
 import { priorGate, toolsOnlyGate } from './combine.js';
-import { countedStepsMemo, fitEvidence, rarity, type Clustering, type Evidence } from './evidence.js';
+import { countedStepsMemo, fitEvidence, type Clustering, type Evidence } from './evidence.js';
 import { capScores, mondrianThresholds, rankQuantile, stepGroup } from './groups.js';
 import { expectedCalibrationError, fitTemperature, GateDataBuilder, trainGate } from './gate.js';
-import { BAG, CG, EMBU, G, GG, HEAD, LEX, LEXU, S, SIGNALS } from './layout.js';
+import { CG, G, HEAD, S, SIGNALS } from './layout.js';
 import { resolveGatedOptions, type GatedOptions } from './options.js';
 import { computeSignals } from './signals.js';
 import type { GatedDiagnostics, GatedParts } from './state.js';
 import { ToolSide } from './tool-side.js';
+import { CrossFitter, foldAssignment, gateHalves, tooFewToSplit, type CrossFitSetup, type FoldScheme, type FoldWorkers, type RoundOutput } from './cross-fit.js';
+import type { LinearHeadOptions } from '../linear-head.js';
 import { noTerms, Workspace } from './workspace.js';
 
 /**
  * Fits DTDR-G from demonstrations (or from tools alone): picks l and K on a held-out fold, scores
- * every demonstration's steps with cross-fitted evidence that never saw it, trains the gate on one
- * half of those steps, calibrates the temperature and the conformal thresholds on the other, then
- * fits the evidence on all the demonstrations.
+ * every demonstration's steps with cross-fitted evidence that never saw it (cross-fit.ts), trains
+ * the gate on one half of those steps, calibrates the temperature and the conformal thresholds on
+ * the other, then fits the evidence on all the demonstrations.
  */
 export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], options: GatedOptions = {}, onProgress?: (p: TrainingProgress) => void): GatedParts {
+  const fit = prepareFit(tools, plans, queries, toolVectors, options, onProgress);
+  if ('parts' in fit) return fit.parts;
+  const fitter = new CrossFitter(fit.setup, fit.side);
+  const rounds: RoundOutput[] = [];
+  for (let round = 0; round < fitter.rounds; round++) {
+    rounds.push(fitter.round(round, (fraction) => fit.report('cross-fitting', (round + fraction) / fitter.rounds)));
+    fit.report('cross-fitting', (round + 1) / fitter.rounds);
+  }
+  return finishFit(fit, rounds, finalEvidence(fit, fitter));
+}
+
+/**
+ * fitGated with the cross-fitting rounds spread over `workers` and this thread: this thread fits
+ * the final evidence (the largest single job) first, then takes rounds until none is left. The
+ * rounds merge in order, so the model is the same bit for bit as fitGated's. A round a worker
+ * failed to return is run here.
+ */
+export async function fitGatedParallel(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], workers: FoldWorkers, options: GatedOptions = {}, onProgress?: (p: TrainingProgress) => void): Promise<GatedParts> {
+  const fit = prepareFit(tools, plans, queries, toolVectors, options, onProgress);
+  if ('parts' in fit) return fit.parts;
+  const fitter = new CrossFitter(fit.setup, fit.side);
+  const total = fitter.rounds;
+  let done = 0;
+  const progress = () => fit.report('cross-fitting', ++done / (total + 1));
+  const job = workers.run(fit.setup, total);
+  const theirs = job.results.then((list) => list, () => [] as RoundOutput[]);
+  const ev = finalEvidence(fit, fitter);
+  progress();
+  const byRound = new Map<number, RoundOutput>();
+  for (let round = job.claim(); round < total; round = job.claim()) {
+    byRound.set(round, fitter.round(round));
+    progress();
+  }
+  for (const output of await theirs) if (output.round >= 0 && output.round < total && !byRound.has(output.round)) byRound.set(output.round, output);
+  for (let round = 0; round < total; round++) if (!byRound.has(round)) byRound.set(round, fitter.round(round));
+  return finishFit(fit, Array.from({ length: total }, (_, round) => byRound.get(round)!), ev);
+}
+
+type Prepared = ReturnType<typeof prepareSettings>;
+
+/** Options, settings (l and K on a held-out fold) and the cross-fitting setup; a tools-only model at once. */
+function prepareFit(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], options: GatedOptions, onProgress?: (p: TrainingProgress) => void): Prepared | { parts: GatedParts } {
   const dim = toolVectors[0]?.length ?? queries[0]?.length ?? 0;
   if (tools.length === 0) throw new DtdrError('data', 'no tools to retrieve', { hint: 'give at least one tool' });
-  const { target, confidentAbove, neighbours, lexicalOrder, without, foldHeadSteps } = resolveGatedOptions(options);
+  const resolved = resolveGatedOptions(options);
+  const { target, confidentAbove, neighbours, lexicalOrder, without } = resolved;
   const side = new ToolSide(tools, packRows(toolVectors, dim), dim, lexicalOrder);
-  const seed = options.seed ?? 0;
   if (plans.length === 0) {
-    return { side, evidence: undefined, theta: toolsOnlyGate(), temperature: 1, target, confidentAbove, thresholds: { confident: 0, unsure: 0 }, neighbours, withoutSignals: without, calibration: { confident: [], unsure: [] }, addedTools: [] };
+    return { parts: { side, evidence: undefined, theta: toolsOnlyGate(), temperature: 1, target, confidentAbove, thresholds: { confident: 0, unsure: 0 }, neighbours, withoutSignals: without, calibration: { confident: [], unsure: [] }, addedTools: [] } };
   }
+  return prepareSettings(tools, plans, queries, side, dim, resolved, options, onProgress);
+}
+
+function prepareSettings(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], side: ToolSide, dim: number, resolved: ReturnType<typeof resolveGatedOptions>, options: GatedOptions, onProgress?: (p: TrainingProgress) => void) {
+  const { target, confidentAbove, neighbours, without, foldHeadSteps } = resolved;
+  const seed = options.seed ?? 0;
   const withoutIdx = new Set(without.map((s) => SIGNALS.indexOf(s)));
-  const headOption = withoutIdx.has(HEAD) ? false : options.head;
+  const headOption: LinearHeadOptions | false | undefined = withoutIdx.has(HEAD) ? false : options.head;
   const n = plans.length;
   const folds = Math.max(2, Math.min(options.folds ?? 3, n));
   const sequenceOf = plans.map(sequenceKey);
@@ -56,24 +103,11 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   // lose whole skills, not combinations: random folds only.
   const foldBy: GatedDiagnostics['foldBy'] = options.foldBy ?? (sequences >= 10 && sequences / n < 0.1 ? 'plan+sequence' : 'plan');
   const thresholdsFrom = options.thresholdsFrom ?? (foldBy === 'sequence' || (sequences >= 10 && repeats >= n / 2) ? 'sequence' : 'plan');
-  const gateSchemes: ('plan' | 'sequence')[] = foldBy === 'plan+sequence' ? ['sequence', 'plan'] : [foldBy];
+  const gateSchemes: FoldScheme[] = foldBy === 'plan+sequence' ? ['sequence', 'plan'] : [foldBy];
   // A thresholds scheme the gate does not use is scored on the calibration half only.
   const schemes = gateSchemes.includes(thresholdsFrom) ? gateSchemes : [...gateSchemes, thresholdsFrom];
-  const foldsOf = (scheme: 'plan' | 'sequence') => {
-    const foldOf = new Uint32Array(n);
-    if (scheme === 'sequence') {
-      // Plans that share a tool sequence share a fold: every held-out plan is a new combination.
-      const keys = [...sequenceCounts.keys()];
-      const foldOfKey = new Map<string, number>();
-      shuffleInPlace(keys, seededRandom(seed + 211)).forEach((key, rank) => foldOfKey.set(key, rank % folds));
-      sequenceOf.forEach((key, i) => (foldOf[i] = foldOfKey.get(key)!));
-    } else {
-      shuffleInPlace(Array.from({ length: n }, (_, i) => i), seededRandom(seed + 211)).forEach((p, rank) => (foldOf[p] = rank % folds));
-    }
-    return foldOf;
-  };
   // K and l are chosen on the first scheme's fold 0 (by sequence where used: robust to new combinations).
-  const foldOf = foldsOf(schemes[0]);
+  const foldOf = foldAssignment(plans, schemes[0], folds, seed);
   const report = (phase: string, fraction: number) => onProgress?.({ phase, fraction });
   // Every fit below counts the same plans into its graphs: their orders and keys are built once.
   const stepsOf = countedStepsMemo(side);
@@ -138,12 +172,41 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
     }
   }
   report('settings', 1);
+  const setup: CrossFitSetup = {
+    tools,
+    toolVectors: side.toolVectors,
+    dim,
+    lexicalOrder: resolved.lexicalOrder,
+    plans,
+    queries: all,
+    centroids: clustering!.centroids,
+    k: clustering!.k,
+    assignment: Uint32Array.from(clustering!.assignment),
+    historyLength: l,
+    seed,
+    neighbours,
+    without: [...withoutIdx],
+    head: headOption,
+    foldHeadSteps,
+    folds,
+    schemes,
+    gateSchemes: gateSchemes.length,
+  };
+  return { tools, plans, queries, side, seed, target, confidentAbove, neighbours, without, headOption, folds, foldBy, thresholdsFrom, schemes, gateSchemes, clustering: clustering!, l, K, selection, stepsOf, report, setup };
+}
 
-  // Cross-fitting: every demonstration's steps are scored by components that never saw it.
-  // Gate on one half of the held-out plans, calibration and conformal thresholds on the other.
-  const half = new Uint8Array(n);
-  shuffleInPlace(Array.from({ length: n }, (_, i) => i), seededRandom(seed + 307)).forEach((p, rank) => (half[p] = rank % 2));
-  const small = n < 40; // too few to split: both halves use everything (the guarantee weakens; said in the reason)
+
+/** The evidence from every demonstration (what the model ranks with). */
+function finalEvidence(fit: Prepared, fitter: CrossFitter): Evidence {
+  return fitEvidence(fit.side, fit.plans, fit.queries, fit.clustering, { historyLength: fit.l, seed: fit.seed, head: fit.headOption, stepsOf: fit.stepsOf }, (p) => fit.report('fitting', p.fraction));
+}
+
+/** Gate, temperature, conformal thresholds and groups from the rounds' held-out steps (in round order). */
+function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence): GatedParts {
+  const { tools, plans, side, seed, target, confidentAbove, neighbours, without, folds, foldBy, thresholdsFrom, schemes, gateSchemes, l, K, selection, report } = fit;
+  const n = plans.length;
+  const small = tooFewToSplit(n);
+  const half = gateHalves(n, seed);
   const builder = new GateDataBuilder(S, G);
   const stepPlan: number[] = [];
   const stepKnown: boolean[] = [];
@@ -152,43 +215,15 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   const stepPoolCounts: Float32Array[] = [];
   /** Per held-out step: the needed tool's best rank by description (embedding or lexical), as if it had no demonstrations. */
   const stepDescRank: number[] = [];
-  const rounds = schemes.length * folds;
-  for (const [r, scheme] of schemes.entries()) {
-    const foldOf = foldsOf(scheme);
-    for (let f = 0; f < folds; f++) {
-      const trainIdx = plans.flatMap((_, i) => (foldOf[i] !== f ? [i] : []));
-      // Every other plan trains the fold; at most MAX_SCORED_PLANS held-out plans per scheme are
-      // scored (gate and calibration need thousands of steps, not 100,000 demonstrations' worth).
-      const forThresholdsOnly = r >= gateSchemes.length;
-      const heldIdx = scoredSubset(plans.flatMap((_, i) => (foldOf[i] === f && (small || !forThresholdsOnly || half[i] === 1) ? [i] : [])), scoredPlans / folds, seed + 409 + f);
-      const t = sub(trainIdx);
-      // Fold heads only feed the gate and calibration: 3 epochs measure as well as 8 there, at a third of the time.
-      // Over many labels (a sampled softmax) one epoch: fold heads were most of the fit at 16,000 tools.
-      const foldHead = headOption === false ? false : { ...headOption, epochs: Math.min(side.labels.length > SAMPLED_SOFTMAX_ABOVE ? 1 : 3, headOption?.epochs ?? 8) };
-      const ev = fitEvidence(side, t.plans, t.queries, restrict(clustering!, trainIdx), { historyLength: l, seed: seed + f, head: foldHead, headSteps: foldHeadSteps, stepsOf }, (p) =>
-        report('cross-fitting', (r * folds + f + p.fraction) / rounds),
-      );
-      const w = new Workspace(side.labels.length, dim, ev.k);
-      for (const i of heldIdx) {
-        const qTerms = side.lexical.prepare(terms(plans[i].query));
-        for (const step of planSteps(plans[i])) {
-          computeSignals(side, ev, { terms: qTerms, queryVector: queries[i], history: historyIndices(step.history, side.index) }, w, neighbours, withoutIdx);
-          const acceptable = new Set(step.acceptable.map((t) => side.index.get(t)!));
-          const pool = new Set<number>(acceptable);
-          pool.add(side.end);
-          const L = side.labels.length;
-          for (const s of [LEX, LEXU, EMBU, CG, GG, BAG, HEAD]) if (!withoutIdx.has(s)) topIndices(w.x, s * L, L, 12, pool);
-          const pooled = [...pool];
-          builder.add(w.context, pooled, (s, f2) => w.x[s * L + f2], (f2) => acceptable.has(f2));
-          const counts = rarity(ev, L).counts;
-          stepPoolCounts.push(Float32Array.from(pooled, (f2) => counts[f2]));
-          stepDescRank.push(descriptionRank(w.x, L, side.end, acceptable));
-          stepPlan.push(i);
-          stepKnown.push(w.known);
-          stepScheme.push(r);
-        }
-      }
-      report('cross-fitting', (r * folds + f + 1) / rounds);
+  for (const output of rounds) {
+    builder.append(output.gate);
+    const offsets = output.gate.offsets;
+    for (let j = 0; j < output.plan.length; j++) {
+      stepPlan.push(output.plan[j]);
+      stepKnown.push(output.known[j] === 1);
+      stepScheme.push(Math.floor(output.round / folds));
+      stepPoolCounts.push(output.poolCounts.subarray(offsets[j], offsets[j + 1]));
+      stepDescRank.push(output.descRank[j]);
     }
   }
 
@@ -245,60 +280,12 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
     selection,
   };
   report('calibration', 1);
-  const ev = fitEvidence(side, plans, queries, clustering!, { historyLength: l, seed, head: headOption, stepsOf }, (p) => report('fitting', p.fraction));
   const calibration = { confident: confidentScores.map(Math.fround), unsure: unsureScores.map(Math.fround) };
   const coverage = fitCoverage(tools, plans, side.index);
   const combinations = fitCombinations(plans, side.index, side.labels.length, coverage);
   return { side, evidence: ev, theta, temperature, target, confidentAbove, thresholds, neighbours, withoutSignals: without, diagnostics, calibration, groups, addedTools: [], coverage, combinations };
 }
 
+
 /** Held-out scores kept per group, at most (a seeded sample beyond it). */
 const MAX_GROUP_SCORES = 4000;
-
-/**
- * The best rank of an acceptable tool (END aside) by the description signals alone, embedding
- * (history-aware) or lexical, whichever ranks it higher; 0 when END is the only acceptable label.
- * Description signals need no demonstration, so this is the rank a tool would have if it had none.
- */
-function descriptionRank(x: Float32Array, L: number, T: number, acceptable: Set<number>): number {
-  let best = 0;
-  for (const f of acceptable) {
-    if (f >= T) continue;
-    for (const s of [EMBU, LEXU]) {
-      const v = x[s * L + f];
-      if (s === LEXU && v <= 0) continue;
-      let rank = 1;
-      for (let g = 0; g < T; g++) if (x[s * L + g] > v) rank++;
-      if (best === 0 || rank < best) best = rank;
-    }
-  }
-  return best;
-}
-
-/**
- * Indices of the `count` largest values of x[from .. from+n), added to `into` in the order a
- * replace-the-worst scan keeps them: the first `count` indices, each later one that beats the
- * worst kept (the first of the smallest) taking its place.
- */
-function topIndices(x: Float32Array, from: number, n: number, count: number, into: Set<number>): void {
-  const kept = Math.min(count, n);
-  const best: number[] = [];
-  for (let f = 0; f < kept; f++) best.push(f);
-  if (n > count) {
-    const worstOf = () => {
-      let worst = 0;
-      for (let k = 1; k < best.length; k++) if (x[from + best[k]] < x[from + best[worst]]) worst = k;
-      return worst;
-    };
-    let worst = worstOf();
-    let worstValue = x[from + best[worst]];
-    for (let f = count; f < n; f++) {
-      if (x[from + f] > worstValue) {
-        best[worst] = f;
-        worst = worstOf();
-        worstValue = x[from + best[worst]];
-      }
-    }
-  }
-  for (const f of best) into.add(f);
-}

@@ -58,6 +58,23 @@ export class GateDataBuilder {
     return this.offsets.length - 1;
   }
 
+  /** Its steps as arrays a worker can send back (cross-fit.ts). */
+  parts(): GateParts {
+    return { context: Float64Array.from(this.context), values: this.values.slice(0, this.rows * this.signals), accept: this.accept.slice(0, this.rows), offsets: Uint32Array.from(this.offsets) };
+  }
+
+  /** Adds another builder's steps (its `parts()`), after this one's: the same as adding them here. */
+  append(parts: GateParts): void {
+    const steps = parts.offsets.length - 1;
+    for (let i = 0; i < steps; i++) {
+      const from = parts.offsets[i];
+      const to = parts.offsets[i + 1];
+      const context = parts.context.subarray(i * this.contexts, (i + 1) * this.contexts);
+      const candidates = Array.from({ length: to - from }, (_, k) => from + k);
+      this.add(context, candidates, (s, row) => parts.values[row * this.signals + s], (row) => parts.accept[row] === 1);
+    }
+  }
+
   /** The data of the listed steps (all when omitted). */
   build(steps?: readonly number[]): GateData {
     const S = this.signals;
@@ -80,6 +97,14 @@ export class GateDataBuilder {
     });
     return { signals: S, contexts: G, context, values, accept, offsets };
   }
+}
+
+/** A GateDataBuilder's steps as plain arrays: contexts (float64, as added), rows, acceptability, step offsets. */
+export interface GateParts {
+  context: Float64Array;
+  values: Float32Array;
+  accept: Uint8Array;
+  offsets: Uint32Array;
 }
 
 /** a = Θ · g for step i. */

@@ -3,11 +3,12 @@
  * layout (signal and context names) → tool-side (what depends on tools alone) → evidence (what
  * demonstrations teach) → signals (one step's signal matrix) → combine (the gate's weighted sum)
  * → retriever (probabilities, confidence, why unsure). Fitting: options → fit (settings,
- * cross-fitting) → gate (training the gate, temperature) → calibration (conformal thresholds).
+ * cross-fitting; its rounds in cross-fit, on worker threads where given) → gate (training the gate, temperature) → calibration (conformal thresholds).
  * Afterwards: learning (online) and state (files).
  */
 export { GatedRetriever } from './retriever.js';
 export { CONTEXTS, SIGNALS, type SignalName } from './layout.js';
 export type { GatedOptions } from './options.js';
+export { CrossFitter, type CrossFitSetup, type FoldWorkers, type RoundOutput } from './cross-fit.js';
 export type { GatedDiagnostics, GatedState } from './state.js';
 export { priorGate, toolsOnlyGate } from './combine.js';

@@ -1,0 +1,137 @@
+/**
+ * DTDR-G's cross-fitting rounds in parallel (issue 25): rounds run on worker threads, in-process
+ * doubles, or this thread give the same model bit for bit; a worker that fails costs time, not
+ * results.
+ */
+import { createHash } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CrossFitter, type CrossFitSetup, type FoldWorkers, type RoundOutput } from '../src/core/retrieval/default/cross-fit.js';
+import { GateDataBuilder } from '../src/core/retrieval/default/gate.js';
+import { GatedRetriever } from '../src/core/retrieval/default/index.js';
+import { fitRetriever, fitRetrieverWith, fitVectors, PARALLEL_FROM_PLANS, type FitVectors } from '../src/core/retrieval/train.js';
+import type { Plan, ToolSpec } from '../src/core/base/types.js';
+import { demoDataset } from '../src/demo/toolset.js';
+import { loadEncoder } from '../src/encoders/node.js';
+import { foldWorkers } from '../src/workers/node.js';
+import { DtdrError } from '../src/core/base/errors.js';
+import { runCli } from './helpers.js';
+
+const fingerprint = (r: GatedRetriever) => createHash('sha256').update(JSON.stringify(r.state())).digest('hex');
+
+/** Runs rounds in this thread as a worker would: the setup through a structured clone, outputs back the same way. */
+function inProcessWorkers(options: { drop?: number[]; fail?: boolean } = {}): FoldWorkers & { ran: number[] } {
+  const ran: number[] = [];
+  return {
+    threads: 1,
+    ran,
+    run(setup: CrossFitSetup, rounds: number) {
+      let next = 0;
+      const claim = () => next++;
+      // The "worker" takes every other round before the caller starts (rounds 0, 2, 4, …).
+      const fitter = new CrossFitter(structuredClone(setup));
+      const outputs: RoundOutput[] = [];
+      for (let round = 0; round < rounds; round += 2) {
+        ran.push(round);
+        if (!options.drop?.includes(round)) outputs.push(structuredClone(fitter.round(round)));
+      }
+      const taken = new Set(ran);
+      return {
+        claim: () => {
+          let round = claim();
+          while (taken.has(round)) round = claim();
+          return round;
+        },
+        results: options.fail ? Promise.reject(new Error('worker died')) : Promise.resolve(outputs),
+      };
+    },
+    close() {},
+  };
+}
+
+describe('GateDataBuilder parts', () => {
+  it('appending a builder’s parts is the same as adding its steps', () => {
+    const direct = new GateDataBuilder(2, 3);
+    const first = new GateDataBuilder(2, 3);
+    const second = new GateDataBuilder(2, 3);
+    const steps: [number[], number[]][] = [
+      [[1, 0.5, 0.25], [4, 7]],
+      [[1, 0.1, 0.3], [2]],
+      [[1, 0.9, 0.7], [0, 1, 5]],
+    ];
+    steps.forEach(([context, labels], i) => {
+      const target = i < 2 ? first : second;
+      for (const b of [direct, target]) b.add(context, labels, (s, f) => f * 10 + s + 0.1 * i, (f) => f % 2 === 1);
+    });
+    first.append(second.parts());
+    expect(first.build()).toEqual(direct.build());
+    expect(first.steps).toBe(3);
+  });
+});
+
+describe('DTDR-G fitted with parallel cross-fitting', () => {
+  let tools: ToolSpec[];
+  let plans: Plan[];
+  let vectors: FitVectors;
+  let sequential: GatedRetriever;
+  beforeAll(async () => {
+    const data = demoDataset();
+    tools = data.tools;
+    plans = data.plans.slice(0, 240);
+    vectors = await fitVectors('dtdr-g', tools, plans, await loadEncoder(), 3);
+    sequential = GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, {});
+  }, 120_000);
+
+  it('gives the same model, bit for bit, whichever thread ran each round', async () => {
+    const workers = inProcessWorkers();
+    const parallel = await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, workers, {});
+    expect(workers.ran.length).toBeGreaterThan(0);
+    expect(fingerprint(parallel)).toBe(fingerprint(sequential));
+  });
+
+  it('runs a round a worker did not return on the caller’s thread, and a failed worker changes nothing', async () => {
+    const dropped = await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, inProcessWorkers({ drop: [0, 2] }), {});
+    const failed = await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, inProcessWorkers({ fail: true }), {});
+    expect(fingerprint(dropped)).toBe(fingerprint(sequential));
+    expect(fingerprint(failed)).toBe(fingerprint(sequential));
+  });
+
+  it('a real worker thread (foldWorkers) returns the rounds this thread would compute', async () => {
+    // The setup a fit hands its workers, caught by a double.
+    let setup: CrossFitSetup | undefined;
+    let rounds = 0;
+    const spy: FoldWorkers = { threads: 1, run: (s, r) => ((setup = s), (rounds = r), { claim: () => r, results: Promise.resolve([]) }), close() {} };
+    await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, spy, {});
+    expect(rounds).toBeGreaterThan(1);
+    const workers = foldWorkers({ threads: 1 });
+    try {
+      // Nobody else claims: the worker takes every round.
+      const outputs = await workers.run(setup!, rounds).results;
+      expect(outputs.map((o) => o.round).sort()).toEqual(Array.from({ length: rounds }, (_, i) => i));
+      const here = new CrossFitter(setup!);
+      for (const output of outputs) expect(output).toEqual(here.round(output.round));
+    } finally {
+      await workers.close();
+    }
+  }, 120_000);
+
+  it('fitRetrieverWith uses workers only for dtdr-g from PARALLEL_FROM_PLANS demonstrations', async () => {
+    const workers = inProcessWorkers();
+    const small = await fitRetrieverWith('dtdr-g', tools, plans, vectors, { workers });
+    expect(plans.length).toBeLessThan(PARALLEL_FROM_PLANS);
+    expect(workers.ran).toEqual([]); // too few demonstrations: this thread alone
+    expect(fingerprint(small as GatedRetriever)).toBe(fingerprint(fitRetriever('dtdr-g', tools, plans, vectors) as GatedRetriever));
+    await expect(fitRetrieverWith('dtdr-g', tools, [{ id: 'x', query: 'q', nodes: [{ tool: 'nope' }], links: [] } as unknown as Plan], vectors, { workers })).rejects.toThrow(/not in the tool set/);
+  });
+
+  it('foldWorkers checks its thread count', () => {
+    expect(() => foldWorkers({ threads: -1 })).toThrow(DtdrError);
+    expect(() => foldWorkers({ threads: 1.5 })).toThrow(/whole number/);
+    expect(foldWorkers({ threads: 0 }).threads).toBe(0);
+  });
+
+  it('the CLI rejects a bad --threads with a usage error', () => {
+    const r = runCli(['train', '--demo', '--out', '/tmp/dtdr-threads.dtdr', '--threads', 'two']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--threads must be an integer/);
+  });
+});
