@@ -6,7 +6,8 @@
 import { saveRetriever } from '../src/core/model/artifact.js';
 import { encodeBinaryModel } from '../src/core/model/binary.js';
 import type { MethodName } from '../src/core/retrieval/types.js';
-import { fitRetriever, fitVectors } from '../src/core/retrieval/train.js';
+import { fitRetrieverWith, fitVectors } from '../src/core/retrieval/train.js';
+import { foldWorkers } from '../src/workers/node.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { appWorld } from './app-world.js';
 import { syntheticDataset } from './synthetic.js';
@@ -19,11 +20,14 @@ const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rs
 const encoder = await loadEncoder();
 const data = world === 'app' ? (({ name, tools: t, train }) => ({ name, tools: t, plans: train }))(appWorld({ tools: Number(tools), train: Number(plans), test: 0 })) : syntheticDataset(Number(tools), Number(plans), 0);
 const vectors = await fitVectors(method as MethodName, data.tools, data.plans, encoder, 3);
+// As `dtdr train` fits: DTDR-G's cross-fitting on the machine's other cores (the same model as on one).
+const workers = foldWorkers();
 const started = performance.now();
-const retriever = fitRetriever(method as MethodName, data.tools, data.plans, vectors, world === 'app' ? {} : { head: { epochs: 1 } });
+const retriever = await fitRetrieverWith(method as MethodName, data.tools, data.plans, vectors, { workers, ...(world === 'app' ? {} : { head: { epochs: 1 } }) });
 const fitMs = performance.now() - started;
+await workers.close();
 peak = Math.max(peak, process.memoryUsage().rss);
 clearInterval(sample);
 const bytes = encodeBinaryModel(saveRetriever(retriever, data.tools, encoder, { dataset: data.name, plans: data.plans.length, historyLength: retriever.historyLength, seed: 0 }, [])).length;
-console.log(JSON.stringify({ method, world, plans: Number(plans), tools: Number(tools), fitMs, peakBytes: peak, artifactBytes: bytes }));
+console.log(JSON.stringify({ method, world, plans: Number(plans), tools: Number(tools), fitMs, threads: 1 + workers.threads, peakBytes: peak, artifactBytes: bytes }));
 await encoder.dispose?.();

@@ -10,7 +10,8 @@ import { planSteps } from '../src/core/plans/plan.js';
 import type { MethodName, RankInput, Retriever } from '../src/core/retrieval/types.js';
 import { selectCandidates } from '../src/core/selection/select.js';
 import { contextText } from '../src/core/base/text.js';
-import { fitRetriever, fitVectors } from '../src/core/retrieval/train.js';
+import { fitRetrieverWith, fitVectors } from '../src/core/retrieval/train.js';
+import { foldWorkers } from '../src/workers/node.js';
 import type { Dataset, Plan } from '../src/core/base/types.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { demoDataset } from '../src/demo/toolset.js';
@@ -44,9 +45,12 @@ const queries = await encoder.embed(steps.map((s) => s.query));
 
 async function fit(m: MethodName): Promise<{ retriever: Retriever; fitMs: number; inputs: RankInput[] }> {
   const vectors = await fitVectors(m, dataset.tools, train, encoder, 3);
+  // As `dtdr train` fits: DTDR-G's cross-fitting on the machine's other cores (the same model as on one).
+  const workers = foldWorkers();
   const started = performance.now();
-  const retriever = fitRetriever(m, dataset.tools, train, vectors, world.startsWith('synthetic:') ? { head: { epochs: 1 } } : {});
+  const retriever = await fitRetrieverWith(m, dataset.tools, train, vectors, { workers, ...(world.startsWith('synthetic:') ? { head: { epochs: 1 } } : {}) });
   const fitMs = performance.now() - started;
+  await workers.close();
   const contexts = retriever.needs.context ? await encoder.embed(steps.map((s) => contextText(s.query, s.history, retriever.historyLength))) : undefined;
   return { retriever, fitMs, inputs: steps.map((s, i) => ({ query: s.query, history: s.history, queryVector: queries[i], contextVector: contexts?.[i] })) };
 }

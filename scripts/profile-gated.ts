@@ -10,7 +10,8 @@
 import { planSteps } from '../src/core/plans/plan.js';
 import type { RankInput } from '../src/core/retrieval/types.js';
 import { selectCandidates } from '../src/core/selection/select.js';
-import { fitRetriever, fitVectors } from '../src/core/retrieval/train.js';
+import { fitRetrieverWith, fitVectors } from '../src/core/retrieval/train.js';
+import { foldWorkers } from '../src/workers/node.js';
 import { splitDataset } from '../src/core/evaluation/evaluate.js';
 import type { Plan, ToolSpec } from '../src/core/base/types.js';
 import { loadEncoder } from '../src/encoders/node.js';
@@ -31,9 +32,9 @@ const profileDir = process.env.PROFILE_DIR;
 const session = profileDir ? new Session() : undefined;
 session?.connect();
 await session?.post('Profiler.enable');
-const profile = async (name: string, run: () => void) => {
+const profile = async (name: string, run: () => void | Promise<void>) => {
   await session?.post('Profiler.start');
-  run();
+  await run();
   if (session) writeFileSync(`${profileDir}/${name}.cpuprofile`, JSON.stringify((await session.post('Profiler.stop')).profile));
 };
 let tools: ToolSpec[];
@@ -59,7 +60,10 @@ let last = '';
 let lastRound = -1;
 const started = performance.now();
 const mark = (name: string) => phases.push([name, performance.now()]);
-await profile('fit', () => (retriever = fitRetriever('dtdr-g', tools, train, vectors, {
+// THREADS=n: cross-fitting on n worker threads besides this one (default 0: the phases below are sequential).
+const workers = foldWorkers({ threads: Number(process.env.THREADS ?? 0) });
+await profile('fit', async () => void (retriever = await fitRetrieverWith('dtdr-g', tools, train, vectors, {
+  workers,
   ...(synthetic ? { head: { epochs: 1 } } : {}),
   // FOLD_HEAD_STEPS=n: GatedOptions.foldHeadSteps (Infinity: every step), to compare quality with and without the cap.
   ...(process.env.FOLD_HEAD_STEPS ? { gated: { foldHeadSteps: Number(process.env.FOLD_HEAD_STEPS) } } : {}),
@@ -70,6 +74,7 @@ await profile('fit', () => (retriever = fitRetriever('dtdr-g', tools, train, vec
     [last, lastRound] = [p.phase, round];
   },
 })));
+await workers.close();
 mark(`${last}`);
 const fitMs = performance.now() - started;
 let previous = started;

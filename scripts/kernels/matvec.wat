@@ -309,4 +309,60 @@
         (local.set $row (i32.add (local.get $row) (local.get $bytes)))
         (local.set $f (i32.add (local.get $f) (i32.const 1)))
         (br $next_f))))
+  ;; dst[j] += src[j] for j < n, f64 (one sum per element, as the JS twin): a one-hot row added
+  ;; to the logits, or the logits' gradient added to a one-hot row's (the full-softmax heads).
+  (func (export "addvec") (param $dst i32) (param $src i32) (param $n i32)
+    (local $j i32) (local $bytes i32) (local $pairs i32)
+    (local.set $bytes (i32.shl (local.get $n) (i32.const 3)))
+    (local.set $pairs (i32.shl (i32.and (local.get $n) (i32.const -2)) (i32.const 3)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $j) (local.get $pairs)))
+        (v128.store (i32.add (local.get $dst) (local.get $j))
+          (f64x2.add (v128.load (i32.add (local.get $dst) (local.get $j))) (v128.load (i32.add (local.get $src) (local.get $j)))))
+        (local.set $j (i32.add (local.get $j) (i32.const 16)))
+        (br $next)))
+    (if (i32.lt_u (local.get $j) (local.get $bytes))
+      (then
+        (f64.store (i32.add (local.get $dst) (local.get $j))
+          (f64.add (f64.load (i32.add (local.get $dst) (local.get $j))) (f64.load (i32.add (local.get $src) (local.get $j))))))))
+  ;; Adam over n f64 weights w with moments m, v and gradient sums g, each operation as the JS twin:
+  ;; d = g*scale + l2*w; m = b1*m + c1*d; v = b2*v + (c2*d)*d; w = w - (lr*m)/(sqrt(v) + eps).
+  (func (export "adam") (param $w i32) (param $m i32) (param $v i32) (param $g i32) (param $n i32)
+    (param $scale f64) (param $l2 f64) (param $lr f64) (param $b1 f64) (param $c1 f64) (param $b2 f64) (param $c2 f64) (param $eps f64)
+    (local $j i32) (local $bytes i32) (local $pairs i32) (local $d v128) (local $mv v128) (local $vv v128)
+    (local $d1 f64) (local $m1 f64) (local $v1 f64)
+    (local.set $bytes (i32.shl (local.get $n) (i32.const 3)))
+    (local.set $pairs (i32.shl (i32.and (local.get $n) (i32.const -2)) (i32.const 3)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $j) (local.get $pairs)))
+        (local.set $d (f64x2.add
+          (f64x2.mul (v128.load (i32.add (local.get $g) (local.get $j))) (f64x2.splat (local.get $scale)))
+          (f64x2.mul (f64x2.splat (local.get $l2)) (v128.load (i32.add (local.get $w) (local.get $j))))))
+        (local.set $mv (f64x2.add
+          (f64x2.mul (f64x2.splat (local.get $b1)) (v128.load (i32.add (local.get $m) (local.get $j))))
+          (f64x2.mul (f64x2.splat (local.get $c1)) (local.get $d))))
+        (local.set $vv (f64x2.add
+          (f64x2.mul (f64x2.splat (local.get $b2)) (v128.load (i32.add (local.get $v) (local.get $j))))
+          (f64x2.mul (f64x2.mul (f64x2.splat (local.get $c2)) (local.get $d)) (local.get $d))))
+        (v128.store (i32.add (local.get $m) (local.get $j)) (local.get $mv))
+        (v128.store (i32.add (local.get $v) (local.get $j)) (local.get $vv))
+        (v128.store (i32.add (local.get $w) (local.get $j))
+          (f64x2.sub (v128.load (i32.add (local.get $w) (local.get $j)))
+            (f64x2.div (f64x2.mul (f64x2.splat (local.get $lr)) (local.get $mv)) (f64x2.add (f64x2.sqrt (local.get $vv)) (f64x2.splat (local.get $eps))))))
+        (local.set $j (i32.add (local.get $j) (i32.const 16)))
+        (br $next)))
+    (if (i32.lt_u (local.get $j) (local.get $bytes))
+      (then
+        (local.set $d1 (f64.add
+          (f64.mul (f64.load (i32.add (local.get $g) (local.get $j))) (local.get $scale))
+          (f64.mul (local.get $l2) (f64.load (i32.add (local.get $w) (local.get $j))))))
+        (local.set $m1 (f64.add (f64.mul (local.get $b1) (f64.load (i32.add (local.get $m) (local.get $j)))) (f64.mul (local.get $c1) (local.get $d1))))
+        (local.set $v1 (f64.add (f64.mul (local.get $b2) (f64.load (i32.add (local.get $v) (local.get $j)))) (f64.mul (f64.mul (local.get $c2) (local.get $d1)) (local.get $d1))))
+        (f64.store (i32.add (local.get $m) (local.get $j)) (local.get $m1))
+        (f64.store (i32.add (local.get $v) (local.get $j)) (local.get $v1))
+        (f64.store (i32.add (local.get $w) (local.get $j))
+          (f64.sub (f64.load (i32.add (local.get $w) (local.get $j)))
+            (f64.div (f64.mul (local.get $lr) (local.get $m1)) (f64.add (f64.sqrt (local.get $v1)) (local.get $eps))))))))
 )

@@ -8,7 +8,7 @@ import { DtdrError } from '../base/errors.js';
 import { array, COORDINATE, numbers, object, optNum } from '../base/validate.js';
 import { seededRandom, shuffleInPlace } from '../base/random.js';
 import { outerAccumulator, packMatrix } from './kernels/matvec.js';
-import { symmetricAccumulator } from './kernels/training.js';
+import { oneHotRows, symmetricAccumulator } from './kernels/training.js';
 import { DENSE_ONE_HOT_LIMIT, LINEAR_HEAD_DEFAULTS, LinearHead, type LinearHeadData, type LinearHeadOptions, type SparseSupport } from './linear-head.js';
 
 /**
@@ -125,9 +125,13 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
   // A head keeps the one-hot layout it was trained with; a CSR support grows with new examples.
   const csr = init ? init.support !== undefined : o.sparseSupport === 'targets' || (o.sparseSupport === 'auto' && S * C > DENSE_ONE_HOT_LIMIT);
   const support = csr ? targetSupport(data, init?.support) : undefined;
+  // Full one-hot rows live with their Adam state and the logits in the kernel's memory (training.ts).
+  const oneHot = support ? undefined : oneHotRows(S, C);
   let E: Float64Array;
-  if (!support) E = init ? Float64Array.from(init.sparseWeights) : new Float64Array(S * C);
-  else {
+  if (!support) {
+    E = oneHot!.E;
+    if (init) E.set(init.sparseWeights);
+  } else {
     E = new Float64Array(support.cols.length);
     if (init?.support) {
       // Carry the trained values over to their (possibly shifted) places in the grown rows.
@@ -141,20 +145,19 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
       }
     }
   }
-  const head = new LinearHead(dim, C, S, mean, std, W, E, support);
   /** Row r's weights are E[rowStart(r) .. rowStart(r + 1)): labels support.cols[j] with CSR, j − r·C in full rows. */
   const rowStart = support ? (r: number) => support.start[r] : (r: number) => r * C;
 
   const mW = new Float64Array(W.length), vW = new Float64Array(W.length);
   // dLoss/dW accumulated per batch as rank-1 updates in the float32 kernel.
   const gW = outerAccumulator(dim + 1, C);
-  const mE = new Float64Array(E.length), vE = new Float64Array(E.length), gE = new Float64Array(E.length);
+  const mE = oneHot?.mE ?? new Float64Array(E.length), vE = oneHot?.vE ?? new Float64Array(E.length), gE = oneHot?.gE ?? new Float64Array(E.length);
   const touched = new Uint8Array(S); // sparse rows with a gradient in this batch
   const b1 = 0.9, b2 = 0.999, eps = 1e-8;
   let step = 0;
   const random = seededRandom(o.seed + 1);
   const indices = Array.from({ length: n }, (_, i) => i);
-  const p = new Float64Array(C);
+  const p = oneHot?.p ?? new Float64Array(C);
   // Standardise once: every epoch reads the same rows (bias column last).
   const D = dim + 1;
   const X = new Float64Array(n * D);
@@ -182,10 +185,7 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
         const sp = data.sparse?.[i];
         if (sp && support) {
           for (let k = 0; k < sp.length; k++) for (let j = support.start[sp[k]]; j < support.start[sp[k] + 1]; j++) p[support.cols[j]] += E[j];
-        } else if (sp) for (let k = 0; k < sp.length; k++) {
-          const e = sp[k] * C;
-          for (let c = 0; c < C; c++) p[c] += E[e + c];
-        }
+        } else if (sp) for (let k = 0; k < sp.length; k++) oneHot!.addToLogits(sp[k]);
         let max = -Infinity;
         for (let c = 0; c < C; c++) if (p[c] > max) max = p[c];
         let sum = 0;
@@ -207,7 +207,7 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
               gE.fill(0, e, to);
             }
             if (support) for (let j = e; j < to; j++) gE[j] += p[support.cols[j]];
-            else for (let c = 0; c < C; c++) gE[e + c] += p[c];
+            else oneHot!.addToGradient(sp[k]);
           }
         }
       }
@@ -228,6 +228,10 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
       for (let s = 0; s < S; s++) {
         if (!touched[s]) continue;
         touched[s] = 0;
+        if (oneHot) {
+          oneHot.adamRow(s, scale, o.l2, lr, b1, b2, eps);
+          continue;
+        }
         for (let k = rowStart(s); k < rowStart(s + 1); k++) {
           const g = gE[k] * scale + o.l2 * E[k];
           mE[k] = b1 * mE[k] + (1 - b1) * g;
@@ -238,7 +242,8 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
     }
     yield { epoch, epochs: o.epochs, loss: lossSum / n };
   }
-  return head;
+  // A copy of the one-hot rows: the kernel's memory (four such matrices) is freed with the trainer.
+  return new LinearHead(dim, C, S, mean, std, W, oneHot ? Float64Array.from(E) : E, support);
 }
 
 /**

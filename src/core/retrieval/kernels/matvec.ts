@@ -51,6 +51,8 @@ export interface Kernel {
   sampledaxpy(g: number, x: number, dim: number, cand: number, m: number, z: number): void;
   syrupper(a: number, x: number, n: number): void;
   gramrow(v: number, c: number, n: number, d: number, out: number): void;
+  addvec(dst: number, src: number, n: number): void;
+  adam(w: number, m: number, v: number, g: number, n: number, scale: number, l2: number, lr: number, b1: number, c1: number, b2: number, c2: number, eps: number): void;
 }
 
 let compiled: WebAssembly.Module | null | undefined;

@@ -1,6 +1,6 @@
 /**
  * The training-time kernels of the linear heads and DTDR-G's fit: XᵀX for the ridge start, the
- * sampled softmax's products and similarity rows, in f64 on the WebAssembly module of matvec.ts
+ * sampled softmax's products, similarity rows and the full-softmax heads' one-hot rows, in f64 on the WebAssembly module of matvec.ts
  * (f64x2), each with a JS twin that performs the same operations in the same order.
  */
 import { instantiate, kernelModule } from './matvec.js';
@@ -178,6 +178,65 @@ export function gramRows(vectors: Float32Array, rows: number, dim: number, jsOnl
         out[f] = d0 + d1 + d2 + d3;
       }
       return out;
+    },
+  };
+}
+
+/**
+ * The one-hot rows of a full-softmax head (linear-head-training.ts) and their Adam state, in one
+ * memory: weights `E`, moments `mE` and `vE`, gradient sums `gE` (rows × n each) and the step's
+ * logits `p` (n). The kernel (f64x2) and the JS twin do the same operations in the same order per
+ * entry, so both train the same bits.
+ */
+export interface OneHotRows {
+  readonly E: Float64Array;
+  readonly mE: Float64Array;
+  readonly vE: Float64Array;
+  readonly gE: Float64Array;
+  readonly p: Float64Array;
+  /** p += E[row]. */
+  addToLogits(row: number): void;
+  /** gE[row] += p. */
+  addToGradient(row: number): void;
+  /** One Adam step on row's weights from its gradient sum: see the kernel's `adam`. */
+  adamRow(row: number, scale: number, l2: number, lr: number, b1: number, b2: number, eps: number): void;
+}
+
+export function oneHotRows(rows: number, n: number, jsOnly = false): OneHotRows {
+  const module = jsOnly ? null : kernelModule();
+  const size = rows * n;
+  if (module) {
+    const bytes = size * 8;
+    const { kernel: k, buffer } = instantiate(module, 4 * bytes + n * 8);
+    const [E, mE, vE, gE] = [0, 1, 2, 3].map((i) => new Float64Array(buffer, i * bytes, size));
+    const p = new Float64Array(buffer, 4 * bytes, n);
+    const rowBytes = n * 8;
+    return {
+      E, mE, vE, gE, p,
+      addToLogits: (row) => k.addvec(4 * bytes, row * rowBytes, n),
+      addToGradient: (row) => k.addvec(3 * bytes + row * rowBytes, 4 * bytes, n),
+      adamRow: (row, scale, l2, lr, b1, b2, eps) => k.adam(row * rowBytes, bytes + row * rowBytes, 2 * bytes + row * rowBytes, 3 * bytes + row * rowBytes, n, scale, l2, lr, b1, 1 - b1, b2, 1 - b2, eps),
+    };
+  }
+  const [E, mE, vE, gE] = [0, 1, 2, 3].map(() => new Float64Array(size));
+  const p = new Float64Array(n);
+  return {
+    E, mE, vE, gE, p,
+    addToLogits(row) {
+      const e = row * n;
+      for (let c = 0; c < n; c++) p[c] += E[e + c];
+    },
+    addToGradient(row) {
+      const e = row * n;
+      for (let c = 0; c < n; c++) gE[e + c] += p[c];
+    },
+    adamRow(row, scale, l2, lr, b1, b2, eps) {
+      for (let k = row * n; k < (row + 1) * n; k++) {
+        const g = gE[k] * scale + l2 * E[k];
+        mE[k] = b1 * mE[k] + (1 - b1) * g;
+        vE[k] = b2 * vE[k] + (1 - b2) * g * g;
+        E[k] -= (lr * mE[k]) / (Math.sqrt(vE[k]) + eps);
+      }
     },
   };
 }
