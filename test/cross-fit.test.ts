@@ -109,6 +109,11 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
       expect(outputs.map((o) => o.round).sort()).toEqual(Array.from({ length: rounds }, (_, i) => i));
       const here = new CrossFitter(setup!);
       for (const output of outputs) expect(output).toEqual(here.round(output.round));
+      // Tools that carry functions (an adapter's execute) cannot be cloned: the worker gets their data.
+      const withFunctions = { ...setup!, tools: setup!.tools.map((t) => ({ ...t, execute: () => 'ran' })) };
+      const again = await workers.run(withFunctions, rounds).results;
+      expect(again.map((o) => o.round).sort()).toEqual(outputs.map((o) => o.round).sort());
+      for (const output of again) expect(output).toEqual(here.round(output.round));
     } finally {
       await workers.close();
     }

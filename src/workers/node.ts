@@ -71,6 +71,16 @@ function runWorker(setup: CrossFitSetup, rounds: number, counter: SharedArrayBuf
     });
     worker.on('error', finish);
     worker.on('exit', finish);
-    worker.postMessage({ setup, rounds, counter });
+    try {
+      worker.postMessage({ setup, rounds, counter });
+    } catch {
+      // Tools carrying functions (an adapter's `execute`, say) cannot be cloned: send their data
+      // (what the fit reads), else give up on this worker.
+      try {
+        worker.postMessage({ setup: { ...setup, tools: JSON.parse(JSON.stringify(setup.tools)) }, rounds, counter });
+      } catch {
+        finish();
+      }
+    }
   });
 }

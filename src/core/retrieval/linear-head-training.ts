@@ -181,7 +181,7 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
         // logits = x·W (+ the one-hot rows)
         // Four rows of W per pass: a quarter of the loads and stores of p.
         // Logits through the float32 kernel, as at ranking time (W is re-packed after each step).
-        kernelW.times(X.subarray(row, row + D), p);
+        kernelW.times(X, p, row);
         const sp = data.sparse?.[i];
         if (sp && support) {
           for (let k = 0; k < sp.length; k++) for (let j = support.start[sp[k]]; j < support.start[sp[k] + 1]; j++) p[support.cols[j]] += E[j];
@@ -197,7 +197,7 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
           lossSum -= share * Math.log(p[t[k]] + 1e-12);
           p[t[k]] -= share; // p is now dLoss/dlogits
         }
-        gW.add(X.subarray(row, row + D), p);
+        gW.add(X, p, row);
         if (sp) {
           for (let k = 0; k < sp.length; k++) {
             const e = rowStart(sp[k]);

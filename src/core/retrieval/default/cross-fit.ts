@@ -10,6 +10,7 @@ import { seededRandom, shuffleInPlace } from '../../base/random.js';
 import { terms } from '../../base/text.js';
 import type { Plan, ToolSpec } from '../../base/types.js';
 import { historyIndices } from '../dependency.js';
+import type { CountedStep } from '../graph.js';
 import type { LinearHeadOptions } from '../linear-head.js';
 import { SAMPLED_SOFTMAX_ABOVE } from '../linear-head-sampled.js';
 import { maxScoredPlans, scoredSubset } from './calibration.js';
@@ -109,14 +110,15 @@ export class CrossFitter {
   readonly side: ToolSide;
   private readonly foldOf: Uint32Array[];
   private readonly half: Uint8Array;
-  private readonly stepsOf;
+  private readonly stepsOf: (plan: Plan) => CountedStep[];
   private readonly without: Set<number>;
 
-  constructor(readonly setup: CrossFitSetup, side?: ToolSide) {
+  /** `side` and `stepsOf`: the caller's, where it has them (the same values; built once per thread). */
+  constructor(readonly setup: CrossFitSetup, side?: ToolSide, stepsOf?: (plan: Plan) => CountedStep[]) {
     this.side = side ?? new ToolSide(setup.tools, setup.toolVectors, setup.dim, setup.lexicalOrder);
     this.foldOf = setup.schemes.map((scheme) => foldAssignment(setup.plans, scheme, setup.folds, setup.seed));
     this.half = gateHalves(setup.plans.length, setup.seed);
-    this.stepsOf = countedStepsMemo(this.side);
+    this.stepsOf = stepsOf ?? countedStepsMemo(this.side);
     this.without = new Set(setup.without);
   }
 

@@ -33,13 +33,13 @@ import { noTerms, Workspace } from './workspace.js';
 export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], options: GatedOptions = {}, onProgress?: (p: TrainingProgress) => void): GatedParts {
   const fit = prepareFit(tools, plans, queries, toolVectors, options, onProgress);
   if ('parts' in fit) return fit.parts;
-  const fitter = new CrossFitter(fit.setup, fit.side);
+  const fitter = new CrossFitter(fit.setup, fit.side, fit.stepsOf);
   const rounds: RoundOutput[] = [];
   for (let round = 0; round < fitter.rounds; round++) {
     rounds.push(fitter.round(round, (fraction) => fit.report('cross-fitting', (round + fraction) / fitter.rounds)));
     fit.report('cross-fitting', (round + 1) / fitter.rounds);
   }
-  return finishFit(fit, rounds, finalEvidence(fit, fitter));
+  return finishFit(fit, rounds, finalEvidence(fit, (fraction) => fit.report('fitting', fraction)));
 }
 
 /**
@@ -51,13 +51,13 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
 export async function fitGatedParallel(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], workers: FoldWorkers, options: GatedOptions = {}, onProgress?: (p: TrainingProgress) => void): Promise<GatedParts> {
   const fit = prepareFit(tools, plans, queries, toolVectors, options, onProgress);
   if ('parts' in fit) return fit.parts;
-  const fitter = new CrossFitter(fit.setup, fit.side);
+  const fitter = new CrossFitter(fit.setup, fit.side, fit.stepsOf);
   const total = fitter.rounds;
   let done = 0;
   const progress = () => fit.report('cross-fitting', ++done / (total + 1));
   const job = workers.run(fit.setup, total);
   const theirs = job.results.then((list) => list, () => [] as RoundOutput[]);
-  const ev = finalEvidence(fit, fitter);
+  const ev = finalEvidence(fit, (fraction) => fit.report('cross-fitting', (done + fraction) / (total + 1)));
   progress();
   const byRound = new Map<number, RoundOutput>();
   for (let round = job.claim(); round < total; round = job.claim()) {
@@ -197,8 +197,8 @@ function prepareSettings(tools: ToolSpec[], plans: Plan[], queries: Float32Array
 
 
 /** The evidence from every demonstration (what the model ranks with). */
-function finalEvidence(fit: Prepared, fitter: CrossFitter): Evidence {
-  return fitEvidence(fit.side, fit.plans, fit.queries, fit.clustering, { historyLength: fit.l, seed: fit.seed, head: fit.headOption, stepsOf: fit.stepsOf }, (p) => fit.report('fitting', p.fraction));
+function finalEvidence(fit: Prepared, onProgress: (fraction: number) => void): Evidence {
+  return fitEvidence(fit.side, fit.plans, fit.queries, fit.clustering, { historyLength: fit.l, seed: fit.seed, head: fit.headOption, stepsOf: fit.stepsOf }, (p) => onProgress(p.fraction));
 }
 
 /** Gate, temperature, conformal thresholds and groups from the rounds' held-out steps (in round order). */

@@ -27,7 +27,8 @@ export interface PackedMatrix {
   readonly rows: number;
   readonly dim: number;
   /** out[k] = Σ_j M[k, j] · v[j] (float32 arithmetic, 4 interleaved partial sums). */
-  times(v: ArrayLike<number>, out: Float32Array | Float64Array): void;
+  /** out = M · v[from .. from + dim) (`from` lets a trainer pass one row of a big matrix without a view per row). */
+  times(v: ArrayLike<number>, out: Float32Array | Float64Array, from?: number): void;
   /** Replaces the matrix with the transpose of `source` (dim × rows, row-major): M[k, j] = source[j·rows + k]. */
   setTransposed(source: ArrayLike<number>): void;
 }
@@ -107,8 +108,8 @@ export function packMatrix(values: ArrayLike<number>, rows: number, dim: number,
     return {
       rows,
       dim,
-      times(v, out) {
-        for (let j = 0; j < dim; j++) qv[j] = v[j];
+      times(v, out, from = 0) {
+        for (let j = 0; j < dim; j++) qv[j] = v[from + j];
         k.matvec(0, q, rows, width, o);
         for (let r = 0; r < rows; r++) out[r] = ov[r];
       },
@@ -124,8 +125,8 @@ export function packMatrix(values: ArrayLike<number>, rows: number, dim: number,
   return {
     rows,
     dim,
-    times(v, out) {
-      for (let j = 0; j < dim; j++) q[j] = v[j];
+    times(v, out, from = 0) {
+      for (let j = 0; j < dim; j++) q[j] = v[from + j];
       for (let r = 0; r < rows; r++) {
         const at = r * width;
         let a0 = 0;
@@ -152,7 +153,8 @@ export interface OuterAccumulator {
   /** The accumulated matrix, row-major with rows padded to a multiple of 4 columns (`stride`). */
   readonly grad: Float32Array;
   readonly stride: number;
-  add(x: ArrayLike<number>, p: ArrayLike<number>): void;
+  /** g += x[from .. from + rows) · pᵀ. */
+  add(x: ArrayLike<number>, p: ArrayLike<number>, from?: number): void;
   clear(): void;
 }
 
@@ -170,8 +172,8 @@ export function outerAccumulator(rows: number, cols: number, jsOnly = false): Ou
     return {
       grad,
       stride,
-      add(x, p) {
-        for (let r = 0; r < rows; r++) xv[r] = x[r];
+      add(x, p, from = 0) {
+        for (let r = 0; r < rows; r++) xv[r] = x[from + r];
         for (let c = 0; c < cols; c++) pv[c] = p[c];
         k.outer(0, xAt, pAt, rows, stride);
       },
@@ -183,9 +185,9 @@ export function outerAccumulator(rows: number, cols: number, jsOnly = false): Ou
   return {
     grad,
     stride,
-    add(x, p) {
+    add(x, p, from = 0) {
       for (let r = 0; r < rows; r++) {
-        const xr = f(x[r]);
+        const xr = f(x[from + r]);
         const at = r * stride;
         for (let c = 0; c < cols; c++) grad[at + c] = f(grad[at + c] + f(xr * f(p[c])));
       }
