@@ -39,7 +39,7 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
     rounds.push(fitter.round(round, (fraction) => fit.report('cross-fitting', (round + fraction) / fitter.rounds)));
     fit.report('cross-fitting', (round + 1) / fitter.rounds);
   }
-  return finishFit(fit, rounds, finalEvidence(fit, (fraction) => fit.report('fitting', fraction)));
+  return finishFit(fit, rounds, finalEvidence(fit, (fraction) => fit.report('fitting', fraction)), requestRules(fit));
 }
 
 /**
@@ -58,6 +58,8 @@ export async function fitGatedParallel(tools: ToolSpec[], plans: Plan[], queries
   const job = workers.run(fit.setup, total);
   const theirs = job.results.then((list) => list, () => [] as RoundOutput[]);
   const ev = finalEvidence(fit, (fraction) => fit.report('cross-fitting', (done + fraction) / (total + 1)));
+  // Request coverage and combinations need no round: here they overlap the workers' rounds.
+  const rules = requestRules(fit);
   progress();
   const byRound = new Map<number, RoundOutput>();
   for (let round = job.claim(); round < total; round = job.claim()) {
@@ -66,7 +68,7 @@ export async function fitGatedParallel(tools: ToolSpec[], plans: Plan[], queries
   }
   for (const output of await theirs) if (output.round >= 0 && output.round < total && !byRound.has(output.round)) byRound.set(output.round, output);
   for (let round = 0; round < total; round++) if (!byRound.has(round)) byRound.set(round, fitter.round(round));
-  return finishFit(fit, Array.from({ length: total }, (_, round) => byRound.get(round)!), ev);
+  return finishFit(fit, Array.from({ length: total }, (_, round) => byRound.get(round)!), ev, rules);
 }
 
 type Prepared = ReturnType<typeof prepareSettings>;
@@ -202,8 +204,14 @@ function finalEvidence(fit: Prepared, onProgress: (fraction: number) => void): E
 }
 
 /** Gate, temperature, conformal thresholds and groups from the rounds' held-out steps (in round order). */
-function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence): GatedParts {
-  const { tools, plans, side, seed, target, confidentAbove, neighbours, without, folds, foldBy, thresholdsFrom, schemes, gateSchemes, l, K, selection, report } = fit;
+/** Request coverage (coverage.ts) and the new-combination rule (combinations.ts), from every demonstration. */
+function requestRules(fit: Prepared) {
+  const coverage = fitCoverage(fit.tools, fit.plans, fit.side.index);
+  return { coverage, combinations: fitCombinations(fit.plans, fit.side.index, fit.side.labels.length, coverage) };
+}
+
+function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverage, combinations }: ReturnType<typeof requestRules>): GatedParts {
+  const { plans, side, seed, target, confidentAbove, neighbours, without, folds, foldBy, thresholdsFrom, schemes, gateSchemes, l, K, selection, report } = fit;
   const n = plans.length;
   const small = tooFewToSplit(n);
   const half = gateHalves(n, seed);
@@ -281,8 +289,6 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence): GatedPar
   };
   report('calibration', 1);
   const calibration = { confident: confidentScores.map(Math.fround), unsure: unsureScores.map(Math.fround) };
-  const coverage = fitCoverage(tools, plans, side.index);
-  const combinations = fitCombinations(plans, side.index, side.labels.length, coverage);
   return { side, evidence: ev, theta, temperature, target, confidentAbove, thresholds, neighbours, withoutSignals: without, diagnostics, calibration, groups, addedTools: [], coverage, combinations };
 }
 
