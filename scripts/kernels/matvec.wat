@@ -167,17 +167,30 @@
         (f32.store (i32.add (local.get $out) (i32.shl (local.get $pairs) (i32.const 2)))
           (f32.demote_f64 (f64.max (f64.const -12)
             (f64.sub (f64.load (i32.add (local.get $x) (i32.shl (local.get $pairs) (i32.const 3)))) (local.get $shift))))))))
-  ;; x[i] = x[i] / by for i < n (f64; n rounded up to even, the pad included)
-  (func (export "divide") (param $x i32) (param $n i32) (param $by f64)
-    (local $i i32) (local $end i32) (local $v v128)
+  ;; x[i] = x[i] / by for i < n (f64; n rounded up to even, the pad included); returns the first
+  ;; index i < n of the largest quotient, NaN skipped: the scan `if (x[i] > best)` from best = -inf,
+  ;; in index order, fused into the division so that no second pass reads the quotients.
+  (func (export "divide") (param $x i32) (param $n i32) (param $by f64) (result i32)
+    (local $i i32) (local $f i32) (local $end i32) (local $v v128) (local $q v128) (local $e f64) (local $best f64) (local $arg i32)
     (local.set $v (f64x2.splat (local.get $by)))
+    (local.set $best (f64.const -inf))
     (local.set $end (i32.shl (i32.and (i32.add (local.get $n) (i32.const 1)) (i32.const -2)) (i32.const 3)))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
-        (v128.store (i32.add (local.get $x) (local.get $i)) (f64x2.div (v128.load (i32.add (local.get $x) (local.get $i))) (local.get $v)))
+        (local.set $q (f64x2.div (v128.load (i32.add (local.get $x) (local.get $i))) (local.get $v)))
+        (v128.store (i32.add (local.get $x) (local.get $i)) (local.get $q))
+        (local.set $e (f64x2.extract_lane 0 (local.get $q)))
+        (if (f64.gt (local.get $e) (local.get $best))
+          (then (local.set $best (local.get $e)) (local.set $arg (local.get $f))))
+        (local.set $e (f64x2.extract_lane 1 (local.get $q)))
+        ;; the pad of an odd n is not a label
+        (if (i32.and (f64.gt (local.get $e) (local.get $best)) (i32.lt_u (i32.add (local.get $f) (i32.const 1)) (local.get $n)))
+          (then (local.set $best (local.get $e)) (local.set $arg (i32.add (local.get $f) (i32.const 1)))))
+        (local.set $f (i32.add (local.get $f) (i32.const 2)))
         (local.set $i (i32.add (local.get $i) (i32.const 16)))
-        (br $next))))
+        (br $next)))
+    (local.get $arg))
   ;; Sampled softmax, forward: z[k] = ((k < positives ? 0 : correction) + (s0 + s1)) + (s2 + s3)
   ;; for k < m, with s_r = sum over d = r (mod 4) of w[cand[k]*dim + d] * x[d] (f64), the
   ;; remainder d >= 4*floor(dim/4) added to s0 last: the JS twin's four running sums, s0 and s1 in

@@ -46,7 +46,7 @@ export interface Kernel {
   combine8(x: number, stride: number, a: number, z: number, n: number): void;
   maxf64(x: number, n: number): number;
   logclip(x: number, n: number, shift: number, out: number): void;
-  divide(x: number, n: number, by: number): void;
+  divide(x: number, n: number, by: number): number;
   sampleddots(w: number, x: number, dim: number, cand: number, m: number, z: number, positives: number, correction: number): void;
   sampledaxpy(g: number, x: number, dim: number, cand: number, m: number, z: number): void;
   syrupper(a: number, x: number, n: number): void;
@@ -229,8 +229,12 @@ export interface GateKernel extends ExpSum {
   max(which: number, n: number): number;
   /** x[row·labels + f] = max(−12, inputs[which][f] − shift) for every label. */
   logClip(which: number, shift: number, row: number): void;
-  /** output[i] /= by for i < n. */
-  divide(n: number, by: number): void;
+  /**
+   * output[i] /= by for i < n; returns the first i of the largest quotient, as the scan
+   * `if (output[i] > best)` from index 0 finds it (NaN never wins; index 0 when none beats −∞):
+   * the softmax's best label from the pass that writes it.
+   */
+  divide(n: number, by: number): number;
 }
 
 export function gateKernel(labels: number, signals: number, inputs: number, jsOnly = false): GateKernel {
@@ -266,7 +270,7 @@ export function gateKernel(labels: number, signals: number, inputs: number, jsOn
         k.logclip(at(which), labels, shift, row * labels * 4);
       },
       divide(n, by) {
-        k.divide(out, n, by);
+        return k.divide(out, n, by);
       },
     };
   }
@@ -299,7 +303,16 @@ export function gateKernel(labels: number, signals: number, inputs: number, jsOn
       for (let f = 0; f < labels; f++) x[from + f] = Math.max(-12, z[f] - shift);
     },
     divide(n, by) {
-      for (let i = 0; i < n; i++) output[i] /= by;
+      let best = -Infinity;
+      let arg = 0;
+      for (let i = 0; i < n; i++) {
+        const q = (output[i] /= by);
+        if (q > best) {
+          best = q;
+          arg = i;
+        }
+      }
+      return arg;
     },
   };
 }
