@@ -129,6 +129,28 @@ describe("gateKernel: DTDR-G's per-step passes, the same bits on every engine", 
     }), { numRuns: 400, seed: 17 });
   });
 
+  it('the history-aware embedding row: WebAssembly and the JS twin agree bit for bit with the JS expression, write exactly their row, and take more rows than the kernel holds (300 random steps)', () => {
+    fc.assert(fc.property(fc.integer({ min: 1, max: 23 }), fc.integer({ min: 0, max: 6 }), fc.array(float, { minLength: 11 * 23, maxLength: 11 * 23 }), fc.array(weight, { minLength: 7, maxLength: 7 }), (labels, m, values, g) => {
+      const rows = Array.from({ length: m }, (_, j) => Float32Array.from(values.slice((j + 4) * labels, (j + 5) * labels)));
+      const scale = Math.abs(g[6]) + 0.5;
+      const n = Math.max(1, labels - 1); // the tools: END's entry is left alone
+      const kernels = [gateKernel(labels, 11, 2), gateKernel(labels, 11, 2, true)];
+      for (const k of kernels) {
+        k.x.set(values.slice(0, 11 * labels));
+        k.residual(2, 3, rows, g, scale, n);
+      }
+      const [w, j] = kernels;
+      if (!Array.from(w.x).every((v, i) => Object.is(v, j.x[i]))) return false;
+      for (let f = 0; f < labels; f++) {
+        let r = Math.fround(values[2 * labels + f]);
+        for (let i = 0; i < m; i++) r -= g[i] * rows[i][f];
+        const expected = f < n ? Math.fround(r * scale) : Math.fround(values[3 * labels + f]);
+        if (!Object.is(j.x[3 * labels + f], expected)) return false;
+      }
+      return true;
+    }), { numRuns: 300, seed: 19 });
+  });
+
   it('clips at −12 and writes exactly its row, leaving the next row alone (odd label count)', () => {
     for (const jsOnly of [false, true]) {
       const k = gateKernel(3, 11, 2, jsOnly);

@@ -235,6 +235,49 @@
         (f32.store (i32.add (local.get $out) (i32.shl (local.get $pairs) (i32.const 2)))
           (f32.demote_f64 (f64.max (f64.const -12)
             (f64.sub (f64.load (i32.add (local.get $x) (i32.shl (local.get $pairs) (i32.const 3)))) (local.get $shift))))))))
+  ;; DTDR-G's history-aware embedding row: out[f] = f32((x[f] - g0 r0[f] - g1 r1[f] - ...) * scale)
+  ;; for f < n (exactly n written: out is a row of a larger matrix), x and the m rows r_j f32 (rows
+  ;; `stride` bytes apart), the gammas g_j and every product and difference f64, in the JS order.
+  (func (export "residual") (param $x i32) (param $out i32) (param $rows i32) (param $stride i32) (param $m i32) (param $g i32) (param $n i32) (param $scale f64)
+    (local $f i32) (local $pairs i32) (local $j i32) (local $row i32) (local $gp i32) (local $acc v128) (local $vscale v128) (local $a f64)
+    (local.set $vscale (f64x2.splat (local.get $scale)))
+    (local.set $pairs (i32.and (local.get $n) (i32.const -2)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $f) (local.get $pairs)))
+        (local.set $acc (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $x) (i32.shl (local.get $f) (i32.const 2))))))
+        (local.set $row (i32.add (local.get $rows) (i32.shl (local.get $f) (i32.const 2))))
+        (local.set $gp (local.get $g))
+        (local.set $j (i32.const 0))
+        (block $rows_done
+          (loop $next_row
+            (br_if $rows_done (i32.ge_u (local.get $j) (local.get $m)))
+            (local.set $acc (f64x2.sub (local.get $acc)
+              (f64x2.mul (v128.load64_splat (local.get $gp)) (f64x2.promote_low_f32x4 (v128.load64_zero (local.get $row))))))
+            (local.set $row (i32.add (local.get $row) (local.get $stride)))
+            (local.set $gp (i32.add (local.get $gp) (i32.const 8)))
+            (local.set $j (i32.add (local.get $j) (i32.const 1)))
+            (br $next_row)))
+        (v128.store64_lane 0 (i32.add (local.get $out) (i32.shl (local.get $f) (i32.const 2)))
+          (f32x4.demote_f64x2_zero (f64x2.mul (local.get $acc) (local.get $vscale))))
+        (local.set $f (i32.add (local.get $f) (i32.const 2)))
+        (br $next)))
+    (if (i32.lt_u (local.get $pairs) (local.get $n))
+      (then
+        (local.set $a (f64.promote_f32 (f32.load (i32.add (local.get $x) (i32.shl (local.get $pairs) (i32.const 2))))))
+        (local.set $row (i32.add (local.get $rows) (i32.shl (local.get $pairs) (i32.const 2))))
+        (local.set $gp (local.get $g))
+        (local.set $j (i32.const 0))
+        (block $tail_done
+          (loop $tail_row
+            (br_if $tail_done (i32.ge_u (local.get $j) (local.get $m)))
+            (local.set $a (f64.sub (local.get $a) (f64.mul (f64.load (local.get $gp)) (f64.promote_f32 (f32.load (local.get $row))))))
+            (local.set $row (i32.add (local.get $row) (local.get $stride)))
+            (local.set $gp (i32.add (local.get $gp) (i32.const 8)))
+            (local.set $j (i32.add (local.get $j) (i32.const 1)))
+            (br $tail_row)))
+        (f32.store (i32.add (local.get $out) (i32.shl (local.get $pairs) (i32.const 2)))
+          (f32.demote_f64 (f64.mul (local.get $a) (local.get $scale)))))))
   ;; x[i] = x[i] / by for i < n (f64; n rounded up to even, the pad included); returns the first
   ;; index i < n of the largest quotient, NaN skipped: the scan `if (x[i] > best)` from best = -inf,
   ;; in index order, fused into the division so that no second pass reads the quotients.

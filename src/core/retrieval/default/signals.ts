@@ -131,7 +131,8 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
       rows.push(side.similarityRow(called[i]));
       g.push(gamma[i]);
     }
-    residualRow(x, EMB * L, EMBU * L, T, rows, g, rScale);
+    // In the kernel: one SIMD pass over the tools, the JS loop's operations in its order.
+    w.kernel.residual(EMB, EMBU, rows, g, rScale, T);
   }
 
   const sparse = w.sparse;
@@ -148,31 +149,6 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
     for (let k = 0; k < tools.length; k++) {
       if (shares[k] > x[SCHEMA * L + tools[k]]) x[SCHEMA * L + tools[k]] = shares[k];
       sparse.add(tools[k]);
-    }
-  }
-}
-
-/**
- * x[embu + f] = (x[emb + f] − Σ_i g_i · rows_i[f]) · rScale for f < T, the one- and two-row cases
- * unrolled. A small function of its own: inside descriptionSignals the optimiser compiled this
- * loop several times slower (the same operations in the same order either way).
- */
-function residualRow(x: Float32Array, emb: number, embu: number, T: number, rows: readonly Float32Array[], g: readonly number[], rScale: number): void {
-  if (rows.length === 1) {
-    const r0 = rows[0];
-    const g0 = g[0];
-    for (let f = 0; f < T; f++) x[embu + f] = (x[emb + f] - g0 * r0[f]) * rScale;
-  } else if (rows.length === 2) {
-    const r0 = rows[0];
-    const r1 = rows[1];
-    const g0 = g[0];
-    const g1 = g[1];
-    for (let f = 0; f < T; f++) x[embu + f] = (x[emb + f] - g0 * r0[f] - g1 * r1[f]) * rScale;
-  } else {
-    for (let f = 0; f < T; f++) {
-      let r = x[emb + f];
-      for (let i = 0; i < rows.length; i++) r -= g[i] * rows[i][f];
-      x[embu + f] = r * rScale;
     }
   }
 }

@@ -47,6 +47,7 @@ export interface Kernel {
   maxf64(x: number, n: number): number;
   logclip(x: number, n: number, shift: number, out: number): void;
   divide(x: number, n: number, by: number): number;
+  residual(x: number, out: number, rows: number, stride: number, m: number, g: number, n: number, scale: number): void;
   sampleddots(w: number, x: number, dim: number, cand: number, m: number, z: number, positives: number, correction: number): void;
   sampledaxpy(g: number, x: number, dim: number, cand: number, m: number, z: number): void;
   syrupper(a: number, x: number, n: number): void;
@@ -235,6 +236,27 @@ export interface GateKernel extends ExpSum {
    * the softmax's best label from the pass that writes it.
    */
   divide(n: number, by: number): number;
+  /**
+   * x[to·labels + f] = f32((x[from·labels + f] − g[0]·rows[0][f] − g[1]·rows[1][f] − …) · scale)
+   * for f < n, in f64 in that order: DTDR-G's history-aware embedding row, the called tools'
+   * similarity rows taken off the plain one.
+   */
+  residual(from: number, to: number, rows: readonly Float32Array[], g: ArrayLike<number>, scale: number, n: number): void;
+}
+
+/** Similarity rows the kernel's `residual` takes in its memory; more (a step after five distinct calls or more) take the JS twin, the same bits. */
+const RESIDUAL_ROWS = 4;
+
+/** The JS twin of the kernel's `residual` (x a signal-major matrix of rows of `labels`). */
+function residualTwin(x: Float32Array, labels: number, from: number, to: number, rows: readonly Float32Array[], g: ArrayLike<number>, scale: number, n: number): void {
+  const a = from * labels;
+  const b = to * labels;
+  const m = rows.length;
+  for (let f = 0; f < n; f++) {
+    let r = x[a + f];
+    for (let j = 0; j < m; j++) r -= g[j] * rows[j][f];
+    x[b + f] = r * scale;
+  }
 }
 
 export function gateKernel(labels: number, signals: number, inputs: number, jsOnly = false): GateKernel {
@@ -242,16 +264,23 @@ export function gateKernel(labels: number, signals: number, inputs: number, jsOn
   const slot = (labels + 2) & ~1;
   const module = jsOnly ? null : kernelModule();
   if (module) {
-    // Memory: x (f32, padded to 16 bytes), then the f64 inputs and the output, then 8 weights.
+    // Memory: x (f32, padded to 16 bytes), then the f64 inputs and the output, then 8 weights,
+    // then RESIDUAL_ROWS similarity rows (f32) and their coefficients (f64).
     const xBytes = Math.ceil((signals * labels * 4) / 16) * 16;
     const weights = xBytes + (inputs + 1) * slot * 8;
-    const { kernel: k, buffer } = instantiate(module, weights + 64);
+    const rowsAt = weights + 64;
+    const rowBytes = Math.ceil((labels * 4) / 16) * 16;
+    const gammasAt = rowsAt + RESIDUAL_ROWS * rowBytes;
+    const { kernel: k, buffer } = instantiate(module, gammasAt + RESIDUAL_ROWS * 8);
+    const x = new Float32Array(buffer, 0, signals * labels);
+    const rowViews = Array.from({ length: RESIDUAL_ROWS }, (_, j) => new Float32Array(buffer, rowsAt + j * rowBytes, labels));
+    const gammas = new Float64Array(buffer, gammasAt, RESIDUAL_ROWS);
     const views = Array.from({ length: inputs }, (_, i) => new Float64Array(buffer, xBytes + i * slot * 8, slot));
     const out = xBytes + inputs * slot * 8;
     const a = new Float64Array(buffer, weights, 8);
     const at = (which: number) => xBytes + which * slot * 8;
     return {
-      x: new Float32Array(buffer, 0, signals * labels),
+      x,
       inputs: views.map((v) => v.subarray(0, labels)),
       output: new Float64Array(buffer, out, labels),
       run(which, n, shift, scale) {
@@ -271,6 +300,14 @@ export function gateKernel(labels: number, signals: number, inputs: number, jsOn
       },
       divide(n, by) {
         return k.divide(out, n, by);
+      },
+      residual(from, to, rows, g, scale, n) {
+        if (rows.length > RESIDUAL_ROWS) return residualTwin(x, labels, from, to, rows, g, scale, n);
+        for (let j = 0; j < rows.length; j++) {
+          rowViews[j].set(rows[j].subarray(0, n));
+          gammas[j] = g[j];
+        }
+        k.residual(from * labels * 4, to * labels * 4, rowsAt, rowBytes, rows.length, gammasAt, n, scale);
       },
     };
   }
@@ -313,6 +350,9 @@ export function gateKernel(labels: number, signals: number, inputs: number, jsOn
         }
       }
       return arg;
+    },
+    residual(from, to, rows, g, scale, n) {
+      residualTwin(x, labels, from, to, rows, g, scale, n);
     },
   };
 }
