@@ -151,6 +151,20 @@ describe("gateKernel: DTDR-G's per-step passes, the same bits on every engine", 
     }), { numRuns: 300, seed: 19 });
   });
 
+  it('the history-aware embedding row keeps the rows it was given last: the same rows again, in another order or fewer give what the JS twin gives', () => {
+    const labels = 9;
+    const row = (seed: number) => Float32Array.from({ length: labels - 1 }, (_, f) => Math.sin(seed * 7 + f) / 3);
+    const [r0, r1, r2] = [row(1), row(2), row(3)];
+    const w = gateKernel(labels, 11, 2);
+    const j = gateKernel(labels, 11, 2, true);
+    for (const k of [w, j]) k.x.set(Array.from({ length: 11 * labels }, (_, i) => Math.fround(Math.cos(i))));
+    for (const [rows, g] of [[[r0], [0.5]], [[r0, r1], [0.5, -0.25]], [[r1, r0, r2], [0.3, 0.1, -2]], [[r2], [1.5]], [[r2], [1.5]]] as const) {
+      w.residual(2, 3, rows, g, 1.25, labels - 1);
+      j.residual(2, 3, rows, g, 1.25, labels - 1);
+      expect(Array.from(w.x)).toEqual(Array.from(j.x));
+    }
+  });
+
   it('clips at −12 and writes exactly its row, leaving the next row alone (odd label count)', () => {
     for (const jsOnly of [false, true]) {
       const k = gateKernel(3, 11, 2, jsOnly);

@@ -239,7 +239,8 @@ export interface GateKernel extends ExpSum {
   /**
    * x[to·labels + f] = f32((x[from·labels + f] − g[0]·rows[0][f] − g[1]·rows[1][f] − …) · scale)
    * for f < n, in f64 in that order: DTDR-G's history-aware embedding row, the called tools'
-   * similarity rows taken off the plain one.
+   * similarity rows taken off the plain one. The rows must not change once passed (the kernel
+   * keeps copies of the last ones).
    */
   residual(from: number, to: number, rows: readonly Float32Array[], g: ArrayLike<number>, scale: number, n: number): void;
 }
@@ -275,6 +276,8 @@ export function gateKernel(labels: number, signals: number, inputs: number, jsOn
     const x = new Float32Array(buffer, 0, signals * labels);
     const rowViews = Array.from({ length: RESIDUAL_ROWS }, (_, j) => new Float32Array(buffer, rowsAt + j * rowBytes, labels));
     const gammas = new Float64Array(buffer, gammasAt, RESIDUAL_ROWS);
+    const inSlot: (Float32Array | undefined)[] = new Array(RESIDUAL_ROWS).fill(undefined);
+    const slotLength = new Array<number>(RESIDUAL_ROWS).fill(0);
     const views = Array.from({ length: inputs }, (_, i) => new Float64Array(buffer, xBytes + i * slot * 8, slot));
     const out = xBytes + inputs * slot * 8;
     const a = new Float64Array(buffer, weights, 8);
@@ -304,7 +307,12 @@ export function gateKernel(labels: number, signals: number, inputs: number, jsOn
       residual(from, to, rows, g, scale, n) {
         if (rows.length > RESIDUAL_ROWS) return residualTwin(x, labels, from, to, rows, g, scale, n);
         for (let j = 0; j < rows.length; j++) {
-          rowViews[j].set(rows[j].subarray(0, n));
+          // A plan's later steps call the same tools first: a row already in its slot stays (rows are never changed in place).
+          if (inSlot[j] !== rows[j] || slotLength[j] !== n) {
+            rowViews[j].set(rows[j].subarray(0, n));
+            inSlot[j] = rows[j];
+            slotLength[j] = n;
+          }
           gammas[j] = g[j];
         }
         k.residual(from * labels * 4, to * labels * 4, rowsAt, rowBytes, rows.length, gammasAt, n, scale);
