@@ -245,8 +245,11 @@ export interface GateKernel extends ExpSum {
   residual(from: number, to: number, rows: readonly Float32Array[], g: ArrayLike<number>, scale: number, n: number): void;
 }
 
-/** Similarity rows the kernel's `residual` takes in its memory; more (a step after five distinct calls or more) take the JS twin, the same bits. */
-const RESIDUAL_ROWS = 4;
+/**
+ * Similarity rows the kernel's `residual` takes in its memory (64 KB a row at 16,000 labels): a
+ * step after nine distinct calls or more takes the JS twin, the same bits.
+ */
+const RESIDUAL_ROWS = 8;
 
 /** The JS twin of the kernel's `residual` (x a signal-major matrix of rows of `labels`). */
 function residualTwin(x: Float32Array, labels: number, from: number, to: number, rows: readonly Float32Array[], g: ArrayLike<number>, scale: number, n: number): void {
