@@ -216,8 +216,9 @@ export function expSum(length: number, inputs: number, jsOnly = false): ExpSum {
 }
 
 /**
- * DTDR-G's per-step passes over every label, beside the softmax exponentials: the gate's dense sum
- * of eight signal rows, its max, the head's clipped log-probabilities and the final division.
+ * DTDR-G's per-step passes over every label, beside the softmax exponentials: the history-aware
+ * embedding row, the gate's dense sum of eight signal rows, its max, the head's clipped
+ * log-probabilities and the final division (which also finds the best label).
  * The signal matrix and the vectors live in the kernel's memory; the kernel (f64x2) and the JS
  * twin compute the same bits (the same operations in the same order, no fused multiply-add).
  */
