@@ -101,15 +101,21 @@ describe("gateKernel: DTDR-G's per-step passes, the same bits on every engine", 
   it('WebAssembly and the JS twin agree bit for bit: the eight-signal sum, its max, the clipped log-probabilities, the division (400 random steps, odd and even label counts)', () => {
     fc.assert(fc.property(fc.integer({ min: 1, max: 23 }), fc.array(float, { minLength: 11 * 23, maxLength: 11 * 23 }), fc.array(weight, { minLength: 8, maxLength: 8 }), fc.double({ min: -5, max: 40, noNaN: true }), (labels, values, a, shift) => {
       const kernels = [gateKernel(labels, 11, 2), gateKernel(labels, 11, 2, true)];
+      const best: number[] = [];
       for (const k of kernels) {
         k.x.set(values.slice(0, 11 * labels));
         k.inputs[1].set(values.slice(0, labels).map((v) => 2 * v));
         k.combine(a, 0);
         k.logClip(1, shift, 7);
-        k.output.set(values.slice(labels, 2 * labels).map(Math.abs));
-        k.divide(labels, 3.7);
+        // Quotients with ties (ulp-close values), so the first of equal ones must win.
+        k.output.set(values.slice(labels, 2 * labels).map((v, f) => (f % 3 === 2 ? Math.abs(values[labels + f - 1]) : Math.abs(v))));
+        best.push(k.divide(labels, 3.7));
       }
       const [w, j] = kernels;
+      // The division's best label: the first of the largest quotients, as a scan over them finds it.
+      let scan = 0;
+      for (let f = 1; f < labels; f++) if (j.output[f] > j.output[scan]) scan = f;
+      if (best[0] !== scan || best[1] !== scan) return false;
       const same = (p: ArrayLike<number>, q: ArrayLike<number>) => Array.from(p).every((v, i) => Object.is(v, q[i]));
       if (!same(w.inputs[0], j.inputs[0]) || !same(w.x, j.x) || !same(w.output, j.output)) return false;
       if (!Object.is(w.max(0, labels), j.max(0, labels))) return false;
@@ -121,6 +127,42 @@ describe("gateKernel: DTDR-G's per-step passes, the same bits on every engine", 
       }
       return true;
     }), { numRuns: 400, seed: 17 });
+  });
+
+  it('the history-aware embedding row: WebAssembly and the JS twin agree bit for bit with the JS expression, write exactly their row, and take more rows than the kernel holds (300 random steps)', () => {
+    fc.assert(fc.property(fc.integer({ min: 1, max: 23 }), fc.integer({ min: 0, max: 10 }), fc.array(float, { minLength: 11 * 23, maxLength: 11 * 23 }), fc.array(weight, { minLength: 11, maxLength: 11 }), (labels, m, values, g) => {
+      const rows = Array.from({ length: m }, (_, j) => Float32Array.from(values.slice(((j % 7) + 4) * labels, ((j % 7) + 5) * labels)));
+      const scale = Math.abs(g[10]) + 0.5;
+      const n = Math.max(1, labels - 1); // the tools: END's entry is left alone
+      const kernels = [gateKernel(labels, 11, 2), gateKernel(labels, 11, 2, true)];
+      for (const k of kernels) {
+        k.x.set(values.slice(0, 11 * labels));
+        k.residual(2, 3, rows, g, scale, n);
+      }
+      const [w, j] = kernels;
+      if (!Array.from(w.x).every((v, i) => Object.is(v, j.x[i]))) return false;
+      for (let f = 0; f < labels; f++) {
+        let r = Math.fround(values[2 * labels + f]);
+        for (let i = 0; i < m; i++) r -= g[i] * rows[i][f];
+        const expected = f < n ? Math.fround(r * scale) : Math.fround(values[3 * labels + f]);
+        if (!Object.is(j.x[3 * labels + f], expected)) return false;
+      }
+      return true;
+    }), { numRuns: 300, seed: 19 });
+  });
+
+  it('the history-aware embedding row keeps the rows it was given last: the same rows again, in another order or fewer give what the JS twin gives', () => {
+    const labels = 9;
+    const row = (seed: number) => Float32Array.from({ length: labels - 1 }, (_, f) => Math.sin(seed * 7 + f) / 3);
+    const [r0, r1, r2] = [row(1), row(2), row(3)];
+    const w = gateKernel(labels, 11, 2);
+    const j = gateKernel(labels, 11, 2, true);
+    for (const k of [w, j]) k.x.set(Array.from({ length: 11 * labels }, (_, i) => Math.fround(Math.cos(i))));
+    for (const [rows, g] of [[[r0], [0.5]], [[r0, r1], [0.5, -0.25]], [[r1, r0, r2], [0.3, 0.1, -2]], [[r2], [1.5]], [[r2], [1.5]]] as const) {
+      w.residual(2, 3, rows, g, 1.25, labels - 1);
+      j.residual(2, 3, rows, g, 1.25, labels - 1);
+      expect(Array.from(w.x)).toEqual(Array.from(j.x));
+    }
   });
 
   it('clips at −12 and writes exactly its row, leaving the next row alone (odd label count)', () => {

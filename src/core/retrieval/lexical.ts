@@ -67,13 +67,18 @@ export class LexicalIndex {
    * from them and takes off only the discounted terms' share — the few terms the calls matched,
    * not every posting of the request. With `orderDecay` > 0 the plain scores (not the served
    * ones) weigh the query's k-th distinct known term by exp(−k / orderDecay): earlier mentions
-   * lead.
+   * lead. `plainWritten`: `plain` still holds what the last call with this query and options
+   * wrote there (`kept` tells which), and `served` is zero off the query's tools: only the served
+   * scores are written again (a plan's later steps rank the same request).
    */
-  score(query: LexicalQuery, called: readonly number[], plain: Float32Array, served: Float32Array, { discount = 0.8, scale = 1, orderDecay = 0 } = {}): number {
-    const kept = query.plain?.scale === scale && query.plain.orderDecay === orderDecay ? query.plain : (query.plain = this.plainScores(query, plain, served, scale, orderDecay));
-    for (let k = 0; k < kept.tools.length; k++) {
-      served[kept.tools[k]] = kept.sums[k];
-      plain[kept.tools[k]] = kept.ordered[k];
+  score(query: LexicalQuery, called: readonly number[], plain: Float32Array, served: Float32Array, { discount = 0.8, scale = 1, orderDecay = 0, plainWritten = false } = {}): number {
+    const kept = this.kept(query, scale, orderDecay) ?? (query.plain = this.plainScores(query, plain, served, scale, orderDecay));
+    if (plainWritten) for (let k = 0; k < kept.tools.length; k++) served[kept.tools[k]] = kept.sums[k];
+    else {
+      for (let k = 0; k < kept.tools.length; k++) {
+        served[kept.tools[k]] = kept.sums[k];
+        plain[kept.tools[k]] = kept.ordered[k];
+      }
     }
     if (called.length === 0) return 0;
     let idfTotal = 0;
@@ -93,6 +98,11 @@ export class LexicalIndex {
       for (let k = 0; k < tools.length; k++) served[tools[k]] -= cut * weights[k];
     }
     return idfTotal > 0 ? idfServed / idfTotal : 0;
+  }
+
+  /** The query's plain scores under these options, once `score` computed them (undefined before): the same object while they hold. */
+  kept(query: LexicalQuery, scale: number, orderDecay: number): KeptScores | undefined {
+    return query.plain?.scale === scale && query.plain.orderDecay === orderDecay ? query.plain : undefined;
   }
 
   /**
@@ -140,7 +150,7 @@ export interface LexicalQuery {
   plain?: KeptScores;
 }
 
-interface KeptScores {
+export interface KeptScores {
   tools: Uint32Array;
   sums: Float32Array;
   ordered: Float32Array;

@@ -153,7 +153,8 @@ export class GatedRetriever implements Retriever {
     computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history, added: this.added }, w, this.neighbours, this.without);
     const max = combine(this.theta, w, L);
     const sum = w.kernel.run(SCORES, L, max, 1 / this.temperature);
-    w.kernel.divide(L, sum);
+    // The division also finds the best label (the first of the largest probabilities).
+    const arg = w.kernel.divide(L, sum);
     const probabilities = w.kernel.output.slice(0, L);
     // The best label's share is exp(0) / sum.
     const top = 1 / sum;
@@ -166,14 +167,8 @@ export class GatedRetriever implements Retriever {
       const set = { threshold: confident ? this.thresholds.confident : this.thresholds.unsure, target: this.target, confident };
       return withLazyOrder({ labels: this.side.labels, probabilities, confident, set, ...(ev ? {} : { group: 'tools-only' }), ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) }, { unitRange: true });
     }
-    let best = 0;
-    let bestValue = probabilities[0];
-    for (let f = 1; f < L; f++) {
-      if (probabilities[f] > bestValue) {
-        best = f;
-        bestValue = probabilities[f];
-      }
-    }
+    // A scan from bestValue = probabilities[0] keeps index 0 when it is NaN, which −∞ does not.
+    const best = Number.isNaN(probabilities[0]) ? 0 : arg;
     const { counts } = rarity(ev, L);
     const group = stepGroup(knownHistory, counts[best], top >= this.confidentAbove);
     // Never less careful than the two legacy groups: confident only where they are too, and a set

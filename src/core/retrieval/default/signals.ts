@@ -27,7 +27,22 @@ export function computeSignals(side: ToolSide, ev: Evidence | undefined, input: 
   // graph-only scoring.
   const rest = !graphOnly && ev !== undefined;
   const written = (s: number) => ((s === EMB || s === EMBU) && !graphOnly) || (s === CG && ev !== undefined) || ((s === BAG || s === GG) && rest) || (s === HEAD && rest && ev.head !== undefined);
-  for (let s = 0; s < S; s++) if (!written(s)) x.fill(0, s * L, s * L + L);
+  // Called, schema and END are zero off w.sparse (the labels the last step set): zero those labels
+  // rather than three whole rows.
+  const sparse = w.sparse;
+  for (let i = 0; i < sparse.size; i++) {
+    const f = sparse.list[i];
+    x[CALLED * L + f] = 0;
+    x[SCHEMA * L + f] = 0;
+    x[ENDS * L + f] = 0;
+  }
+  sparse.reset();
+  // The lexical rows of the same request (a plan's later steps) are kept: the plain row holds the
+  // same scores and the unserved one is zero off the request's tools, which score() rewrites.
+  const lexicalKept = !graphOnly && w.lexicalRows !== undefined && w.lexicalRows === side.lexical.kept(input.terms, LEXICAL_SCALE, side.lexicalOrder);
+  if (!lexicalKept) w.lexicalRows = undefined;
+  if (!rest) w.bagRow = false;
+  for (let s = 0; s < S; s++) if (!written(s) && s !== CALLED && s !== SCHEMA && s !== ENDS && !(lexicalKept && (s === LEX || s === LEXU))) x.fill(0, s * L, s * L + L);
   x[EMB * L + T] = 0;
   x[EMBU * L + T] = 0;
   context.fill(0);
@@ -37,8 +52,15 @@ export function computeSignals(side: ToolSide, ev: Evidence | undefined, input: 
   const called = [...new Set(history.filter((h) => h >= 0 && h < T))];
   if (!graphOnly) descriptionSignals(side, input, called, w);
   if (ev) evidenceSignals(side, ev, input, w, neighbours, graphOnly);
-  for (const s of without) x.fill(0, s * L, s * L + L);
+  for (const s of without) {
+    x.fill(0, s * L, s * L + L);
+    if (s === LEX || s === LEXU) w.lexicalRows = undefined;
+    if (s === BAG) w.bagRow = false;
+  }
 }
+
+/** The lexical scores' scale: the embedding signals' range. */
+const LEXICAL_SCALE = 0.1;
 
 /** The signals that need no demonstration: lexical, embedding, called, schema, END. */
 function descriptionSignals(side: ToolSide, input: StepInput, called: number[], w: Workspace): void {
@@ -49,7 +71,8 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
   const history = input.history;
 
   // Lexical, plain and history-aware, scaled to the embedding signals' range.
-  const served = side.lexical.score(input.terms, called, x.subarray(LEX * L, LEX * L + L), x.subarray(LEXU * L, LEXU * L + L), { scale: 0.1, orderDecay: side.lexicalOrder });
+  const served = side.lexical.score(input.terms, called, x.subarray(LEX * L, LEX * L + L), x.subarray(LEXU * L, LEXU * L + L), { scale: LEXICAL_SCALE, orderDecay: side.lexicalOrder, plainWritten: w.lexicalRows !== undefined });
+  w.lexicalRows = side.lexical.kept(input.terms, LEXICAL_SCALE, side.lexicalOrder);
   context[C_SERVED] = served;
   context[C_CALLS] = Math.min(history.length, 4) / 4;
 
@@ -108,23 +131,11 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
       rows.push(side.similarityRow(called[i]));
       g.push(gamma[i]);
     }
-    const [r0, r1] = rows;
-    const [g0, g1] = g;
-    const emb = EMB * L;
-    const embu = EMBU * L;
-    if (rows.length === 1) for (let f = 0; f < T; f++) x[embu + f] = (x[emb + f] - g0 * r0[f]) * rScale;
-    else if (rows.length === 2) for (let f = 0; f < T; f++) x[embu + f] = (x[emb + f] - g0 * r0[f] - g1 * r1[f]) * rScale;
-    else {
-      for (let f = 0; f < T; f++) {
-        let r = x[emb + f];
-        for (let i = 0; i < rows.length; i++) r -= g[i] * rows[i][f];
-        x[embu + f] = r * rScale;
-      }
-    }
+    // In the kernel: one SIMD pass over the tools, the JS loop's operations in its order.
+    w.kernel.residual(EMB, EMBU, rows, g, rScale, T);
   }
 
   const sparse = w.sparse;
-  sparse.reset();
   for (const c of called) {
     x[CALLED * L + c] = 1;
     sparse.add(c);
@@ -184,6 +195,7 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
       assigned.centroids = packed;
       assigned.m = m;
       assigned.weightSum = sum;
+      w.bagRow = false;
     }
     const wSum = assigned.weightSum;
     const acc = w.acc; // all zero between uses
@@ -216,14 +228,18 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
     context[C_SUPPORT] = Math.min(1, Math.log1p(support) / Math.log(101));
     if (graphOnly) return;
     touched.clearValues(acc);
-    for (let i = 0; i < top.length; i++) {
-      const weight = weights[i] / wSum;
-      ev.bags[top[i]].forEach((share, label) => {
-        acc[label] += weight * share;
-        touched.add(label);
-      });
+    // The bag signal depends on the soft assignment alone: a plan's later steps keep the row.
+    if (!w.bagRow) {
+      for (let i = 0; i < top.length; i++) {
+        const weight = weights[i] / wSum;
+        ev.bags[top[i]].forEach((share, label) => {
+          acc[label] += weight * share;
+          touched.add(label);
+        });
+      }
+      logSparse(x, BAG * L, L, acc, touched, FLOOR_BAG);
+      w.bagRow = true;
     }
-    logSparse(x, BAG * L, L, acc, touched, FLOOR_BAG);
     // Pooled graph with back-off to shorter histories.
     touched.clearValues(acc);
     for (let j = l; j >= 0; j--) {
@@ -248,7 +264,10 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
       w.kernel.logClip(LOGITS, logZ, HEAD);
       context[C_HEAD] = Math.exp(max - logZ);
     }
-    if (input.added && input.added.size > 0) liftAdded(side, ev, w, input.added);
+    if (input.added && input.added.size > 0) {
+      liftAdded(side, ev, w, input.added);
+      w.bagRow = false; // lifted: no longer the assignment's alone
+    }
   }
 }
 

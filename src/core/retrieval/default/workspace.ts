@@ -3,7 +3,7 @@
  * buffers and label sets, reused from step to step so that ranking allocates almost nothing.
  */
 import { gateKernel, type GateKernel, type PackedMatrix } from '../kernels/matvec.js';
-import type { LexicalQuery } from '../lexical.js';
+import type { KeptScores, LexicalQuery } from '../lexical.js';
 import { G, S } from './layout.js';
 
 export interface StepInput {
@@ -38,8 +38,15 @@ export class Workspace {
   readonly touched: LabelSet;
   /** Graph keys of this step's history, by history length. */
   readonly keys: string[] = [];
-  /** Labels where called, schema or END may be non-zero this step. */
+  /** Labels where called, schema or END may be non-zero this step: those rows are zero elsewhere, from step to step. */
   readonly sparse: LabelSet;
+  /**
+   * Rows a plan's later steps would write again with the same values (computeSignals): the
+   * lexical query whose plain scores the lexical row holds (the unserved row is zero off its
+   * tools), and whether the bag row holds the current soft assignment's bag signal.
+   */
+  lexicalRows: KeptScores | undefined;
+  bagRow = false;
   readonly signalWeights = new Float64Array(S);
   /** Some demonstration has the last (up to 3) calls in a row, from the plan's start when shorter. */
   known = false;

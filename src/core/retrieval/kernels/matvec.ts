@@ -47,7 +47,8 @@ export interface Kernel {
   combine8(x: number, stride: number, a: number, z: number, n: number): void;
   maxf64(x: number, n: number): number;
   logclip(x: number, n: number, shift: number, out: number): void;
-  divide(x: number, n: number, by: number): void;
+  divide(x: number, n: number, by: number): number;
+  residual(x: number, out: number, rows: number, stride: number, m: number, g: number, n: number, scale: number): void;
   sampleddots(w: number, x: number, dim: number, cand: number, m: number, z: number, positives: number, correction: number): void;
   sampledaxpy(g: number, x: number, dim: number, cand: number, m: number, z: number): void;
   syrupper(a: number, x: number, n: number): void;
@@ -219,8 +220,9 @@ export function expSum(length: number, inputs: number, jsOnly = false): ExpSum {
 }
 
 /**
- * DTDR-G's per-step passes over every label, beside the softmax exponentials: the gate's dense sum
- * of eight signal rows, its max, the head's clipped log-probabilities and the final division.
+ * DTDR-G's per-step passes over every label, beside the softmax exponentials: the history-aware
+ * embedding row, the gate's dense sum of eight signal rows, its max, the head's clipped
+ * log-probabilities and the final division (which also finds the best label).
  * The signal matrix and the vectors live in the kernel's memory; the kernel (f64x2) and the JS
  * twin compute the same bits (the same operations in the same order, no fused multiply-add).
  */
@@ -233,8 +235,37 @@ export interface GateKernel extends ExpSum {
   max(which: number, n: number): number;
   /** x[row·labels + f] = max(−12, inputs[which][f] − shift) for every label. */
   logClip(which: number, shift: number, row: number): void;
-  /** output[i] /= by for i < n. */
-  divide(n: number, by: number): void;
+  /**
+   * output[i] /= by for i < n; returns the first i of the largest quotient, as the scan
+   * `if (output[i] > best)` from index 0 finds it (NaN never wins; index 0 when none beats −∞):
+   * the softmax's best label from the pass that writes it.
+   */
+  divide(n: number, by: number): number;
+  /**
+   * x[to·labels + f] = f32((x[from·labels + f] − g[0]·rows[0][f] − g[1]·rows[1][f] − …) · scale)
+   * for f < n, in f64 in that order: DTDR-G's history-aware embedding row, the called tools'
+   * similarity rows taken off the plain one. The rows must not change once passed (the kernel
+   * keeps copies of the last ones).
+   */
+  residual(from: number, to: number, rows: readonly Float32Array[], g: ArrayLike<number>, scale: number, n: number): void;
+}
+
+/**
+ * Similarity rows the kernel's `residual` takes in its memory (64 KB a row at 16,000 labels): a
+ * step after nine distinct calls or more takes the JS twin, the same bits.
+ */
+const RESIDUAL_ROWS = 8;
+
+/** The JS twin of the kernel's `residual` (x a signal-major matrix of rows of `labels`). */
+function residualTwin(x: Float32Array, labels: number, from: number, to: number, rows: readonly Float32Array[], g: ArrayLike<number>, scale: number, n: number): void {
+  const a = from * labels;
+  const b = to * labels;
+  const m = rows.length;
+  for (let f = 0; f < n; f++) {
+    let r = x[a + f];
+    for (let j = 0; j < m; j++) r -= g[j] * rows[j][f];
+    x[b + f] = r * scale;
+  }
 }
 
 export function gateKernel(labels: number, signals: number, inputs: number, jsOnly = false): GateKernel {
@@ -242,16 +273,25 @@ export function gateKernel(labels: number, signals: number, inputs: number, jsOn
   const slot = (labels + 2) & ~1;
   const module = jsOnly ? null : kernelModule();
   if (module) {
-    // Memory: x (f32, padded to 16 bytes), then the f64 inputs and the output, then 8 weights.
+    // Memory: x (f32, padded to 16 bytes), then the f64 inputs and the output, then 8 weights,
+    // then RESIDUAL_ROWS similarity rows (f32) and their coefficients (f64).
     const xBytes = Math.ceil((signals * labels * 4) / 16) * 16;
     const weights = xBytes + (inputs + 1) * slot * 8;
-    const { kernel: k, buffer } = instantiate(module, weights + 64);
+    const rowsAt = weights + 64;
+    const rowBytes = Math.ceil((labels * 4) / 16) * 16;
+    const gammasAt = rowsAt + RESIDUAL_ROWS * rowBytes;
+    const { kernel: k, buffer } = instantiate(module, gammasAt + RESIDUAL_ROWS * 8);
+    const x = new Float32Array(buffer, 0, signals * labels);
+    const rowViews = Array.from({ length: RESIDUAL_ROWS }, (_, j) => new Float32Array(buffer, rowsAt + j * rowBytes, labels));
+    const gammas = new Float64Array(buffer, gammasAt, RESIDUAL_ROWS);
+    const inSlot: (Float32Array | undefined)[] = new Array(RESIDUAL_ROWS).fill(undefined);
+    const slotLength = new Array<number>(RESIDUAL_ROWS).fill(0);
     const views = Array.from({ length: inputs }, (_, i) => new Float64Array(buffer, xBytes + i * slot * 8, slot));
     const out = xBytes + inputs * slot * 8;
     const a = new Float64Array(buffer, weights, 8);
     const at = (which: number) => xBytes + which * slot * 8;
     return {
-      x: new Float32Array(buffer, 0, signals * labels),
+      x,
       inputs: views.map((v) => v.subarray(0, labels)),
       output: new Float64Array(buffer, out, labels),
       run(which, n, shift, scale) {
@@ -270,7 +310,20 @@ export function gateKernel(labels: number, signals: number, inputs: number, jsOn
         k.logclip(at(which), labels, shift, row * labels * 4);
       },
       divide(n, by) {
-        k.divide(out, n, by);
+        return k.divide(out, n, by);
+      },
+      residual(from, to, rows, g, scale, n) {
+        if (rows.length > RESIDUAL_ROWS) return residualTwin(x, labels, from, to, rows, g, scale, n);
+        for (let j = 0; j < rows.length; j++) {
+          // A plan's later steps call the same tools first: a row already in its slot stays (rows are never changed in place).
+          if (inSlot[j] !== rows[j] || slotLength[j] !== n) {
+            rowViews[j].set(rows[j].subarray(0, n));
+            inSlot[j] = rows[j];
+            slotLength[j] = n;
+          }
+          gammas[j] = g[j];
+        }
+        k.residual(from * labels * 4, to * labels * 4, rowsAt, rowBytes, rows.length, gammasAt, n, scale);
       },
     };
   }
@@ -303,7 +356,19 @@ export function gateKernel(labels: number, signals: number, inputs: number, jsOn
       for (let f = 0; f < labels; f++) x[from + f] = Math.max(-12, z[f] - shift);
     },
     divide(n, by) {
-      for (let i = 0; i < n; i++) output[i] /= by;
+      let best = -Infinity;
+      let arg = 0;
+      for (let i = 0; i < n; i++) {
+        const q = (output[i] /= by);
+        if (q > best) {
+          best = q;
+          arg = i;
+        }
+      }
+      return arg;
+    },
+    residual(from, to, rows, g, scale, n) {
+      residualTwin(x, labels, from, to, rows, g, scale, n);
     },
   };
 }
