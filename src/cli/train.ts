@@ -21,8 +21,9 @@ empty) data.jsonl trains on the tools alone (dtdr-g, bm25, qts).
   --clusters N          clusters (dtdr-g: chosen from the data; DTDR-C: demonstrations / 10)
   --epochs N            linear-head epochs (default 8)
   --seed N              default 0
-  --threads N           dtdr-g: worker threads for cross-fitting besides this one (default: CPU cores − 1,
-                        at most 7; 0 = this thread only). The model is the same for any N
+  --threads N           dtdr-g, from 1,000 demonstrations: worker threads for cross-fitting besides this
+                        one (default: CPU cores − 1, at most 3; 0 = this thread only). The model is
+                        the same for any N; each thread holds a copy of the demonstrations
   --exclude-test        leave out the plans listed in split_ids.json
   --allow-undescribed   train although tools lack descriptions (no tool_desc.json, or an empty "desc"):
                         the tools are then known by name only, and methods that read descriptions lose that signal
@@ -77,6 +78,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
     onProgress: (p) => bar.update(p.phase, p.fraction, p.loss !== undefined ? `loss ${p.loss.toFixed(3)}` : ''),
   }).finally(() => workers.close());
   bar.done();
+  for (const why of new Set(workers.errors)) console.error(`dtdr: ${why}`);
   writeModelFile(values.out as string, model.toJSON());
   const what = plans.length === 0 ? 'the tools alone (no demonstrations)' : `${plans.length} plans`;
   console.error(`trained ${method} on ${what} of ${dataset.name} (${dataset.tools.length} tools) in ${((Date.now() - started) / 1000).toFixed(1)} s → ${values.out}`);

@@ -68,13 +68,13 @@ export interface RoundOutput {
 /**
  * Runs cross-fitting rounds in parallel. `run` starts rounds on other threads and returns at once;
  * `claim` hands out round numbers (each exactly once, across every thread, the caller's included);
- * `results` resolves to the other threads' rounds. A platform entry makes one per fit
+ * `results` resolves to the other threads' rounds; `cancel` stops them (a failed fit). A platform entry makes one per fit
  * (`foldWorkers()` in `dtdr/node`); closing it ends its threads.
  */
 export interface FoldWorkers {
   /** Threads besides the caller's. */
   readonly threads: number;
-  run(setup: CrossFitSetup, rounds: number): { claim(): number; results: Promise<RoundOutput[]> };
+  run(setup: CrossFitSetup, rounds: number): { claim(): number; results: Promise<RoundOutput[]>; cancel?(): void };
   close(): void | Promise<void>;
 }
 

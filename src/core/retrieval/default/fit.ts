@@ -57,14 +57,21 @@ export async function fitGatedParallel(tools: ToolSpec[], plans: Plan[], queries
   const progress = () => fit.report('cross-fitting', ++done / (total + 1));
   const job = workers.run(fit.setup, total);
   const theirs = job.results.then((list) => list, () => [] as RoundOutput[]);
-  const ev = finalEvidence(fit, (fraction) => fit.report('cross-fitting', (done + fraction) / (total + 1)));
-  // Request coverage and combinations need no round: here they overlap the workers' rounds.
-  const rules = requestRules(fit);
-  progress();
   const byRound = new Map<number, RoundOutput>();
-  for (let round = job.claim(); round < total; round = job.claim()) {
-    byRound.set(round, fitter.round(round));
+  let ev: Evidence;
+  let rules: ReturnType<typeof requestRules>;
+  try {
+    ev = finalEvidence(fit, (fraction) => fit.report('cross-fitting', (done + fraction) / (total + 1)));
+    // Request coverage and combinations need no round: here they overlap the workers' rounds.
+    rules = requestRules(fit);
     progress();
+    for (let round = job.claim(); round < total; round = job.claim()) {
+      byRound.set(round, fitter.round(round));
+      progress();
+    }
+  } catch (error) {
+    job.cancel?.(); // the workers' rounds are of no use now
+    throw error;
   }
   for (const output of await theirs) if (output.round >= 0 && output.round < total && !byRound.has(output.round)) byRound.set(output.round, output);
   for (let round = 0; round < total; round++) if (!byRound.has(round)) byRound.set(round, fitter.round(round));
@@ -197,19 +204,18 @@ function prepareSettings(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   return { tools, plans, queries, side, seed, target, confidentAbove, neighbours, without, headOption, folds, foldBy, thresholdsFrom, schemes, gateSchemes, clustering: clustering!, l, K, selection, stepsOf, report, setup };
 }
 
-
 /** The evidence from every demonstration (what the model ranks with). */
 function finalEvidence(fit: Prepared, onProgress: (fraction: number) => void): Evidence {
   return fitEvidence(fit.side, fit.plans, fit.queries, fit.clustering, { historyLength: fit.l, seed: fit.seed, head: fit.headOption, stepsOf: fit.stepsOf }, (p) => onProgress(p.fraction));
 }
 
-/** Gate, temperature, conformal thresholds and groups from the rounds' held-out steps (in round order). */
 /** Request coverage (coverage.ts) and the new-combination rule (combinations.ts), from every demonstration. */
 function requestRules(fit: Prepared) {
   const coverage = fitCoverage(fit.tools, fit.plans, fit.side.index);
   return { coverage, combinations: fitCombinations(fit.plans, fit.side.index, fit.side.labels.length, coverage) };
 }
 
+/** Gate, temperature, conformal thresholds and groups from the rounds' held-out steps (in round order). */
 function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverage, combinations }: ReturnType<typeof requestRules>): GatedParts {
   const { plans, side, seed, target, confidentAbove, neighbours, without, folds, foldBy, thresholdsFrom, schemes, gateSchemes, l, K, selection, report } = fit;
   const n = plans.length;
@@ -291,7 +297,6 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverag
   const calibration = { confident: confidentScores.map(Math.fround), unsure: unsureScores.map(Math.fround) };
   return { side, evidence: ev, theta, temperature, target, confidentAbove, thresholds, neighbours, withoutSignals: without, diagnostics, calibration, groups, addedTools: [], coverage, combinations };
 }
-
 
 /** Held-out scores kept per group, at most (a seeded sample beyond it). */
 const MAX_GROUP_SCORES = 4000;

@@ -202,9 +202,12 @@ export interface OneHotRows {
   adamRow(row: number, scale: number, l2: number, lr: number, b1: number, b2: number, eps: number): void;
 }
 
+/** Bytes of one-hot state above which the JS twin is used: one WebAssembly memory holds at most 4 GiB. */
+const ONE_HOT_KERNEL_BYTES = 2 ** 31;
+
 export function oneHotRows(rows: number, n: number, jsOnly = false): OneHotRows {
-  const module = jsOnly ? null : kernelModule();
   const size = rows * n;
+  const module = jsOnly || 4 * size * 8 + n * 8 > ONE_HOT_KERNEL_BYTES ? null : kernelModule();
   if (module) {
     const bytes = size * 8;
     const { kernel: k, buffer } = instantiate(module, 4 * bytes + n * 8);
