@@ -145,11 +145,10 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
     let rounds = 0;
     const spy: FoldWorkers = { threads: 1, run: (s, r) => ((setup = s), (rounds = r), { claim: () => r, results: Promise.resolve([]) }), close() {} };
     await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, spy, {});
-    // A schema the structured clone refuses (a cycle): no round from the worker, and the reason.
-    const circular: Record<string, unknown> = { type: 'object' };
-    circular.self = circular;
+    // A schema the structured clone refuses (a function inside it): no round from the worker, and the reason.
+    const unclonable = { type: 'object', properties: {}, check: () => true } as unknown as ToolSpec['parameters'];
     const broken = foldWorkers({ threads: 1 });
-    const none = await broken.run({ ...setup!, tools: setup!.tools.map((t, i) => (i === 0 ? { ...t, parameters: circular } : t)) }, rounds).results;
+    const none = await broken.run({ ...setup!, tools: setup!.tools.map((t, i) => (i === 0 ? { ...t, parameters: unclonable } : t)) }, rounds).results;
     expect(none).toEqual([]);
     expect(broken.errors.join('\n')).toMatch(/cross-fitting worker failed/);
     // Cancelled at once: nothing left to claim, and the results settle.

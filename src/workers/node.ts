@@ -107,7 +107,7 @@ function runWorker(setup: CrossFitSetup, rounds: number, counter: SharedArrayBuf
     try {
       worker.postMessage({ setup, rounds, counter });
     } catch (error) {
-      failed(error); // a value the structured clone refuses (a circular schema, say)
+      failed(error); // a value the structured clone refuses (a function inside a schema, say)
       finish();
     }
   });
