@@ -128,7 +128,8 @@ export class CrossFitter {
 
   /** Round `round` (scheme ⌊round / folds⌋, fold round mod folds): fit on the other folds, score held-out steps. */
   round(round: number, onProgress?: (fraction: number) => void): RoundOutput {
-    const { plans, folds, dim, seed, setup } = { ...this.setup, setup: this.setup };
+    const setup = this.setup;
+    const { plans, folds, dim, seed } = setup;
     const side = this.side;
     const r = Math.floor(round / folds);
     const f = round % folds;

@@ -3,6 +3,7 @@
  * sampled softmax's products, similarity rows and the full-softmax heads' one-hot rows, in f64 on the WebAssembly module of matvec.ts
  * (f64x2), each with a JS twin that performs the same operations in the same order.
  */
+import { dotAt } from '../kmeans.js';
 import { instantiate, kernelModule } from './matvec.js';
 
 /**
@@ -137,7 +138,7 @@ export function sampledProducts(examples: number, dim: number, classes: number, 
 
 /**
  * Rows of the Gram matrix of `rows` f32 vectors of `dim` (DTDR-G's similarity rows): row(c)[f] =
- * f32(v_c · v_f), the products exact in f64 and summed as kmeans.ts dotAt does (four running sums
+ * f32(v_c · v_f), the products exact in f64 and summed as kmeans.ts dotAt does (the JS twin calls it) (four running sums
  * over j mod 4, the remainder into the first, then added left to right). Kernel and JS twin give the same bits.
  */
 export interface GramRows {
@@ -160,23 +161,8 @@ export function gramRows(vectors: Float32Array, rows: number, dim: number, jsOnl
   }
   return {
     row(c) {
-      const v = vectors;
-      const d = dim;
       const out = new Float32Array(rows);
-      const a = c * d;
-      for (let f = 0; f < rows; f++) {
-        const b = f * d;
-        let d0 = 0, d1 = 0, d2 = 0, d3 = 0;
-        let j = 0;
-        for (; j + 3 < d; j += 4) {
-          d0 += v[a + j] * v[b + j];
-          d1 += v[a + j + 1] * v[b + j + 1];
-          d2 += v[a + j + 2] * v[b + j + 2];
-          d3 += v[a + j + 3] * v[b + j + 3];
-        }
-        for (; j < d; j++) d0 += v[a + j] * v[b + j];
-        out[f] = d0 + d1 + d2 + d3;
-      }
+      for (let f = 0; f < rows; f++) out[f] = dotAt(vectors, c * dim, vectors, f * dim, dim);
       return out;
     },
   };
