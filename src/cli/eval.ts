@@ -8,8 +8,7 @@ import type { Dataset } from '../core/base/types.js';
 import { readDatasetDir } from '../data/node.js';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
-import { foldWorkers } from '../workers/node.js';
-import { checkDescribed, encoderOptions, fmt, loadCliEncoder, parseMethods } from './shared.js';
+import { checkDescribed, cliFoldWorkers, encoderOptions, fmt, loadCliEncoder, parseMethods } from './shared.js';
 import { peersFor } from './peers/index.js';
 
 export const evalHelp = `dtdr eval --data DIR [options]
@@ -97,7 +96,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
   });
   const encoder = needsEncoder ? await loadCliEncoder(values) : undefined;
   const bar = new ProgressBar();
-  const workers = foldWorkers(values.threads === undefined ? {} : { threads: intOption(values.threads as string, 'threads', 0, 0) });
+  const workers = cliFoldWorkers(values);
   const options = {
     workers,
     methods,
@@ -136,7 +135,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
   } finally {
     await workers.close(); // after an error too: no worker keeps the process alive
   }
-  for (const why of new Set(workers.errors)) console.error(`dtdr: ${why}`);
+  workers.report();
   const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
   if (values.json) {
     const results = Object.fromEntries(

@@ -6,6 +6,8 @@ import { DtdrError } from '../core/base/errors.js';
 import { isMethod, isPeer, METHODS, PEERS } from '../core/retrieval/train.js';
 import type { EvalMethodName, MethodName } from '../core/retrieval/types.js';
 import { loadEncoder } from '../encoders/node.js';
+import { foldWorkers, type NodeFoldWorkers } from '../workers/node.js';
+import { intOption } from './args.js';
 
 export const encoderOptions = {
   encoder: { type: 'string' },
@@ -58,4 +60,10 @@ export function checkDescribed(dir: string, dataset: Pick<Dataset, 'tools'>, all
       hint: 'give each tool a "desc" saying what it does, or pass --allow-undescribed',
     });
   }
+}
+
+/** `--threads N` (default: foldWorkers' own) for DTDR-G's cross-fitting; `report` prints why a worker did not help, once each. */
+export function cliFoldWorkers(values: Record<string, unknown>): NodeFoldWorkers & { report(): void } {
+  const workers = foldWorkers(values.threads === undefined ? {} : { threads: intOption(values.threads as string, 'threads', 0, 0) });
+  return Object.assign(workers, { report: () => new Set(workers.errors).forEach((why) => console.error(`dtdr: ${why}`)) });
 }

@@ -6,8 +6,7 @@ import { demoDataset } from '../demo/toolset.js';
 import { checkModelPath, writeModelFile } from '../storage/file.js';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
-import { foldWorkers } from '../workers/node.js';
-import { checkDescribed, encoderOptions, loadCliEncoder, parseMethod } from './shared.js';
+import { checkDescribed, cliFoldWorkers, encoderOptions, loadCliEncoder, parseMethod } from './shared.js';
 
 export const trainHelp = `dtdr train (--data DIR | --demo) --out FILE [options]
 
@@ -62,7 +61,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
   const encoder = needs.queries || needs.tools || needs.contexts ? await loadCliEncoder(values) : undefined;
   const bar = new ProgressBar();
   const started = Date.now();
-  const workers = foldWorkers(values.threads === undefined ? {} : { threads: intOption(values.threads as string, 'threads', 0, 0) });
+  const workers = cliFoldWorkers(values);
   const model = await Dtdr.train({
     workers,
     method,
@@ -78,7 +77,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
     onProgress: (p) => bar.update(p.phase, p.fraction, p.loss !== undefined ? `loss ${p.loss.toFixed(3)}` : ''),
   }).finally(() => workers.close());
   bar.done();
-  for (const why of new Set(workers.errors)) console.error(`dtdr: ${why}`);
+  workers.report();
   writeModelFile(values.out as string, model.toJSON());
   const what = plans.length === 0 ? 'the tools alone (no demonstrations)' : `${plans.length} plans`;
   console.error(`trained ${method} on ${what} of ${dataset.name} (${dataset.tools.length} tools) in ${((Date.now() - started) / 1000).toFixed(1)} s → ${values.out}`);

@@ -56,7 +56,7 @@ export async function fitGatedParallel(tools: ToolSpec[], plans: Plan[], queries
   let done = 0;
   const progress = () => fit.report('cross-fitting', ++done / (total + 1));
   const job = workers.run(fit.setup, total);
-  const theirs = job.results.then((list) => list, () => [] as RoundOutput[]);
+  const theirs = job.results.catch(() => [] as RoundOutput[]);
   const byRound = new Map<number, RoundOutput>();
   let ev: Evidence;
   let rules: ReturnType<typeof requestRules>;
