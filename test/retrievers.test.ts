@@ -126,6 +126,20 @@ describe('BM25 and candidate selection', () => {
   });
 });
 
+  it('offers the included tools, but where more are included than there is room for, keeps the most probable half of the set', () => {
+    // Labels t0..t9 and END; the threshold keeps t0..t3; t4..t9 are included (added tools the request may ask for).
+    const labels = [...Array.from({ length: 10 }, (_, i) => `t${i}`), END];
+    const probabilities = Float64Array.from([0.4, 0.3, 0.2, 0.05, 0.01, 0.009, 0.008, 0.007, 0.006, 0.005, 0.005]);
+    const ranking = { labels, probabilities, order: Uint32Array.from(labels.keys()), confident: false, set: { threshold: 0.05, target: 0.95, confident: false, include: [4, 5, 6, 7, 8, 9] } };
+    // Room for all: four by threshold, then every included one.
+    expect(selectCandidates(ranking, { widenMax: 12 }).candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't2', 't3', 't4', 't5', 't6', 't7', 't8', 't9']);
+    // Six places: t0..t2 stay (half), the first three included take the rest; t3 gives way.
+    expect(selectCandidates(ranking, { widenMax: 6, widenMin: 1 }).candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't2', 't4', 't5', 't6']);
+    // Two included and a full set: they take the two least probable places.
+    const two = { ...ranking, set: { ...ranking.set, include: [8, 9] } };
+    expect(selectCandidates(two, { widenMax: 4, widenMin: 1 }).candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't8', 't9']);
+  });
+
 describe('DAG plans: every execution order counts', () => {
   it('after the "other" root first, DTDR-C still knows the remaining root', async () => {
     const dag = Array.from({ length: 4 }, (_, i) =>

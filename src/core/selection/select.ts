@@ -96,7 +96,7 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
 /**
  * Labels the retriever says must be offered (`set.include`: a tool added after training that the
  * request asks for) join the set, best first, taking the place of the least probable others
- * beyond `max`.
+ * beyond `max` (at most half of them when more are included than there is room for).
  */
 function withIncluded(ranking: Ranking, chosen: Candidate[], max: number): Candidate[] {
   const include = ranking.set?.include;
@@ -104,6 +104,10 @@ function withIncluded(ranking: Ranking, chosen: Candidate[], max: number): Candi
   // A label with probability 0 is a removed tool (it left the order): never offered, whatever asks.
   const extra = include.filter((i) => ranking.probabilities[i] > 0 && !chosen.some((c) => c.tool === ranking.labels[i])).map((i) => ({ tool: ranking.labels[i], probability: ranking.probabilities[i] }));
   if (extra.length === 0) return chosen;
-  const kept = extra.slice(0, Math.max(1, max - 1));
+  // Free places first; beyond them the included take the places of the least probable others,
+  // but never more than half the set: where many added tools match (thousands of them, say), the
+  // most probable tools stay too.
+  const chosenKept = extra.length <= max - chosen.length ? chosen.length : Math.min(chosen.length, Math.max(Math.ceil(max / 2), max - extra.length));
+  const kept = extra.slice(0, Math.max(1, max - chosenKept));
   return [...chosen.slice(0, Math.max(1, max - kept.length)), ...kept].sort((a, b) => b.probability - a.probability);
 }

@@ -16,7 +16,7 @@ import type { FoldWorkers } from './cross-fit.js';
 import { C_MATCH, C_SUPPORT, KNOWN_HISTORY, SIGNALS, type SignalName } from './layout.js';
 import { learnGated } from './learning.js';
 import type { GatedOptions } from './options.js';
-import { computeSignals, kthBest } from './signals.js';
+import { computeSignals, bestValues, rankAmong } from './signals.js';
 import { rarity } from './evidence.js';
 import { confidentGroup, stepGroup } from './groups.js';
 import { EMBU, LEXU } from './layout.js';
@@ -226,15 +226,26 @@ export class GatedRetriever implements Retriever {
     const x = this.workspace.x;
     const L = this.side.labels.length;
     const T = this.side.end;
-    const emb = kthBest(x, EMBU * L, T, rank);
-    const lex = kthBest(x, LEXU * L, T, rank);
+    const embBest = bestValues(x, EMBU * L, T, rank);
+    const lexBest = bestValues(x, LEXU * L, T, rank);
     // The same rank by the centred description match (centered.ts): hubs do not crowd it.
     const centered = (this.centered ??= new CenteredMatch(this.side.toolVectors, T, this.side.dim)).score(q);
-    const cen = kthBest(centered, 0, T, rank);
-    const out: number[] = [];
-    for (const f of unseen) if (x[EMBU * L + f] >= emb || (x[LEXU * L + f] > 0 && x[LEXU * L + f] >= lex) || centered[f] >= cen) out.push(f);
-    // Best matches first: where many added tools qualify, the set keeps the ones the request asks for most.
-    return out.length > 1 ? out.sort((a, b) => centered[b] - centered[a] || a - b) : out;
+    const cenBest = bestValues(centered, 0, T, rank);
+    const kth = (best: number[]) => (best.length < rank ? -Infinity : best[rank - 1]);
+    const [emb, lex, cen] = [kth(embBest), kth(lexBest), kth(cenBest)];
+    const bestRank = new Map<number, number>();
+    for (const f of unseen) {
+      let r = Infinity;
+      if (x[EMBU * L + f] >= emb) r = rankAmong(embBest, x[EMBU * L + f]);
+      if (x[LEXU * L + f] > 0 && x[LEXU * L + f] >= lex) r = Math.min(r, rankAmong(lexBest, x[LEXU * L + f]));
+      if (centered[f] >= cen) r = Math.min(r, rankAmong(cenBest, centered[f]));
+      if (r < Infinity) bestRank.set(f, r);
+    }
+    const out = [...bestRank.keys()];
+    // Best matches first, by the best rank any of the three matches gives (then the centred
+    // match): where many added tools qualify, the set keeps the ones the request asks for most,
+    // and a tool one match puts first is not crowded out by tools another match ranks lower.
+    return out.length > 1 ? out.sort((a, b) => bestRank.get(a)! - bestRank.get(b)! || centered[b] - centered[a] || a - b) : out;
   }
 
   private centered: CenteredMatch | undefined;

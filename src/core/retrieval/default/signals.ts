@@ -308,6 +308,12 @@ const ASKED_RANK = 3;
 
 /** The k-th largest of x[from .. from+n). */
 export function kthBest(x: Float32Array, from: number, n: number, k: number): number {
+  const best = bestValues(x, from, n, k);
+  return best.length < k ? -Infinity : best[k - 1];
+}
+
+/** The k largest values of x[from .. from+n), largest first (fewer when n < k). */
+export function bestValues(x: Float32Array, from: number, n: number, k: number): number[] {
   const best: number[] = [];
   for (let f = 0; f < n; f++) {
     const v = x[from + f];
@@ -319,7 +325,19 @@ export function kthBest(x: Float32Array, from: number, n: number, k: number): nu
       best.sort((a, b) => b - a);
     }
   }
-  return best.length < k ? -Infinity : best[k - 1];
+  return best;
+}
+
+/** The rank (1 = best) of value v among `best` (largest first): 1 + how many are larger. */
+export function rankAmong(best: readonly number[], v: number): number {
+  let lo = 0;
+  let hi = best.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (best[mid] > v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo + 1;
 }
 
 /** x[from + f] = log(values[f] + floor), computing logs only where values is non-zero. */
