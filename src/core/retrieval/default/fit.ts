@@ -10,6 +10,7 @@ import { packRows, sphericalKMeans, type KMeansResult } from '../kmeans.js';
 import type { TrainingProgress } from '../types.js';
 import { fitCoverage } from './coverage.js';
 import { fitCombinations } from './combinations.js';
+import { fitSequenceWords } from './sequence-words.js';
 import { calibrationScores, groupThresholds, isotonicEce, maxScoredPlans, scoredSubset } from './calibration.js';
 import { priorGate, toolsOnlyGate } from './combine.js';
 import { countedStepsMemo, fitEvidence, type Clustering, type Evidence } from './evidence.js';
@@ -209,14 +210,14 @@ function finalEvidence(fit: Prepared, onProgress: (fraction: number) => void): E
   return fitEvidence(fit.side, fit.plans, fit.queries, fit.clustering, { historyLength: fit.l, seed: fit.seed, head: fit.headOption, stepsOf: fit.stepsOf }, (p) => onProgress(p.fraction));
 }
 
-/** Request coverage (coverage.ts) and the new-combination rule (combinations.ts), from every demonstration. */
+/** Request coverage (coverage.ts), the new-combination rule (combinations.ts) and the sequence-words rule (sequence-words.ts), from every demonstration. */
 function requestRules(fit: Prepared) {
   const coverage = fitCoverage(fit.tools, fit.plans, fit.side.index);
-  return { coverage, combinations: fitCombinations(fit.plans, fit.side.index, fit.side.labels.length, coverage) };
+  return { coverage, combinations: fitCombinations(fit.plans, fit.side.index, fit.side.labels.length, coverage), sequenceWords: fitSequenceWords(fit.plans, fit.side.index, coverage) };
 }
 
 /** Gate, temperature, conformal thresholds and groups from the rounds' held-out steps (in round order). */
-function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverage, combinations }: ReturnType<typeof requestRules>): GatedParts {
+function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverage, combinations, sequenceWords }: ReturnType<typeof requestRules>): GatedParts {
   const { plans, side, seed, target, confidentAbove, neighbours, without, folds, foldBy, thresholdsFrom, schemes, gateSchemes, l, K, selection, report } = fit;
   const n = plans.length;
   const small = tooFewToSplit(n);
@@ -295,7 +296,7 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverag
   };
   report('calibration', 1);
   const calibration = { confident: confidentScores.map(Math.fround), unsure: unsureScores.map(Math.fround) };
-  return { side, evidence: ev, theta, temperature, target, confidentAbove, thresholds, neighbours, withoutSignals: without, diagnostics, calibration, groups, addedTools: [], coverage, combinations };
+  return { side, evidence: ev, theta, temperature, target, confidentAbove, thresholds, neighbours, withoutSignals: without, diagnostics, calibration, groups, addedTools: [], coverage, combinations, sequenceWords };
 }
 
 /** Held-out scores kept per group, at most (a seeded sample beyond it). */

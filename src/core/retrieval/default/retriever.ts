@@ -23,6 +23,7 @@ import { EMBU, LEXU } from './layout.js';
 import { CenteredMatch } from './centered.js';
 import { requestWords, unexplained, withAddedTools, type CoverageModel } from './coverage.js';
 import { newCombination } from './combinations.js';
+import { askedBeyond } from './sequence-words.js';
 import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type GatedState } from './state.js';
 import type { ToolSide } from './tool-side.js';
 import { noTerms, SCORES, Workspace } from './workspace.js';
@@ -201,6 +202,14 @@ export class GatedRetriever implements Retriever {
       const first = leaving.offer.length > 1 ? `; the demonstrations call ${names(leaving.offer[0])} right before it` : '';
       covered.push(`the request asks for "${leaving.word}" (${names(leaving.tool)}), which no demonstration combines with ${history.map(names).join(' → ')}${first}`);
     }
+    // Words the demonstrations never used (sequence-words.ts): many demonstrations have exactly
+    // these calls, and none of their requests says a word this one says that another tool explains.
+    const beyond = confident && best === this.side.end ? this.askedBeyondCalls(input.query, history, probabilities, input.unavailable) : undefined;
+    if (beyond) {
+      confident = false;
+      for (const f of beyond.tools) if (!include.includes(f)) include.push(f);
+      covered.push(`the request says "${beyond.word}" (${beyond.tools.map((f) => `"${this.side.labels[f]}"`).join(', ')}), which none of the ${beyond.plans} demonstrations that call ${history.map((f) => `"${this.side.labels[f]}"`).join(' → ')} and nothing more says`);
+    }
     const set = { threshold, target: this.target, confident, ...(include.length ? { include } : {}) };
     const cause = confident ? undefined : this.groupCause(group, top, input.history, include.filter((f) => fresh.includes(f)), counts[best], leftOut, covered);
     return withLazyOrder({ labels: this.side.labels, probabilities, confident, group, set, ...(cause ? { cause } : {}) }, { unitRange: true });
@@ -219,6 +228,14 @@ export class GatedRetriever implements Retriever {
     if (!combos?.enabled || !this.coverage || history.length === 0) return undefined;
     const words = (this.lastQuery.words ??= requestWords(this.coverage, query));
     return newCombination(combos, this.coverage, words, history, (a) => p[a] > 0 && !unavailable?.has(a));
+  }
+
+  /** The sequence-words rule (sequence-words.ts), where the fit switched it on. */
+  private askedBeyondCalls(query: string, history: readonly number[], p: ArrayLike<number>, unavailable: ReadonlySet<number> | undefined) {
+    const said = this.parts.sequenceWords;
+    if (!said?.enabled || !this.coverage || history.length === 0) return undefined;
+    const words = (this.lastQuery.words ??= requestWords(this.coverage, query));
+    return askedBeyond(said, this.coverage, words, history, (a) => p[a] > 0 && !unavailable?.has(a));
   }
 
   /** Tools added after training, not yet demonstrated, within `rank` of the best description match (embedding or lexical) for this step. */

@@ -16,6 +16,7 @@ import { LinearHead, type LinearHeadState } from '../linear-head.js';
 import { ReplayBuffer, type ReplayState } from '../linear-head-training.js';
 import { headSparseSize, type Evidence } from './evidence.js';
 import type { GroupCalibration } from './groups.js';
+import { checkSequenceWordsState, sequenceWordsFromState, sequenceWordsState, type SequenceWords, type SequenceWordsState } from './sequence-words.js';
 import { checkCombinationsState, combinationsFromState, combinationsState, type Combinations, type CombinationsState } from './combinations.js';
 import { checkCoverageState, coverageFromState, coverageState, type CoverageModel, type CoverageState } from './coverage.js';
 import { G, KNOWN_HISTORY, S, SIGNALS, type SignalName } from './layout.js';
@@ -53,6 +54,11 @@ export interface GatedParts {
    * rule is on. Absent in models fitted before it: no such rule.
    */
   combinations?: Combinations;
+  /**
+   * The words each well-demonstrated tool sequence's requests used (sequence-words.ts), and whether
+   * the rule is on. Absent in models fitted before it: no such rule.
+   */
+  sequenceWords?: SequenceWords;
 }
 
 export interface GatedDiagnostics {
@@ -107,6 +113,8 @@ export interface GatedState {
   coverage?: CoverageState;
   /** Tools the demonstrations combine, and the new-combination rule's switch (absent in files written before it: no such rule). */
   combinations?: CombinationsState;
+  /** The words each well-demonstrated sequence's requests used (absent in files written before it: no such rule). */
+  sequenceWords?: SequenceWordsState;
   diagnostics?: GatedDiagnostics;
 }
 
@@ -144,6 +152,7 @@ export function gatedState(p: GatedParts): GatedState {
     ...(p.addedTools.length ? { addedTools: p.addedTools } : {}),
     ...(p.coverage ? { coverage: coverageState(p.coverage) } : {}),
     ...(p.combinations ? { combinations: combinationsState(p.combinations) } : {}),
+    ...(p.sequenceWords ? { sequenceWords: sequenceWordsState(p.sequenceWords) } : {}),
     ...(p.diagnostics ? { diagnostics: p.diagnostics } : {}),
   };
 }
@@ -215,6 +224,7 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     addedTools: [...addedTools],
     ...(s.coverage ? { coverage: coverageFromState(s.coverage) } : {}),
     ...(s.combinations ? { combinations: combinationsFromState(s.combinations) } : {}),
+    ...(s.sequenceWords && s.coverage ? { sequenceWords: sequenceWordsFromState(s.sequenceWords) } : {}),
     theta: Float64Array.from(s.theta),
     temperature: Number(s.temperature) || 1,
     target: Number(s.target) || 0.95,
@@ -256,6 +266,10 @@ export function checkGatedState(state: unknown, tools: readonly ToolSpec[], dime
   if (s.diagnostics !== undefined) object('state.diagnostics', s.diagnostics);
   if (s.coverage !== undefined) checkCoverageState('state.coverage', s.coverage, tools.length);
   if (s.combinations !== undefined) checkCombinationsState('state.combinations', s.combinations, L);
+  if (s.sequenceWords !== undefined) {
+    if (s.coverage === undefined) stateError('state.sequenceWords', 'needs state.coverage (its word ids are the alignment\'s)');
+    checkSequenceWordsState('state.sequenceWords', s.sequenceWords, L, (s.coverage as CoverageState).words.length);
+  }
   if (s.evidence === null || s.evidence === undefined) return;
   const e = object('state.evidence', s.evidence) as unknown as NonNullable<GatedState['evidence']>;
   const l = int('state.historyLength', s.historyLength, 0, MAX_HISTORY);
