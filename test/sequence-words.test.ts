@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { chainPlan } from '../src/core/plans/plan.js';
 import { fitCoverage, requestWords } from '../src/core/retrieval/default/coverage.js';
+import { MIN_FIRED } from '../src/core/retrieval/default/combinations.js';
 import { askedBeyond, checkSequenceWordsState, fitSequenceWords, MIN_SEQUENCE_PLANS, sequenceWordsFromState, sequenceWordsState } from '../src/core/retrieval/default/sequence-words.js';
 import type { Plan, ToolSpec } from '../src/core/base/types.js';
 
@@ -38,30 +39,40 @@ describe('the words each sequence\'s demonstrations used', () => {
   const said = fitSequenceWords(plans, index, coverage, 5);
   const words = (q: string) => requestWords(coverage, q);
 
-  it('keeps sequences with enough demonstrations, and their words', () => {
-    expect(MIN_SEQUENCE_PLANS).toBeLessThanOrEqual(25);
-    expect([...said.sequences.keys()].sort()).toEqual(['0', '1', '1,2']);
-    const convert = said.sequences.get('0')!;
+  it('keeps complete sequences (",$") and prefixes with enough demonstrations, and their words', () => {
+    expect(MIN_SEQUENCE_PLANS).toBeLessThanOrEqual(20);
+    // [contacts_search] begins 40 plans (20 look-ups, 20 emails) and is the whole of 20.
+    expect([...said.sequences.keys()].sort()).toEqual(['0', '0,$', '1', '1,$', '1,2', '1,2,$']);
+    expect(said.sequences.get('1')!.plans).toBe(40);
+    const convert = said.sequences.get('0,$')!;
     expect(convert.plans).toBe(25);
     expect(Array.from(convert.words).map((w) => coverage.names[w])).toContain('dollars');
     expect(Array.from(convert.words).map((w) => coverage.names[w])).not.toContain('email');
   });
 
-  it('is on where no demonstration\'s END step would have fired (its own words left out)', () => {
+  it('is on at END where no demonstration\'s END step would have fired (its own words left out)', () => {
     expect(said.alarms).toBe(0);
     expect(said.enabled).toBe(true);
   });
 
+  it('scores its step side with each sequence held out: the 20 look-ups, without them, begin like emails only; they never fired', () => {
+    // Emails held out leave [contacts_search] 20 look-ups (enough); look-ups held out leave 20 emails, which say "email", "about", …
+    // A look-up's words ("find", "contacts") are contacts_search's own: nothing beyond it is asked, so no firing, and too few firings to switch it on.
+    expect(said.fired).toBeLessThan(MIN_FIRED);
+    expect(said.atSteps).toBe(false);
+    expect(askedBeyond(said, coverage, words('find ann and email her'), [], 1, () => true)).toBeUndefined();
+  });
+
   it('names the word no conversion said and the tool that explains it, after a conversion', () => {
-    const found = askedBeyond(said, coverage, words('convert eighty dollars to euros and email the result to ann'), [0], () => true);
+    const found = askedBeyond(said, coverage, words('convert eighty dollars to euros and email the result to ann'), [0], undefined, () => true);
     expect(found).toEqual({ word: 'email', tools: [2], plans: 25 });
   });
 
   it('stays silent where the request says only what the sequence\'s demonstrations said, where the tool was called, or where too few demonstrations have the sequence', () => {
-    expect(askedBeyond(said, coverage, words('convert fifty dollars to euros'), [0], () => true)).toBeUndefined();
-    expect(askedBeyond(said, coverage, words('email ann about the trip'), [1, 2], () => true)).toBeUndefined();
-    expect(askedBeyond(said, coverage, words('convert money and email ann'), [2], () => true)).toBeUndefined(); // no demonstration calls email_send alone
-    expect(askedBeyond(said, coverage, words('convert money and email ann'), [0], (a) => a !== 2)).toBeUndefined(); // email_send unavailable
+    expect(askedBeyond(said, coverage, words('convert fifty dollars to euros'), [0], undefined, () => true)).toBeUndefined();
+    expect(askedBeyond(said, coverage, words('email ann about the trip'), [1, 2], undefined, () => true)).toBeUndefined();
+    expect(askedBeyond(said, coverage, words('convert money and email ann'), [2], undefined, () => true)).toBeUndefined(); // no demonstration calls email_send alone
+    expect(askedBeyond(said, coverage, words('convert money and email ann'), [0], undefined, (a: number) => a !== 2)).toBeUndefined(); // email_send unavailable
   });
 
   it('is off where it would have cried wolf on more than 1 in 20 complete demonstrations', () => {
@@ -72,7 +83,7 @@ describe('the words each sequence\'s demonstrations used', () => {
     expect(off.alarms).toBeCloseTo(2 / 27, 6);
     expect(off.enabled).toBe(false);
     const noisyCoverage = fitCoverage(tools, noisy, index, { gain: 5 });
-    expect(askedBeyond(off, noisyCoverage, requestWords(noisyCoverage, 'convert eighty dollars and email ann'), [0], () => true)).toBeUndefined();
+    expect(askedBeyond(off, noisyCoverage, requestWords(noisyCoverage, 'convert eighty dollars and email ann'), [0], undefined, () => true)).toBeUndefined();
   });
 
   it('round-trips its saved form, and refuses what a fit could not have written', () => {
@@ -82,8 +93,9 @@ describe('the words each sequence\'s demonstrations used', () => {
     expect(() => checkSequenceWordsState('state.sequenceWords', s, L, V)).not.toThrow();
     const back = sequenceWordsFromState(s);
     expect([...back.sequences.keys()]).toEqual([...said.sequences.keys()]);
-    expect(Array.from(back.sequences.get('0')!.words)).toEqual(Array.from(said.sequences.get('0')!.words));
-    expect(askedBeyond(back, coverage, words('convert eighty dollars to euros and email ann'), [0], () => true)?.word).toBe('email');
+    expect(Array.from(back.sequences.get('0,$')!.words)).toEqual(Array.from(said.sequences.get('0,$')!.words));
+    expect(back.sequences.get('1')!.plans).toBe(40);
+    expect(askedBeyond(back, coverage, words('convert eighty dollars to euros and email ann'), [0], undefined, () => true)?.word).toBe('email');
     const refused = (change: Record<string, unknown>, field: RegExp) => expect(() => checkSequenceWordsState('state.sequenceWords', { ...s, ...change }, L, V)).toThrow(field);
     refused({ df: s.df.slice(1) }, /state\.sequenceWords\.df/);
     refused({ tools: s.tools.map(() => L - 1) }, /state\.sequenceWords\.tools/); // END is never called
@@ -93,5 +105,39 @@ describe('the words each sequence\'s demonstrations used', () => {
     refused({ enabled: 'yes' }, /state\.sequenceWords\.enabled/);
     refused({ alarms: 2 }, /state\.sequenceWords\.alarms/);
     refused({ gain: 0 }, /state\.sequenceWords\.gain/);
+    refused({ complete: s.complete.map(() => 2) }, /state\.sequenceWords\.complete/);
+    refused({ precision: -1 }, /state\.sequenceWords\.precision/);
+    refused({ atSteps: 1 }, /state\.sequenceWords\.atSteps/);
+  });
+});
+
+describe('its step side: where a tool is on top, the demonstrations that begin with the calls so far and that tool', () => {
+  // Four skills, 25 demonstrations each: a request names its tools. Held out by sequence, an email
+  // after a look-up ("find ann and email her") is a prefix [contacts_search] whose other plans
+  // never say "email": the rule names email_send, and the plan calls it next — right.
+  const fill = (n: string, i: number) => amounts[i % 5] + ' ' + n;
+  const plans = [
+    ...names.map((n, i) => chainPlan(`c${i}`, `convert ${fill('dollars', i)} to euros`, ['currency_convert'])),
+    ...names.map((n, i) => chainPlan(`f${i}`, `find ${n} in my contacts`, ['contacts_search'])),
+    ...names.map((n, i) => chainPlan(`e${i}`, `find ${n} and email the ${amounts[i % 5]} plans`, ['contacts_search', 'email_send'])),
+    ...names.map((n, i) => chainPlan(`x${i}`, `convert ${fill('dollars', i)} and email ${n} the result`, ['currency_convert', 'email_send'])),
+  ];
+  const coverage = fitCoverage(tools, plans, index, { gain: 5 });
+  const said = fitSequenceWords(plans, index, coverage, 4); // "convert": 0.34 against NULL's 0.07 in this fixture
+
+  it('is switched on by held-out precision: its firings named tools the plans called later', () => {
+    expect(said.fired).toBeGreaterThanOrEqual(MIN_FIRED);
+    expect(said.precision).toBeGreaterThanOrEqual(0.75);
+    expect(said.atSteps).toBe(true);
+  });
+
+  it('fires at the first step where the plans that begin with the top tool never say a word of the request', () => {
+    // The 50 plans that begin with contacts_search never say "convert" or "dollars", which currency_convert explains.
+    const found = askedBeyond(said, coverage, requestWords(coverage, 'find ann and convert ten dollars for her'), [], 1, () => true);
+    expect(found?.tools).toEqual([0]);
+    expect(['convert', 'dollars']).toContain(found?.word);
+    expect(found?.plans).toBe(50);
+    // Plans beginning with currency_convert: half say "email" (the conversions that email): silent.
+    expect(askedBeyond(said, coverage, requestWords(coverage, 'convert ten dollars and email ann'), [], 0, () => true)).toBeUndefined();
   });
 });

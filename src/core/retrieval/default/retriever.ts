@@ -202,13 +202,17 @@ export class GatedRetriever implements Retriever {
       const first = leaving.offer.length > 1 ? `; the demonstrations call ${names(leaving.offer[0])} right before it` : '';
       covered.push(`the request asks for "${leaving.word}" (${names(leaving.tool)}), which no demonstration combines with ${history.map(names).join(' → ')}${first}`);
     }
-    // Words the demonstrations never used (sequence-words.ts): many demonstrations have exactly
-    // these calls, and none of their requests says a word this one says that another tool explains.
-    const beyond = confident && best === this.side.end ? this.askedBeyondCalls(input.query, history, probabilities, input.unavailable) : undefined;
+    // Words the demonstrations never used (sequence-words.ts): many demonstrations make exactly
+    // these calls (END on top) or begin with them and the top tool, and none of their requests says
+    // a word this one says that another tool explains.
+    const next = best === this.side.end ? undefined : best;
+    const beyond = confident ? this.askedBeyondCalls(input.query, history, next, probabilities, input.unavailable) : undefined;
     if (beyond) {
       confident = false;
       for (const f of beyond.tools) if (!include.includes(f)) include.push(f);
-      covered.push(`the request says "${beyond.word}" (${beyond.tools.map((f) => `"${this.side.labels[f]}"`).join(', ')}), which none of the ${beyond.plans} demonstrations that call ${history.map((f) => `"${this.side.labels[f]}"`).join(' → ')} and nothing more says`);
+      const names = (list: readonly number[]) => list.map((f) => `"${this.side.labels[f]}"`).join(' → ');
+      const which = next === undefined ? `call ${names(history)} and nothing more` : `begin with ${names([...history, next])}`;
+      covered.push(`the request says "${beyond.word}" (${beyond.tools.map((f) => `"${this.side.labels[f]}"`).join(', ')}), which none of the ${beyond.plans} demonstrations that ${which} says`);
     }
     const set = { threshold, target: this.target, confident, ...(include.length ? { include } : {}) };
     const cause = confident ? undefined : this.groupCause(group, top, input.history, include.filter((f) => fresh.includes(f)), counts[best], leftOut, covered);
@@ -231,11 +235,11 @@ export class GatedRetriever implements Retriever {
   }
 
   /** The sequence-words rule (sequence-words.ts), where the fit switched it on. */
-  private askedBeyondCalls(query: string, history: readonly number[], p: ArrayLike<number>, unavailable: ReadonlySet<number> | undefined) {
+  private askedBeyondCalls(query: string, history: readonly number[], next: number | undefined, p: ArrayLike<number>, unavailable: ReadonlySet<number> | undefined) {
     const said = this.parts.sequenceWords;
-    if (!said?.enabled || !this.coverage || history.length === 0) return undefined;
+    if (!said || !(next === undefined ? said.enabled : said.atSteps) || !this.coverage) return undefined;
     const words = (this.lastQuery.words ??= requestWords(this.coverage, query));
-    return askedBeyond(said, this.coverage, words, history, (a) => p[a] > 0 && !unavailable?.has(a));
+    return askedBeyond(said, this.coverage, words, history, next, (a) => p[a] > 0 && !unavailable?.has(a));
   }
 
   /** Tools added after training, not yet demonstrated, within `rank` of the best description match (embedding or lexical) for this step. */

@@ -16,7 +16,7 @@
 import type { Plan } from '../../base/types.js';
 import { array, int, num, numbers, object, stateError } from '../../base/validate.js';
 import { requestWords, type CoverageModel } from './coverage.js';
-import { WORD_TOOLS } from './combinations.js';
+import { MIN_FIRED, PRECISION, WORD_TOOLS } from './combinations.js';
 
 /** Demonstrations a sequence needs before its requests' words count. */
 export const MIN_SEQUENCE_PLANS = 20;
@@ -26,6 +26,8 @@ export const MIN_EXPECTED = 3;
 export const WORD_GAIN = 10;
 /** Share of held-out END steps on which the rule may fire (false alarms) for it to be on. */
 export const MAX_ALARMS = 0.05;
+/** Demonstrations the switches are scored on, at most (every stride-th beyond it). */
+export const MAX_CHECKED_PLANS = 10_000;
 
 export interface SequenceWords {
   /** A word counts when its best tool explains it at least this many times better than NULL does (WORD_GAIN by default). */
@@ -34,11 +36,21 @@ export interface SequenceWords {
   plans: number;
   /** Per request-coverage word id (at fit): demonstrations whose request uses it. */
   df: Uint32Array;
-  /** Sequence (tool label indices joined by ",") → its demonstrations and the sorted word ids their requests used. */
+  /**
+   * Tool label indices joined by ",", then ",$" for a complete sequence (its demonstrations call
+   * these and nothing more) or nothing for a prefix (they begin with these) → the demonstrations
+   * and the sorted word ids their requests used. Groups of MIN_SEQUENCE_PLANS or more only.
+   */
   sequences: Map<string, { plans: number; words: Uint32Array }>;
   /** Share of demonstrations' END steps (own words left out) on which the rule fired. */
   alarms: number;
+  /** Whether the rule speaks where END is on top. */
   enabled: boolean;
+  /** Demonstrations' steps (own words left out; prefix: the calls up to and with the step's) on which the rule fired, and the share of those whose plan later calls a tool it named. */
+  fired: number;
+  precision: number;
+  /** Whether the rule speaks where a tool is on top (the prefix: the calls so far and that tool): fired ≥ MIN_FIRED, precision ≥ PRECISION. */
+  atSteps: boolean;
 }
 
 /** The saved form, columnar. */
@@ -48,14 +60,22 @@ export interface SequenceWordsState {
   df: number[];
   toolOffsets: number[];
   tools: number[];
+  /** Per group: 1 for a complete sequence, 0 for a prefix. */
+  complete: number[];
   sequencePlans: number[];
   wordOffsets: number[];
   words: number[];
   alarms: number;
   enabled: boolean;
+  fired: number;
+  precision: number;
+  atSteps: boolean;
 }
 
 const keyOf = (tools: readonly number[]) => tools.join(',');
+/** Marks a complete sequence's key (its demonstrations call these tools and nothing more); without it, a prefix's. */
+const END_MARK = ',$';
+const completeKey = (tools: readonly number[]) => keyOf(tools) + END_MARK;
 
 function sortedHas(list: Uint32Array, x: number): boolean {
   let lo = 0;
@@ -68,40 +88,80 @@ function sortedHas(list: Uint32Array, x: number): boolean {
   return lo < list.length && list[lo] === x;
 }
 
-/** Fits the per-sequence words and scores the rule on the demonstrations' END steps, each leaving its own words out. */
+/**
+ * Fits the per-sequence and per-prefix words and scores both sides of the rule on the
+ * demonstrations: at END each leaves its own words out (every firing a false alarm); at a step
+ * each leaves its whole sequence out — it is then a new combination, as a request beyond the
+ * demonstrations is — and a firing is right when its plan calls a named tool later.
+ */
 export function fitSequenceWords(plans: readonly Plan[], toolIndex: Map<string, number>, coverage: CoverageModel, gain = WORD_GAIN): SequenceWords {
   const V = coverage.names.length;
   const df = new Uint32Array(V);
-  const bySequence = new Map<string, { tools: number[]; members: Uint32Array[] }>();
-  for (const plan of plans) {
+  /** Per sequence: its demonstrations and how many of their requests use each word. */
+  const bySequenceWords = new Map<string, { plans: number; counts: Map<number, number> }>();
+  // Complete sequences (key ending in END_MARK) and every prefix of one: the demonstrations in each.
+  // Per member: its request words, its sequence and the calls its plan makes after the group's.
+  type Member = { words: Uint32Array; sequence: string; later: number[]; checked: boolean };
+  const byGroup = new Map<string, { tools: number[]; members: Member[] }>();
+  const join = (key: string, tools: number[], member: Member) => {
+    const entry = byGroup.get(key) ?? { tools, members: [] };
+    entry.members.push(member);
+    byGroup.set(key, entry);
+  };
+  // The switches need thousands of checks, not 100,000 demonstrations' worth: above MAX_CHECKED_PLANS every stride-th plan is checked.
+  const stride = Math.ceil(plans.length / MAX_CHECKED_PLANS);
+  plans.forEach((plan, i) => {
+    const checked = i % stride === 0;
     const tools = plan.order.map((k) => toolIndex.get(plan.nodes[k].tool)).filter((x): x is number => x !== undefined);
     const words = requestWords(coverage, plan.query);
     for (const w of words) df[w]++;
-    const key = keyOf(tools);
-    const entry = bySequence.get(key) ?? { tools, members: [] };
-    entry.members.push(words);
-    bySequence.set(key, entry);
-  }
+    const sequence = completeKey(tools);
+    const own = bySequenceWords.get(sequence) ?? { plans: 0, counts: new Map<number, number>() };
+    own.plans++;
+    for (const w of words) own.counts.set(w, (own.counts.get(w) ?? 0) + 1);
+    bySequenceWords.set(sequence, own);
+    join(sequence, tools, { words, sequence, later: [], checked });
+    for (let t = 1; t <= tools.length; t++) join(keyOf(tools.slice(0, t)), tools.slice(0, t), { words, sequence, later: tools.slice(t), checked });
+  });
+  const sorted = (words: Iterable<number>) => Uint32Array.from([...words].sort((a, b) => a - b));
   const sequences = new Map<string, { plans: number; words: Uint32Array }>();
-  let checked = 0;
-  let alarms = 0;
-  for (const [key, { tools, members }] of bySequence) {
+  let ends = 0;
+  let endAlarms = 0;
+  let fired = 0;
+  let right = 0;
+  for (const [key, { tools, members }] of byGroup) {
     if (members.length < MIN_SEQUENCE_PLANS) continue;
     const counts = new Map<number, number>();
-    for (const words of members) for (const w of words) counts.set(w, (counts.get(w) ?? 0) + 1);
-    sequences.set(key, { plans: members.length, words: Uint32Array.from([...counts.keys()].sort((a, b) => a - b)) });
-    // Leave one out: the sequence without this demonstration (still enough of them), its words then.
-    if (members.length < MIN_SEQUENCE_PLANS + 1) continue;
-    for (const words of members) {
-      const own = new Set(words);
-      const left = Uint32Array.from([...counts].filter(([w, c]) => c - (own.has(w) ? 1 : 0) > 0).map(([w]) => w).sort((a, b) => a - b));
-      const dfLeft = (w: number) => df[w] - (own.has(w) ? 1 : 0);
-      checked++;
-      if (unsaid(coverage, gain, words, tools, { plans: members.length - 1, words: left }, dfLeft, plans.length - 1, () => true)) alarms++;
+    for (const { words } of members) for (const w of words) counts.set(w, (counts.get(w) ?? 0) + 1);
+    sequences.set(key, { plans: members.length, words: sorted(counts.keys()) });
+    if (key.endsWith(END_MARK)) {
+      // Leave one out: the sequence without this demonstration (still enough of them), its words then.
+      if (members.length < MIN_SEQUENCE_PLANS + 1) continue;
+      for (const { words, checked } of members) {
+        if (!checked) continue;
+        const own = new Set(words);
+        const said = (w: number) => (counts.get(w) ?? 0) - (own.has(w) ? 1 : 0) > 0;
+        ends++;
+        if (unsaid(coverage, gain, words, tools, { plans: members.length - 1, said }, (w) => df[w] - (own.has(w) ? 1 : 0), plans.length - 1, () => true)) endAlarms++;
+      }
+      continue;
+    }
+    // Leave the sequence out: the prefix's other sequences (still enough demonstrations), their words then.
+    for (const { words, sequence, later, checked } of members) {
+      if (!checked) continue;
+      const own = bySequenceWords.get(sequence)!;
+      const rest = members.length - own.plans;
+      if (rest < MIN_SEQUENCE_PLANS) continue;
+      const said = (w: number) => (counts.get(w) ?? 0) - (own.counts.get(w) ?? 0) > 0;
+      const found = unsaid(coverage, gain, words, tools, { plans: rest, said }, (w) => df[w] - (own.counts.get(w) ?? 0), plans.length - own.plans, () => true);
+      if (!found) continue;
+      fired++;
+      if (found.tools.some((a) => later.includes(a))) right++;
     }
   }
-  const rate = checked > 0 ? alarms / checked : 1;
-  return { gain, plans: plans.length, df, sequences, alarms: rate, enabled: checked >= MIN_SEQUENCE_PLANS && rate <= MAX_ALARMS };
+  const alarms = ends > 0 ? endAlarms / ends : 1;
+  const precision = fired > 0 ? right / fired : 0;
+  return { gain, plans: plans.length, df, sequences, alarms, enabled: ends >= MIN_SEQUENCE_PLANS && alarms <= MAX_ALARMS, fired, precision, atSteps: fired >= MIN_FIRED && precision >= PRECISION };
 }
 
 /**
@@ -110,11 +170,11 @@ export function fitSequenceWords(plans: readonly Plan[], toolIndex: Map<string, 
  * (the fewest holding `share` of its alignment, at most WORD_TOOLS, the first `wordGain` times NULL);
  * the strongest such word. Undefined where the sequence has too few demonstrations or none is found.
  */
-function unsaid(cov: CoverageModel, wordGain: number, words: Uint32Array, history: readonly number[], sequence: { plans: number; words: Uint32Array }, df: (w: number) => number, plans: number, usable: (a: number) => boolean): { word: string; tools: number[] } | undefined {
+function unsaid(cov: CoverageModel, wordGain: number, words: Uint32Array, history: readonly number[], sequence: { plans: number; said: (w: number) => boolean }, df: (w: number) => number, plans: number, usable: (a: number) => boolean): { word: string; tools: number[] } | undefined {
   let best: { word: string; tools: number[] } | undefined;
   let bestGain = 0;
   for (const w of words) {
-    if (sortedHas(sequence.words, w) || (sequence.plans * df(w)) / Math.max(1, plans) < MIN_EXPECTED) continue;
+    if (sequence.said(w) || (sequence.plans * df(w)) / Math.max(1, plans) < MIN_EXPECTED) continue;
     const tools = cov.tools[w];
     const probs = cov.probs[w];
     if (!tools || tools.length === 0 || probs[0] < wordGain * Math.max(cov.nullProb[w], 1e-9)) continue;
@@ -132,31 +192,39 @@ function unsaid(cov: CoverageModel, wordGain: number, words: Uint32Array, histor
   return best;
 }
 
-/** At a step that would end the plan: what the request asks for beyond the calls so far, by the rule above (undefined when off or silent). */
-export function askedBeyond(s: SequenceWords, cov: CoverageModel, words: Uint32Array, history: readonly number[], usable: (a: number) => boolean): { word: string; tools: number[]; plans: number } | undefined {
-  if (!s.enabled || history.length === 0) return undefined;
-  const sequence = s.sequences.get(keyOf(history));
+/**
+ * What the request asks for beyond the demonstrations of this step, by the rule above: where END
+ * is on top (`next` undefined), those whose calls are exactly `history`; where a tool is, those
+ * that begin with `history` and `next`. Undefined when that side of the rule is off or silent.
+ */
+export function askedBeyond(s: SequenceWords, cov: CoverageModel, words: Uint32Array, history: readonly number[], next: number | undefined, usable: (a: number) => boolean): { word: string; tools: number[]; plans: number } | undefined {
+  if (next === undefined ? !s.enabled || history.length === 0 : !s.atSteps) return undefined;
+  const calls = next === undefined ? history : [...history, next];
+  const sequence = s.sequences.get(next === undefined ? completeKey(calls) : keyOf(calls));
   if (!sequence) return undefined;
   // Words the alignment learned after the fit (added tools' descriptions) have no frequency: never counted.
-  const found = unsaid(cov, s.gain, words, history, sequence, (w) => (w < s.df.length ? s.df[w] : 0), s.plans, usable);
+  const found = unsaid(cov, s.gain, words, calls, { plans: sequence.plans, said: (w) => sortedHas(sequence.words, w) }, (w) => (w < s.df.length ? s.df[w] : 0), s.plans, usable);
   return found && { ...found, plans: sequence.plans };
 }
 
 export function sequenceWordsState(s: SequenceWords): SequenceWordsState {
   const toolOffsets = [0];
   const tools: number[] = [];
+  const complete: number[] = [];
   const sequencePlans: number[] = [];
   const wordOffsets = [0];
   const words: number[] = [];
   for (const [key, entry] of s.sequences) {
-    const ids = key.split(',').map(Number);
+    const whole = key.endsWith(END_MARK);
+    const ids = (whole ? key.slice(0, -END_MARK.length) : key).split(',').map(Number);
     tools.push(...ids);
+    complete.push(whole ? 1 : 0);
     toolOffsets.push(tools.length);
     sequencePlans.push(entry.plans);
     words.push(...entry.words);
     wordOffsets.push(words.length);
   }
-  return { gain: s.gain, plans: s.plans, df: Array.from(s.df), toolOffsets, tools, sequencePlans, wordOffsets, words, alarms: +s.alarms.toFixed(6), enabled: s.enabled };
+  return { gain: s.gain, plans: s.plans, df: Array.from(s.df), toolOffsets, tools, complete, sequencePlans, wordOffsets, words, alarms: +s.alarms.toFixed(6), enabled: s.enabled, fired: s.fired, precision: +s.precision.toFixed(6), atSteps: s.atSteps };
 }
 
 /** Throws a DtdrError('artifact') for the first thing in a saved table a fit could not have written. */
@@ -167,6 +235,7 @@ export function checkSequenceWordsState(field: string, v: unknown, labels: numbe
   numbers(`${field}.df`, s.df, words, { min: 0, integer: true });
   const n = array(`${field}.sequencePlans`, s.sequencePlans).length;
   numbers(`${field}.sequencePlans`, s.sequencePlans, n, { min: 1, integer: true });
+  numbers(`${field}.complete`, s.complete, n, { min: 0, max: 1, integer: true });
   const toolOffsets = numbers(`${field}.toolOffsets`, s.toolOffsets, n + 1, { min: 0, integer: true });
   const wordOffsets = numbers(`${field}.wordOffsets`, s.wordOffsets, n + 1, { min: 0, integer: true });
   for (const [name, offsets] of [['toolOffsets', toolOffsets], ['wordOffsets', wordOffsets]] as const) {
@@ -176,14 +245,19 @@ export function checkSequenceWordsState(field: string, v: unknown, labels: numbe
   numbers(`${field}.tools`, s.tools, toolOffsets[n], { min: 0, max: labels - 2, integer: true });
   const list = numbers(`${field}.words`, s.words, wordOffsets[n], { min: 0, max: words - 1, integer: true });
   for (let i = 0; i < n; i++) for (let k = wordOffsets[i] + 1; k < wordOffsets[i + 1]; k++) if (list[k] <= list[k - 1]) stateError(`${field}.words`, `sequence ${i}'s words must rise strictly`);
+  for (let i = 0; i < n; i++) if (toolOffsets[i + 1] === toolOffsets[i]) stateError(`${field}.toolOffsets`, `group ${i} has no tools`);
   num(`${field}.alarms`, s.alarms, { min: 0, max: 1 });
+  int(`${field}.fired`, s.fired, 0);
+  num(`${field}.precision`, s.precision, { min: 0, max: 1 });
   if (typeof s.enabled !== 'boolean') stateError(`${field}.enabled`, 'must be true or false');
+  if (typeof s.atSteps !== 'boolean') stateError(`${field}.atSteps`, 'must be true or false');
 }
 
 export function sequenceWordsFromState(s: SequenceWordsState): SequenceWords {
   const sequences = new Map<string, { plans: number; words: Uint32Array }>();
   s.sequencePlans.forEach((plans, i) => {
-    sequences.set(keyOf(s.tools.slice(s.toolOffsets[i], s.toolOffsets[i + 1])), { plans, words: Uint32Array.from(s.words.slice(s.wordOffsets[i], s.wordOffsets[i + 1])) });
+    const tools = s.tools.slice(s.toolOffsets[i], s.toolOffsets[i + 1]);
+    sequences.set(s.complete[i] ? completeKey(tools) : keyOf(tools), { plans, words: Uint32Array.from(s.words.slice(s.wordOffsets[i], s.wordOffsets[i + 1])) });
   });
-  return { gain: s.gain, plans: s.plans, df: Uint32Array.from(s.df), sequences, alarms: s.alarms, enabled: s.enabled };
+  return { gain: s.gain, plans: s.plans, df: Uint32Array.from(s.df), sequences, alarms: s.alarms, enabled: s.enabled, fired: s.fired, precision: s.precision, atSteps: s.atSteps };
 }
