@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { chainPlan } from '../src/core/plans/plan.js';
 import { fitCoverage, requestWords } from '../src/core/retrieval/default/coverage.js';
 import { MIN_FIRED } from '../src/core/retrieval/default/combinations.js';
-import { askedBeyond, checkSequenceWordsState, fitSequenceWords, MIN_SEQUENCE_PLANS, sequenceWordsFromState, sequenceWordsState } from '../src/core/retrieval/default/sequence-words.js';
+import { askedBeyond, checkSequenceWordsState, fitSequenceWords, learnSequenceWords, MIN_SEQUENCE_PLANS, sequenceWordsFromState, sequenceWordsState } from '../src/core/retrieval/default/sequence-words.js';
 import type { Plan, ToolSpec } from '../src/core/base/types.js';
 
 const tools: ToolSpec[] = [
@@ -84,6 +84,18 @@ describe('the words each sequence\'s demonstrations used', () => {
     expect(off.enabled).toBe(false);
     const noisyCoverage = fitCoverage(tools, noisy, index, { gain: 5 });
     expect(askedBeyond(off, noisyCoverage, requestWords(noisyCoverage, 'convert eighty dollars and email ann'), [0], undefined, () => true)).toBeUndefined();
+  });
+
+  it('learns online: a learned conversion that emails makes "email" said after a conversion', () => {
+    const learned = fitSequenceWords(plans, index, coverage, 5);
+    const before = learned.df[coverage.words.get('email')!];
+    learnSequenceWords(learned, [chainPlan('n1', 'convert ten dollars and email ann', ['currency_convert'])], index, coverage);
+    expect(learned.plans).toBe(plans.length + 1);
+    expect(learned.df[coverage.words.get('email')!]).toBe(before + 1);
+    expect(learned.sequences.get('0,$')!.plans).toBe(26);
+    expect(askedBeyond(learned, coverage, words('convert eighty dollars to euros and email ann'), [0], undefined, () => true)).toBeUndefined();
+    // The fitted table is untouched by another's learning.
+    expect(askedBeyond(said, coverage, words('convert eighty dollars to euros and email ann'), [0], undefined, () => true)?.word).toBe('email');
   });
 
   it('round-trips its saved form, and refuses what a fit could not have written', () => {

@@ -10,6 +10,7 @@ import { trainLinearHead } from '../linear-head-training.js';
 import { ONLINE_HEAD, type LearnInput, type RankInput, type Ranking } from '../types.js';
 import { groupThresholds } from './calibration.js';
 import { learnCombinations } from './combinations.js';
+import { learnSequenceWords } from './sequence-words.js';
 import { fitEvidence, headExamples } from './evidence.js';
 import { mondrianThresholds } from './groups.js';
 import { KNOWN_HISTORY } from './layout.js';
@@ -55,6 +56,7 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
   }
   ev.rarity = undefined;
   if (p.combinations) learnCombinations(p.combinations, plans, side.index);
+  if (p.sequenceWords && p.coverage) learnSequenceWords(p.sequenceWords, plans, side.index, p.coverage);
   const d = side.dim;
   const l = ev.historyLength;
   for (const [i, plan] of plans.entries()) {

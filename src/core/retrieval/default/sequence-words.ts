@@ -207,6 +207,27 @@ export function askedBeyond(s: SequenceWords, cov: CoverageModel, words: Uint32A
   return found && { ...found, plans: sequence.plans };
 }
 
+/**
+ * Online learning: new demonstrations' words join the groups they belong to (groups a fit kept,
+ * MIN_SEQUENCE_PLANS or more; smaller ones stay unknown) and the word frequencies; words the
+ * alignment does not know are not counted. The switches stay as fitted.
+ */
+export function learnSequenceWords(s: SequenceWords, plans: readonly Plan[], toolIndex: Map<string, number>, coverage: CoverageModel): void {
+  for (const plan of plans) {
+    const tools = plan.order.map((k) => toolIndex.get(plan.nodes[k].tool)).filter((x): x is number => x !== undefined);
+    const words = Array.from(requestWords(coverage, plan.query)).filter((w) => w < s.df.length);
+    s.plans++;
+    for (const w of words) s.df[w]++;
+    const keys = [completeKey(tools), ...tools.map((_, t) => keyOf(tools.slice(0, t + 1)))];
+    for (const key of keys) {
+      const group = s.sequences.get(key);
+      if (!group) continue;
+      const missing = words.filter((w) => !sortedHas(group.words, w));
+      s.sequences.set(key, { plans: group.plans + 1, words: missing.length ? Uint32Array.from([...group.words, ...missing].sort((a, b) => a - b)) : group.words });
+    }
+  }
+}
+
 export function sequenceWordsState(s: SequenceWords): SequenceWordsState {
   const toolOffsets = [0];
   const tools: number[] = [];
