@@ -66,7 +66,11 @@ await profile('fit', async () => void (retriever = await fitRetrieverWith('dtdr-
   workers,
   ...(synthetic ? { head: { epochs: 1 } } : {}),
   // FOLD_HEAD_STEPS=n: GatedOptions.foldHeadSteps (Infinity: every step), to compare quality with and without the cap.
-  ...(process.env.FOLD_HEAD_STEPS ? { gated: { foldHeadSteps: Number(process.env.FOLD_HEAD_STEPS) } } : {}),
+  // FOLD_PLANS=n: GatedOptions.foldPlans (Infinity: every training plan), likewise.
+  gated: {
+    ...(process.env.FOLD_HEAD_STEPS ? { foldHeadSteps: Number(process.env.FOLD_HEAD_STEPS) } : {}),
+    ...(process.env.FOLD_PLANS ? { foldPlans: Number(process.env.FOLD_PLANS) } : {}),
+  },
   onProgress: (p) => {
     // cross-fitting reports fractions of all rounds: a new round every 1/rounds
     const round = p.phase === 'cross-fitting' ? Math.floor(p.fraction * 6 + 1e-9) : -1;

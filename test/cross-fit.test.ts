@@ -160,6 +160,41 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
     await workers.close();
   }, 120_000);
 
+  it('fits each round on at most foldPlans training plans: a seeded sample, the same on every thread; a cap no round reaches changes nothing', async () => {
+    const setupFor = async (options: { foldPlans?: number }) => {
+      let setup: CrossFitSetup | undefined;
+      const spy: FoldWorkers = { threads: 1, run: (s, r) => ((setup = s), { claim: () => r, results: Promise.resolve([]) }), close() {} };
+      await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, spy, options);
+      return setup!;
+    };
+    const all = new CrossFitter(await setupFor({}));
+    const capped = new CrossFitter(await setupFor({ foldPlans: 100 }));
+    const cloned = new CrossFitter(structuredClone(capped.setup));
+    let largest = 0;
+    for (let round = 0; round < all.rounds; round++) {
+      const every = all.trainingPlans(round);
+      // Uncapped: every plan outside the held-out fold, in index order.
+      expect(every.length).toBeGreaterThan(100);
+      expect(every).toEqual([...every].sort((a, b) => a - b));
+      largest = Math.max(largest, every.length);
+      const sample = capped.trainingPlans(round);
+      expect(sample.length).toBe(100);
+      expect(sample).toEqual([...sample].sort((a, b) => a - b));
+      expect(sample.every((i) => every.includes(i))).toBe(true);
+      expect(cloned.trainingPlans(round)).toEqual(sample);
+    }
+    // A cap at the largest round's training set: the model of no cap, bit for bit.
+    expect(largest).toBeLessThan(plans.length);
+    const atLargest = GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, { foldPlans: largest });
+    expect(fingerprint(atLargest)).toBe(fingerprint(sequential));
+    // Below it the rounds (and the settings' fit) see fewer plans: another gate, and the same on worker threads.
+    const few = GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, { foldPlans: 100 });
+    expect(fingerprint(few)).not.toBe(fingerprint(sequential));
+    const fewParallel = await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, inProcessWorkers(), { foldPlans: 100 });
+    expect(fingerprint(fewParallel)).toBe(fingerprint(few));
+    expect(() => GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, { foldPlans: 0 })).toThrow(DtdrError);
+  }, 120_000);
+
   it('fitRetrieverWith uses workers only for dtdr-g from PARALLEL_FROM_PLANS demonstrations', async () => {
     const workers = inProcessWorkers();
     const small = await fitRetrieverWith('dtdr-g', tools, plans, vectors, { workers });

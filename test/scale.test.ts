@@ -12,7 +12,7 @@ import { appWorld, writeDatasetFolder } from '../scripts/app-world.js';
 import { seededRandom } from '../src/core/base/random.js';
 import { scoreStep } from '../src/core/base/metrics.js';
 import { planSteps, sequenceKey } from '../src/core/plans/plan.js';
-import { dotAt, drawProportional, sphericalKMeans } from '../src/core/retrieval/kmeans.js';
+import { assignNearest, dotAt, drawProportional, sphericalKMeans } from '../src/core/retrieval/kmeans.js';
 import { trainSampledHead } from '../src/core/retrieval/linear-head-sampled.js';
 import { makeRanking } from '../src/core/retrieval/ranking.js';
 import { readDatasetDir } from '../src/data/node.js';
@@ -117,6 +117,31 @@ describe('k-means float32 screening', () => {
       expect(Array.from(got.assignment)).toEqual(Array.from(want.assignment));
       expect(Array.from(got.centroids)).toEqual(Array.from(want.centroids));
     }
+  });
+
+  it('assigns every point to its nearest centroid (DTDR-G beyond 30,000 requests: centroids fitted on a sample)', () => {
+    const [n, dim, k] = [3000, 24, 100];
+    const random = seededRandom(4);
+    const data = new Float32Array(n * dim);
+    for (let i = 0; i < n; i++) {
+      let norm = 0;
+      for (let j = 0; j < dim; j++) norm += (data[i * dim + j] = random() - 0.5 + (i % 5 === j % 5 ? 0.4 : 0)) ** 2;
+      for (let j = 0; j < dim; j++) data[i * dim + j] /= Math.sqrt(norm);
+    }
+    // Centroids from the first 1,000 points; every point assigned, through the screened path and not.
+    const { centroids } = sphericalKMeans(data.subarray(0, 1000 * dim), 1000, dim, k, { seed: 4, maxIterations: 4 });
+    const exact = (m: number) => Array.from({ length: m }, (_, i) => {
+      let [best, bestDot] = [0, -Infinity];
+      for (let c = 0; c < k; c++) {
+        const dot = dotAt(centroids, c * dim, data, i * dim, dim);
+        if (dot > bestDot) [bestDot, best] = [dot, c];
+      }
+      return best;
+    });
+    expect(n * k).toBeGreaterThanOrEqual(200_000);
+    expect(Array.from(assignNearest(data, n, dim, centroids, k))).toEqual(exact(n));
+    expect(50 * k).toBeLessThan(200_000);
+    expect(Array.from(assignNearest(data, 50, dim, centroids, k))).toEqual(exact(50));
   });
 });
 

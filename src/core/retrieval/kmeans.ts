@@ -74,50 +74,11 @@ export function sphericalKMeans(data: Float32Array, n: number, dim: number, k: n
   }
   const maxIterations = options.maxIterations ?? 10;
   const sums = new Float64Array(k * dim);
-  // Many points × clusters: the float32 kernel's dots pick the few clusters within a margin of the
-  // best (far above float32 rounding), and only those are scored exactly, in index order: the
-  // same assignment as scoring every cluster exactly, at a fraction of the cost.
+  // Many points × clusters: the assignment step screens clusters with the float32 kernel (assignPass).
   const approxDots = new Float64Array(screen ? k : 0);
   for (let i = 0; i < norms.length; i++) norms[i] = Math.sqrt(norms[i]);
   for (let iteration = 0; iteration < maxIterations; iteration++) {
-    let changed = 0;
-    let packed: PackedMatrix | undefined;
-    let margin = 0;
-    if (screen) {
-      packed = packMatrix(centroids, k, dim);
-      let largest = 0;
-      for (let c = 0; c < k; c++) largest = Math.max(largest, dotAt(centroids, c * dim, centroids, c * dim, dim));
-      margin = 1e-4 * Math.sqrt(largest);
-    }
-    for (let i = 0; i < n; i++) {
-      let best = 0;
-      let bestDot = -Infinity;
-      const offset = i * dim;
-      if (packed) {
-        packed.times(data.subarray(offset, offset + dim), approxDots);
-        let top = -Infinity;
-        for (let c = 0; c < k; c++) if (approxDots[c] > top) top = approxDots[c];
-        const floor = top - margin * (1 + norms[i]);
-        for (let c = 0; c < k; c++) {
-          if (approxDots[c] < floor) continue;
-          const dot = dotAt(centroids, c * dim, data, offset, dim);
-          if (dot > bestDot) {
-            bestDot = dot;
-            best = c;
-          }
-        }
-      } else {
-        for (let c = 0; c < k; c++) {
-          const dot = dotAt(centroids, c * dim, data, offset, dim);
-          if (dot > bestDot) {
-            bestDot = dot;
-            best = c;
-          }
-        }
-      }
-      if (iteration === 0 || best !== assignment[i]) changed++;
-      assignment[i] = best;
-    }
+    const changed = assignPass(data, n, dim, centroids, k, screen ? norms : undefined, approxDots, assignment);
     if (changed === 0 && iteration > 0) break;
     sums.fill(0);
     for (let i = 0; i < n; i++) {
@@ -133,6 +94,68 @@ export function sphericalKMeans(data: Float32Array, n: number, dim: number, k: n
     }
   }
   return { centroids, k, assignment };
+}
+
+/**
+ * Every point's nearest of k unit centroids (the largest dot product; the first on a tie), as one
+ * assignment step of sphericalKMeans computes it: for points fitted on a sample's centroids.
+ */
+export function assignNearest(data: Float32Array, n: number, dim: number, centroids: Float32Array, k: number): Uint32Array {
+  const assignment = new Uint32Array(n);
+  const screen = n * k >= SCREEN_ABOVE && k > 1;
+  const norms = new Float64Array(screen ? n : 0);
+  for (let i = 0; i < norms.length; i++) norms[i] = Math.sqrt(dotAt(data, i * dim, data, i * dim, dim));
+  assignPass(data, n, dim, centroids, k, screen ? norms : undefined, new Float64Array(screen ? k : 0), assignment);
+  return assignment;
+}
+
+/**
+ * One assignment step: each point to the cluster of the largest dot product, in `assignment`;
+ * returns how many points changed cluster. With `norms` (the points' lengths) the float32
+ * kernel's dots pick the few clusters within a margin of the best (far above float32 rounding),
+ * and only those are scored exactly, in index order: the same assignment as scoring every
+ * cluster exactly, at a fraction of the cost.
+ */
+function assignPass(data: Float32Array, n: number, dim: number, centroids: Float32Array, k: number, norms: Float64Array | undefined, approxDots: Float64Array, assignment: Uint32Array): number {
+  let changed = 0;
+  let packed: PackedMatrix | undefined;
+  let margin = 0;
+  if (norms) {
+    packed = packMatrix(centroids, k, dim);
+    let largest = 0;
+    for (let c = 0; c < k; c++) largest = Math.max(largest, dotAt(centroids, c * dim, centroids, c * dim, dim));
+    margin = 1e-4 * Math.sqrt(largest);
+  }
+  for (let i = 0; i < n; i++) {
+    let best = 0;
+    let bestDot = -Infinity;
+    const offset = i * dim;
+    if (packed) {
+      packed.times(data.subarray(offset, offset + dim), approxDots);
+      let top = -Infinity;
+      for (let c = 0; c < k; c++) if (approxDots[c] > top) top = approxDots[c];
+      const floor = top - margin * (1 + norms![i]);
+      for (let c = 0; c < k; c++) {
+        if (approxDots[c] < floor) continue;
+        const dot = dotAt(centroids, c * dim, data, offset, dim);
+        if (dot > bestDot) {
+          bestDot = dot;
+          best = c;
+        }
+      }
+    } else {
+      for (let c = 0; c < k; c++) {
+        const dot = dotAt(centroids, c * dim, data, offset, dim);
+        if (dot > bestDot) {
+          bestDot = dot;
+          best = c;
+        }
+      }
+    }
+    if (best !== assignment[i]) changed++;
+    assignment[i] = best;
+  }
+  return changed;
 }
 
 /** An index drawn with probability weights[i] / total: the k-means++ D² step (the last index if rounding leaves some target). */

@@ -47,6 +47,8 @@ export interface CrossFitSetup {
   without: number[];
   head: LinearHeadOptions | false | undefined;
   foldHeadSteps: number;
+  /** Training plans a round fits its evidence on, at most (GatedOptions.foldPlans; Infinity clones). */
+  foldPlans: number;
   folds: number;
   /** The schemes in round order; the first `gateSchemes` feed the gate, a later one only the thresholds. */
   schemes: FoldScheme[];
@@ -126,6 +128,19 @@ export class CrossFitter {
     return this.setup.schemes.length * this.setup.folds;
   }
 
+  /**
+   * The plans round `round` fits its evidence on, in index order: every plan outside its held-out
+   * fold, or a seeded sample of `foldPlans` of them when there are more (the same on every thread).
+   */
+  trainingPlans(round: number): number[] {
+    const { plans, folds, seed, foldPlans } = this.setup;
+    const foldOf = this.foldOf[Math.floor(round / folds)];
+    const f = round % folds;
+    const trainIdx: number[] = [];
+    for (let i = 0; i < plans.length; i++) if (foldOf[i] !== f) trainIdx.push(i);
+    return scoredSubset(trainIdx, foldPlans, seed + 701 + round);
+  }
+
   /** Round `round` (scheme ⌊round / folds⌋, fold round mod folds): fit on the other folds, score held-out steps. */
   round(round: number, onProgress?: (fraction: number) => void): RoundOutput {
     const setup = this.setup;
@@ -137,10 +152,11 @@ export class CrossFitter {
     const n = plans.length;
     const small = tooFewToSplit(n);
     const query = (i: number) => setup.queries.subarray(i * dim, (i + 1) * dim);
-    const trainIdx: number[] = [];
-    for (let i = 0; i < n; i++) if (foldOf[i] !== f) trainIdx.push(i);
-    // Every other plan trains the fold; at most MAX_SCORED_PLANS held-out plans per scheme are
-    // scored (gate and calibration need thousands of steps, not 100,000 demonstrations' worth).
+    // The other folds' plans train the round, at most foldPlans of them (GatedOptions.foldPlans:
+    // fold evidence only scores the held-out steps below). At most MAX_SCORED_PLANS held-out plans
+    // per scheme are scored (gate and calibration need thousands of steps, not 100,000
+    // demonstrations' worth).
+    const trainIdx = this.trainingPlans(round);
     const forThresholdsOnly = r >= setup.gateSchemes;
     const held: number[] = [];
     for (let i = 0; i < n; i++) if (foldOf[i] === f && (small || !forThresholdsOnly || this.half[i] === 1)) held.push(i);
