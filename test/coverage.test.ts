@@ -94,6 +94,13 @@ describe('request coverage in DTDR-G', () => {
       const logs = (p: Float64Array | Float32Array | number[]) => Array.from(p, Math.log);
       expect(logs((await legacy.retrieve(query, history)).ranking.probabilities)).toEqual(logs(a.ranking.probabilities).map((v) => expect.closeTo(v, 5)));
     }
+    // The sequence-words table's word ids are the alignment's: without it, or with another word count, the file is refused.
+    const orphan = JSON.parse(JSON.stringify(saved));
+    delete orphan.state.coverage;
+    expect(() => Dtdr.load(orphan, encoder)).toThrow(/sequenceWords/);
+    const shorter = JSON.parse(JSON.stringify(saved));
+    shorter.state.sequenceWords.df.pop();
+    expect(() => Dtdr.load(shorter, encoder)).toThrow(/sequenceWords\.df/);
     const bad = JSON.parse(JSON.stringify(saved)) as { state: { coverage: { tools: number[] } } };
     bad.state.coverage.tools[0] = DEMO_TOOLS.length + 5;
     expect(() => Dtdr.load(bad, encoder)).toThrow(/coverage/);

@@ -124,10 +124,9 @@ describe('BM25 and candidate selection', () => {
     const set = selectCandidates({ labels: ['a', 'b', 'c', END], probabilities, order: Uint32Array.from([0, 1, 2, 3]), confident: true }, { alpha: 0.1 });
     expect(set).toEqual({ candidates: [{ tool: 'a', probability: 0.6 }, { tool: 'b', probability: 0.3 }], widened: false });
   });
-});
 
   it('offers the included tools, but where more are included than there is room for, keeps the most probable half of the set', () => {
-    // Labels t0..t9 and END; the threshold keeps t0..t3; t4..t9 are included (added tools the request may ask for).
+    // Labels t0..t9 and END; the threshold keeps t0..t3; t4..t9 are included (tools a rule names, then added tools the request matches).
     const labels = [...Array.from({ length: 10 }, (_, i) => `t${i}`), END];
     const probabilities = Float64Array.from([0.4, 0.3, 0.2, 0.05, 0.01, 0.009, 0.008, 0.007, 0.006, 0.005, 0.005]);
     const ranking = { labels, probabilities, order: Uint32Array.from(labels.keys()), confident: false, set: { threshold: 0.05, target: 0.95, confident: false, include: [4, 5, 6, 7, 8, 9] } };
@@ -139,6 +138,7 @@ describe('BM25 and candidate selection', () => {
     const two = { ...ranking, set: { ...ranking.set, include: [8, 9] } };
     expect(selectCandidates(two, { widenMax: 4, widenMin: 1 }).candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't8', 't9']);
   });
+});
 
 describe('DAG plans: every execution order counts', () => {
   it('after the "other" root first, DTDR-C still knows the remaining root', async () => {

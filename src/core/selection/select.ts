@@ -94,9 +94,10 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
 }
 
 /**
- * Labels the retriever says must be offered (`set.include`: a tool added after training that the
- * request asks for) join the set, best first, taking the place of the least probable others
- * beyond `max` (at most half of them when more are included than there is room for).
+ * Labels the retriever says must be offered (`set.include`: tools a rule names — the request asks
+ * for them — and tools added after training that the request matches) join the set, in that
+ * order, taking the places of the least probable others beyond `max`; when more are included
+ * than there is room for, the most probable others keep at least half the places.
  */
 function withIncluded(ranking: Ranking, chosen: Candidate[], max: number): Candidate[] {
   const include = ranking.set?.include;

@@ -181,6 +181,7 @@ export class GatedRetriever implements Retriever {
     const threshold = own > 0 && legacy > 0 ? Math.min(own, legacy) : legacy;
     const fresh = this.parts.addedTools.length > 0 && groups.newToolRank > 0 ? this.parts.addedTools.filter((f) => counts[f] < 0.5 && !input.unavailable?.has(f)) : [];
     const include = fresh.length > 0 ? this.askedNewTools(fresh, groups.newToolRank, q) : [];
+    const matched = include.length;
     // An included tool only widens the set: confidence stays the group's. A tool added after
     // training that is left out has no held-out evidence either way: the step is not confident.
     const leftOut = fresh.filter((f) => !include.includes(f));
@@ -206,7 +207,8 @@ export class GatedRetriever implements Retriever {
     // these calls (END on top) or begin with them and the top tool, and none of their requests says
     // a word this one says that another tool explains.
     const next = best === this.side.end ? undefined : best;
-    const beyond = confident ? this.askedBeyondCalls(input.query, history, next, probabilities, input.unavailable) : undefined;
+    // A removed tool on top (its probability is masked later, by the caller's view) says nothing of the plan.
+    const beyond = confident && !(next !== undefined && input.unavailable?.has(next)) ? this.askedBeyondCalls(input.query, history, next, probabilities, input.unavailable) : undefined;
     if (beyond) {
       confident = false;
       for (const f of beyond.tools) if (!include.includes(f)) include.push(f);
@@ -214,6 +216,9 @@ export class GatedRetriever implements Retriever {
       const which = next === undefined ? `call ${names(history)} and nothing more` : `begin with ${names([...history, next])}`;
       covered.push(`the request says "${beyond.word}" (${beyond.tools.map((f) => `"${this.side.labels[f]}"`).join(', ')}), which none of the ${beyond.plans} demonstrations that ${which} says`);
     }
+    // The tools a rule named first, then the added tools the request matches by description: where
+    // the set has too little room for all (selectCandidates), the ones the cause names stay.
+    if (include.length > matched) include.unshift(...include.splice(matched));
     const set = { threshold, target: this.target, confident, ...(include.length ? { include } : {}) };
     const cause = confident ? undefined : this.groupCause(group, top, input.history, include.filter((f) => fresh.includes(f)), counts[best], leftOut, covered);
     return withLazyOrder({ labels: this.side.labels, probabilities, confident, group, set, ...(cause ? { cause } : {}) }, { unitRange: true });
