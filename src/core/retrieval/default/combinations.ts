@@ -61,8 +61,11 @@ function called(plan: Plan, toolIndex: Map<string, number>): number[] {
   return plan.order.map((k) => toolIndex.get(plan.nodes[k].tool)).filter((x): x is number => x !== undefined);
 }
 
-/** Fits the pair table and entries from `plans`, and scores the rule on them with each sequence held out. */
-export function fitCombinations(plans: readonly Plan[], toolIndex: Map<string, number>, labels: number, coverage: CoverageModel | undefined): Combinations {
+/**
+ * Fits the pair table and entries from `plans`, and scores the rule on them with each sequence
+ * held out. `planWords`: each plan's request words under `coverage`, where the caller has them.
+ */
+export function fitCombinations(plans: readonly Plan[], toolIndex: Map<string, number>, labels: number, coverage: CoverageModel | undefined, planWords?: readonly Uint32Array[]): Combinations {
   const pairs = new Map<number, number>();
   const perSequence = new Map<string, number>();
   const precedes = new Map<number, number>();
@@ -96,7 +99,7 @@ export function fitCombinations(plans: readonly Plan[], toolIndex: Map<string, n
       const own = new Set(order);
       const n = perSequence.get(sequenceKey(plans[i]))!;
       const together = (a: number, b: number) => (pairs.get(a * labels + b) ?? 0) - (own.has(a) && own.has(b) ? n : 0) > 0;
-      const words = requestWords(coverage, plans[i].query);
+      const words = planWords?.[i] ?? requestWords(coverage, plans[i].query);
       for (let t = 1; t <= order.length; t++) {
         const found = askedApart(coverage, words, order.slice(0, t), together, () => true);
         if (!found) continue;
@@ -142,7 +145,8 @@ export function demonstratedWith(c: Combinations, history: readonly number[], a:
   return true;
 }
 
-function sortedHas(list: Uint32Array, x: number): boolean {
+/** Whether the ascending `list` holds x (by halving). */
+export function sortedHas(list: Uint32Array, x: number): boolean {
   let lo = 0;
   let hi = list.length - 1;
   while (lo <= hi) {
@@ -167,22 +171,30 @@ export function askedApart(cov: CoverageModel, words: Uint32Array, history: read
   let best: { word: string; tools: number[] } | undefined;
   let bestGain = 0;
   for (const w of words) {
-    const tools = cov.tools[w];
-    const probs = cov.probs[w];
-    if (tools.length === 0 || probs[0] < cov.gain * Math.max(cov.nullProb[w], 1e-9)) continue;
-    let total = cov.nullProb[w];
-    for (let k = 0; k < probs.length; k++) total += probs[k];
-    let mass = 0;
-    let k = 0;
-    while (k < tools.length && k < WORD_TOOLS && mass < cov.share * total) mass += probs[k++];
-    if (mass < cov.share * total) continue;
-    const strong = Array.from(tools.subarray(0, k));
-    if (strong.some((a) => !usable(a) || history.includes(a) || history.every((h) => together(h, a)))) continue;
+    const strong = strongTools(cov, w, cov.gain);
+    if (!strong || strong.tools.some((a) => !usable(a) || history.includes(a) || history.every((h) => together(h, a)))) continue;
     // The word the alignment is surest of: "text" (sms_send) before "find" (files_search).
-    const gain = probs[0] / Math.max(cov.nullProb[w], 1e-9);
-    if (gain > bestGain) [best, bestGain] = [{ word: cov.names[w], tools: strong }, gain];
+    if (strong.gain > bestGain) [best, bestGain] = [{ word: cov.names[w], tools: strong.tools }, strong.gain];
   }
   return best;
+}
+
+/**
+ * A request word's best tools: the fewest that hold `share` of its alignment (NULL included, at
+ * most WORD_TOOLS), and the best one's gain over NULL; undefined when that gain is below `gain` or
+ * WORD_TOOLS tools do not hold the share (a word many tools, or NULL, explain).
+ */
+export function strongTools(cov: CoverageModel, w: number, gain: number): { tools: number[]; gain: number } | undefined {
+  const tools = cov.tools[w];
+  const probs = cov.probs[w];
+  if (!tools || tools.length === 0 || probs[0] < gain * Math.max(cov.nullProb[w], 1e-9)) return undefined;
+  let total = cov.nullProb[w];
+  for (let k = 0; k < probs.length; k++) total += probs[k];
+  let mass = 0;
+  let k = 0;
+  while (k < tools.length && k < WORD_TOOLS && mass < cov.share * total) mass += probs[k++];
+  if (mass < cov.share * total) return undefined;
+  return { tools: Array.from(tools.subarray(0, k)), gain: probs[0] / Math.max(cov.nullProb[w], 1e-9) };
 }
 
 /**

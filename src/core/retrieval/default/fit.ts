@@ -8,7 +8,7 @@ import type { Plan, ToolSpec } from '../../base/types.js';
 import { historyIndices } from '../dependency.js';
 import { assignNearest, packRows, sphericalKMeans, type KMeansResult } from '../kmeans.js';
 import type { TrainingProgress } from '../types.js';
-import { fitCoverage } from './coverage.js';
+import { fitCoverage, requestWords } from './coverage.js';
 import { fitCombinations } from './combinations.js';
 import { fitSequenceWords } from './sequence-words.js';
 import { calibrationScores, groupThresholds, isotonicEce, maxScoredPlans, scoredSubset } from './calibration.js';
@@ -225,7 +225,9 @@ function finalEvidence(fit: Prepared, onProgress: (fraction: number) => void): E
 /** Request coverage (coverage.ts), the new-combination rule (combinations.ts) and the sequence-words rule (sequence-words.ts), from every demonstration. */
 function requestRules(fit: Prepared) {
   const coverage = fitCoverage(fit.tools, fit.plans, fit.side.index);
-  return { coverage, combinations: fitCombinations(fit.plans, fit.side.index, fit.side.labels.length, coverage), sequenceWords: fitSequenceWords(fit.plans, fit.side.index, coverage) };
+  // Both rules read every request's words: found once.
+  const words = fit.plans.map((plan) => requestWords(coverage, plan.query));
+  return { coverage, combinations: fitCombinations(fit.plans, fit.side.index, fit.side.labels.length, coverage, words), sequenceWords: fitSequenceWords(fit.plans, fit.side.index, coverage, undefined, words) };
 }
 
 /** Gate, temperature, conformal thresholds and groups from the rounds' held-out steps (in round order). */

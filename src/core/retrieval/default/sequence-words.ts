@@ -20,7 +20,7 @@
 import type { Plan } from '../../base/types.js';
 import { array, int, num, numbers, object, stateError } from '../../base/validate.js';
 import { requestWords, type CoverageModel } from './coverage.js';
-import { MIN_FIRED, PRECISION, WORD_TOOLS } from './combinations.js';
+import { MIN_FIRED, PRECISION, sortedHas, strongTools } from './combinations.js';
 
 /** Demonstrations a sequence needs before its requests' words count. */
 export const MIN_SEQUENCE_PLANS = 20;
@@ -81,24 +81,14 @@ const keyOf = (tools: readonly number[]) => tools.join(',');
 const END_MARK = ',$';
 const completeKey = (tools: readonly number[]) => keyOf(tools) + END_MARK;
 
-function sortedHas(list: Uint32Array, x: number): boolean {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (list[mid] < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < list.length && list[lo] === x;
-}
-
 /**
  * Fits the per-sequence and per-prefix words and scores both sides of the rule on the
  * demonstrations: at END each leaves its own words out (every firing a false alarm); at a step
  * each leaves its whole sequence out — it is then a new combination, as a request beyond the
- * demonstrations is — and a firing is right when its plan calls a named tool later.
+ * demonstrations is — and a firing is right when its plan calls a named tool later. `planWords`:
+ * each plan's request words under `coverage`, where the caller has them.
  */
-export function fitSequenceWords(plans: readonly Plan[], toolIndex: Map<string, number>, coverage: CoverageModel, gain = WORD_GAIN): SequenceWords {
+export function fitSequenceWords(plans: readonly Plan[], toolIndex: Map<string, number>, coverage: CoverageModel, gain = WORD_GAIN, planWords?: readonly Uint32Array[]): SequenceWords {
   const V = coverage.names.length;
   const df = new Uint32Array(V);
   /** Per sequence: its demonstrations and how many of their requests use each word. */
@@ -117,7 +107,7 @@ export function fitSequenceWords(plans: readonly Plan[], toolIndex: Map<string, 
   plans.forEach((plan, i) => {
     const checked = i % stride === 0;
     const tools = plan.order.map((k) => toolIndex.get(plan.nodes[k].tool)).filter((x): x is number => x !== undefined);
-    const words = requestWords(coverage, plan.query);
+    const words = planWords?.[i] ?? requestWords(coverage, plan.query);
     for (const w of words) df[w]++;
     if (tools.length === 0) return; // no call to group by (a fit's plans always have one)
     const sequence = completeKey(tools);
@@ -172,7 +162,7 @@ export function fitSequenceWords(plans: readonly Plan[], toolIndex: Map<string, 
 /**
  * The word of the request that the demonstrations of the sequence `history` never used, though
  * MIN_EXPECTED of them would have by its frequency, and that tools outside the sequence explain
- * (the fewest holding `share` of its alignment, at most WORD_TOOLS, the first `wordGain` times NULL);
+ * (`strongTools`: the fewest holding `share` of its alignment, the first `wordGain` times NULL);
  * the strongest such word. Undefined where the sequence has too few demonstrations or none is found.
  */
 function unsaid(cov: CoverageModel, wordGain: number, words: Uint32Array, history: readonly number[], sequence: { plans: number; said: (w: number) => boolean }, df: (w: number) => number, plans: number, usable: (a: number) => boolean): { word: string; tools: number[] } | undefined {
@@ -180,19 +170,9 @@ function unsaid(cov: CoverageModel, wordGain: number, words: Uint32Array, histor
   let bestGain = 0;
   for (const w of words) {
     if (sequence.said(w) || (sequence.plans * df(w)) / Math.max(1, plans) < MIN_EXPECTED) continue;
-    const tools = cov.tools[w];
-    const probs = cov.probs[w];
-    if (!tools || tools.length === 0 || probs[0] < wordGain * Math.max(cov.nullProb[w], 1e-9)) continue;
-    let total = cov.nullProb[w];
-    for (let k = 0; k < probs.length; k++) total += probs[k];
-    let mass = 0;
-    let k = 0;
-    while (k < tools.length && k < WORD_TOOLS && mass < cov.share * total) mass += probs[k++];
-    if (mass < cov.share * total) continue;
-    const strong = Array.from(tools.subarray(0, k));
-    if (strong.some((a) => history.includes(a) || !usable(a))) continue;
-    const gain = probs[0] / Math.max(cov.nullProb[w], 1e-9);
-    if (gain > bestGain) [best, bestGain] = [{ word: cov.names[w], tools: strong }, gain];
+    const strong = strongTools(cov, w, wordGain);
+    if (!strong || strong.tools.some((a) => history.includes(a) || !usable(a))) continue;
+    if (strong.gain > bestGain) [best, bestGain] = [{ word: cov.names[w], tools: strong.tools }, strong.gain];
   }
   return best;
 }
