@@ -66,10 +66,11 @@ await profile('fit', async () => void (retriever = await fitRetrieverWith('dtdr-
   workers,
   ...(synthetic ? { head: { epochs: 1 } } : {}),
   // FOLD_HEAD_STEPS=n: GatedOptions.foldHeadSteps (Infinity: every step), to compare quality with and without the cap.
-  // FOLD_PLANS=n: GatedOptions.foldPlans (Infinity: every training plan), likewise.
+  // FOLD_PLANS=n: GatedOptions.foldPlans (Infinity: every training plan), likewise; HEAD_STEPS=n: GatedOptions.headSteps.
   gated: {
     ...(process.env.FOLD_HEAD_STEPS ? { foldHeadSteps: Number(process.env.FOLD_HEAD_STEPS) } : {}),
     ...(process.env.FOLD_PLANS ? { foldPlans: Number(process.env.FOLD_PLANS) } : {}),
+    ...(process.env.HEAD_STEPS ? { headSteps: Number(process.env.HEAD_STEPS) } : {}),
   },
   onProgress: (p) => {
     // cross-fitting reports fractions of all rounds: a new round every 1/rounds

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CrossFitter, type CrossFitSetup, type FoldWorkers, type RoundOutput } from '../src/core/retrieval/default/cross-fit.js';
+import { CrossFitter, foldAssignment, type CrossFitSetup, type FoldWorkers, type RoundOutput } from '../src/core/retrieval/default/cross-fit.js';
 import { GateDataBuilder } from '../src/core/retrieval/default/gate.js';
 import { GatedRetriever } from '../src/core/retrieval/default/index.js';
 import { fitRetriever, fitRetrieverWith, fitVectors, PARALLEL_FROM_PLANS, type FitVectors } from '../src/core/retrieval/train.js';
@@ -161,14 +161,14 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
   }, 120_000);
 
   it('fits each round on at most foldPlans training plans: a seeded sample, the same on every thread; a cap no round reaches changes nothing', async () => {
-    const setupFor = async (options: { foldPlans?: number }) => {
+    const setupFor = async (options: { foldPlans?: number; folds?: number }) => {
       let setup: CrossFitSetup | undefined;
       const spy: FoldWorkers = { threads: 1, run: (s, r) => ((setup = s), { claim: () => r, results: Promise.resolve([]) }), close() {} };
       await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, spy, options);
       return setup!;
     };
     const all = new CrossFitter(await setupFor({}));
-    const capped = new CrossFitter(await setupFor({ foldPlans: 100 }));
+    const capped = new CrossFitter(await setupFor({ foldPlans: 100, folds: 3 }));
     const cloned = new CrossFitter(structuredClone(capped.setup));
     let largest = 0;
     for (let round = 0; round < all.rounds; round++) {
@@ -193,6 +193,28 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
     const fewParallel = await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, inProcessWorkers(), { foldPlans: 100 });
     expect(fingerprint(fewParallel)).toBe(fingerprint(few));
     expect(() => GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, { foldPlans: 0 })).toThrow(DtdrError);
+  }, 120_000);
+
+  it('cross-fits with two folds from 2 × foldPlans demonstrations on (each round still trains on foldPlans plans), three below, as many as asked', async () => {
+    const setupFor = async (options: { foldPlans?: number; folds?: number }) => {
+      let setup: CrossFitSetup | undefined;
+      const spy: FoldWorkers = { threads: 1, run: (s, r) => ((setup = s), { claim: () => r, results: Promise.resolve([]) }), close() {} };
+      await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, spy, options);
+      return setup!;
+    };
+    expect(plans.length).toBe(240);
+    const two = new CrossFitter(await setupFor({ foldPlans: 120 }));
+    expect(two.setup.folds).toBe(2);
+    for (let round = 0; round < two.rounds; round++) {
+      // The other fold's plans, capped at 120 (a fold by sequence holds whole sequences: about half the plans).
+      const foldOf = foldAssignment(plans, two.setup.schemes[Math.floor(round / 2)], 2, two.setup.seed);
+      const outside = plans.filter((_, i) => foldOf[i] !== round % 2).length;
+      expect(outside).toBeGreaterThan(100);
+      expect(two.trainingPlans(round).length).toBe(Math.min(120, outside));
+    }
+    expect((await setupFor({ foldPlans: 121 })).folds).toBe(3);
+    expect((await setupFor({ foldPlans: 120, folds: 3 })).folds).toBe(3);
+    expect((await setupFor({})).folds).toBe(3);
   }, 120_000);
 
   it('fitRetrieverWith uses workers only for dtdr-g from PARALLEL_FROM_PLANS demonstrations', async () => {

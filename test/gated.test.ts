@@ -10,7 +10,7 @@ import { DtdrError } from '../src/core/base/errors.js';
 import { sequenceKey } from '../src/core/evaluation/evaluate.js';
 import { expectedCalibrationError } from '../src/core/base/metrics.js';
 import { chainPlan } from '../src/core/plans/plan.js';
-import { conformalThreshold } from '../src/core/retrieval/default/gate.js';
+import { conformalThreshold, fitTemperature, gateLoss, GateDataBuilder, stepProbabilities } from '../src/core/retrieval/default/gate.js';
 import type { GatedRetriever } from '../src/core/retrieval/default/index.js';
 import { selectCandidates } from '../src/core/selection/select.js';
 import { DEFAULT_METHOD } from '../src/core/retrieval/train.js';
@@ -181,6 +181,20 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
     );
   });
 
+  it('trains the final head on at most headSteps steps (a seeded sample), the graphs on every step; below 1 is an error', async () => {
+    const all = (await Dtdr.train({ tools, plans, encoder })).retriever as GatedRetriever;
+    const few = (await Dtdr.train({ tools, plans, encoder, gated: { headSteps: 5 } })).retriever as GatedRetriever;
+    const roomy = (await Dtdr.train({ tools, plans, encoder, gated: { headSteps: 1e6 } })).retriever as GatedRetriever;
+    const evidenceOf = (r: GatedRetriever) => (r as unknown as { parts: { evidence: { head: { weights: Float64Array }; global: unknown } } }).parts.evidence;
+    expect(Array.from(evidenceOf(few).head.weights)).not.toEqual(Array.from(evidenceOf(all).head.weights));
+    expect(evidenceOf(few).global).toEqual(evidenceOf(all).global);
+    // A cap above the data's steps changes nothing.
+    expect(Array.from(evidenceOf(roomy).head.weights)).toEqual(Array.from(evidenceOf(all).head.weights));
+    await expect(Dtdr.train({ tools, plans, encoder, gated: { headSteps: 0 } })).rejects.toSatisfy(
+      (e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && e.field === 'headSteps',
+    );
+  });
+
   it('can leave signals out (ablations), and names the signals it knows', async () => {
     const model = await Dtdr.train({ tools, plans, encoder, gated: { without: ['head', 'cluster-graph'] } });
     expect((await model.retrieve('text anna', ['contact_lookup'])).candidates[0].tool).toBe('sms_send');
@@ -224,6 +238,28 @@ describe('the statistics behind it, by hand', () => {
     const scores = [0.9, 0.1, 0.5, 0.3, 0.7, 0.2, 0.8, 0.4, 0.6, 1.0];
     expect(conformalThreshold(scores, 0.8)).toBe(0.2); // ⌊11 · 0.2⌋ = 2 → the 2nd smallest
     expect(conformalThreshold(scores, 0.95)).toBe(0); // ⌊11 · 0.05⌋ = 0: too few steps, keep everything
+  });
+
+  it('temperature scaling: the held-out loss is −log of each step\'s acceptable probability, averaged; the search finds its minimum', () => {
+    // Two signals, one context; three steps of two or three candidates (one with no acceptable candidate: skipped).
+    const builder = new GateDataBuilder(2, 1);
+    const rows = [
+      [[2, 0], [0, 1], [1, 1]],
+      [[0, 2], [1, 0]],
+      [[1, 0], [0, 0]],
+    ];
+    const accepted = [[0], [0], []];
+    rows.forEach((values, i) => builder.add([1], values.map((_, k) => k), (s, k) => values[k][s], (k) => accepted[i].includes(k)));
+    const data = builder.build();
+    const theta = Float64Array.from([1, 0.5]);
+    for (const T of [0.5, 1, 3]) {
+      // Step 0: logits (2, 0.5, 1.5)/T; step 1: (1, 1)/T; step 2 has none acceptable.
+      const p0 = Math.exp(2 / T) / (Math.exp(2 / T) + Math.exp(0.5 / T) + Math.exp(1.5 / T));
+      expect(gateLoss(theta, data, T)).toBeCloseTo((-Math.log(p0) - Math.log(0.5)) / 2, 9);
+      expect(stepProbabilities(theta, data, 0, T)[0]).toBeCloseTo(p0, 9);
+    }
+    // The loss falls as T falls here (the acceptable candidate leads step 0, ties step 1): the search ends at the bound.
+    expect(fitTemperature(theta, data)).toBeCloseTo(0.25, 3);
   });
 
   it('expected calibration error of top-1 probabilities', () => {

@@ -4,7 +4,7 @@
  * and the cap on how many held-out plans are scored.
  */
 import { seededRandom, shuffleInPlace } from '../../base/random.js';
-import { applyIsotonic, conformalThreshold, expectedCalibrationError, fitIsotonic, stepProbabilities, type GateData } from './gate.js';
+import { applyIsotonic, conformalThreshold, expectedCalibrationError, fitIsotonic, stepProbabilities, widestStep, type GateData } from './gate.js';
 
 /** Held-out plans scored per cross-fitting scheme, at most (the demo set's 3,000 and UltraTool's 3,027 are all scored). */
 export const MAX_SCORED_PLANS = 9000;
@@ -41,8 +41,10 @@ export function calibrationScores(theta: Float64Array, temperature: number, data
   const top: number[] = [];
   const topCorrect: number[] = [];
   const topAt: number[] = [];
+  const a = new Float64Array(data.signals);
+  const buffer = new Float64Array(widestStep(data));
   for (let i = 0; i < n; i++) {
-    const p = stepProbabilities(theta, data, i, temperature);
+    const p = stepProbabilities(theta, data, i, temperature, a, buffer);
     const from = data.offsets[i];
     let b = 0;
     let t = 0;

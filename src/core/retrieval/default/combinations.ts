@@ -30,6 +30,8 @@ export const MIN_FIRED = 20;
 export const END_ALARMS = 0.2;
 /** Share of a tool's demonstrated calls that one tool directly precedes, for that tool to be its entry. */
 export const ENTRY_SHARE = 0.9;
+/** Demonstrations a rule's switches are scored on, at most (every stride-th beyond it): this rule's and the sequence-words rule's. */
+export const MAX_CHECKED_PLANS = 10_000;
 
 export interface Combinations {
   /** Per label: the labels some demonstration calls together with it (sorted; itself included). */
@@ -94,8 +96,14 @@ export function fitCombinations(plans: readonly Plan[], toolIndex: Map<string, n
   let fired = 0;
   let right = 0;
   let alarms = 0;
+  // The switch needs thousands of checks, not 100,000 demonstrations' worth: above
+  // MAX_CHECKED_PLANS every stride-th plan is checked (the counts above use every plan).
+  const stride = Math.ceil(orders.length / MAX_CHECKED_PLANS);
+  let checked = 0;
   if (coverage) {
     orders.forEach((order, i) => {
+      if (i % stride !== 0) return;
+      checked++;
       const own = new Set(order);
       const n = perSequence.get(sequenceKey(plans[i]))!;
       const together = (a: number, b: number) => (pairs.get(a * labels + b) ?? 0) - (own.has(a) && own.has(b) ? n : 0) > 0;
@@ -112,7 +120,7 @@ export function fitCombinations(plans: readonly Plan[], toolIndex: Map<string, n
     });
   }
   const precision = fired > 0 ? right / fired : 0;
-  const endAlarms = orders.length > 0 ? alarms / orders.length : 0;
+  const endAlarms = checked > 0 ? alarms / checked : 0;
   const enabled = fired >= MIN_FIRED && precision >= PRECISION;
   return { together: lists.map((l) => Uint32Array.from(l.sort((x, y) => x - y))), entry, enabled, fired, precision, endAlarms, atEnd: enabled && endAlarms <= END_ALARMS };
 }

@@ -10,11 +10,10 @@ import { seededRandom, shuffleInPlace } from '../../base/random.js';
 import { terms } from '../../base/text.js';
 import type { Plan, ToolSpec } from '../../base/types.js';
 import { historyIndices } from '../dependency.js';
-import type { CountedStep } from '../graph.js';
 import type { LinearHeadOptions } from '../linear-head.js';
 import { SAMPLED_SOFTMAX_ABOVE } from '../linear-head-sampled.js';
 import { maxScoredPlans, scoredSubset } from './calibration.js';
-import { countedStepsMemo, fitEvidence, rarity, type Clustering } from './evidence.js';
+import { fitEvidence, planMemo, rarity, type Clustering, type PlanMemo } from './evidence.js';
 import { GateDataBuilder, type GateParts } from './gate.js';
 import { BAG, CG, EMBU, G, GG, HEAD, LEX, LEXU, S } from './layout.js';
 import { computeSignals } from './signals.js';
@@ -112,15 +111,15 @@ export class CrossFitter {
   readonly side: ToolSide;
   private readonly foldOf: Uint32Array[];
   private readonly half: Uint8Array;
-  private readonly stepsOf: (plan: Plan) => CountedStep[];
+  private readonly memo: PlanMemo;
   private readonly without: Set<number>;
 
-  /** `side` and `stepsOf`: the caller's, where it has them (the same values; built once per thread). */
-  constructor(readonly setup: CrossFitSetup, side?: ToolSide, stepsOf?: (plan: Plan) => CountedStep[]) {
+  /** `side` and `memo`: the caller's, where it has them (the same values; built once per thread). */
+  constructor(readonly setup: CrossFitSetup, side?: ToolSide, memo?: PlanMemo) {
     this.side = side ?? new ToolSide(setup.tools, setup.toolVectors, setup.dim, setup.lexicalOrder);
     this.foldOf = setup.schemes.map((scheme) => foldAssignment(setup.plans, scheme, setup.folds, setup.seed));
     this.half = gateHalves(setup.plans.length, setup.seed);
-    this.stepsOf = stepsOf ?? countedStepsMemo(this.side);
+    this.memo = memo ?? planMemo(this.side);
     this.without = new Set(setup.without);
   }
 
@@ -166,7 +165,7 @@ export class CrossFitter {
     // Over many labels (a sampled softmax) one epoch: fold heads were most of the fit at 16,000 tools.
     const head = setup.head;
     const foldHead = head === false ? false : { ...head, epochs: Math.min(side.labels.length > SAMPLED_SOFTMAX_ABOVE ? 1 : 3, head?.epochs ?? 8) };
-    const ev = fitEvidence(side, trainIdx.map((i) => plans[i]), trainIdx.map(query), clustering, { historyLength: setup.historyLength, seed: seed + f, head: foldHead, headSteps: setup.foldHeadSteps, stepsOf: this.stepsOf }, (p) => onProgress?.(p.fraction));
+    const ev = fitEvidence(side, trainIdx.map((i) => plans[i]), trainIdx.map(query), clustering, { historyLength: setup.historyLength, seed: seed + f, head: foldHead, headSteps: setup.foldHeadSteps, memo: this.memo }, (p) => onProgress?.(p.fraction));
     const w = new Workspace(side.labels.length, dim, ev.k);
     const builder = new GateDataBuilder(S, G);
     const poolCounts: number[] = [];

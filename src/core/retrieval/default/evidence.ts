@@ -94,18 +94,38 @@ export interface FitPartsOptions {
   head?: LinearHeadOptions | false;
   /** The head's training steps, at most: a seeded sample of them beyond (plan order kept). Default: every step. */
   headSteps?: number;
-  /** A plan's steps as the graphs count them; a fit over many folds passes a memo (`countedStepsMemo`). Default: countedSteps, fresh. */
-  stepsOf?: (plan: Plan) => CountedStep[];
+  /** Each plan's steps and tools as the fit reads them; a fit over many folds passes one memo (`planMemo`). Default: built fresh. */
+  memo?: PlanMemo;
 }
 
-/** countedSteps kept per plan for one fit's folds, so that each plan's orders and history keys are built once. */
-export function countedStepsMemo(side: ToolSide): (plan: Plan) => CountedStep[] {
-  const kept = new Map<Plan, CountedStep[]>();
-  return (plan) => {
-    let steps = kept.get(plan);
-    if (!steps) kept.set(plan, (steps = countedSteps(plan, side.index)));
-    return steps;
+/** What the evidence reads from a plan, built once per plan for one fit's folds. */
+export interface PlanMemo {
+  /** The plan's steps as the graphs count them (orders and history keys). */
+  steps(plan: Plan): CountedStep[];
+  /** The labels of the plan's tools, each once, in the order first called (a cluster's tool bag). */
+  tools(plan: Plan): number[];
+}
+
+/** A PlanMemo that keeps what it builds, so that every fold and the final fit share it. */
+export function planMemo(side: ToolSide): PlanMemo {
+  const steps = new Map<Plan, CountedStep[]>();
+  const tools = new Map<Plan, number[]>();
+  return {
+    steps(plan) {
+      let kept = steps.get(plan);
+      if (!kept) steps.set(plan, (kept = countedSteps(plan, side.index)));
+      return kept;
+    },
+    tools(plan) {
+      let kept = tools.get(plan);
+      if (!kept) tools.set(plan, (kept = distinctTools(plan, side)));
+      return kept;
+    },
   };
+}
+
+function distinctTools(plan: Plan, side: ToolSide): number[] {
+  return [...new Set(planTools(plan))].map((t) => side.index.get(t)!);
 }
 
 /** Clusters of the demonstration queries and the cluster of each of the plans being fitted. */
@@ -121,7 +141,8 @@ export function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array
   const graphs = Array.from({ length: k }, () => new DependencyGraph(l));
   const members: number[][] = Array.from({ length: k }, () => []);
   // countPlans' adds, in its order.
-  const stepsOf = o.stepsOf ?? ((plan: Plan) => countedSteps(plan, side.index));
+  const stepsOf = o.memo ? (plan: Plan) => o.memo!.steps(plan) : (plan: Plan) => countedSteps(plan, side.index);
+  const toolsOf = o.memo ? (plan: Plan) => o.memo!.tools(plan) : (plan: Plan) => distinctTools(plan, side);
   plans.forEach((plan, i) => {
     for (const step of stepsOf(plan)) graphs[assignment[i]].addCounted(step);
     members[assignment[i]].push(i);
@@ -130,7 +151,7 @@ export function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array
   for (const plan of plans) for (const step of stepsOf(plan)) global.addCounted(step);
   const bags = members.map((list) => {
     const bag = new Map<number, number>();
-    for (const i of list) for (const t of new Set(planTools(plans[i]))) bag.set(side.index.get(t)!, (bag.get(side.index.get(t)!) ?? 0) + 1 / list.length);
+    for (const i of list) for (const t of toolsOf(plans[i])) bag.set(t, (bag.get(t) ?? 0) + 1 / list.length);
     if (list.length > 0) bag.set(side.end, 1);
     return bag;
   });
@@ -177,7 +198,7 @@ export function headExamples(side: ToolSide, plans: Plan[], queries: Float32Arra
   const targets: number[][] = [];
   const related: number[][] = [];
   plans.forEach((plan, i) => {
-    const tools = [...new Set(planTools(plan))].map((t) => side.index.get(t)!);
+    const tools = distinctTools(plan, side);
     for (const step of planSteps(plan)) {
       dense.push(queries[i]);
       sparse.push(headSlots(historyIndices(step.history, side.index), l, vocabulary));

@@ -118,13 +118,16 @@ export function signalWeights(theta: Float64Array, data: GateData, step: number,
   return out;
 }
 
-/** Softmax over a step's candidates at temperature T; returns the probabilities (length = candidates). */
-export function stepProbabilities(theta: Float64Array, data: GateData, step: number, temperature = 1, a = new Float64Array(data.signals)): Float64Array {
+/**
+ * Softmax over a step's candidates at temperature T; returns the probabilities (length = candidates),
+ * in `into` (a view of its first candidates) when given: the trainers reuse one buffer per fit.
+ */
+export function stepProbabilities(theta: Float64Array, data: GateData, step: number, temperature = 1, a = new Float64Array(data.signals), into?: Float64Array): Float64Array {
   signalWeights(theta, data, step, a);
   const S = data.signals;
   const from = data.offsets[step];
   const to = data.offsets[step + 1];
-  const p = new Float64Array(to - from);
+  const p = into ? into.subarray(0, to - from) : new Float64Array(to - from);
   let max = -Infinity;
   for (let r = from; r < to; r++) {
     let z = 0;
@@ -136,6 +139,13 @@ export function stepProbabilities(theta: Float64Array, data: GateData, step: num
   for (let k = 0; k < p.length; k++) sum += p[k] = Math.exp(p[k] - max);
   for (let k = 0; k < p.length; k++) p[k] /= sum;
   return p;
+}
+
+/** The most candidates any step of `data` has (the size of a reusable probabilities buffer). */
+export function widestStep(data: GateData): number {
+  let widest = 0;
+  for (let i = 0; i + 1 < data.offsets.length; i++) widest = Math.max(widest, data.offsets[i + 1] - data.offsets[i]);
+  return widest;
 }
 
 export interface GateTrainOptions {
@@ -161,6 +171,7 @@ export function trainGate(data: GateData, initial: Float64Array, options: GateTr
   const grad = new Float64Array(theta.length);
   const a = new Float64Array(S);
   const ga = new Float64Array(S);
+  const buffer = new Float64Array(widestStep(data));
   const random = seededRandom((options.seed ?? 0) + 53);
   const order = Array.from({ length: n }, (_, i) => i);
   let step = 0;
@@ -173,7 +184,7 @@ export function trainGate(data: GateData, initial: Float64Array, options: GateTr
       const end = Math.min(n, start + batchSize);
       for (let b = start; b < end; b++) {
         const i = order[b];
-        const p = stepProbabilities(theta, data, i, 1, a);
+        const p = stepProbabilities(theta, data, i, 1, a, buffer);
         const from = data.offsets[i];
         let accepted = 0;
         for (let k = 0; k < p.length; k++) if (data.accept[from + k]) accepted += p[k];
@@ -205,42 +216,76 @@ export function trainGate(data: GateData, initial: Float64Array, options: GateTr
 
 /** Mean −log P(acceptable) of the steps at temperature T. */
 export function gateLoss(theta: Float64Array, data: GateData, temperature = 1): number {
+  return stepLogits(theta, data).loss(temperature);
+}
+
+/**
+ * Every candidate's logit at temperature 1 (Θ fixed), computed once, and the held-out loss at any
+ * temperature from them: the same sums in the same order as stepProbabilities, so the same loss
+ * bit for bit, without recomputing a step's signal weights at each of the search's 32 temperatures.
+ */
+function stepLogits(theta: Float64Array, data: GateData) {
+  const S = data.signals;
   const n = data.offsets.length - 1;
-  let loss = 0;
-  let counted = 0;
+  const z = new Float64Array(data.offsets[n]);
+  const a = new Float64Array(S);
   for (let i = 0; i < n; i++) {
-    const p = stepProbabilities(theta, data, i, temperature);
-    let accepted = 0;
-    for (let k = 0; k < p.length; k++) if (data.accept[data.offsets[i] + k]) accepted += p[k];
-    if (accepted <= 0) continue;
-    loss -= Math.log(accepted + 1e-12);
-    counted++;
+    signalWeights(theta, data, i, a);
+    for (let r = data.offsets[i]; r < data.offsets[i + 1]; r++) {
+      let v = 0;
+      for (let s = 0; s < S; s++) v += a[s] * data.values[r * S + s];
+      z[r] = v;
+    }
   }
-  return counted ? loss / counted : 0;
+  const p = new Float64Array(widestStep(data));
+  const loss = (temperature: number) => {
+    let total = 0;
+    let counted = 0;
+    for (let i = 0; i < n; i++) {
+      const from = data.offsets[i];
+      const m = data.offsets[i + 1] - from;
+      let max = -Infinity;
+      for (let k = 0; k < m; k++) {
+        p[k] = z[from + k] / temperature;
+        if (p[k] > max) max = p[k];
+      }
+      let sum = 0;
+      for (let k = 0; k < m; k++) sum += p[k] = Math.exp(p[k] - max);
+      for (let k = 0; k < m; k++) p[k] /= sum;
+      let accepted = 0;
+      for (let k = 0; k < m; k++) if (data.accept[from + k]) accepted += p[k];
+      if (accepted <= 0) continue;
+      total -= Math.log(accepted + 1e-12);
+      counted++;
+    }
+    return counted ? total / counted : 0;
+  };
+  return { loss };
 }
 
 /** Temperature scaling: the T in [0.25, 4] minimising the held-out loss (golden-section on log T). */
 export function fitTemperature(theta: Float64Array, data: GateData): number {
+  const { loss } = stepLogits(theta, data);
   let lo = Math.log(0.25);
   let hi = Math.log(4);
   const phi = (Math.sqrt(5) - 1) / 2;
   let x1 = hi - phi * (hi - lo);
   let x2 = lo + phi * (hi - lo);
-  let f1 = gateLoss(theta, data, Math.exp(x1));
-  let f2 = gateLoss(theta, data, Math.exp(x2));
+  let f1 = loss(Math.exp(x1));
+  let f2 = loss(Math.exp(x2));
   for (let it = 0; it < 30; it++) {
     if (f1 < f2) {
       hi = x2;
       x2 = x1;
       f2 = f1;
       x1 = hi - phi * (hi - lo);
-      f1 = gateLoss(theta, data, Math.exp(x1));
+      f1 = loss(Math.exp(x1));
     } else {
       lo = x1;
       x1 = x2;
       f1 = f2;
       x2 = lo + phi * (hi - lo);
-      f2 = gateLoss(theta, data, Math.exp(x2));
+      f2 = loss(Math.exp(x2));
     }
   }
   return Math.exp((lo + hi) / 2);

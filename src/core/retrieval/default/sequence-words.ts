@@ -20,7 +20,7 @@
 import type { Plan } from '../../base/types.js';
 import { array, int, num, numbers, object, stateError } from '../../base/validate.js';
 import { requestWords, type CoverageModel } from './coverage.js';
-import { MIN_FIRED, PRECISION, sortedHas, strongTools } from './combinations.js';
+import { MAX_CHECKED_PLANS, MIN_FIRED, PRECISION, sortedHas, strongTools } from './combinations.js';
 
 /** Demonstrations a sequence needs before its requests' words count. */
 export const MIN_SEQUENCE_PLANS = 20;
@@ -30,8 +30,6 @@ export const MIN_EXPECTED = 3;
 export const WORD_GAIN = 10;
 /** Share of held-out END steps on which the rule may fire (false alarms) for it to be on. */
 export const MAX_ALARMS = 0.05;
-/** Demonstrations the switches are scored on, at most (every stride-th beyond it). */
-export const MAX_CHECKED_PLANS = 10_000;
 
 export interface SequenceWords {
   /** A word counts when its best tool explains it at least this many times better than NULL does (WORD_GAIN by default). */
