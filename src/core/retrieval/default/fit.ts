@@ -157,7 +157,7 @@ function prepareSettings(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   // let each fold count its graphs within those clusters.
   const all = packRows(queries, dim);
   // Beyond MAX_KMEANS_POINTS requests the centroids come from a seeded sample of that many, and
-  // every request is then assigned to its nearest: 100 or more requests per cluster at K = 300.
+  // every request is then assigned to its nearest: about 67 requests per cluster at K = 300.
   const cluster = (k: number, iterations?: number): KMeansResult => {
     if (n <= MAX_KMEANS_POINTS) return sphericalKMeans(all, n, dim, k, { seed, maxIterations: iterations });
     const sample = scoredSubset(Array.from({ length: n }, (_, i) => i), MAX_KMEANS_POINTS, seed + 727);
@@ -318,8 +318,8 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverag
 /**
  * Requests k-means fits its centroids on, at most (a seeded sample beyond it; every request is
  * then assigned to its nearest centroid). k-means over every request was most of the settings at
- * 100,000 demonstrations, on one thread; 30,000 leaves every data set of at most 30,000
- * demonstrations as it was (the 16,000-tool app world has 20,000).
+ * 100,000 demonstrations, on one thread; 20,000 leaves every data set of at most 20,000
+ * demonstrations as it was (the 16,000-tool app world has exactly 20,000).
  */
 const MAX_KMEANS_POINTS = 20_000;
 
