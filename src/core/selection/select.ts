@@ -64,12 +64,15 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
   checkSelectOptions(options);
   const o = { ...SELECT_DEFAULTS, ...options };
   const { probabilities, labels } = ranking;
-  // Only the first few labels are needed: at most widenMax (or maxSize) + 1.
-  const need = Math.min(probabilities.length, Math.max(o.widenMax, o.maxSize, o.widenMin) + 1);
-  const order = ranking.top ? ranking.top(need) : ranking.order;
-  const pick = (n: number): Candidate[] => Array.from(order.subarray(0, n), (i) => ({ tool: labels[i], probability: probabilities[i] }));
+  const first = (n: number) => (ranking.top ? ranking.top(Math.min(probabilities.length, n)) : ranking.order);
   if (ranking.set && ranking.set.threshold > 0) {
     const { threshold, target } = ranking.set;
+    // The set is the labels at or above the threshold, best first (at least one, at most
+    // widenMax): only that many need ordering, and one more to tell a capped set.
+    let above = 0;
+    for (let i = 0; i < probabilities.length; i++) if (probabilities[i] >= threshold) above++;
+    const order = first(Math.max(1, Math.min(above, o.widenMax + 1)));
+    const pick = (n: number): Candidate[] => Array.from(order.subarray(0, n), (i) => ({ tool: labels[i], probability: probabilities[i] }));
     let size = 1;
     while (size < order.length && probabilities[order[size]] >= threshold) size++;
     const capped = size > o.widenMax;
@@ -83,6 +86,9 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
     ];
     return { candidates, widened: !ranking.confident, target, ...(notes.length ? { reason: notes.join('; ') } : {}) };
   }
+  // Only the first few labels are needed: at most widenMax (or maxSize) + 1.
+  const order = first(Math.max(o.widenMax, o.maxSize, o.widenMin) + 1);
+  const pick = (n: number): Candidate[] => Array.from(order.subarray(0, n), (i) => ({ tool: labels[i], probability: probabilities[i] }));
   let above = 0;
   while (above < order.length && above < o.maxSize && probabilities[order[above]] > o.alpha) above++;
   const reason = !ranking.confident ? ranking.cause ?? 'the retriever is unsure' : above === 0 ? `no tool has probability above ${o.alpha}` : undefined;

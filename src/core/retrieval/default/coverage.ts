@@ -206,10 +206,35 @@ export function withAddedTools(m: CoverageModel, tools: readonly ToolSpec[], add
 
 /** A request's word ids the model knows (computed once per request). */
 export function requestWords(m: CoverageModel, query: string): Uint32Array {
+  return requestWordsOf(m, terms(query));
+}
+
+/** requestWords from the request's terms (`terms(query)`), where the caller has them already. */
+export function requestWordsOf(m: CoverageModel, queryTerms: readonly string[]): Uint32Array {
   const out: number[] = [];
-  for (const w of new Set(terms(query))) {
+  for (const w of new Set(queryTerms)) {
     const i = m.words.get(w);
     if (i !== undefined) out.push(i);
+  }
+  return Uint32Array.from(out);
+}
+
+/**
+ * The request words `unexplained` can ever name, whatever the set: a word counts only where its
+ * best tool takes `share` of its alignment and beats NULL alone by `gain` (a set can only explain
+ * it better). Computed once per request, so a step checks these few words instead of all of them;
+ * `unexplained` over this list gives the same answer as over `words`.
+ */
+export function strongWords(m: CoverageModel, words: Uint32Array): Uint32Array {
+  const out: number[] = [];
+  for (const w of words) {
+    const probs = m.probs[w];
+    if (probs.length === 0) continue;
+    let total = m.nullProb[w];
+    for (let k = 0; k < probs.length; k++) total += probs[k];
+    const p = probs[0];
+    if (p < m.share * total || p / Math.max(m.nullProb[w], 1e-9) < m.gain) continue;
+    out.push(w);
   }
   return Uint32Array.from(out);
 }

@@ -21,7 +21,7 @@ import { rarity } from './evidence.js';
 import { confidentGroup, stepGroup } from './groups.js';
 import { EMBU, LEXU } from './layout.js';
 import { CenteredMatch } from './centered.js';
-import { requestWords, unexplained, withAddedTools, type CoverageModel } from './coverage.js';
+import { requestWordsOf, strongWords, unexplained, withAddedTools, type CoverageModel } from './coverage.js';
 import { newCombination } from './combinations.js';
 import { askedBeyond } from './sequence-words.js';
 import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type GatedState } from './state.js';
@@ -141,7 +141,11 @@ export class GatedRetriever implements Retriever {
     if (learnGated(this.parts, input, (step) => this.rank(step))) this.workspace = new Workspace(this.side.labels.length, this.side.dim, 1);
   }
 
-  private lastQuery: { text: string; terms: ReturnType<typeof noTerms>; words?: Uint32Array } = { text: '', terms: noTerms() };
+  /**
+   * What every step of a plan shares, worked out once per request: its BM25 postings, its terms,
+   * and (on first need) the alignment's word ids and the few of them request coverage can name.
+   */
+  private lastQuery: { text: string; terms: ReturnType<typeof noTerms>; tokens: string[]; words?: Uint32Array; strong?: Uint32Array } = { text: '', terms: noTerms(), tokens: [] };
 
   rank(input: RankInput): Ranking {
     const q = input.queryVector;
@@ -150,7 +154,10 @@ export class GatedRetriever implements Retriever {
     const L = this.side.labels.length;
     const history = historyIndices(input.history, this.side.index);
     // Every step of a plan ranks the same request: tokenise it once.
-    if (this.lastQuery.text !== input.query) this.lastQuery = { text: input.query, terms: this.side.lexical.prepare(terms(input.query)) };
+    if (this.lastQuery.text !== input.query) {
+      const tokens = terms(input.query);
+      this.lastQuery = { text: input.query, terms: this.side.lexical.prepare(tokens), tokens };
+    }
     computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history, added: this.added }, w, this.neighbours, this.without);
     const max = combine(this.theta, w, L);
     const sum = w.kernel.run(SCORES, L, max, 1 / this.temperature);
@@ -226,16 +233,22 @@ export class GatedRetriever implements Retriever {
 
   /** Tools that explain request words the calls so far and the set leave unexplained (coverage.ts). */
   private uncovered(cov: CoverageModel, query: string, p: ArrayLike<number>, threshold: number, history: readonly number[], include: readonly number[], unavailable: ReadonlySet<number> | undefined): { tool: number; word: string }[] {
-    const words = (this.lastQuery.words ??= requestWords(cov, query));
+    const strong = (this.lastQuery.strong ??= strongWords(cov, this.requestWords(cov)));
+    if (strong.length === 0) return [];
     const floor = threshold > 0 ? threshold : 0.1;
-    return unexplained(cov, words, (a) => p[a] >= floor || history.includes(a) || include.includes(a), (a) => p[a] > 0 && !unavailable?.has(a));
+    return unexplained(cov, strong, (a) => p[a] >= floor || history.includes(a) || include.includes(a), (a) => p[a] > 0 && !unavailable?.has(a));
+  }
+
+  /** The request's word ids in the alignment model (the request rank() saw last). */
+  private requestWords(cov: CoverageModel): Uint32Array {
+    return (this.lastQuery.words ??= requestWordsOf(cov, this.lastQuery.tokens));
   }
 
   /** The new-combination rule (combinations.ts), where the fit switched it on. */
   private leavingDemonstrations(query: string, history: readonly number[], p: ArrayLike<number>, unavailable: ReadonlySet<number> | undefined) {
     const combos = this.parts.combinations;
     if (!combos?.enabled || !this.coverage || history.length === 0) return undefined;
-    const words = (this.lastQuery.words ??= requestWords(this.coverage, query));
+    const words = this.requestWords(this.coverage);
     return newCombination(combos, this.coverage, words, history, (a) => p[a] > 0 && !unavailable?.has(a));
   }
 
@@ -243,7 +256,7 @@ export class GatedRetriever implements Retriever {
   private askedBeyondCalls(query: string, history: readonly number[], next: number | undefined, p: ArrayLike<number>, unavailable: ReadonlySet<number> | undefined) {
     const said = this.parts.sequenceWords;
     if (!said || !(next === undefined ? said.enabled : said.atSteps) || !this.coverage) return undefined;
-    const words = (this.lastQuery.words ??= requestWords(this.coverage, query));
+    const words = this.requestWords(this.coverage);
     return askedBeyond(said, this.coverage, words, history, next, (a) => p[a] > 0 && !unavailable?.has(a));
   }
 
