@@ -7,8 +7,11 @@
  *
  * What holds, asserted: a set that misses the asked-for tool is never called confident, at either
  * size. What the issue asks (≥ 95% of requests with the tool in the set) is NOT met yet: measured
- * 31 of 40 at 2,000 and 27 of 40 at 16,000 tools with the bundled GloVe encoder (24 and 24 before
- * the added tools were ordered by their best description rank and kept to half the set). The
+ * 33 of 40 at 2,000 and 30 of 40 at 16,000 tools with the bundled GloVe encoder (31 and 27 before
+ * the centred match kept its hub penalty and came first in the added tools' order, centered.ts;
+ * 24 and 24 before the added tools were ordered by their best description rank and kept to half
+ * the set). Those two changes were chosen on test/fixtures/added-tool-dev-requests.json, not on
+ * this batch. The
  * misses are requests that share no word with the description, whose tool the word-average
  * encoder ranks hundreds to thousands deep among the fillers (the tool-retrieval encoder
  * models/dtdr-tool-100d does no better here: 31 and 25). The floors guard against regressions, not the target.
@@ -34,8 +37,8 @@ beforeAll(async () => {
 }, 120_000);
 
 describe.each([
-  [2000, 29],
-  [16000, 25],
+  [2000, 31],
+  [16000, 28],
 ])('added tools among %i tools', (size, floor) => {
   it('are in the set for most of their requests, and a set that misses one is never confident', async () => {
     const model = Dtdr.load(saved, encoder);

@@ -277,13 +277,16 @@ export class GatedRetriever implements Retriever {
       let r = Infinity;
       if (x[EMBU * L + f] >= emb) r = rankAmong(embBest, x[EMBU * L + f]);
       if (x[LEXU * L + f] > 0 && x[LEXU * L + f] >= lex) r = Math.min(r, rankAmong(lexBest, x[LEXU * L + f]));
-      if (centered[f] >= cen) r = Math.min(r, rankAmong(cenBest, centered[f]));
+      // The centred match first: among thousands of tools the plain embedding and BM25 matches
+      // put hubs and one-word coincidences on top, so the tools they alone bring come after it.
+      if (r < Infinity) r += rank;
+      if (centered[f] >= cen) r = rankAmong(cenBest, centered[f]);
       if (r < Infinity) bestRank.set(f, r);
     }
     const out = [...bestRank.keys()];
-    // Best matches first, by the best rank any of the three matches gives (then the centred
-    // match): where many added tools qualify, the set keeps the ones the request asks for most,
-    // and a tool one match puts first is not crowded out by tools another match ranks lower.
+    // Best matches first: by the centred match's rank, then the tools only the embedding or the
+    // lexical match brings, by their better rank there (ties by the centred match): where many
+    // added tools qualify, the set keeps the ones the request asks for most.
     return out.length > 1 ? out.sort((a, b) => bestRank.get(a)! - bestRank.get(b)! || centered[b] - centered[a] || a - b) : out;
   }
 
