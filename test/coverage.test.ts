@@ -10,7 +10,7 @@ import { Dtdr } from '../src/core/dtdr.js';
 import { DtdrError } from '../src/core/base/errors.js';
 import { chainPlan } from '../src/core/plans/plan.js';
 import type { ToolSpec } from '../src/core/base/types.js';
-import { checkCoverageState, coverageFromState, coverageState, fitCoverage, requestWords, unexplained, withAddedTools } from '../src/core/retrieval/default/coverage.js';
+import { checkCoverageState, coverageFromState, coverageState, fitCoverage, requestWords, strongWords, unexplained, withAddedTools } from '../src/core/retrieval/default/coverage.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 
@@ -46,6 +46,17 @@ describe('the word–tool alignment (IBM Model 1 with a NULL word)', () => {
     expect(unexplained(m, words, called(['weather_get', 'sms_send']), () => true)).toEqual([]);
     // a tool that cannot be offered (removed) never joins
     expect(unexplained(m, words, called(['weather_get']), (a) => tools[a].name !== 'sms_send')).toEqual([]);
+  });
+
+  it('names, once per request, the few words a set could leave unexplained; checking only those gives the same answer', () => {
+    const words = requestWords(m, 'kindly text anna the weather');
+    const strong = Array.from(strongWords(m, words), (w) => m.names[w]).sort();
+    // "kindly" is NULL's, so no set leaves it unexplained; "text" and "weather" have a tool of their own
+    expect(strong).toEqual(['text', 'weather']);
+    const called = (set: string[]) => (a: number) => set.includes(tools[a].name);
+    for (const set of [[], ['weather_get'], ['sms_send'], ['weather_get', 'sms_send'], ['contacts_search']]) {
+      expect(unexplained(m, strongWords(m, words), called(set), () => true)).toEqual(unexplained(m, words, called(set), () => true));
+    }
   });
 
   it('gives a tool added later rows from its description, without refitting', () => {

@@ -3,7 +3,7 @@ import { chainPlan, planFromRecord, planOrders } from '../src/core/plans/plan.js
 import { Bm25Retriever } from '../src/core/retrieval/baselines.js';
 import { ClusterRetriever, DependencyRetriever } from '../src/core/retrieval/dependency.js';
 import { trainLinearHead } from '../src/core/retrieval/linear-head-training.js';
-import { makeRanking } from '../src/core/retrieval/ranking.js';
+import { makeRanking, withLazyOrder } from '../src/core/retrieval/ranking.js';
 import { selectCandidates } from '../src/core/selection/select.js';
 import { labelsOf, trainRetriever } from '../src/core/retrieval/train.js';
 import { END, type ToolSpec } from '../src/core/base/types.js';
@@ -123,6 +123,20 @@ describe('BM25 and candidate selection', () => {
     const probabilities = Float64Array.from([0.6, 0.3, 0.05, 0.05]);
     const set = selectCandidates({ labels: ['a', 'b', 'c', END], probabilities, order: Uint32Array.from([0, 1, 2, 3]), confident: true }, { alpha: 0.1 });
     expect(set).toEqual({ candidates: [{ tool: 'a', probability: 0.6 }, { tool: 'b', probability: 0.3 }], widened: false });
+  });
+
+  it('keeps every label at or above a conformal threshold, best first, at least one and at most widenMax (and says when it capped)', () => {
+    const labels = [...Array.from({ length: 6 }, (_, i) => `t${i}`), END];
+    // Unsorted on purpose: the set follows the probabilities, not the label order.
+    const probabilities = Float64Array.from([0.05, 0.4, 0.01, 0.3, 0.2, 0.02, 0.02]);
+    const ranking = (threshold: number) => withLazyOrder({ labels, probabilities, confident: false, cause: 'unsure', set: { threshold, target: 0.95, confident: false } }, { unitRange: true });
+    const tools = (threshold: number, widenMax = 12) => selectCandidates(ranking(threshold), { widenMax, widenMin: 1 }).candidates.map((c) => c.tool);
+    expect(tools(0.2)).toEqual(['t1', 't3', 't4']);
+    expect(tools(0.9)).toEqual(['t1']); // nothing clears it: the best label alone
+    expect(tools(0.02)).toEqual(['t1', 't3', 't4', 't0', 't5', END]); // ties at the threshold are all in
+    expect(tools(0.02, 3)).toEqual(['t1', 't3', 't4']);
+    expect(selectCandidates(ranking(0.02), { widenMax: 3, widenMin: 1 }).reason).toMatch(/capped at 3 tools, holding 0\.90/);
+    expect(selectCandidates(ranking(0.2), { widenMax: 3, widenMin: 1 }).reason).not.toMatch(/capped/);
   });
 
   it('offers the included tools, but where more are included than there is room for, keeps the most probable half of the set', () => {
