@@ -16,7 +16,8 @@ import { DtdrError } from '../src/core/base/errors.js';
 import { MAX_DESCRIPTION_CHARS, MAX_PLAN_LINKS, MAX_PLAN_STEPS, MAX_QUERY_CHARS } from '../src/core/base/limits.js';
 import { chainPlan, planFromRecord } from '../src/core/plans/plan.js';
 import { parseHermes, parseOpenAI, parseReAct } from '../src/core/prompts/parse.js';
-import { humanizeToolName, terms } from '../src/core/base/text.js';
+import { asciiTerms, humanizeToolName, terms, unicodeTerms } from '../src/core/base/text.js';
+import fc from 'fast-check';
 import type { Plan, ToolSpec } from '../src/core/base/types.js';
 import { readQuery } from '../src/cli/retrieve.js';
 import { readDatasetDir } from '../src/data/node.js';
@@ -229,5 +230,17 @@ describe('files that are not UTF-8 are refused, naming the file and line', () =>
     const path = join(dir, 'm.json');
     writeFileSync(path, Buffer.concat([Buffer.from('{"format": "dtdr", "x": "'), Buffer.from([0xff]), Buffer.from('"}')]));
     expect(thrown(() => readModelFile(path))).toMatchObject({ code: 'artifact', file: path, line: 1, message: expect.stringContaining('not valid UTF-8') });
+  });
+});
+
+describe('tokenising a request', () => {
+  it('splits ASCII text in one pass exactly as the general (Unicode) path does', () => {
+    for (const text of ['Please find myHTMLFile for the BOSS', 'getHTTPResponseCode v2Api.search/byID:fast', 'ABc AbCD x1Y 42nd_street', '', '  a  ', 'tell\tme\nNOW!']) {
+      expect(asciiTerms(text)).toEqual(unicodeTerms(text));
+    }
+    const ascii = fc.string({ unit: fc.oneof(fc.constantFrom(...'aAbBzZyY09 _-./:'), fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c))), maxLength: 40 });
+    fc.assert(fc.property(ascii, (text) => JSON.stringify(asciiTerms(text)) === JSON.stringify(unicodeTerms(text))), { numRuns: 5000 });
+    // Non-ASCII text takes the general path: only ASCII capitals split words, as before.
+    expect(terms('ÉTATBon café')).toEqual(['état', 'bon', 'café']);
   });
 });

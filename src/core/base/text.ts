@@ -71,7 +71,50 @@ const STOPWORDS = new Set('a an the and or of to in on for with by at from is ar
 
 /** Lower-cased word tokens for BM25, with camelCase and snake_case split and stopwords dropped. */
 export function terms(text: string): string[] {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 127) return unicodeTerms(text);
+  return asciiTerms(text);
+}
+
+/** `terms` for any text: the name split, then Unicode letters and digits. */
+export function unicodeTerms(text: string): string[] {
   return humanizeToolName(text)
     .split(/[^\p{L}\p{N}]+/u)
     .filter((t) => t.length > 1 && !STOPWORDS.has(t));
+}
+
+/**
+ * `unicodeTerms` for ASCII text in one pass (every request is tokenised once per plan, and most are
+ * ASCII): a token is a run of letters and digits, cut where `humanizeToolName` puts a space — before
+ * a capital after a lower-case letter or digit, and before the last capital of a run of two or more
+ * followed by a lower-case letter. test/text-bounds.test.ts checks the two agree.
+ */
+export function asciiTerms(text: string): string[] {
+  const out: string[] = [];
+  let start = -1;
+  const n = text.length;
+  for (let i = 0; i <= n; i++) {
+    const c = i < n ? text.charCodeAt(i) : 32;
+    if (!(isLower(c) || isUpper(c) || isDigit(c))) {
+      if (start >= 0) push(out, text, start, i);
+      start = -1;
+      continue;
+    }
+    if (start < 0) {
+      start = i;
+      continue;
+    }
+    if (!isUpper(c)) continue;
+    const before = text.charCodeAt(i - 1);
+    if (isLower(before) || isDigit(before) || (isUpper(before) && i + 1 < n && isLower(text.charCodeAt(i + 1)))) {
+      push(out, text, start, i);
+      start = i;
+    }
+  }
+  return out;
+}
+
+function push(out: string[], text: string, from: number, to: number): void {
+  if (to - from < 2) return;
+  const t = text.slice(from, to).toLowerCase();
+  if (!STOPWORDS.has(t)) out.push(t);
 }

@@ -52,7 +52,7 @@ export class LexicalIndex {
       if (seen.has(term)) continue;
       seen.add(term);
       const p = this.postings.get(term);
-      if (p) postings.push({ term, ...p });
+      if (p) postings.push({ term, tools: p.tools, weights: p.weights, max: p.max, idf: p.idf });
     }
     return { postings };
   }

@@ -163,7 +163,7 @@ export class GatedRetriever implements Retriever {
     const sum = w.kernel.run(SCORES, L, max, 1 / this.temperature);
     // The division also finds the best label (the first of the largest probabilities).
     const arg = w.kernel.divide(L, sum);
-    const probabilities = w.kernel.output.slice(0, L);
+    const probabilities = w.keepCopy(w.kernel.output, L);
     // The best label's share is exp(0) / sum.
     const top = 1 / sum;
     const knownHistory = w.known;

@@ -72,7 +72,32 @@ export class Workspace {
     this.basis = new Float64Array(MAX_BASIS * dim);
     this.weights = new Float64Array(Math.max(1, clusters)); // soft-assignment weights: at most one per cluster
   }
+
+  private block = new ArrayBuffer(0);
+  private blockUsed = 0;
+
+  /**
+   * A copy of `source[0 .. n)` that the caller may keep (a ranking's probabilities). Small copies
+   * are views into a shared 64 KB block, one allocation for many steps instead of one each: a
+   * typed array's own buffer costs more to allocate (and collect) than a ranking of a few hundred
+   * labels takes to copy. A kept view keeps its block alive (at most 64 KB); larger copies get
+   * their own buffer.
+   */
+  keepCopy(source: Float64Array, n: number): Float64Array {
+    const bytes = n * Float64Array.BYTES_PER_ELEMENT;
+    if (bytes > BLOCK_BYTES / 8) return source.slice(0, n);
+    if (this.blockUsed + bytes > this.block.byteLength) {
+      this.block = new ArrayBuffer(BLOCK_BYTES);
+      this.blockUsed = 0;
+    }
+    const out = new Float64Array(this.block, this.blockUsed, n);
+    this.blockUsed += bytes;
+    out.set(source.subarray(0, n));
+    return out;
+  }
 }
+
+const BLOCK_BYTES = 64 * 1024;
 
 /** A set of label indices with O(1) add and reset and no allocation per step. */
 export class LabelSet {
