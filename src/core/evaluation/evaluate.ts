@@ -138,8 +138,10 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
       if (options.onMethodScored) rankings.push(ranking);
       groupOf.push(ranking.group);
       const set = selectCandidates(ranking, options.select);
-      return scoreStep(scoringOrder(ranking, steps[i].acceptable), ranking.labels, steps[i].acceptable, set.candidates.map((c) => c.tool), {
-        confidence: ranking.probabilities[ranking.order[0]],
+      const order = scoringOrder(ranking, steps[i].acceptable);
+      // The claimed confidence is the best label's: the order's head, not a sort of every label.
+      return scoreStep(order, ranking.labels, steps[i].acceptable, set.candidates.map((c) => c.tool), {
+        confidence: ranking.probabilities[order[0]],
         widened: set.widened,
       });
     });
