@@ -83,6 +83,15 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
     expect((await model.retrieve('email ben', ['contact_lookup', 'mail_send'])).candidates[0].tool).toBe(END);
   });
 
+  it('gives every ranking probabilities of its own: later steps leave the ones kept earlier as they were', async () => {
+    const model = await Dtdr.train({ tools, plans, encoder });
+    const first = await model.retrieve('text anna', ['contact_lookup']);
+    const kept = Float64Array.from(first.ranking.probabilities);
+    // Many more steps than one shared block of probabilities holds.
+    for (let i = 0; i < 100; i++) await model.retrieve(i % 2 ? 'email ben' : 'directions to a restaurant', i % 3 ? ['contact_lookup'] : []);
+    expect(Array.from(first.ranking.probabilities)).toEqual(Array.from(kept));
+  });
+
   it('returns a conformal set with its target, and a confident set holds the right tool', async () => {
     const model = await Dtdr.train({ tools, plans, encoder });
     const r = await model.retrieve('text anna', ['contact_lookup']);

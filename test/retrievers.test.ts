@@ -137,6 +137,10 @@ describe('BM25 and candidate selection', () => {
     expect(tools(0.02, 3)).toEqual(['t1', 't3', 't4']);
     expect(selectCandidates(ranking(0.02), { widenMax: 3, widenMin: 1 }).reason).toMatch(/capped at 3 tools, holding 0\.90/);
     expect(selectCandidates(ranking(0.2), { widenMax: 3, widenMin: 1 }).reason).not.toMatch(/capped/);
+    // The best label is always in; the labels after it that reach the threshold too, even when the
+    // head itself does not (a NaN, or a near-tie the order puts first).
+    const nanHead = withLazyOrder({ labels: ['a', 'b', 'c', END], probabilities: Float64Array.from([NaN, 0.4, 0.4, 0.2]), confident: false, set: { threshold: 0.3, target: 0.95, confident: false } }, { unitRange: true });
+    expect(selectCandidates(nanHead, { widenMin: 1 }).candidates.map((c) => c.tool).sort()).toEqual(['a', 'b', 'c']);
   });
 
   it('offers the included tools, but where more are included than there is room for, keeps the most probable half of the set', () => {

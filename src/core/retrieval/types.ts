@@ -50,7 +50,11 @@ export interface Backoff {
 export interface Ranking {
   /** Every tool and END, aligned with `probabilities`. */
   labels: readonly string[];
-  /** A probability for each label; sums to 1 (or 0 for a retriever that abstains on END). */
+  /**
+   * A probability for each label; sums to 1 (or 0 for a retriever that abstains on END). It may be
+   * a view into a buffer shared with other rankings (DTDR-G, up to 512 labels): copy it
+   * (`Float64Array.from`) before transferring its buffer to a worker.
+   */
   probabilities: Float64Array;
   /** Label indices, best first (computed on first read where the ranking offers `top`). */
   order: Uint32Array;

@@ -67,11 +67,12 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
   const first = (n: number) => (ranking.top ? ranking.top(Math.min(probabilities.length, n)) : ranking.order);
   if (ranking.set && ranking.set.threshold > 0) {
     const { threshold, target } = ranking.set;
-    // The set is the labels at or above the threshold, best first (at least one, at most
-    // widenMax): only that many need ordering, and one more to tell a capped set.
+    // The set is the best label and those after it at or above the threshold (at most widenMax):
+    // only that many need ordering — the head may itself be below it — and one more to tell a
+    // capped set.
     let above = 0;
     for (let i = 0; i < probabilities.length; i++) if (probabilities[i] >= threshold) above++;
-    const order = first(Math.max(1, Math.min(above, o.widenMax + 1)));
+    const order = first(Math.min(above + 1, o.widenMax + 1));
     const pick = (n: number): Candidate[] => Array.from(order.subarray(0, n), (i) => ({ tool: labels[i], probability: probabilities[i] }));
     let size = 1;
     while (size < order.length && probabilities[order[size]] >= threshold) size++;

@@ -195,14 +195,14 @@ export class GatedRetriever implements Retriever {
     if (leftOut.length > 0) confident = false;
     // Request coverage: a confident "the plan is done" while a request word no call so far and no
     // set member explains, and some tool explains strongly, is not confident; that tool joins the set.
-    const uncovered = confident && best === this.side.end && this.coverage ? this.uncovered(this.coverage, input.query, probabilities, threshold, history, include, input.unavailable) : [];
+    const uncovered = confident && best === this.side.end && this.coverage ? this.uncovered(this.coverage, probabilities, threshold, history, include, input.unavailable) : [];
     if (uncovered.length > 0) confident = false;
     for (const u of uncovered) include.push(u.tool);
     const covered = uncovered.map((u) => `no call so far and no tool in the set explains "${u.word}" in the request, which "${this.side.labels[u.tool]}" does`);
     // A new combination (combinations.ts): the request asks, in words, for a tool that no
     // demonstration calls together with the calls so far. The memorised continuation is suspect.
     // Where END is on top, only if its held-out false alarms there were few (combinations.ts).
-    const leaving = best !== this.side.end || this.parts.combinations?.atEnd ? this.leavingDemonstrations(input.query, history, probabilities, input.unavailable) : undefined;
+    const leaving = best !== this.side.end || this.parts.combinations?.atEnd ? this.leavingDemonstrations(history, probabilities, input.unavailable) : undefined;
     if (leaving) {
       confident = false;
       for (const f of leaving.offer) if (!include.includes(f)) include.push(f);
@@ -215,7 +215,7 @@ export class GatedRetriever implements Retriever {
     // a word this one says that another tool explains.
     const next = best === this.side.end ? undefined : best;
     // A removed tool on top (its probability is masked later, by the caller's view) says nothing of the plan.
-    const beyond = confident && !(next !== undefined && input.unavailable?.has(next)) ? this.askedBeyondCalls(input.query, history, next, probabilities, input.unavailable) : undefined;
+    const beyond = confident && !(next !== undefined && input.unavailable?.has(next)) ? this.askedBeyondCalls(history, next, probabilities, input.unavailable) : undefined;
     if (beyond) {
       confident = false;
       for (const f of beyond.tools) if (!include.includes(f)) include.push(f);
@@ -231,8 +231,8 @@ export class GatedRetriever implements Retriever {
     return withLazyOrder({ labels: this.side.labels, probabilities, confident, group, set, ...(cause ? { cause } : {}) }, { unitRange: true });
   }
 
-  /** Tools that explain request words the calls so far and the set leave unexplained (coverage.ts). */
-  private uncovered(cov: CoverageModel, query: string, p: ArrayLike<number>, threshold: number, history: readonly number[], include: readonly number[], unavailable: ReadonlySet<number> | undefined): { tool: number; word: string }[] {
+  /** Tools that explain words of the request rank() is ranking that the calls so far and the set leave unexplained (coverage.ts). */
+  private uncovered(cov: CoverageModel, p: ArrayLike<number>, threshold: number, history: readonly number[], include: readonly number[], unavailable: ReadonlySet<number> | undefined): { tool: number; word: string }[] {
     const strong = (this.lastQuery.strong ??= strongWords(cov, this.requestWords(cov)));
     if (strong.length === 0) return [];
     const floor = threshold > 0 ? threshold : 0.1;
@@ -245,7 +245,7 @@ export class GatedRetriever implements Retriever {
   }
 
   /** The new-combination rule (combinations.ts), where the fit switched it on. */
-  private leavingDemonstrations(query: string, history: readonly number[], p: ArrayLike<number>, unavailable: ReadonlySet<number> | undefined) {
+  private leavingDemonstrations(history: readonly number[], p: ArrayLike<number>, unavailable: ReadonlySet<number> | undefined) {
     const combos = this.parts.combinations;
     if (!combos?.enabled || !this.coverage || history.length === 0) return undefined;
     const words = this.requestWords(this.coverage);
@@ -253,7 +253,7 @@ export class GatedRetriever implements Retriever {
   }
 
   /** The sequence-words rule (sequence-words.ts), where the fit switched it on. */
-  private askedBeyondCalls(query: string, history: readonly number[], next: number | undefined, p: ArrayLike<number>, unavailable: ReadonlySet<number> | undefined) {
+  private askedBeyondCalls(history: readonly number[], next: number | undefined, p: ArrayLike<number>, unavailable: ReadonlySet<number> | undefined) {
     const said = this.parts.sequenceWords;
     if (!said || !(next === undefined ? said.enabled : said.atSteps) || !this.coverage) return undefined;
     const words = this.requestWords(this.coverage);

@@ -78,14 +78,14 @@ export class Workspace {
 
   /**
    * A copy of `source[0 .. n)` that the caller may keep (a ranking's probabilities). Small copies
-   * are views into a shared 64 KB block, one allocation for many steps instead of one each: a
-   * typed array's own buffer costs more to allocate (and collect) than a ranking of a few hundred
-   * labels takes to copy. A kept view keeps its block alive (at most 64 KB); larger copies get
-   * their own buffer.
+   * (up to 512 labels) are views into a shared 16 KB block, one allocation for several steps
+   * instead of one each: a typed array's own buffer costs more to allocate (and collect) than a
+   * ranking of a few hundred labels takes to copy. A kept view keeps its block alive (at most
+   * 16 KB); larger copies get their own buffer. Views never overlap.
    */
   keepCopy(source: Float64Array, n: number): Float64Array {
     const bytes = n * Float64Array.BYTES_PER_ELEMENT;
-    if (bytes > BLOCK_BYTES / 8) return source.slice(0, n);
+    if (bytes > BLOCK_BYTES / 4) return source.slice(0, n);
     if (this.blockUsed + bytes > this.block.byteLength) {
       this.block = new ArrayBuffer(BLOCK_BYTES);
       this.blockUsed = 0;
@@ -97,7 +97,7 @@ export class Workspace {
   }
 }
 
-const BLOCK_BYTES = 64 * 1024;
+const BLOCK_BYTES = 16 * 1024;
 
 /** A set of label indices with O(1) add and reset and no allocation per step. */
 export class LabelSet {
