@@ -11,31 +11,24 @@
  * test's batch) and `heldOut` are test/fixtures/added-tool-requests.json's.
  */
 import { readFileSync } from 'node:fs';
-import { Dtdr } from '../src/core/dtdr.js';
-import { planTools } from '../src/core/plans/plan.js';
-import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
-import { syntheticDataset } from './synthetic.js';
+import { ADDED_AT_SCALE, grownTo, trainWithoutAdded } from './added-tools-world.js';
 
 const sizes = (process.argv[2] ?? '2000,16000').split(',').map(Number);
 const batch = process.argv[3] ?? 'requests';
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../test/fixtures/${name}`, import.meta.url), 'utf8'));
 const requests: Record<string, string[]> | undefined = batch === 'dev' ? fixture('added-tool-dev-requests.json').requests : fixture('added-tool-requests.json')[batch];
 if (!requests) throw new Error(`no batch "${batch}" (requests, heldOut or dev)`);
-const ADDED = ['location_current', 'translate_text', 'restaurant_book', 'photos_search', 'weather_forecast', 'music_play', 'timer_set', 'currency_convert'];
 const encoder = await loadEncoder();
-const plans = generateDemoPlans(600, 1).filter((p) => !planTools(p).some((t) => ADDED.includes(t)));
-const saved = (await Dtdr.train({ tools: DEMO_TOOLS.filter((t) => !ADDED.includes(t.name)), plans, encoder, seed: 0 })).toJSON();
+const saved = await trainWithoutAdded(encoder);
 for (const size of sizes) {
-  const model = Dtdr.load(saved, encoder);
-  const fillers = syntheticDataset(size - DEMO_TOOLS.length, 0, 7).tools.map((t) => ({ ...t, name: `extra_${t.name}` }));
-  await model.addTools([...fillers, ...DEMO_TOOLS.filter((t) => ADDED.includes(t.name))]);
+  const model = await grownTo(saved, encoder, size);
   let asked = 0;
   let inSet = 0;
   let setSizes = 0;
   let confidentMisses = 0;
   let ms = 0;
-  for (const name of ADDED) {
+  for (const name of ADDED_AT_SCALE) {
     for (const request of requests[name] ?? []) {
       const start = performance.now();
       const r = await model.retrieve(request);

@@ -18,22 +18,17 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { Dtdr } from '../src/core/dtdr.js';
 import type { Encoder } from '../src/core/base/encoder.js';
-import { planTools } from '../src/core/plans/plan.js';
-import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
-import { syntheticDataset } from '../scripts/synthetic.js';
+import { ADDED_AT_SCALE as ADDED, grownTo, trainWithoutAdded } from '../scripts/added-tools-world.js';
 
 const FIXTURE = JSON.parse(readFileSync(new URL('./fixtures/added-tool-requests.json', import.meta.url), 'utf8')) as { requests: Record<string, string[]> };
-const ADDED = ['location_current', 'translate_text', 'restaurant_book', 'photos_search', 'weather_forecast', 'music_play', 'timer_set', 'currency_convert'];
 
 let encoder: Encoder;
 let saved: unknown;
 beforeAll(async () => {
   encoder = await loadEncoder();
-  const plans = generateDemoPlans(600, 1).filter((p) => !planTools(p).some((t) => ADDED.includes(t)));
-  saved = (await Dtdr.train({ tools: DEMO_TOOLS.filter((t) => !ADDED.includes(t.name)), plans, encoder, seed: 0 })).toJSON();
+  saved = await trainWithoutAdded(encoder);
 }, 120_000);
 
 describe.each([
@@ -41,9 +36,7 @@ describe.each([
   [16000, 28],
 ])('added tools among %i tools', (size, floor) => {
   it('are in the set for most of their requests, and a set that misses one is never confident', async () => {
-    const model = Dtdr.load(saved, encoder);
-    const fillers = syntheticDataset(size - DEMO_TOOLS.length, 0, 7).tools.map((t) => ({ ...t, name: `extra_${t.name}` }));
-    await model.addTools([...fillers, ...DEMO_TOOLS.filter((t) => ADDED.includes(t.name))]);
+    const model = await grownTo(saved, encoder, size);
     expect(model.tools.length).toBe(size);
     let asked = 0;
     let inSet = 0;

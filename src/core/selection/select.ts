@@ -65,6 +65,7 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
   const o = { ...SELECT_DEFAULTS, ...options };
   const { probabilities, labels } = ranking;
   const first = (n: number) => (ranking.top ? ranking.top(Math.min(probabilities.length, n)) : ranking.order);
+  const pick = (order: Uint32Array, n: number): Candidate[] => Array.from(order.subarray(0, n), (i) => ({ tool: labels[i], probability: probabilities[i] }));
   if (ranking.set && ranking.set.threshold > 0) {
     const { threshold, target } = ranking.set;
     // The set is the best label and those after it at or above the threshold (at most widenMax):
@@ -73,14 +74,13 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
     let above = 0;
     for (let i = 0; i < probabilities.length; i++) if (probabilities[i] >= threshold) above++;
     const order = first(Math.min(above + 1, o.widenMax + 1));
-    const pick = (n: number): Candidate[] => Array.from(order.subarray(0, n), (i) => ({ tool: labels[i], probability: probabilities[i] }));
     let size = 1;
     while (size < order.length && probabilities[order[size]] >= threshold) size++;
     const capped = size > o.widenMax;
     size = Math.min(size, o.widenMax);
     let mass = 0;
     for (let r = 0; r < size; r++) mass += probabilities[order[r]];
-    const candidates = withIncluded(ranking, pick(size), o.widenMax);
+    const candidates = withIncluded(ranking, pick(order, size), o.widenMax);
     const notes = [
       ...(ranking.confident ? [] : [`${ranking.cause ?? 'unsure'}; widened to ${size} tool${size === 1 ? '' : 's'} to hold an acceptable one in ${Math.round(target * 100)}% of such steps`]),
       ...(capped ? [`capped at ${o.widenMax} tools, holding ${mass.toFixed(2)} of the probability`] : []),
@@ -89,15 +89,14 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
   }
   // Only the first few labels are needed: at most widenMax (or maxSize) + 1.
   const order = first(Math.max(o.widenMax, o.maxSize, o.widenMin) + 1);
-  const pick = (n: number): Candidate[] => Array.from(order.subarray(0, n), (i) => ({ tool: labels[i], probability: probabilities[i] }));
   let above = 0;
   while (above < order.length && above < o.maxSize && probabilities[order[above]] > o.alpha) above++;
   const reason = !ranking.confident ? ranking.cause ?? 'the retriever is unsure' : above === 0 ? `no tool has probability above ${o.alpha}` : undefined;
-  if (!reason) return { candidates: withIncluded(ranking, pick(above), o.widenMax), widened: false };
+  if (!reason) return { candidates: withIncluded(ranking, pick(order, above), o.widenMax), widened: false };
   let size = 0;
   let mass = 0;
   while (size < order.length && size < o.widenMax && (size < o.widenMin || mass < o.widenMass)) mass += probabilities[order[size++]];
-  return { candidates: withIncluded(ranking, pick(Math.max(size, above)), o.widenMax), widened: true, reason };
+  return { candidates: withIncluded(ranking, pick(order, Math.max(size, above)), o.widenMax), widened: true, reason };
 }
 
 /**

@@ -30,6 +30,11 @@ export interface CoverageModel {
   /** Per word id: tools (label indices) by decreasing t(w | tool). */
   tools: Uint32Array[];
   probs: Float32Array[];
+  /**
+   * Per word id, 1 where request coverage can ever name the word, whatever the set: its best tool
+   * takes `share` of its alignment and beats NULL alone by `gain` (a set only explains it better).
+   */
+  strong: Uint8Array;
   gain: number;
   share: number;
   maxInclude: number;
@@ -139,7 +144,14 @@ function fromRows(rows: [string, number, [number, number][]][], gain: number, sh
     tools.push(Uint32Array.from(top, (r) => r[0]));
     probs.push(Float32Array.from(top, (r) => r[1]));
   });
-  return { words, names: rows.map((r) => r[0]), nullProb, tools, probs, gain, share, maxInclude };
+  const strong = new Uint8Array(rows.length);
+  probs.forEach((row, w) => {
+    if (row.length === 0) return;
+    let total = nullProb[w];
+    for (let k = 0; k < row.length; k++) total += row[k];
+    strong[w] = row[0] >= share * total && row[0] / Math.max(nullProb[w], 1e-9) >= gain ? 1 : 0;
+  });
+  return { words, names: rows.map((r) => r[0]), nullProb, tools, probs, strong, gain, share, maxInclude };
 }
 
 export function coverageState(m: CoverageModel): CoverageState {
@@ -220,23 +232,11 @@ export function requestWordsOf(m: CoverageModel, queryTerms: readonly string[]):
 }
 
 /**
- * The request words `unexplained` can ever name, whatever the set: a word counts only where its
- * best tool takes `share` of its alignment and beats NULL alone by `gain` (a set can only explain
- * it better). Computed once per request, so a step checks these few words instead of all of them;
- * `unexplained` over this list gives the same answer as over `words`.
+ * The request words `unexplained` can ever name (`m.strong`), found once per request so that a
+ * step checks these few; `unexplained` over them gives the same answer as over `words`.
  */
 export function strongWords(m: CoverageModel, words: Uint32Array): Uint32Array {
-  const out: number[] = [];
-  for (const w of words) {
-    const probs = m.probs[w];
-    if (probs.length === 0) continue;
-    let total = m.nullProb[w];
-    for (let k = 0; k < probs.length; k++) total += probs[k];
-    const p = probs[0];
-    if (p < m.share * total || p / Math.max(m.nullProb[w], 1e-9) < m.gain) continue;
-    out.push(w);
-  }
-  return Uint32Array.from(out);
+  return words.filter((w) => m.strong[w] === 1);
 }
 
 /**
@@ -248,17 +248,13 @@ export function strongWords(m: CoverageModel, words: Uint32Array): Uint32Array {
 export function unexplained(m: CoverageModel, words: Uint32Array, inSet: (a: number) => boolean, usable: (a: number) => boolean): { tool: number; word: string }[] {
   const found: { tool: number; word: number; gain: number }[] = [];
   for (const w of words) {
+    if (m.strong[w] !== 1) continue;
     const tools = m.tools[w];
-    if (tools.length === 0) continue;
     let explained = m.nullProb[w];
-    let total = m.nullProb[w];
-    for (let k = 0; k < tools.length; k++) {
-      total += m.probs[w][k];
-      if (inSet(tools[k]) && m.probs[w][k] > explained) explained = m.probs[w][k];
-    }
+    for (let k = 0; k < tools.length; k++) if (inSet(tools[k]) && m.probs[w][k] > explained) explained = m.probs[w][k];
     const best = tools[0];
     const p = m.probs[w][0];
-    if (inSet(best) || !usable(best) || p < m.share * total) continue;
+    if (inSet(best) || !usable(best)) continue;
     const gain = p / Math.max(explained, 1e-9);
     if (gain < m.gain) continue;
     const at = found.findIndex((x) => x.tool === best);
