@@ -1,10 +1,10 @@
 /**
- * Issue 22: a tool added after training keeps its voice. For demo tools in turn: train DTDR-G
+ * A tool added after training keeps its voice. For demo tools in turn: train DTDR-G
  * without it (its plans removed), addTools it, and ask for it in the words users would use (the
  * requests in test/fixtures/added-tool-requests.json, written before any tuning; at least two per
  * tool share no word with its description). The tool is in the candidate set, and a request whose
- * set misses it is never called confident. A few tools keep CI cheap; `.scratch/added.ts`-style
- * runs over all 27 are reported in the commit messages.
+ * set misses it is never called confident. A few tools keep CI cheap;
+ * `npm run check -- added-tools` runs all 27.
  */
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The playground, for real: `npm run build:demo`'s static output served by Python's `http.server`
+ * The playground, for real: its static Vite build (demos/web/vite.config.ts) served by Python's `http.server`
  * (any static file server would do), in headless Chromium. It loads the bundled encoder through ONNX
  * Runtime Web from files in the build, trains in a Web Worker, keeps models in IndexedDB and steps
  * through requests. Any failed request or request off localhost fails a test. A second browser
@@ -68,7 +68,7 @@ const OPENAI_TOOLS = JSON.stringify([
 type Page = import('playwright-core').Page;
 type Browser = import('playwright-core').Browser;
 
-describe.skipIf(!hasChromium || !hasPython)('the playground (npm run build:demo, served statically, headless Chromium)', () => {
+describe.skipIf(!hasChromium || !hasPython)('the playground (static Vite build, served statically, headless Chromium)', () => {
   let outDir: string;
   let serverProcess: ChildProcess;
   let browser: Browser;

@@ -1,5 +1,5 @@
 /**
- * DTDR-G's cross-fitting rounds in parallel (issue 25): rounds run on worker threads, in-process
+ * DTDR-G's cross-fitting rounds in parallel: rounds run on worker threads, in-process
  * doubles, or this thread give the same model bit for bit; a worker that fails costs time, not
  * results.
  */

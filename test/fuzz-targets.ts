@@ -1,5 +1,5 @@
 /**
- * The fuzz targets shared by test/fuzz.test.ts (10,000 cases each, in CI) and scripts/fuzz.ts (a
+ * The fuzz targets shared by test/fuzz.test.ts (10,000 cases each, in CI) and scripts/check/fuzz.ts (a
  * longer run with --runs and --seed): the JSON and binary model loaders fed structure-aware
  * mutations of real saved models (every loaded model is then asked to rank, and must rank with
  * finite probabilities), the dataset reader and every answer parser. A case passes when it

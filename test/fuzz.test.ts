@@ -116,7 +116,7 @@ describe(`fuzzing the model loaders, ${FUZZ_RUNS.toLocaleString('en')} cases eac
   });
 });
 
-describe(`structure-aware fuzzing, ${FUZZ_RUNS.toLocaleString('en')} seeded cases per target (the long run: npm run fuzz)`, () => {
+describe(`structure-aware fuzzing, ${FUZZ_RUNS.toLocaleString('en')} seeded cases per target (the long run: npm run check -- fuzz)`, () => {
   // Saved models of every method (trained, learned, extended, with a tool removed) have numbers
   // set to NaN, ±Infinity, 1e308, −1, huge integers, strings, null…, fields dropped and arrays
   // shortened, lengthened or reordered; binary files get broken section tables with a correct

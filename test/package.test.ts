@@ -1,7 +1,7 @@
 /**
  * The package a user installs: what `npm pack` ships, and whether the README's library example
  * type-checks in a consumer project under each TypeScript resolver. The consumer resolves `dtdr`
- * through a symlink to this folder's built dist/ (npm ci builds it); scripts/check-install.ts
+ * through a symlink to this folder's built dist/ (npm ci builds it); scripts/check/install.ts
  * does the same from a real tarball installed from the registry, and runs the example offline.
  */
 import { spawnSync } from 'node:child_process';

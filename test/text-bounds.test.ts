@@ -1,10 +1,10 @@
 /**
- * Issue 20, findings 4, 9, 11, 13: every text path is linear in its input, and one set of bounds
+ * Every text path is linear in its input, and one set of bounds
  * (src/core/limits.ts) holds for the library and data files alike.
  *
  * The "linear" tests feed inputs at the bounds that the former backtracking regexes and pair
  * scans took tens of seconds on (quadratic or worse) and check the exact answer; nothing here
- * measures time (scripts/stress-inputs.ts prints the figures).
+ * measures time (scripts/check/stress-inputs.ts prints the figures).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { Dtdr } from '../src/core/dtdr.js';
 import { demoDataset } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
-import { TOOLS_ONLY_DATASETS, toolsOnlyFigures } from '../scripts/tools-only.js';
+import { TOOLS_ONLY_DATASETS, toolsOnlyFigures } from './worlds/tools-only.js';
 import { hasSharedData, SHARED_DATA } from './helpers.js';
 
 describe('a tools-only model with history (the demo tool set, hand-checked)', () => {

@@ -4,7 +4,7 @@
  * candidates, the confidence and why the set is as wide as it is, the prompt in each format and
  * strategy, methods compared side by side, the encoder on WASM or WebGPU (checked against each
  * other), and an optional local LLM under the hard mask. Every file it needs comes from the build
- * itself: no CDN. `npm run demo:web` serves it; `npm run build:demo` builds it into dist-demo/.
+ * itself: no CDN. `npm run demo:web` serves it; `npx vite build --config demos/web/vite.config.ts` builds it into dist-demo/.
  */
 import { del, get, set } from 'idb-keyval';
 import {

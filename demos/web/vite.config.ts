@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
-// The in-browser demo. `npm run demo:web` serves it; `npm run build:demo` writes a static folder
+// The in-browser demo. `npm run demo:web` serves it; `npx vite build --config demos/web/vite.config.ts` writes a static folder
 // (dist-demo/) that any static file server can serve: the bundled encoder's files and ONNX
 // Runtime's .wasm are emitted as assets from their `new URL(…, import.meta.url)` references.
 export default defineConfig({

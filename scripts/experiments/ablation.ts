@@ -1,0 +1,65 @@
+/**
+ * npm run experiment -- ablation [--data ultratool,restbench-tmdb,seal-tools] [--json out.json]
+ *
+ * DTDR-G with each of its signals removed in turn, on every shared dataset (UltraTool official
+ * split, the others seeded 70/30 with seed 0), and on UltraTool's test plans whose tool sequence
+ * no demonstration has (`--split novel`). Prints a markdown table of MRR and coverage.
+ */
+import { writeFileSync, existsSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { sequenceKey, splitDataset } from '../../src/core/evaluation/evaluate.js';
+import { scoreStep, summarize, type MetricSummary, type StepScore } from '../../src/core/base/metrics.js';
+import { planSteps } from '../../src/core/plans/plan.js';
+import { SIGNALS, type SignalName } from '../../src/core/retrieval/default/index.js';
+import { selectCandidates } from '../../src/core/selection/select.js';
+import { fitRetriever, fitVectors } from '../../src/core/retrieval/train.js';
+import { readDatasetDir } from '../../src/data/node.js';
+import { loadEncoder } from '../../src/encoders/node.js';
+
+const { values } = parseArgs({ options: { data: { type: 'string', default: 'ultratool,restbench-tmdb,seal-tools' }, json: { type: 'string' } } });
+const root = new URL('../../../shared/data/', import.meta.url).pathname;
+const encoder = await loadEncoder();
+// 'end' and 'called' are bookkeeping features rather than evidence; ablate the evidence signals.
+const ablations: (SignalName | null)[] = [null, ...SIGNALS.filter((s) => s !== 'end' && s !== 'called')];
+const rows: Record<string, Record<string, MetricSummary>> = {};
+
+for (const name of values.data!.split(',')) {
+  if (!existsSync(`${root}${name}/data.jsonl`)) {
+    console.error(`${root}${name} is absent: skipped`);
+    continue;
+  }
+  const dataset = readDatasetDir(`${root}${name}`);
+  const split = splitDataset(dataset, { seed: 0 });
+  const vectors = await fitVectors('dtdr-g', dataset.tools, split.train, encoder, 3);
+  const seen = new Set(split.train.map(sequenceKey));
+  const queries = new Map<string, Float32Array>();
+  for (const p of split.test) if (!queries.has(p.query)) queries.set(p.query, (await encoder.embed([p.query]))[0]);
+  for (const without of ablations) {
+    const started = performance.now();
+    const retriever = fitRetriever('dtdr-g', dataset.tools, split.train, vectors, { gated: { without: without ? [without] : [] } });
+    const all: StepScore[] = [];
+    const novel: StepScore[] = [];
+    for (const plan of split.test) {
+      for (const step of planSteps(plan)) {
+        const ranking = retriever.rank({ query: step.query, history: step.history, queryVector: queries.get(plan.query) });
+        const set = selectCandidates(ranking);
+        const score = scoreStep(ranking.order, ranking.labels, step.acceptable, set.candidates.map((c) => c.tool), { confidence: ranking.probabilities[ranking.order[0]], widened: set.widened });
+        all.push(score);
+        if (!seen.has(sequenceKey(plan))) novel.push(score);
+      }
+    }
+    const label = without ? `− ${without}` : 'DTDR-G (all signals)';
+    (rows[label] ??= {})[name] = summarize(all);
+    if (name === 'ultratool') rows[label][`${name} novel`] = summarize(novel);
+    console.error(`${name} ${label}: MRR ${summarize(all).mrr.toFixed(3)} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  }
+}
+
+const columns = [...new Set(Object.values(rows).flatMap((r) => Object.keys(r)))];
+console.log(`| variant | ${columns.map((c) => `${c} MRR | ${c} coverage`).join(' | ')} |`);
+console.log(`|---|${columns.map(() => '---:|---:').join('|')}|`);
+for (const [label, r] of Object.entries(rows)) {
+  console.log(`| ${label} | ${columns.map((c) => (r[c] ? `${r[c].mrr.toFixed(3)} | ${r[c].coverage.toFixed(3)}` : '– | –')).join(' | ')} |`);
+}
+if (values.json) writeFileSync(values.json, JSON.stringify(rows, null, 2));
+await encoder.dispose?.();
