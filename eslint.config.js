@@ -30,11 +30,62 @@ export default defineConfig([
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
       globals: globals.node,
     },
+    rules: {
+      // A leading underscore marks a value left out on purpose (`const { drop: _drop, ...rest } = x`).
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
+      // Async methods here implement Promise-returning interfaces (storage, encoders, adapters, AI SDK models);
+      // an `async` body without `await` is the plainest correct way to return a Promise.
+      '@typescript-eslint/require-await': 'off',
+      // String(x) of a value of unknown type is deliberate here: error messages quote what a user or a model sent.
+      '@typescript-eslint/no-base-to-string': 'off',
+    },
+  },
+  {
+    // @huggingface/tokenizers' published .d.ts files import each other without extensions, which NodeNext cannot
+    // resolve (tsc's skipLibCheck hides it), so its Tokenizer is an unresolved type to the type-aware rules.
+    files: ['src/encoders/onnx.ts', 'src/tokens/qwen3.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+    },
+  },
+  {
+    // Tests and scripts read JSON files and hand the library deliberately malformed values: `any` is the point.
+    files: ['test/**/*.ts', 'scripts/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/no-explicit-any': 'off',
+    },
   },
   prettier,
   {
-    // Prettier wraps code, not comments or strings: a long line is a long comment or message.
+    // Prettier wraps code, not comments or strings: no line in src/ over 120 characters.
     files: ['src/**/*.ts'],
     rules: { 'max-len': ['error', { code: 120, ignoreUrls: true, ignoreRegExpLiterals: true }] },
   },
+  // BEGIN until-reformat: deleted by scripts/build/format-all.sh once the parallel branches have merged.
+  {
+    // src/ is not Prettier-formatted yet, so its code lines are still long; after the reformat only long
+    // comments and strings are left for max-len to report.
+    files: ['src/**/*.ts'],
+    rules: { 'max-len': 'off' },
+  },
+  {
+    // Being rewritten on other branches: what the rules report here is fixed after the merge.
+    files: ['src/core/retrieval/default/**', 'src/core/dtdr.ts', 'src/core/model/**', 'src/adapters/**'],
+    rules: {
+      '@typescript-eslint/no-unnecessary-type-assertion': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+    },
+  },
+  // END until-reformat
 ]);

@@ -156,7 +156,7 @@ describe('the guard: per run, per step, failing closed', () => {
 
   it('a tool name that breaks the tool-name rule is refused when the adapter is set up', () => {
     expect(() => dtdrPrepareStep(model, { tools: ['ok_tool', 'bad</tools>'] })).toThrow(/tool-name rule/);
-    expect(() => dtdrPrepareStep(model).guard({ 'x<|im_start|>': tool({ inputSchema: jsonSchema({ type: 'object' }), execute: async () => 1 }) } as ToolSet)).toThrow(/tool-name rule/);
+    expect(() => dtdrPrepareStep(model).guard({ 'x<|im_start|>': tool({ inputSchema: jsonSchema({ type: 'object' }), execute: async () => 1 }) })).toThrow(/tool-name rule/);
   });
 });
 

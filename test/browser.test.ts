@@ -190,7 +190,7 @@ describe.skipIf(!hasChromium || !hasPython)('the playground (static Vite build, 
       await page.waitForSelector('#candidates tr[data-tool]');
       expect(await page.getAttribute('#candidates tbody tr:first-child', 'data-tool')).toBe('weather_get');
       await page.click('#candidates tr[data-tool="weather_get"] button');
-      await page.waitForFunction(() => document.querySelector('#history')!.textContent!.includes('weather_get'));
+      await page.waitForFunction(() => document.querySelector('#history')!.textContent.includes('weather_get'));
       await page.waitForSelector('#candidates tr[data-tool="umbrella_reminder"]');
       const hermes = await page.textContent('#prompt');
       expect(hermes).toContain('<tools>');

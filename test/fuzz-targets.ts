@@ -311,7 +311,7 @@ const answerText = fc.oneof(
   fc.array(fc.constantFrom('<tool_call>', '</tool_call>', '<think>', '</think>', 'Action:', 'Action Input:', '{', '}', '"', '\n', 'END', 'Final Answer'), { maxLength: 30 }).map((parts) => parts.join('')),
 );
 const openAIAnswer = fc.oneof(answerText, fc.jsonValue(), fc.record({ tool_calls: fc.array(fc.record({ function: callJson }, { requiredKeys: [] }), { maxLength: 3 }), content: fc.option(fc.string()) }, { requiredKeys: [] }), fc.array(callJson, { maxLength: 3 }));
-const parserCase = fc.record({ text: answerText, openai: openAIAnswer, format: fc.constantFrom('openai', 'hermes', 'react') as fc.Arbitrary<'openai' | 'hermes' | 'react'>, allowed: fc.option(fc.subarray(['files_search', 'email_send', 'contacts_search', 'END']), { nil: undefined }), check: fc.boolean() });
+const parserCase = fc.record({ text: answerText, openai: openAIAnswer, format: fc.constantFrom<'openai' | 'hermes' | 'react'>('openai', 'hermes', 'react'), allowed: fc.option(fc.subarray(['files_search', 'email_send', 'contacts_search', 'END']), { nil: undefined }), check: fc.boolean() });
 
 export const parserTarget: FuzzTarget = {
   name: 'answer parsers',

@@ -31,7 +31,7 @@ const PLANS = [
   chainPlan('4', 'find a contact', ['contacts_search']),
 ];
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;  
 const saved: Partial<Record<MethodName, Json>> = {};
 beforeAll(async () => {
   for (const method of ['dtdr-g', 'dtdr-c', 'dtdr-h', 'qts', 'dr'] as const) {

@@ -65,7 +65,7 @@ describe('the pure core inside QuickJS', () => {
       // The same tools in the same order; probabilities equal up to the engines' last-bit
       // differences in Math.exp/Math.log.
       expect(result.map((c: [string, number][]) => c.map(([t]) => t))).toEqual(inNode.map((c) => c.map(([t]) => t)));
-      result.forEach((c: [string, number][], i: number) => c.forEach(([, p], k) => expect(p).toBeCloseTo(inNode[i][k][1] as number, 12)));
+      result.forEach((c: [string, number][], i: number) => c.forEach(([, p], k) => expect(p).toBeCloseTo(inNode[i][k][1], 12)));
       // Not a vacuous check: real candidates came back.
       expect(inNode[0][0][0]).toBe('email_send');
       expect(result.every((c: unknown[]) => c.length > 0)).toBe(true);

@@ -49,7 +49,7 @@ describe.each(METHODS)('%s: tools added and removed after training', (method) =>
   it('a removed tool is never offered again and the others keep their order', async () => {
     const gone = 'email_send';
     const before = await Promise.all(REQUESTS.map(([q, h]) => model.retrieve(q, h)));
-    model.removeTools([gone]);
+    await model.removeTools([gone]);
     expect(model.tools.map((t) => t.name)).not.toContain(gone);
     for (const [k, [q, h]] of REQUESTS.entries()) {
       const r = await model.retrieve(q, h);

@@ -200,7 +200,7 @@ let listRun = 0;
 async function refreshModels() {
   const run = ++listRun;
   const names = await listModelsInIndexedDb();
-  const metas = await Promise.all(names.map((name) => get(`dtdr-playground-meta:${name}`) as Promise<{ method: string; tools: number; demonstrations: number; seconds: number } | undefined>));
+  const metas = await Promise.all(names.map((name) => get<{ method: string; tools: number; demonstrations: number; seconds: number }>(`dtdr-playground-meta:${name}`)));
   if (run !== listRun) return; // a newer refresh is under way
   if (selected && !names.includes(selected)) selected = undefined;
   selected ??= names[0];
@@ -298,7 +298,7 @@ async function showStep() {
     if (run !== stepRun) return;
     $('history').replaceChildren('History: ', ...(history.length ? history.map((h) => el('span', { className: 'history-chip' }, h)) : ['(start)']), ` · model ${selected} (${current.method})`);
     const done = history.at(-1) === END;
-    candidates.replaceChildren(done ? el('p', { id: 'plan' }, `Plan: ${history.join(' → ')}`) : candidateTable(r, (tool) => take(tool)));
+    candidates.replaceChildren(done ? el('p', { id: 'plan' }, `Plan: ${history.join(' → ')}`) : candidateTable(r, (tool) => void take(tool)));
     why.textContent = done ? '' : describe(r);
     why.className = `why${r.widened ? ' widened' : ''}`;
     why.dataset.widened = String(r.widened);
@@ -459,7 +459,7 @@ $('format').addEventListener('change', () => void showStep());
 $('strategy').addEventListener('change', () => void showStep());
 $('backend-choice').addEventListener('change', (e) => void useBackend((e.target as HTMLSelectElement).value).then(showStep));
 $('backend-check').addEventListener('click', () => void checkBackends());
-$<HTMLFormElement>('llm-form').addEventListener('submit', askLlm);
+$<HTMLFormElement>('llm-form').addEventListener('submit', (event) => void askLlm(event));
 $('llm-remote').addEventListener('change', () => void llmAvailability());
 $('llm-model').addEventListener('input', () => void llmAvailability());
 addEventListener('online', () => void llmAvailability());

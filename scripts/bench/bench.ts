@@ -51,7 +51,6 @@ const { values } = parseArgs({
   },
 });
 const methods = (values.methods?.split(',') ?? METHODS) as MethodName[];
-const passes = Number(values.passes);
 
 interface RankRow { world: string; tools: number; plans: number; steps: number; method: MethodName; fitMs: number; medianMicros: number; p99Micros: number; drMicros: number; ratioToDr: number }
 interface FitRow { method: MethodName; plans: number; tools: number; fitMs: number; peakBytes: number; artifactBytes: number }
@@ -102,8 +101,8 @@ for (const model of values.encoders ? values.encoders.split(',').filter((m) => m
 }
 console.log(`matrix kernel: ${result.kernel}`);
 if (values['encoders-only']) {
-  mkdirSync(dirname(values.json!), { recursive: true });
-  writeFileSync(values.json!, JSON.stringify(result, null, 2));
+  mkdirSync(dirname(values.json), { recursive: true });
+  writeFileSync(values.json, JSON.stringify(result, null, 2));
   process.exit(0);
 }
 
@@ -118,10 +117,10 @@ function rankWorld(world: string, label: string) {
   console.log(`\n${label}\nmethod     fit s    µs/step median    p99     × DR (same process)`);
   for (const method of methods) {
     try {
-      const row = child<RankRow & { world: string }>('./rank.ts', [world, method, values.plans!, values.passes!]);
+      const row = child<RankRow & { world: string }>('./rank.ts', [world, method, values.plans, values.passes]);
       row.world = label;
       result.rank.push(row);
-      console.log(`${method.padEnd(9)} ${(row.fitMs / 1000).toFixed(2).padStart(6)}   ${row.medianMicros.toFixed(1).padStart(10)}   ${row.p99Micros.toFixed(0).padStart(8)}   ${row.ratioToDr!.toFixed(2)}`);
+      console.log(`${method.padEnd(9)} ${(row.fitMs / 1000).toFixed(2).padStart(6)}   ${row.medianMicros.toFixed(1).padStart(10)}   ${row.p99Micros.toFixed(0).padStart(8)}   ${row.ratioToDr.toFixed(2)}`);
     } catch (error) {
       console.log(`${method.padEnd(9)} failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
     }
@@ -134,11 +133,11 @@ if (!values['no-real']) {
   else console.log('\n(../shared/data/ultratool is absent: the real-data rows are skipped)');
 }
 // `--tools 0` or `--fit-plans 0` skips that part (a quick run of the rest).
-for (const tools of values.tools!.split(',').map(Number).filter((t) => t > 0)) rankWorld(`synthetic:${tools}`, `synthetic ${tools} (${tools.toLocaleString('en')} tools, ${Number(values.plans).toLocaleString('en')} plans, 2% held out, heads 1 epoch)`);
+for (const tools of values.tools.split(',').map(Number).filter((t) => t > 0)) rankWorld(`synthetic:${tools}`, `synthetic ${tools} (${tools.toLocaleString('en')} tools, ${Number(values.plans).toLocaleString('en')} plans, 2% held out, heads 1 epoch)`);
 
 // ---------------------------------------------------------------- fit against demonstrations
 console.log('\nfit at 260 tools (each in its own process)\nmethod     demonstrations   fit s   peak RSS MiB   artifact KiB');
-for (const plans of values['fit-plans']!.split(',').map(Number).filter((p) => p > 0)) {
+for (const plans of values['fit-plans'].split(',').map(Number).filter((p) => p > 0)) {
   for (const method of methods) {
     try {
       const row = child<FitRow>('./fit.ts', [method, String(plans)]);
@@ -152,13 +151,13 @@ for (const plans of values['fit-plans']!.split(',').map(Number).filter((p) => p 
 
 // ---------------------------------------------------------------- the app-scale world
 if (!values['no-app']) {
-  const [appTools, appPlans] = [values['app-tools']!, values['app-plans']!];
+  const [appTools, appPlans] = [values['app-tools'], values['app-plans']];
   console.log(`\napp-scale world (test/worlds/app-world.ts: ${Number(appTools).toLocaleString('en')} tools, ${Number(appPlans).toLocaleString('en')} demonstrations, 2,000 test plans; default settings, heads 8 epochs; each method in its own process)`);
   console.log('method     fit s   peak RSS MiB   µs/step median    p99     × DR');
   result.app = [];
-  for (const method of values['app-methods']!.split(',') as MethodName[]) {
+  for (const method of values['app-methods'].split(',') as MethodName[]) {
     try {
-      const row = child<AppRow>('./rank.ts', [`app:${appTools}`, method, appPlans, values.passes!]);
+      const row = child<AppRow>('./rank.ts', [`app:${appTools}`, method, appPlans, values.passes]);
       result.app.push({ method, tools: row.tools, plans: row.plans, fitMs: row.fitMs, peakBytes: row.peakBytes, medianMicros: row.medianMicros, p99Micros: row.p99Micros, ratioToDr: row.ratioToDr });
       console.log(`${method.padEnd(9)} ${(row.fitMs / 1000).toFixed(2).padStart(6)}   ${(row.peakBytes / 2 ** 20).toFixed(0).padStart(12)}   ${row.medianMicros.toFixed(1).padStart(14)}   ${row.p99Micros.toFixed(0).padStart(6)}   ${row.ratioToDr.toFixed(2)}`);
     } catch (error) {
@@ -180,10 +179,10 @@ if (!values['no-app']) {
   } else console.log('(dist/ is not built: the dtdr eval wall time is skipped; run npm run build)');
 }
 
-mkdirSync(dirname(values.json!), { recursive: true });
-writeFileSync(values.json!, JSON.stringify(result, null, 2));
-mkdirSync(dirname(values.svg!), { recursive: true });
-writeFileSync(values.svg!, plot(result));
+mkdirSync(dirname(values.json), { recursive: true });
+writeFileSync(values.json, JSON.stringify(result, null, 2));
+mkdirSync(dirname(values.svg), { recursive: true });
+writeFileSync(values.svg, plot(result));
 console.log(`\nwrote ${values.json} and ${values.svg}`);
 await encoder.dispose?.();
 

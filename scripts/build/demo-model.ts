@@ -16,4 +16,4 @@ async function main() {
   console.log('wrote public/dtdr-demo.model.dtdr');
 }
 
-main();
+await main();

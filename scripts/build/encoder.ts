@@ -120,7 +120,7 @@ function main() {
   const table = new Float32Array(vocab * dim);
   rows.forEach((row, i) => table.set(row, (i + 2) * dim));
 
-  const out = resolve(args.out!);
+  const out = resolve(args.out);
   mkdirSync(join(out, 'onnx'), { recursive: true });
   const files: Record<string, Uint8Array | string> = {
     'config.json': JSON.stringify({ model_type: 'bert', hidden_size: dim, 'transformers.js_config': { dtype: args.fp32 ? 'fp32' : 'q8' } }, null, 2) + '\n',

@@ -46,7 +46,7 @@ export const SOURCES = {
 type Source = keyof typeof SOURCES;
 
 function gitDir(repo: Source): string {
-  return join(args.mirror!, repo.replace('/', '+'), 'repo');
+  return join(args.mirror, repo.replace('/', '+'), 'repo');
 }
 function show(repo: Source, path: string): string {
   return execFileSync('git', ['--git-dir', gitDir(repo), 'show', `${SOURCES[repo].commit}:${path}`], { maxBuffer: 1 << 28 }).toString('utf8');
@@ -78,17 +78,29 @@ function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (cell += '"'), i++;
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      }
       else if (c === '"') quoted = false;
       else cell += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') row.push(cell), (cell = '');
+    else if (c === ',') {
+      row.push(cell);
+      cell = '';
+    }
     else if (c === '\n' || c === '\r') {
       if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(cell), rows.push(row), (row = []), (cell = '');
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
     } else cell += c;
   }
-  if (cell || row.length) row.push(cell), rows.push(row);
+  if (cell || row.length) {
+    row.push(cell);
+    rows.push(row);
+  }
   return rows;
 }
 
@@ -109,7 +121,7 @@ function metaTool(): Rec[] {
     out.push({ src: 'metatool', q, pos: [tool('metatool', name, d)] });
   }
   for (const { query, tool: names } of JSON.parse(show(repo, 'dataset/data/multi_tool_query_golden.json')) as { query: string; tool: string[] }[]) {
-    if (names.every((n) => desc(n) !== undefined)) out.push({ src: 'metatool-multi', q: query, pos: names.map((n) => tool('metatool', n, desc(n)!)) });
+    if (names.every((n) => desc(n) !== undefined)) out.push({ src: 'metatool-multi', q: query, pos: names.map((n) => tool('metatool', n, desc(n))) });
   }
   if (missing) console.log(`  metatool: ${missing} queries name a tool with no description, skipped`);
   return out;
@@ -165,7 +177,7 @@ const words = (s: string) => new Set(s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ??
 const NEAR = 0.7;
 
 function evalRequests(): { exact: Set<string>; normal: Set<string>; near: Set<string>[] } {
-  const root = resolve(args.eval!);
+  const root = resolve(args.eval);
   const exact = new Set<string>();
   const add = (s: string) => exact.add(s) && exact.add(s.trim());
   const utTest = new Set((JSON.parse(readFileSync(join(root, 'ultratool/split_ids.json'), 'utf8')) as { test_ids: { chain: string[] } }).test_ids.chain.map(String));
@@ -183,7 +195,7 @@ function evalRequests(): { exact: Set<string>; normal: Set<string>; near: Set<st
 
 function main() {
   const started = Date.now();
-  const card: Record<string, unknown> = { sources: {} as Record<string, unknown> };
+  const card: Record<string, unknown> = { sources: {} };
   for (const repo of Object.keys(SOURCES) as Source[]) {
     if (!existsSync(gitDir(repo))) throw new Error(`no snapshot of ${repo} at ${gitDir(repo)}`);
     (card.sources as Record<string, unknown>)[repo] = { ...SOURCES[repo], snapshotHead: headCommit(repo) };
@@ -227,7 +239,7 @@ function main() {
   const counts: Record<string, number> = {};
   for (const r of kept) counts[r.src] = (counts[r.src] ?? 0) + 1;
   Object.assign(card, { removedAsEvaluationText: removed, duplicatesDropped: duplicates, kept: counts, tools: tools.size });
-  const out = resolve(args.out!);
+  const out = resolve(args.out);
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'corpus.jsonl'), kept.map((r) => JSON.stringify(r)).join('\n') + '\n');
   writeFileSync(join(out, 'tools.json'), JSON.stringify(Object.fromEntries(tools)));

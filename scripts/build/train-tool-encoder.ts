@@ -76,13 +76,13 @@ function shuffle<T>(a: T[]): T[] {
 }
 
 const started = Date.now();
-const baseDir = resolve(args.base!);
+const baseDir = resolve(args.base);
 const { table: G, vocab: V, dim: D } = readTable(new Uint8Array(readFileSync(join(baseDir, 'onnx', 'model_quantized.onnx'))));
 const tokenizerText = readFileSync(join(baseDir, 'tokenizer.json'), 'utf8');
 const tokenizer = new Tokenizer(JSON.parse(tokenizerText), JSON.parse(readFileSync(join(baseDir, 'tokenizer_config.json'), 'utf8')));
 const ids = (text: string): Int32Array => new Int32Array(tokenizer.encode(text).ids.filter((i: number) => i > 1));
 
-const corpusDir = resolve(args.corpus!);
+const corpusDir = resolve(args.corpus);
 const records = readFileSync(join(corpusDir, 'corpus.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
 const toolTexts = JSON.parse(readFileSync(join(corpusDir, 'tools.json'), 'utf8')) as Record<string, string>;
 const toolKeys = Object.keys(toolTexts);
@@ -437,7 +437,7 @@ for (let w = 2; w < V; w++) {
     table[w * D + i] = (1 - wise) * G[w * D + i] + wise * (A[w] * acc + Dl[w * D + i]);
   }
 }
-const out = resolve(args.out!);
+const out = resolve(args.out);
 mkdirSync(join(out, 'onnx'), { recursive: true });
 const weightFile = args.fp32 ? 'onnx/model.onnx' : 'onnx/model_quantized.onnx';
 const files: Record<string, Uint8Array | string> = {

@@ -10,7 +10,7 @@
  * --peers also installs the optional peers afterwards and reports what each adds. Needs the npm
  * registry for the install itself; everything after it runs offline.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -93,7 +93,7 @@ writeFileSync('my-demos/data.jsonl', plans.map((p) => JSON.stringify({
 
   const isolated = spawnSync('unshare', ['-rn', 'true']).status === 0;
   const [cmd, args] = isolated ? ['unshare', ['-rn', 'node', 'out-nodenext/example.js']] : ['node', ['out-nodenext/example.js']];
-  const output = run(cmd, args as string[], app);
+  const output = run(cmd, args, app);
   console.log(`README example run ${isolated ? 'with the network removed (unshare -rn)' : 'WITH the network (unshare unavailable here)'}:`);
   console.log(output.replace(/^/gm, '  ').trimEnd());
 

@@ -19,6 +19,7 @@ const MACHINE = /^npm warn Unknown (user|global|env|builtin) config /i;
 export function projectWarnings(text) {
   const found = [];
   for (const line of text.split(/\r?\n/)) {
+    // eslint-disable-next-line no-control-regex -- the escape character is what an ANSI colour code starts with
     const plain = line.replace(/\x1b\[[0-9;]*m/g, '');
     if (!/^npm warn\b/i.test(plain) || MACHINE.test(plain)) continue;
     found.push(plain);

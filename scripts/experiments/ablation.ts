@@ -23,7 +23,7 @@ const encoder = await loadEncoder();
 const ablations: (SignalName | null)[] = [null, ...SIGNALS.filter((s) => s !== 'end' && s !== 'called')];
 const rows: Record<string, Record<string, MetricSummary>> = {};
 
-for (const name of values.data!.split(',')) {
+for (const name of values.data.split(',')) {
   if (!existsSync(`${root}${name}/data.jsonl`)) {
     console.error(`${root}${name} is absent: skipped`);
     continue;

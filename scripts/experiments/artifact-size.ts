@@ -13,7 +13,7 @@ import type { MethodName } from '../../src/core/retrieval/types.js';
 import { median } from '../bench/stats.js';
 
 const { values } = parseArgs({ options: { data: { type: 'string', default: '../shared/data/ultratool' } } });
-const dataset = readDatasetDir(values.data!);
+const dataset = readDatasetDir(values.data);
 const encoder = await loadEncoder();
 
 function countNumbers(v: unknown): number {

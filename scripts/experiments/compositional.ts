@@ -18,7 +18,7 @@ import { loadEncoder } from '../../src/encoders/node.js';
 const { values } = parseArgs({ options: { methods: { type: 'string', default: 'dtdr-g' } } });
 const test = parsePlans(readFileSync(new URL('../../test/fixtures/demo-compositional.jsonl', import.meta.url), 'utf8'));
 const demo = demoDataset();
-const methods = values.methods!.split(',') as MethodName[];
+const methods = values.methods.split(',') as MethodName[];
 const misses: string[] = [];
 const r = await evaluateMethods(demo.tools, demo.plans, test, await loadEncoder(), {
   methods,
@@ -33,6 +33,6 @@ const r = await evaluateMethods(demo.tools, demo.plans, test, await loadEncoder(
     }),
 });
 console.log(`compositional demo set: ${r.testPlans} requests, ${r.steps} steps, trained on ${demo.plans.length} demo plans`);
-for (const [method, m] of Object.entries(r.results)) console.log(`${method.padEnd(8)} MRR ${m!.mrr.toFixed(3)}  coverage ${m!.coverage.toFixed(3)}  |F_t| ${m!.setSize.toFixed(2)}  confident-miss ${m!.confidentMissRate.toFixed(3)}  widened ${m!.widenedRate.toFixed(3)}`);
+for (const [method, m] of Object.entries(r.results)) console.log(`${method.padEnd(8)} MRR ${m.mrr.toFixed(3)}  coverage ${m.coverage.toFixed(3)}  |F_t| ${m.setSize.toFixed(2)}  confident-miss ${m.confidentMissRate.toFixed(3)}  widened ${m.widenedRate.toFixed(3)}`);
 console.log(`\nsteps whose set missed the needed tool (${misses.length}):`);
 for (const line of misses) console.log(`  ${line}`);

@@ -66,4 +66,4 @@ async function main() {
   await encoder.dispose?.();
 }
 
-main();
+await main();

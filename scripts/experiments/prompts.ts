@@ -23,7 +23,7 @@ const { values } = parseArgs({
 });
 
 async function main() {
-  const dataset = readDatasetDir(values.data!);
+  const dataset = readDatasetDir(values.data);
   const split = splitDataset(dataset);
   const model = await Dtdr.train({ method: values.method as never, tools: dataset.tools, plans: split.train, encoder: await loadEncoder() });
   const strategies: Strategy[] = ['none', 'raw-demos', 'soft', 'soft-weighted', 'hard', 'hard-weighted'];
@@ -41,4 +41,4 @@ async function main() {
   for (const t of study.thresholds) console.log(`| ${t.alpha} | ${t.coverage.toFixed(3)} | ${t.setSize.toFixed(2)} | ${(100 * t.widenedShare).toFixed(1)}% |`);
 }
 
-main();
+await main();

@@ -25,12 +25,12 @@ const { values } = parseArgs({
     'no-ablations': { type: 'boolean' },
   },
 });
-checkReportPath(values.out!);
+checkReportPath(values.out);
 const root = new URL('../../../shared/data/', import.meta.url).pathname;
 const encoder = await loadEncoder();
 const counter = await loadQwen3TokenCounter().catch(() => undefined);
 const sections: DatasetReport[] = [];
-for (const name of values.data!.split(',')) {
+for (const name of values.data.split(',')) {
   if (!existsSync(`${root}${name}/data.jsonl`)) {
     console.error(`${root}${name} is absent: skipped`);
     continue;
@@ -52,6 +52,6 @@ for (const name of values.data!.split(',')) {
     console.error(`${name} ${kind}: ${((performance.now() - started) / 1000).toFixed(0)} s`);
   }
 }
-writeReport(values.out!, reportData(sections, encoder));
+writeReport(values.out, reportData(sections, encoder));
 console.error(`report written to ${values.out}`);
 await encoder.dispose?.();

@@ -6,7 +6,7 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 /** parseArgs in strict mode, with its errors turned into one-line usage errors. */
 export function parseCommandArgs<T extends Options>(command: string, argv: string[], options: T): { values: Record<string, string | boolean | undefined> } {
   try {
-    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }) as { values: Record<string, string | boolean | undefined> };
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: false });
   } catch (error) {
     const message = error instanceof Error ? error.message.split('\n')[0].replace(/\. To specify a positional.*$/, '') : String(error);
     throw new DtdrError('usage', `${command}: ${message}`, { hint: `run \`dtdr ${command} --help\`` });

@@ -140,10 +140,10 @@ export async function evalCommand(argv: string[]): Promise<void> {
   if (values.json) {
     const results = Object.fromEntries(
       Object.entries(result.results).map(([m, r]) => [m, {
-        mrr: round(r!.mrr), f1: round(r!.f1), top1: round(r!.top1), recall5: round(r!.recall5), coverage: round(r!.coverage), setSize: round(r!.setSize, 3),
-        ece: round(r!.ece), confidentMissRate: round(r!.confidentMissRate), widenedRate: round(r!.widenedRate), firstStepMrr: round(r!.firstStepMrr),
-        fitMs: Math.round(r!.fitMs), embedMs: Math.round(r!.embedMs), rankMicrosPerStep: round(r!.rankMicrosPerStep, 1),
-        ...(r!.groups ? { groups: Object.fromEntries(Object.entries(r!.groups).map(([g, s]) => [g, { steps: s.steps, coverage: round(s.coverage), setSize: round(s.setSize, 3), confidentMissRate: round(s.confidentMissRate), ece: round(s.ece), widenedRate: round(s.widenedRate) }])) } : {}),
+        mrr: round(r.mrr), f1: round(r.f1), top1: round(r.top1), recall5: round(r.recall5), coverage: round(r.coverage), setSize: round(r.setSize, 3),
+        ece: round(r.ece), confidentMissRate: round(r.confidentMissRate), widenedRate: round(r.widenedRate), firstStepMrr: round(r.firstStepMrr),
+        fitMs: Math.round(r.fitMs), embedMs: Math.round(r.embedMs), rankMicrosPerStep: round(r.rankMicrosPerStep, 1),
+        ...(r.groups ? { groups: Object.fromEntries(Object.entries(r.groups).map(([g, s]) => [g, { steps: s.steps, coverage: round(s.coverage), setSize: round(s.setSize, 3), confidentMissRate: round(s.confidentMissRate), ece: round(s.ece), widenedRate: round(s.widenedRate) }])) } : {}),
       }]),
     );
     console.log(JSON.stringify({ dataset: data.name, split: split.description, defaultMethod: DEFAULT_METHOD, trainPlans: result.trainPlans, testPlans: result.testPlans, steps: result.steps, encoder: encoder?.id ?? null, results }));
@@ -154,13 +154,13 @@ export async function evalCommand(argv: string[]): Promise<void> {
   console.log(`${'method'.padEnd(width)}  MRR    1st    F1     top-1  rec@5  cover  |F_t|   ECE    c-miss  fit s   µs/step`);
   for (const [m, r] of Object.entries(result.results)) {
     const name = m === DEFAULT_METHOD ? `${m}*` : m;
-    console.log(`${name.padEnd(width)}  ${fmt(r!.mrr)}  ${fmt(r!.firstStepMrr)}  ${fmt(r!.f1)}  ${fmt(r!.top1)}  ${fmt(r!.recall5)}  ${fmt(r!.coverage)}  ${r!.setSize.toFixed(2).padStart(5)}  ${fmt(r!.ece)}  ${fmt(r!.confidentMissRate)}  ${(r!.fitMs / 1000).toFixed(2).padStart(6)}  ${r!.rankMicrosPerStep.toFixed(1).padStart(8)}`);
+    console.log(`${name.padEnd(width)}  ${fmt(r.mrr)}  ${fmt(r.firstStepMrr)}  ${fmt(r.f1)}  ${fmt(r.top1)}  ${fmt(r.recall5)}  ${fmt(r.coverage)}  ${r.setSize.toFixed(2).padStart(5)}  ${fmt(r.ece)}  ${fmt(r.confidentMissRate)}  ${(r.fitMs / 1000).toFixed(2).padStart(6)}  ${r.rankMicrosPerStep.toFixed(1).padStart(8)}`);
   }
   console.log(`* the default method. 1st: MRR on each plan's first step. c-miss: misses among the steps whose set was not widened.`);
   for (const [m, r] of Object.entries(result.results)) {
-    if (!r!.groups) continue;
+    if (!r.groups) continue;
     console.log(`\n${m} by calibration group (history seen/new · top tool's demonstrations many/few/none · top probability high/low)`);
     console.log('group               steps  cover  |F_t|   ECE    c-miss  widened');
-    for (const [g, s] of Object.entries(r!.groups)) console.log(`${g.padEnd(18)}  ${String(s.steps).padStart(5)}  ${fmt(s.coverage)}  ${s.setSize.toFixed(2).padStart(5)}  ${fmt(s.ece)}  ${fmt(s.confidentMissRate)}  ${fmt(s.widenedRate)}`);
+    for (const [g, s] of Object.entries(r.groups)) console.log(`${g.padEnd(18)}  ${String(s.steps).padStart(5)}  ${fmt(s.coverage)}  ${s.setSize.toFixed(2).padStart(5)}  ${fmt(s.ece)}  ${fmt(s.confidentMissRate)}  ${fmt(s.widenedRate)}`);
   }
 }

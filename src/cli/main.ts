@@ -44,7 +44,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (name === '--version' || name === '-v') {
     const { createRequire } = await import('node:module');
-    console.log(createRequire(import.meta.url)('../../package.json').version);
+    console.log((createRequire(import.meta.url)('../../package.json') as { version: string }).version);
     return 0;
   }
   const command = commands[name];

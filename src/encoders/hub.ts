@@ -54,11 +54,11 @@ export async function loadHubEncoder(modelId: string, options: EncoderOptions = 
 
   let extractor: FeatureExtractionPipeline;
   try {
-    extractor = (await pipeline('feature-extraction', resolved.location, {
+    extractor = await pipeline('feature-extraction', resolved.location, {
       device,
       ...(options.dtype && options.dtype !== 'auto' ? { dtype: options.dtype } : {}),
       local_files_only: !allowRemote,
-    })) as FeatureExtractionPipeline;
+    });
   } catch (cause) {
     const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
     throw new DtdrError('encoder', `cannot load encoder "${resolved.id}" from ${resolved.location}: ${reason}`, {
@@ -74,7 +74,7 @@ export async function loadHubEncoder(modelId: string, options: EncoderOptions = 
     for (let start = 0; start < texts.length; start += batchSize) {
       const batch = texts.slice(start, start + batchSize);
       const tensor = await extractor(batch, { pooling: 'mean', normalize: true });
-      const [n, dim] = tensor.dims as number[];
+      const [n, dim] = tensor.dims;
       const data = tensor.data as Float32Array;
       for (let i = 0; i < n; i++) {
         const row = new Float32Array(data.subarray(i * dim, (i + 1) * dim));

@@ -226,12 +226,12 @@ function normalise(v: Float64Array): Float32Array {
 
 /** Loads a model folder onto a runtime: reads config, tokenizer and the weight file for the dtype. */
 export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: OnnxRuntime, options: EncoderOptions = {}, location?: string): Promise<Encoder> {
-  const config = parseJson(await readOrExplain(files, 'config.json', files.text), 'config.json', files.location);
-  const tokenizerText = await readOrExplain(files, 'tokenizer.json', files.text);
+  const config = parseJson(await readOrExplain(files, 'config.json', (name) => files.text(name)), 'config.json', files.location);
+  const tokenizerText = await readOrExplain(files, 'tokenizer.json', (name) => files.text(name));
   const tokenizerJson = parseJson(tokenizerText, 'tokenizer.json', files.location);
   const tokenizerConfig = files.has && !(await files.has('tokenizer_config.json'))
     ? {}
-    : parseJson(await readOrExplain(files, 'tokenizer_config.json', files.text), 'tokenizer_config.json', files.location);
+    : parseJson(await readOrExplain(files, 'tokenizer_config.json', (name) => files.text(name)), 'tokenizer_config.json', files.location);
 
   const configured = (config['transformers.js_config'] as { dtype?: unknown } | undefined)?.dtype;
   const wanted = options.dtype && options.dtype !== 'auto' ? options.dtype : typeof configured === 'string' && configured in DTYPE_SUFFIX ? (configured as keyof typeof DTYPE_SUFFIX) : 'fp32';
@@ -249,7 +249,7 @@ export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: On
       hint: `add onnx/model${DTYPE_SUFFIX[wanted]}.onnx, or pass the dtype of a file that is there`,
     });
   }
-  const weights = await readOrExplain(files, weightFile, files.bytes);
+  const weights = await readOrExplain(files, weightFile, (name) => files.bytes(name));
 
   if (options.wasmPaths !== undefined && runtime.env?.wasm) runtime.env.wasm.wasmPaths = options.wasmPaths;
   const device = options.device ?? 'auto';
@@ -336,6 +336,6 @@ async function encoderFingerprint(files: ModelFiles, weightFile: string, weights
       // an unreadable manifest only costs the hashing below
     }
   }
-  const sha = (name: string, bytes: () => Uint8Array) => (typeof listed[name] === 'string' ? (listed[name] as string) : bytesToHex(sha256(bytes())));
+  const sha = (name: string, bytes: () => Uint8Array) => (typeof listed[name] === 'string' ? (listed[name]) : bytesToHex(sha256(bytes())));
   return bytesToHex(sha256(utf8ToBytes(`${sha(weightFile, () => weights)}:${sha('tokenizer.json', () => utf8ToBytes(tokenizerText))}`)));
 }

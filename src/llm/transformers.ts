@@ -46,10 +46,10 @@ export async function transformersModel(options: TransformersModelOptions): Prom
   }
   return {
     async generate(request: GenerateRequest) {
-      const prompt = tokenizer.apply_chat_template(request.messages as never, { tools: request.tools as never, add_generation_prompt: true, tokenize: false }) as string;
+      const prompt = tokenizer.apply_chat_template(request.messages, { tools: request.tools as never, add_generation_prompt: true, tokenize: false });
       const inputs = tokenizer(prompt);
       const promptLength = (inputs.input_ids as { dims: number[] }).dims[1];
-      const masks = options.hardMask === false ? [] : [hardMask(LogitsProcessor, request, promptLength, (text) => tokenizer.encode(text, { add_special_tokens: false }) as number[], eosTokenIds(model, tokenizer))];
+      const masks = options.hardMask === false ? [] : [hardMask(LogitsProcessor, request, promptLength, (text) => tokenizer.encode(text, { add_special_tokens: false }), eosTokenIds(model, tokenizer))];
       const output = (await model.generate({ ...inputs, max_new_tokens: options.maxNewTokens ?? 256, do_sample: false, ...(masks.length ? { logits_processor: masks as never } : {}) })) as { dims: number[]; tolist(): number[][] };
       const ids = output.tolist()[0].slice((inputs.input_ids as { dims: number[] }).dims[1]);
       return tokenizer.decode(ids, { skip_special_tokens: true });
@@ -72,7 +72,7 @@ function hardMask(Base: typeof import('@huggingface/transformers').LogitsProcess
   const trie = new AnswerTrie(allowedAnswers(request.format, request.stage, request.allowed).map((a) => ({ tokens: encode(a.text), open: a.open })));
   class HardMask extends Base {
     override _call(inputIds: bigint[][], logits: import('@huggingface/transformers').Tensor) {
-      const [batch, vocab] = logits.dims as number[];
+      const [batch, vocab] = logits.dims;
       const data = logits.data as Float32Array;
       for (let b = 0; b < batch; b++) {
         const generated = inputIds[b].slice(promptLength).map(Number);

@@ -156,10 +156,10 @@ export async function collectDatasetReport(dataset: Dataset, split: Split, encod
   });
   const methods: MethodRow[] = Object.entries(result.results).map(([method, r]) => ({
     method: method as EvalMethodName,
-    mrr: r!.mrr, f1: r!.f1, top1: r!.top1, recall5: r!.recall5, coverage: r!.coverage, setSize: r!.setSize,
-    ece: r!.ece, confidentMissRate: r!.confidentMissRate, widenedRate: r!.widenedRate,
-    fitSeconds: r!.fitMs / 1000, rankMicrosPerStep: r!.rankMicrosPerStep, firstStepMrr: r!.firstStepMrr,
-    ...(r!.groups ? { groups: Object.entries(r!.groups).map(([group, g]) => ({ group, steps: g.steps, coverage: g.coverage, setSize: g.setSize, confidentMissRate: g.confidentMissRate, ece: g.ece, widenedRate: g.widenedRate })) } : {}),
+    mrr: r.mrr, f1: r.f1, top1: r.top1, recall5: r.recall5, coverage: r.coverage, setSize: r.setSize,
+    ece: r.ece, confidentMissRate: r.confidentMissRate, widenedRate: r.widenedRate,
+    fitSeconds: r.fitMs / 1000, rankMicrosPerStep: r.rankMicrosPerStep, firstStepMrr: r.firstStepMrr,
+    ...(r.groups ? { groups: Object.entries(r.groups).map(([group, g]) => ({ group, steps: g.steps, coverage: g.coverage, setSize: g.setSize, confidentMissRate: g.confidentMissRate, ece: g.ece, widenedRate: g.widenedRate })) } : {}),
   }));
   const ablations = options.ablations === false ? [] : await ablate(dataset, split, encoder, options);
   return {

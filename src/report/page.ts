@@ -6,7 +6,7 @@
 import * as Plot from '@observablehq/plot';
 import type { DatasetReport, ReportData } from './collect.js';
 
-const data = JSON.parse(document.getElementById('report-data')!.textContent!) as ReportData;
+const data = JSON.parse(document.getElementById('report-data')!.textContent) as ReportData;
 const main = document.querySelector('main')!;
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 

@@ -13,7 +13,7 @@ export async function saveModelToIndexedDb(name: string, artifact: ModelArtifact
 
 /** Returns the stored artifact, to pass to Dtdr.load; a missing one is a DtdrError. */
 export async function loadModelFromIndexedDb(name: string, store?: UseStore): Promise<unknown> {
-  const value = await get(PREFIX + name, store);
+  const value: unknown = await get(PREFIX + name, store);
   if (value === undefined) throw new DtdrError('artifact', `no model named "${name}" in IndexedDB`, { hint: 'save one with saveModelToIndexedDb first' });
   return value;
 }

@@ -46,7 +46,7 @@ export function foldWorkers(options: FoldWorkerOptions = {}): NodeFoldWorkers {
       if (threads === 0 || rounds === 0) return { claim, cancel, results: Promise.resolve([]) };
       // What the fit reads of a tool: names, descriptions and schemas (an adapter's `execute` cannot be cloned).
       const data = { ...setup, tools: setup.tools.map(toolData) };
-      const results = Promise.all(Array.from({ length: Math.min(threads, rounds) }, () => runWorker(data, rounds, next.buffer as SharedArrayBuffer, live, errors))).then((lists) => lists.flat());
+      const results = Promise.all(Array.from({ length: Math.min(threads, rounds) }, () => runWorker(data, rounds, next.buffer, live, errors))).then((lists) => lists.flat());
       return { claim, cancel, results };
     },
     async close() {

@@ -28,7 +28,8 @@ export interface LocalModel {
 export class ScriptedModel implements LocalModel {
   readonly requests: GenerateRequest[] = [];
   private next = 0;
-  constructor(private readonly answers: (unknown | ((request: GenerateRequest) => unknown))[]) {}
+  /** Each answer is returned as it is or, when it is a function, called with the request. */
+  constructor(private readonly answers: unknown[]) {}
 
   async generate(request: GenerateRequest): Promise<unknown> {
     this.requests.push(request);

@@ -58,7 +58,7 @@ function rangeText(r: Range): string {
 /** A number (finite, and within `range`). */
 export function num(field: string, v: unknown, range: Range = {}): number {
   if (!inRange(v, range)) stateError(field, `must be ${rangeText(range)}, got ${shown(v)}`);
-  return v as number;
+  return v;
 }
 
 /** An integer in [min, max]. */

@@ -1,7 +1,7 @@
 import type { Encoder } from '../base/encoder.js';
 import { DtdrError } from '../base/errors.js';
 import { scoreStep, summarize, type MetricSummary, type StepScore } from '../base/metrics.js';
-import { planSteps, planTools, sequenceKey } from '../plans/plan.js';
+import { planSteps, sequenceKey } from '../plans/plan.js';
 
 export { sequenceKey };
 import { seededRandom, shuffleInPlace } from '../base/random.js';

@@ -70,7 +70,7 @@ export function parseToolDescriptions(text: string, file = 'tool_desc.json'): To
 export function parseToolList(text: string, file = 'tools.json'): ToolSpec[] {
   const clean = text.replace(/^\uFEFF/, '');
   if (clean.trim() === '') throw new DtdrError('data', 'the tool list is empty', { file, hint: 'paste OpenAI tools JSON, an MCP tools/list result, or tool_desc.json' });
-  const json = parseJson(clean, file) as unknown;
+  const json = parseJson(clean, file);
   if (json && typeof json === 'object' && !Array.isArray(json) && 'nodes' in json) return parseToolDescriptions(clean, file);
   const list = Array.isArray(json) ? json : (json as { tools?: unknown } | null)?.tools ?? (json as { result?: { tools?: unknown } } | null)?.result?.tools;
   if (!Array.isArray(list)) {
@@ -78,7 +78,7 @@ export function parseToolList(text: string, file = 'tools.json'): ToolSpec[] {
   }
   if (list.length === 0) throw new DtdrError('data', 'the tool list is empty', { file, field: 'tools' });
   // MCP tools carry their argument schema as inputSchema: read them as OpenAI functions.
-  const asOpenAI = list.map((item) => {
+  const asOpenAI = list.map((item: unknown) => {
     const t = (item ?? {}) as Record<string, unknown>;
     return t.function === undefined && t.inputSchema !== undefined ? { name: t.name, description: t.description, parameters: t.inputSchema } : item;
   });

@@ -46,7 +46,7 @@ function resolveEdges(nodes: PlanNode[], links: { source: string; target: string
       });
     }
     let bySource = grids.get(link.source);
-    if (!bySource) grids.set(link.source, (bySource = new Map()));
+    if (!bySource) grids.set(link.source, (bySource = new Map<string, Grid>()));
     let grid = bySource.get(link.target);
     if (!grid) bySource.set(link.target, (grid = { sources, targets, next: 0, linkedBefore: new Int32Array(targets.length), a: 0, b: 0 }));
     let pick: [number, number] | undefined;

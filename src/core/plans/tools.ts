@@ -18,7 +18,7 @@ export function toOpenAITool(tool: ToolSpec, withParameters = true): OpenAITool 
 /** Accepts a user's OpenAI-style tool list (`{type:'function', function:{…}}` or bare `{name, …}`). */
 export function toolsFromOpenAI(list: unknown, source = 'tools'): ToolSpec[] {
   if (!Array.isArray(list)) throw new DtdrError('data', 'expected an array of tools', { file: source });
-  return list.map((entry, i) => {
+  return list.map((entry: unknown, i) => {
     const f = (entry as { function?: unknown })?.function ?? entry;
     const { name, description, parameters } = (f ?? {}) as { name?: unknown; description?: unknown; parameters?: unknown };
     checkToolName(name, { code: 'data', file: source, field: `[${i}].function.name` });

@@ -1,4 +1,4 @@
-import { Validator, type Schema } from '@cfworker/json-schema';
+import { Validator } from '@cfworker/json-schema';
 import { END, type JsonSchema, type ToolSpec } from '../base/types.js';
 import type { BuiltPrompt, PromptFormat } from './build.js';
 
@@ -61,9 +61,9 @@ function parseJsonObject(raw: string): { ok: true; value: Record<string, unknown
   // `/\s*```$/`, without its quadratic backtracking over a long run of spaces.
   if (text.endsWith('```')) text = text.slice(0, -3).trimEnd();
   try {
-    const value = JSON.parse(text);
+    const value: unknown = JSON.parse(text);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, message: 'expected a JSON object' };
-    return { ok: true, value };
+    return { ok: true, value: value as Record<string, unknown> };
   } catch (e) {
     return { ok: false, message: e instanceof Error ? e.message : String(e) };
   }
@@ -251,7 +251,7 @@ export function validateCall(parsed: ParsedAnswer, tools: readonly ToolSpec[], a
   if (allowed && !allowed.includes(name)) return err('not-allowed', `"${name}" is not available at this step. Choose one of: ${allowedNames.join(', ')}${allowed.includes(END) ? `, or ${END}` : ''}.`, [...allowed]);
   if (tool.parameters && checkArguments) {
     let validator = validators.get(tool.parameters);
-    if (!validator) validators.set(tool.parameters, (validator = new Validator(tool.parameters as Schema, '2020-12', false)));
+    if (!validator) validators.set(tool.parameters, (validator = new Validator(tool.parameters, '2020-12', false)));
     const result = validator.validate(parsed.call.arguments);
     if (!result.valid) {
       const problems = result.errors

@@ -91,7 +91,7 @@ export class DependencyRetriever implements Retriever {
           if (step.history.length > 0) {
             const last = index.get(step.history[step.history.length - 1])!;
             let row = transitions.get(last);
-            if (!row) transitions.set(last, (row = new Map()));
+            if (!row) transitions.set(last, (row = new Map<number, number>()));
             for (const n of next) row.set(n, (row.get(n) ?? 0) + 1 / next.length / orders.length);
           }
         }

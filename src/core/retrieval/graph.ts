@@ -26,7 +26,7 @@ export class DependencyGraph {
     for (let j = 0; j <= this.maxHistory; j++) {
       const key = DependencyGraph.key(history, j);
       let row = this.table.get(key);
-      if (!row) this.table.set(key, (row = new Map()));
+      if (!row) this.table.set(key, (row = new Map<number, number>()));
       for (const label of next) row.set(label, (row.get(label) ?? 0) + weight / next.length);
       this.kept.delete(key);
     }
@@ -38,7 +38,7 @@ export class DependencyGraph {
     for (let j = 0; j <= this.maxHistory; j++) {
       const key = (keys[j] ??= DependencyGraph.key(history, j));
       let row = this.table.get(key);
-      if (!row) this.table.set(key, (row = new Map()));
+      if (!row) this.table.set(key, (row = new Map<number, number>()));
       for (const label of next) row.set(label, (row.get(label) ?? 0) + weight / next.length);
       this.kept.delete(key);
     }

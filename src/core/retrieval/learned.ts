@@ -77,7 +77,7 @@ export class LearnedRetriever implements Retriever {
       const { head, losses } = runTraining(trainLinearHead(data, headOptions), onProgress);
       const replay = new ReplayBuffer();
       replay.add(data);
-      return new LearnedRetriever(method, labels, l, head, new Map(), losses, replay);
+      return new LearnedRetriever(method, labels, l, head, new Map<number, number>(), losses, replay);
     }
     const vocabulary = new Map<number, number>();
     for (const plan of plans) for (const node of plan.nodes) {
@@ -88,7 +88,7 @@ export class LearnedRetriever implements Retriever {
     const { head, losses } = runTraining(trainLinearHead(data, headOptions), onProgress);
     const replay = new ReplayBuffer();
     replay.add(data);
-    return new LearnedRetriever(method, labels, l, head, method === 'dtdr-h' ? vocabulary : new Map(), losses, replay);
+    return new LearnedRetriever(method, labels, l, head, method === 'dtdr-h' ? vocabulary : new Map<number, number>(), losses, replay);
   }
 
   rank(input: RankInput): Ranking {

@@ -27,7 +27,7 @@ export class LexicalIndex {
         list.push([i, tf * (k1 + 1) / (tf + k1 * (1 - b + (b * tokens.length) / average))]);
       }
     });
-    this.byTool = tools.map(() => new Map());
+    this.byTool = tools.map(() => new Map<string, number>());
     for (const [term, list] of lists) {
       const idf = Math.log(1 + (n - list.length + 0.5) / (list.length + 0.5));
       const weights = Float32Array.from(list, ([, w]) => w * idf);

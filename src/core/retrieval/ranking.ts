@@ -13,7 +13,7 @@ export function orderByScore(scores: ArrayLike<number>, tieBreak?: ArrayLike<num
     if (inUnitRange) return orderProbabilities(scores, n);
   }
   // A plain array sorts far faster with a comparator than a typed array does in V8.
-  const order: number[] = new Array(n);
+  const order = new Array<number>(n);
   for (let i = 0; i < n; i++) order[i] = i;
   order.sort(tieBreak ? (a, b) => scores[b] - scores[a] || tieBreak[b] - tieBreak[a] || a - b : (a, b) => scores[b] - scores[a] || a - b);
   return Uint32Array.from(order);

@@ -284,7 +284,7 @@ export function gateKernel(labels: number, signals: number, inputs: number, jsOn
     const x = new Float32Array(buffer, 0, signals * labels);
     const rowViews = Array.from({ length: RESIDUAL_ROWS }, (_, j) => new Float32Array(buffer, rowsAt + j * rowBytes, labels));
     const gammas = new Float64Array(buffer, gammasAt, RESIDUAL_ROWS);
-    const inSlot: (Float32Array | undefined)[] = new Array(RESIDUAL_ROWS).fill(undefined);
+    const inSlot = new Array<Float32Array | undefined>(RESIDUAL_ROWS).fill(undefined);
     const slotLength = new Array<number>(RESIDUAL_ROWS).fill(0);
     const views = Array.from({ length: inputs }, (_, i) => new Float64Array(buffer, xBytes + i * slot * 8, slot));
     const out = xBytes + inputs * slot * 8;
