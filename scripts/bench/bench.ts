@@ -52,12 +52,58 @@ const { values } = parseArgs({
 });
 const methods = (values.methods?.split(',') ?? METHODS) as MethodName[];
 
-interface RankRow { world: string; tools: number; plans: number; steps: number; method: MethodName; fitMs: number; medianMicros: number; p99Micros: number; drMicros: number; ratioToDr: number }
-interface FitRow { method: MethodName; plans: number; tools: number; fitMs: number; peakBytes: number; artifactBytes: number }
-interface EncoderRow { singleTextMicros: number; singleTextP99Micros: number; singleTextMeanMicros: number; textsPerSecond: number }
-interface AppRow { method: MethodName; tools: number; plans: number; fitMs: number; peakBytes: number; medianMicros: number; p99Micros: number; ratioToDr: number }
-interface AppEval { methods: string; wallSeconds: number; steps: number; results: Record<string, { mrr: number; coverage: number; fitMs: number; rankMicrosPerStep: number }> }
-const result: { app?: AppRow[]; appEval?: AppEval; machine: string; kernel: string; encoder?: EncoderRow; encoders: Record<string, EncoderRow>; rank: RankRow[]; fit: FitRow[] } = {
+interface RankRow {
+  world: string;
+  tools: number;
+  plans: number;
+  steps: number;
+  method: MethodName;
+  fitMs: number;
+  medianMicros: number;
+  p99Micros: number;
+  drMicros: number;
+  ratioToDr: number;
+}
+interface FitRow {
+  method: MethodName;
+  plans: number;
+  tools: number;
+  fitMs: number;
+  peakBytes: number;
+  artifactBytes: number;
+}
+interface EncoderRow {
+  singleTextMicros: number;
+  singleTextP99Micros: number;
+  singleTextMeanMicros: number;
+  textsPerSecond: number;
+}
+interface AppRow {
+  method: MethodName;
+  tools: number;
+  plans: number;
+  fitMs: number;
+  peakBytes: number;
+  medianMicros: number;
+  p99Micros: number;
+  ratioToDr: number;
+}
+interface AppEval {
+  methods: string;
+  wallSeconds: number;
+  steps: number;
+  results: Record<string, { mrr: number; coverage: number; fitMs: number; rankMicrosPerStep: number }>;
+}
+const result: {
+  app?: AppRow[];
+  appEval?: AppEval;
+  machine: string;
+  kernel: string;
+  encoder?: EncoderRow;
+  encoders: Record<string, EncoderRow>;
+  rank: RankRow[];
+  fit: FitRow[];
+} = {
   machine: `${process.platform} ${process.arch}, Node ${process.version}`,
   kernel: usesWasmKernel() ? 'WebAssembly SIMD' : 'JavaScript',
   encoders: {},
@@ -89,7 +135,9 @@ async function timeEncoder(encoder: Awaited<ReturnType<typeof loadEncoder>>): Pr
     singleTextMeanMicros: single.reduce((a, b) => a + b, 0) / single.length,
     textsPerSecond: texts.length / ((performance.now() - started) / 1000),
   };
-  console.log(`encoder ${encoder.id}: one short text (unbatched, uncached) median ${e.singleTextMicros.toFixed(0)} µs, p99 ${e.singleTextP99Micros.toFixed(0)}, mean ${e.singleTextMeanMicros.toFixed(0)}; ${e.textsPerSecond.toFixed(0)} texts/s batched`);
+  console.log(
+    `encoder ${encoder.id}: one short text (unbatched, uncached) median ${e.singleTextMicros.toFixed(0)} µs, p99 ${e.singleTextP99Micros.toFixed(0)}, mean ${e.singleTextMeanMicros.toFixed(0)}; ${e.textsPerSecond.toFixed(0)} texts/s batched`,
+  );
   return e;
 }
 result.encoder = await timeEncoder(encoder);
@@ -109,7 +157,10 @@ if (values['encoders-only']) {
 // ---------------------------------------------------------------- rank per step
 /** Runs a bench helper script in its own process and parses the JSON line it prints. */
 function child<T>(script: string, args: string[]): T {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', new URL(script, import.meta.url).pathname, ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  const out = execFileSync(process.execPath, ['--import', 'tsx', new URL(script, import.meta.url).pathname, ...args], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  });
   return JSON.parse(out.trim().split('\n').at(-1)!) as T;
 }
 
@@ -120,31 +171,52 @@ function rankWorld(world: string, label: string) {
       const row = child<RankRow & { world: string }>('./rank.ts', [world, method, values.plans, values.passes]);
       row.world = label;
       result.rank.push(row);
-      console.log(`${method.padEnd(9)} ${(row.fitMs / 1000).toFixed(2).padStart(6)}   ${row.medianMicros.toFixed(1).padStart(10)}   ${row.p99Micros.toFixed(0).padStart(8)}   ${row.ratioToDr.toFixed(2)}`);
+      console.log(
+        `${method.padEnd(9)} ${(row.fitMs / 1000).toFixed(2).padStart(6)}   ${row.medianMicros.toFixed(1).padStart(10)}   ${row.p99Micros.toFixed(0).padStart(8)}   ${row.ratioToDr.toFixed(2)}`,
+      );
     } catch (error) {
-      console.log(`${method.padEnd(9)} failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+      console.log(
+        `${method.padEnd(9)} failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+      );
     }
   }
 }
 
 if (!values['no-real']) {
   rankWorld('demo', 'demo set (27 tools, 2,100 demonstrations)');
-  if (existsSync(new URL('../../../shared/data/ultratool/data.jsonl', import.meta.url))) rankWorld('ultratool', 'UltraTool (260 tools, 3,027 demonstrations, official split)');
+  if (existsSync(new URL('../../../shared/data/ultratool/data.jsonl', import.meta.url)))
+    rankWorld('ultratool', 'UltraTool (260 tools, 3,027 demonstrations, official split)');
   else console.log('\n(../shared/data/ultratool is absent: the real-data rows are skipped)');
 }
 // `--tools 0` or `--fit-plans 0` skips that part (a quick run of the rest).
-for (const tools of values.tools.split(',').map(Number).filter((t) => t > 0)) rankWorld(`synthetic:${tools}`, `synthetic ${tools} (${tools.toLocaleString('en')} tools, ${Number(values.plans).toLocaleString('en')} plans, 2% held out, heads 1 epoch)`);
+for (const tools of values.tools
+  .split(',')
+  .map(Number)
+  .filter((t) => t > 0))
+  rankWorld(
+    `synthetic:${tools}`,
+    `synthetic ${tools} (${tools.toLocaleString('en')} tools, ${Number(values.plans).toLocaleString('en')} plans, 2% held out, heads 1 epoch)`,
+  );
 
 // ---------------------------------------------------------------- fit against demonstrations
-console.log('\nfit at 260 tools (each in its own process)\nmethod     demonstrations   fit s   peak RSS MiB   artifact KiB');
-for (const plans of values['fit-plans'].split(',').map(Number).filter((p) => p > 0)) {
+console.log(
+  '\nfit at 260 tools (each in its own process)\nmethod     demonstrations   fit s   peak RSS MiB   artifact KiB',
+);
+for (const plans of values['fit-plans']
+  .split(',')
+  .map(Number)
+  .filter((p) => p > 0)) {
   for (const method of methods) {
     try {
       const row = child<FitRow>('./fit.ts', [method, String(plans)]);
       result.fit.push(row);
-      console.log(`${method.padEnd(9)}  ${String(plans).padStart(14)}   ${(row.fitMs / 1000).toFixed(2).padStart(6)}   ${(row.peakBytes / 2 ** 20).toFixed(0).padStart(12)}   ${(row.artifactBytes / 1024).toFixed(0).padStart(12)}`);
+      console.log(
+        `${method.padEnd(9)}  ${String(plans).padStart(14)}   ${(row.fitMs / 1000).toFixed(2).padStart(6)}   ${(row.peakBytes / 2 ** 20).toFixed(0).padStart(12)}   ${(row.artifactBytes / 1024).toFixed(0).padStart(12)}`,
+      );
     } catch (error) {
-      console.log(`${method.padEnd(9)}  ${String(plans).padStart(14)}   failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+      console.log(
+        `${method.padEnd(9)}  ${String(plans).padStart(14)}   failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+      );
     }
   }
 }
@@ -152,30 +224,77 @@ for (const plans of values['fit-plans'].split(',').map(Number).filter((p) => p >
 // ---------------------------------------------------------------- the app-scale world
 if (!values['no-app']) {
   const [appTools, appPlans] = [values['app-tools'], values['app-plans']];
-  console.log(`\napp-scale world (test/worlds/app-world.ts: ${Number(appTools).toLocaleString('en')} tools, ${Number(appPlans).toLocaleString('en')} demonstrations, 2,000 test plans; default settings, heads 8 epochs; each method in its own process)`);
+  console.log(
+    `\napp-scale world (test/worlds/app-world.ts: ${Number(appTools).toLocaleString('en')} tools, ${Number(appPlans).toLocaleString('en')} demonstrations, 2,000 test plans; default settings, heads 8 epochs; each method in its own process)`,
+  );
   console.log('method     fit s   peak RSS MiB   µs/step median    p99     × DR');
   result.app = [];
   for (const method of values['app-methods'].split(',') as MethodName[]) {
     try {
       const row = child<AppRow>('./rank.ts', [`app:${appTools}`, method, appPlans, values.passes]);
-      result.app.push({ method, tools: row.tools, plans: row.plans, fitMs: row.fitMs, peakBytes: row.peakBytes, medianMicros: row.medianMicros, p99Micros: row.p99Micros, ratioToDr: row.ratioToDr });
-      console.log(`${method.padEnd(9)} ${(row.fitMs / 1000).toFixed(2).padStart(6)}   ${(row.peakBytes / 2 ** 20).toFixed(0).padStart(12)}   ${row.medianMicros.toFixed(1).padStart(14)}   ${row.p99Micros.toFixed(0).padStart(6)}   ${row.ratioToDr.toFixed(2)}`);
+      result.app.push({
+        method,
+        tools: row.tools,
+        plans: row.plans,
+        fitMs: row.fitMs,
+        peakBytes: row.peakBytes,
+        medianMicros: row.medianMicros,
+        p99Micros: row.p99Micros,
+        ratioToDr: row.ratioToDr,
+      });
+      console.log(
+        `${method.padEnd(9)} ${(row.fitMs / 1000).toFixed(2).padStart(6)}   ${(row.peakBytes / 2 ** 20).toFixed(0).padStart(12)}   ${row.medianMicros.toFixed(1).padStart(14)}   ${row.p99Micros.toFixed(0).padStart(6)}   ${row.ratioToDr.toFixed(2)}`,
+      );
     } catch (error) {
-      console.log(`${method.padEnd(9)} failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+      console.log(
+        `${method.padEnd(9)} failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+      );
     }
   }
   // The eval line: the real CLI (dist/, built by npm install) on the world written as dataset folders.
   const folder = '.cache/app-world';
-  execFileSync(process.execPath, ['--import', 'tsx', new URL('../../test/worlds/app-world.ts', import.meta.url).pathname, folder, appTools, '2000', appPlans, '2000'], { encoding: 'utf8' });
+  execFileSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      new URL('../../test/worlds/app-world.ts', import.meta.url).pathname,
+      folder,
+      appTools,
+      '2000',
+      appPlans,
+      '2000',
+    ],
+    { encoding: 'utf8' },
+  );
   const evalMethods = 'default,dr,bm25,dtdr-c';
   if (existsSync(new URL('../../dist/cli/main.js', import.meta.url))) {
     const started = performance.now();
-    const out = execFileSync(process.execPath, [new URL('../../bin/dtdr.js', import.meta.url).pathname, 'eval', '--data', `${folder}/test`, '--train', `${folder}/train`, '--methods', evalMethods, '--json'], { encoding: 'utf8', maxBuffer: 1 << 24 });
+    const out = execFileSync(
+      process.execPath,
+      [
+        new URL('../../bin/dtdr.js', import.meta.url).pathname,
+        'eval',
+        '--data',
+        `${folder}/test`,
+        '--train',
+        `${folder}/train`,
+        '--methods',
+        evalMethods,
+        '--json',
+      ],
+      { encoding: 'utf8', maxBuffer: 1 << 24 },
+    );
     const wallSeconds = (performance.now() - started) / 1000;
     const parsed = JSON.parse(out.trim().split('\n').at(-1)!) as { steps: number; results: AppEval['results'] };
     result.appEval = { methods: evalMethods, wallSeconds, steps: parsed.steps, results: parsed.results };
-    console.log(`dtdr eval --train ${folder}/train --data ${folder}/test --methods ${evalMethods}: ${wallSeconds.toFixed(1)} s wall, ${parsed.steps} test steps`);
-    for (const [m, r] of Object.entries(parsed.results)) console.log(`  ${m.padEnd(9)} MRR ${r.mrr.toFixed(3)}  coverage ${r.coverage.toFixed(3)}  fit ${(r.fitMs / 1000).toFixed(2)} s  ${r.rankMicrosPerStep.toFixed(1)} µs/step`);
+    console.log(
+      `dtdr eval --train ${folder}/train --data ${folder}/test --methods ${evalMethods}: ${wallSeconds.toFixed(1)} s wall, ${parsed.steps} test steps`,
+    );
+    for (const [m, r] of Object.entries(parsed.results))
+      console.log(
+        `  ${m.padEnd(9)} MRR ${r.mrr.toFixed(3)}  coverage ${r.coverage.toFixed(3)}  fit ${(r.fitMs / 1000).toFixed(2)} s  ${r.rankMicrosPerStep.toFixed(1)} µs/step`,
+      );
   } else console.log('(dist/ is not built: the dtdr eval wall time is skipped; run npm run build)');
 }
 
@@ -189,35 +308,73 @@ await encoder.dispose?.();
 /** Two log–log panels, drawn by hand (a few lines of SVG; no DOM in Node): rank µs against tools, fit s against demonstrations. */
 function plot(r: typeof result): string {
   const colours: Record<string, string> = {
-    random: '#bab0ab', bm25: '#9c755f', qts: '#ff9da7', dr: '#76b7b2', lr: '#59a14f', 'dtdr-c': '#edc948', 'dtdr-l': '#b07aa1', 'dtdr-h': '#f28e2b', 'dtdr-cb': '#e15759', 'dtdr-g': '#4e79a7',
+    random: '#bab0ab',
+    bm25: '#9c755f',
+    qts: '#ff9da7',
+    dr: '#76b7b2',
+    lr: '#59a14f',
+    'dtdr-c': '#edc948',
+    'dtdr-l': '#b07aa1',
+    'dtdr-h': '#f28e2b',
+    'dtdr-cb': '#e15759',
+    'dtdr-g': '#4e79a7',
   };
-  const W = 460, H = 320, m = { l: 60, r: 90, t: 36, b: 44 };
-  const panel = (x0: number, title: string, xLabel: string, yLabel: string, series: Map<string, [number, number][]>, guide?: number) => {
+  const W = 460,
+    H = 320,
+    m = { l: 60, r: 90, t: 36, b: 44 };
+  const panel = (
+    x0: number,
+    title: string,
+    xLabel: string,
+    yLabel: string,
+    series: Map<string, [number, number][]>,
+    guide?: number,
+  ) => {
     const xs = [...series.values()].flat().map((p) => p[0]);
-    const ys = [...series.values()].flat().map((p) => p[1]).filter((y) => y > 0);
+    const ys = [...series.values()]
+      .flat()
+      .map((p) => p[1])
+      .filter((y) => y > 0);
     if (xs.length === 0) return '';
     const [xMin, xMax] = [Math.min(...xs), Math.max(...xs)];
     const [yMin, yMax] = [Math.min(...ys, guide ?? Infinity) / 1.5, Math.max(...ys, guide ?? 0) * 1.5];
-    const lx = (x: number) => x0 + m.l + ((Math.log10(x) - Math.log10(xMin)) / Math.max(1e-9, Math.log10(xMax) - Math.log10(xMin))) * (W - m.l - m.r);
-    const ly = (y: number) => m.t + (1 - (Math.log10(y) - Math.log10(yMin)) / (Math.log10(yMax) - Math.log10(yMin))) * (H - m.t - m.b);
+    const lx = (x: number) =>
+      x0 +
+      m.l +
+      ((Math.log10(x) - Math.log10(xMin)) / Math.max(1e-9, Math.log10(xMax) - Math.log10(xMin))) * (W - m.l - m.r);
+    const ly = (y: number) =>
+      m.t + (1 - (Math.log10(y) - Math.log10(yMin)) / (Math.log10(yMax) - Math.log10(yMin))) * (H - m.t - m.b);
     const parts = [`<text x="${x0 + m.l}" y="20" font-weight="600">${title}</text>`];
     for (let e = Math.floor(Math.log10(yMin)); e <= Math.ceil(Math.log10(yMax)); e++) {
       for (const f of [1, 2, 5]) {
         const y = f * 10 ** e;
         if (y < yMin || y > yMax) continue;
-        parts.push(`<line x1="${x0 + m.l}" x2="${x0 + W - m.r}" y1="${ly(y)}" y2="${ly(y)}" stroke="#e5e7eb"/><text x="${x0 + m.l - 6}" y="${ly(y) + 4}" text-anchor="end">${y >= 1000 ? `${y / 1000}k` : y}</text>`);
+        parts.push(
+          `<line x1="${x0 + m.l}" x2="${x0 + W - m.r}" y1="${ly(y)}" y2="${ly(y)}" stroke="#e5e7eb"/><text x="${x0 + m.l - 6}" y="${ly(y) + 4}" text-anchor="end">${y >= 1000 ? `${y / 1000}k` : y}</text>`,
+        );
       }
     }
-    for (const x of [...new Set(xs)]) parts.push(`<line x1="${lx(x)}" x2="${lx(x)}" y1="${m.t}" y2="${H - m.b}" stroke="#f1f2f4"/><text x="${lx(x)}" y="${H - m.b + 16}" text-anchor="middle">${x.toLocaleString('en')}</text>`);
-    if (guide) parts.push(`<line x1="${x0 + m.l}" x2="${x0 + W - m.r}" y1="${ly(guide)}" y2="${ly(guide)}" stroke="#d62728" stroke-dasharray="5 4"/><text x="${x0 + m.l + 4}" y="${ly(guide) - 5}" fill="#d62728">1 ms</text>`);
-    parts.push(`<text x="${x0 + (W - m.r + m.l) / 2}" y="${H - 8}" text-anchor="middle">${xLabel}</text><text transform="translate(${x0 + 14} ${(H - m.b + m.t) / 2}) rotate(-90)" text-anchor="middle">${yLabel}</text>`);
+    for (const x of [...new Set(xs)])
+      parts.push(
+        `<line x1="${lx(x)}" x2="${lx(x)}" y1="${m.t}" y2="${H - m.b}" stroke="#f1f2f4"/><text x="${lx(x)}" y="${H - m.b + 16}" text-anchor="middle">${x.toLocaleString('en')}</text>`,
+      );
+    if (guide)
+      parts.push(
+        `<line x1="${x0 + m.l}" x2="${x0 + W - m.r}" y1="${ly(guide)}" y2="${ly(guide)}" stroke="#d62728" stroke-dasharray="5 4"/><text x="${x0 + m.l + 4}" y="${ly(guide) - 5}" fill="#d62728">1 ms</text>`,
+      );
+    parts.push(
+      `<text x="${x0 + (W - m.r + m.l) / 2}" y="${H - 8}" text-anchor="middle">${xLabel}</text><text transform="translate(${x0 + 14} ${(H - m.b + m.t) / 2}) rotate(-90)" text-anchor="middle">${yLabel}</text>`,
+    );
     const labels: { method: string; colour: string; x: number; y: number }[] = [];
     for (const [method, pts] of series) {
       const sorted = pts.filter((p) => p[1] > 0).sort((a, b) => a[0] - b[0]);
       if (sorted.length === 0) continue;
       const colour = colours[method] ?? '#333';
-      parts.push(`<polyline fill="none" stroke="${colour}" stroke-width="${method === 'dtdr-g' ? 3 : 1.6}" points="${sorted.map(([x, y]) => `${lx(x).toFixed(1)},${ly(y).toFixed(1)}`).join(' ')}"/>`);
-      for (const [x, y] of sorted) parts.push(`<circle cx="${lx(x).toFixed(1)}" cy="${ly(y).toFixed(1)}" r="2.5" fill="${colour}"/>`);
+      parts.push(
+        `<polyline fill="none" stroke="${colour}" stroke-width="${method === 'dtdr-g' ? 3 : 1.6}" points="${sorted.map(([x, y]) => `${lx(x).toFixed(1)},${ly(y).toFixed(1)}`).join(' ')}"/>`,
+      );
+      for (const [x, y] of sorted)
+        parts.push(`<circle cx="${lx(x).toFixed(1)}" cy="${ly(y).toFixed(1)}" r="2.5" fill="${colour}"/>`);
       const [lxv, lyv] = sorted.at(-1)!;
       labels.push({ method, colour, x: lx(lxv) + 5, y: ly(lyv) + 4 });
     }
@@ -228,12 +385,16 @@ function plot(r: typeof result): string {
     return parts.join('');
   };
   const rank = new Map<string, [number, number][]>();
-  for (const row of r.rank.filter((x) => x.world.startsWith('synthetic'))) (rank.get(row.method) ?? rank.set(row.method, []).get(row.method)!).push([row.tools, row.medianMicros]);
+  for (const row of r.rank.filter((x) => x.world.startsWith('synthetic')))
+    (rank.get(row.method) ?? rank.set(row.method, []).get(row.method)!).push([row.tools, row.medianMicros]);
   const fit = new Map<string, [number, number][]>();
-  for (const row of r.fit) (fit.get(row.method) ?? fit.set(row.method, []).get(row.method)!).push([row.plans, row.fitMs / 1000]);
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${2 * W}" height="${H}" viewBox="0 0 ${2 * W} ${H}" font-family="system-ui, sans-serif" font-size="11" fill="#1d2330">`
-    + `<rect width="100%" height="100%" fill="#fff"/>`
-    + panel(0, 'Rank + candidate set, µs per step (median)', 'tools', 'µs per step', rank, 1000)
-    + panel(W, 'Fit, seconds (260 tools)', 'demonstrations', 'seconds', fit)
-    + `</svg>\n`;
+  for (const row of r.fit)
+    (fit.get(row.method) ?? fit.set(row.method, []).get(row.method)!).push([row.plans, row.fitMs / 1000]);
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${2 * W}" height="${H}" viewBox="0 0 ${2 * W} ${H}" font-family="system-ui, sans-serif" font-size="11" fill="#1d2330">` +
+    `<rect width="100%" height="100%" fill="#fff"/>` +
+    panel(0, 'Rank + candidate set, µs per step (median)', 'tools', 'µs per step', rank, 1000) +
+    panel(W, 'Fit, seconds (260 tools)', 'demonstrations', 'seconds', fit) +
+    `</svg>\n`
+  );
 }

@@ -18,16 +18,43 @@ const [method, plans, tools = '260', world = 'synthetic'] = process.argv.slice(2
 let peak = 0;
 const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
 const encoder = await loadEncoder();
-const data = world === 'app' ? (({ name, tools: t, train }) => ({ name, tools: t, plans: train }))(appWorld({ tools: Number(tools), train: Number(plans), test: 0 })) : syntheticDataset(Number(tools), Number(plans), 0);
+const data =
+  world === 'app'
+    ? (({ name, tools: t, train }) => ({ name, tools: t, plans: train }))(
+        appWorld({ tools: Number(tools), train: Number(plans), test: 0 }),
+      )
+    : syntheticDataset(Number(tools), Number(plans), 0);
 const vectors = await fitVectors(method as MethodName, data.tools, data.plans, encoder, 3);
 // As `dtdr train` fits: DTDR-G's cross-fitting on the machine's other cores (the same model as on one).
 const workers = foldWorkers();
 const started = performance.now();
-const retriever = await fitRetrieverWith(method as MethodName, data.tools, data.plans, vectors, { workers, ...(world === 'app' ? {} : { head: { epochs: 1 } }) });
+const retriever = await fitRetrieverWith(method as MethodName, data.tools, data.plans, vectors, {
+  workers,
+  ...(world === 'app' ? {} : { head: { epochs: 1 } }),
+});
 const fitMs = performance.now() - started;
 await workers.close();
 peak = Math.max(peak, process.memoryUsage().rss);
 clearInterval(sample);
-const bytes = encodeBinaryModel(saveRetriever(retriever, data.tools, encoder, { dataset: data.name, plans: data.plans.length, historyLength: retriever.historyLength, seed: 0 }, [])).length;
-console.log(JSON.stringify({ method, world, plans: Number(plans), tools: Number(tools), fitMs, threads: 1 + workers.threads, peakBytes: peak, artifactBytes: bytes }));
+const bytes = encodeBinaryModel(
+  saveRetriever(
+    retriever,
+    data.tools,
+    encoder,
+    { dataset: data.name, plans: data.plans.length, historyLength: retriever.historyLength, seed: 0 },
+    [],
+  ),
+).length;
+console.log(
+  JSON.stringify({
+    method,
+    world,
+    plans: Number(plans),
+    tools: Number(tools),
+    fitMs,
+    threads: 1 + workers.threads,
+    peakBytes: peak,
+    artifactBytes: bytes,
+  }),
+);
 await encoder.dispose?.();

@@ -35,7 +35,8 @@ await session?.post('Profiler.enable');
 const profile = async (name: string, run: () => void | Promise<void>) => {
   await session?.post('Profiler.start');
   await run();
-  if (session) writeFileSync(`${profileDir}/${name}.cpuprofile`, JSON.stringify((await session.post('Profiler.stop')).profile));
+  if (session)
+    writeFileSync(`${profileDir}/${name}.cpuprofile`, JSON.stringify((await session.post('Profiler.stop')).profile));
 };
 let tools: ToolSpec[];
 let train: Plan[];
@@ -52,43 +53,60 @@ if (synthetic) {
 const encoder = await loadEncoder();
 const modelFile = process.env.MODEL;
 let retriever!: Retriever;
-if (modelFile && existsSync(modelFile)) retriever = loadRetriever(decodeBinaryModel(readFileSync(modelFile)), { encoder }).retriever;
+if (modelFile && existsSync(modelFile))
+  retriever = loadRetriever(decodeBinaryModel(readFileSync(modelFile)), { encoder }).retriever;
 else {
-const vectors = await fitVectors('dtdr-g', tools, train, encoder, 3);
-const phases: [string, number][] = [];
-let last = '';
-let lastRound = -1;
-const started = performance.now();
-const mark = (name: string) => phases.push([name, performance.now()]);
-// THREADS=n: cross-fitting on n worker threads besides this one (default 0: the phases below are sequential).
-const workers = foldWorkers({ threads: Number(process.env.THREADS ?? 0) });
-await profile('fit', async () => void (retriever = await fitRetrieverWith('dtdr-g', tools, train, vectors, {
-  workers,
-  ...(synthetic ? { head: { epochs: 1 } } : {}),
-  // FOLD_HEAD_STEPS=n: GatedOptions.foldHeadSteps (Infinity: every step), to compare quality with and without the cap.
-  // FOLD_PLANS=n: GatedOptions.foldPlans (Infinity: every training plan), likewise; HEAD_STEPS=n: GatedOptions.headSteps.
-  gated: {
-    ...(process.env.FOLD_HEAD_STEPS ? { foldHeadSteps: Number(process.env.FOLD_HEAD_STEPS) } : {}),
-    ...(process.env.FOLD_PLANS ? { foldPlans: Number(process.env.FOLD_PLANS) } : {}),
-    ...(process.env.HEAD_STEPS ? { headSteps: Number(process.env.HEAD_STEPS) } : {}),
-  },
-  onProgress: (p) => {
-    // cross-fitting reports fractions of all rounds: a new round every 1/rounds
-    const round = p.phase === 'cross-fitting' ? Math.floor(p.fraction * 6 + 1e-9) : -1;
-    if (p.phase !== last || round !== lastRound) mark(`${last}${lastRound >= 0 ? ` round ${lastRound}` : ''}`);
-    [last, lastRound] = [p.phase, round];
-  },
-})));
-await workers.close();
-mark(`${last}`);
-const fitMs = performance.now() - started;
-let previous = started;
-for (const [name, at] of phases) {
-  if (at - previous > 50) console.log(`${name.padEnd(28)} ${((at - previous) / 1000).toFixed(2)} s`);
-  previous = at;
-}
-console.log(`fit ${(fitMs / 1000).toFixed(2)} s  (${tools.length} tools, ${train.length} demonstrations)`);
-if (modelFile) writeFileSync(modelFile, encodeBinaryModel(saveRetriever(retriever, tools, encoder, { dataset: world, plans: train.length, historyLength: retriever.historyLength, seed: 0 }, [])));
+  const vectors = await fitVectors('dtdr-g', tools, train, encoder, 3);
+  const phases: [string, number][] = [];
+  let last = '';
+  let lastRound = -1;
+  const started = performance.now();
+  const mark = (name: string) => phases.push([name, performance.now()]);
+  // THREADS=n: cross-fitting on n worker threads besides this one (default 0: the phases below are sequential).
+  const workers = foldWorkers({ threads: Number(process.env.THREADS ?? 0) });
+  await profile(
+    'fit',
+    async () =>
+      void (retriever = await fitRetrieverWith('dtdr-g', tools, train, vectors, {
+        workers,
+        ...(synthetic ? { head: { epochs: 1 } } : {}),
+        // FOLD_HEAD_STEPS=n: GatedOptions.foldHeadSteps (Infinity: every step), to compare quality with and without the cap.
+        // FOLD_PLANS=n: GatedOptions.foldPlans (Infinity: every training plan), likewise; HEAD_STEPS=n: GatedOptions.headSteps.
+        gated: {
+          ...(process.env.FOLD_HEAD_STEPS ? { foldHeadSteps: Number(process.env.FOLD_HEAD_STEPS) } : {}),
+          ...(process.env.FOLD_PLANS ? { foldPlans: Number(process.env.FOLD_PLANS) } : {}),
+          ...(process.env.HEAD_STEPS ? { headSteps: Number(process.env.HEAD_STEPS) } : {}),
+        },
+        onProgress: (p) => {
+          // cross-fitting reports fractions of all rounds: a new round every 1/rounds
+          const round = p.phase === 'cross-fitting' ? Math.floor(p.fraction * 6 + 1e-9) : -1;
+          if (p.phase !== last || round !== lastRound) mark(`${last}${lastRound >= 0 ? ` round ${lastRound}` : ''}`);
+          [last, lastRound] = [p.phase, round];
+        },
+      })),
+  );
+  await workers.close();
+  mark(`${last}`);
+  const fitMs = performance.now() - started;
+  let previous = started;
+  for (const [name, at] of phases) {
+    if (at - previous > 50) console.log(`${name.padEnd(28)} ${((at - previous) / 1000).toFixed(2)} s`);
+    previous = at;
+  }
+  console.log(`fit ${(fitMs / 1000).toFixed(2)} s  (${tools.length} tools, ${train.length} demonstrations)`);
+  if (modelFile)
+    writeFileSync(
+      modelFile,
+      encodeBinaryModel(
+        saveRetriever(
+          retriever,
+          tools,
+          encoder,
+          { dataset: world, plans: train.length, historyLength: retriever.historyLength, seed: 0 },
+          [],
+        ),
+      ),
+    );
 }
 if (rankArg === 'quality') {
   // Every test step: MRR of the first acceptable label, and how often the candidate set holds one.
@@ -106,7 +124,9 @@ if (rankArg === 'quality') {
     if (set.some((c) => s.acceptable.includes(c.tool))) covered++;
     size += set.length;
   });
-  console.log(`quality: MRR ${(rr / steps.length).toFixed(4)}  coverage ${(covered / steps.length).toFixed(4)}  mean set ${(size / steps.length).toFixed(2)}  (${steps.length} test steps)`);
+  console.log(
+    `quality: MRR ${(rr / steps.length).toFixed(4)}  coverage ${(covered / steps.length).toFixed(4)}  mean set ${(size / steps.length).toFixed(2)}  (${steps.length} test steps)`,
+  );
 }
 if (rankArg === 'rank') {
   const steps = test.flatMap((p) => planSteps(p)).slice(0, 500);
@@ -115,11 +135,12 @@ if (rankArg === 'rank') {
   for (const input of inputs) selectCandidates(retriever.rank(input));
   const perStep = inputs.map(() => [] as number[]);
   await profile('rank', () => {
-    for (let pass = 0; pass < 5; pass++) inputs.forEach((input, i) => {
-      const t0 = performance.now();
-      selectCandidates(retriever.rank(input));
-      perStep[i].push((performance.now() - t0) * 1000);
-    });
+    for (let pass = 0; pass < 5; pass++)
+      inputs.forEach((input, i) => {
+        const t0 = performance.now();
+        selectCandidates(retriever.rank(input));
+        perStep[i].push((performance.now() - t0) * 1000);
+      });
   });
   // The rankings' fingerprint: an exact speedup leaves it unchanged.
   const hash = createHash('sha256');

@@ -36,10 +36,15 @@ if (world.startsWith('app:')) {
   dataset = syntheticDataset(Number(world.slice(10)), Number(plans), 0);
   ({ train, test } = splitDataset(dataset, { seed: 0, testRatio: 0.02 }));
 } else {
-  dataset = world === 'demo' ? demoDataset() : readDatasetDir(new URL('../../../shared/data/ultratool', import.meta.url).pathname);
+  dataset =
+    world === 'demo'
+      ? demoDataset()
+      : readDatasetDir(new URL('../../../shared/data/ultratool', import.meta.url).pathname);
   ({ train, test } = splitDataset(dataset, { seed: 0 }));
 }
-const steps = test.flatMap((p) => planSteps(p)).slice(0, world.startsWith('synthetic:') || world.startsWith('app:') ? 500 : undefined);
+const steps = test
+  .flatMap((p) => planSteps(p))
+  .slice(0, world.startsWith('synthetic:') || world.startsWith('app:') ? 500 : undefined);
 const encoder = await loadEncoder();
 const queries = await encoder.embed(steps.map((s) => s.query));
 
@@ -48,15 +53,32 @@ async function fit(m: MethodName): Promise<{ retriever: Retriever; fitMs: number
   // As `dtdr train` fits: DTDR-G's cross-fitting on the machine's other cores (the same model as on one).
   const workers = foldWorkers();
   const started = performance.now();
-  const retriever = await fitRetrieverWith(m, dataset.tools, train, vectors, { workers, ...(world.startsWith('synthetic:') ? { head: { epochs: 1 } } : {}) });
+  const retriever = await fitRetrieverWith(m, dataset.tools, train, vectors, {
+    workers,
+    ...(world.startsWith('synthetic:') ? { head: { epochs: 1 } } : {}),
+  });
   const fitMs = performance.now() - started;
   await workers.close();
-  const contexts = retriever.needs.context ? await encoder.embed(steps.map((s) => contextText(s.query, s.history, retriever.historyLength))) : undefined;
-  return { retriever, fitMs, inputs: steps.map((s, i) => ({ query: s.query, history: s.history, queryVector: queries[i], contextVector: contexts?.[i] })) };
+  const contexts = retriever.needs.context
+    ? await encoder.embed(steps.map((s) => contextText(s.query, s.history, retriever.historyLength)))
+    : undefined;
+  return {
+    retriever,
+    fitMs,
+    inputs: steps.map((s, i) => ({
+      query: s.query,
+      history: s.history,
+      queryVector: queries[i],
+      contextVector: contexts?.[i],
+    })),
+  };
 }
 
 /** Each step timed alone, over several passes; per step the median, then the median and p99 over steps. */
-function time({ retriever, inputs }: { retriever: Retriever; inputs: RankInput[] }): { medianMicros: number; p99Micros: number } {
+function time({ retriever, inputs }: { retriever: Retriever; inputs: RankInput[] }): {
+  medianMicros: number;
+  p99Micros: number;
+} {
   // Warm-up: one untimed pass, so the JIT has compiled the hot paths (an app's steady state).
   for (const input of inputs) selectCandidates(retriever.rank(input));
   const perStep = inputs.map(() => [] as number[]);
@@ -76,5 +98,18 @@ const subjectTime = time(subject);
 const dr = method === 'dr' ? subjectTime : time(await fit('dr'));
 clearInterval(sample);
 peak = Math.max(peak, process.memoryUsage().rss);
-console.log(JSON.stringify({ world, method, tools: dataset.tools.length, plans: train.length, steps: steps.length, fitMs: subject.fitMs, ...subjectTime, drMicros: dr.medianMicros, ratioToDr: subjectTime.medianMicros / dr.medianMicros, peakBytes: peak }));
+console.log(
+  JSON.stringify({
+    world,
+    method,
+    tools: dataset.tools.length,
+    plans: train.length,
+    steps: steps.length,
+    fitMs: subject.fitMs,
+    ...subjectTime,
+    drMicros: dr.medianMicros,
+    ratioToDr: subjectTime.medianMicros / dr.medianMicros,
+    peakBytes: peak,
+  }),
+);
 await encoder.dispose?.();

@@ -10,7 +10,12 @@ import { writeModelFile } from '../../src/storage/file.js';
 
 async function main() {
   const dataset = demoDataset();
-  const model = await Dtdr.train({ tools: dataset.tools, plans: dataset.plans, encoder: await loadEncoder(), dataset: dataset.name });
+  const model = await Dtdr.train({
+    tools: dataset.tools,
+    plans: dataset.plans,
+    encoder: await loadEncoder(),
+    dataset: dataset.name,
+  });
   const artifact = { ...model.toJSON(), createdAt: '1970-01-01T00:00:00.000Z' }; // reproducible bytes
   writeModelFile(new URL('../../public/dtdr-demo.model.dtdr', import.meta.url).pathname, artifact);
   console.log('wrote public/dtdr-demo.model.dtdr');

@@ -73,7 +73,10 @@ export function buildModel(table: Float32Array, vocab: number, dim: number, quan
       name: 'static_word_embeddings',
       node: nodes,
       initializer: initializers,
-      input: [valueInfo('input_ids', T.INT64, ['batch', 'sequence']), valueInfo('attention_mask', T.INT64, ['batch', 'sequence'])],
+      input: [
+        valueInfo('input_ids', T.INT64, ['batch', 'sequence']),
+        valueInfo('attention_mask', T.INT64, ['batch', 'sequence']),
+      ],
       output: [valueInfo('last_hidden_state', T.FLOAT, ['batch', 'sequence', dim])],
     },
   });
@@ -84,7 +87,13 @@ export function tokenizerJson(words: string[]) {
   const vocab: Record<string, number> = { '[PAD]': 0, '[UNK]': 1 };
   words.forEach((w, i) => (vocab[w] = i + 2));
   const special = (id: number, content: string) => ({
-    id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true,
+    id,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
   });
   return {
     version: '1.0',

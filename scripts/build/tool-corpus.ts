@@ -41,7 +41,10 @@ const { values: args } = parseArgs({
 export const SOURCES = {
   'HowieHwong/MetaTool': { commit: '35e81bb7576826e980c80fed8f8c0a2b4a1e6fbb', license: 'MIT' },
   'ShishirPatil/gorilla': { commit: '6ea57973c7a6097fd7c5915698c54c17c5b1b6c8', license: 'Apache-2.0' },
-  'JoeYing1019/UltraTool': { commit: '9f3793c3f9396b840631833ef76fe4f20c057c39', license: 'none stated in the repository (research release; used for research evaluation only)' },
+  'JoeYing1019/UltraTool': {
+    commit: '9f3793c3f9396b840631833ef76fe4f20c057c39',
+    license: 'none stated in the repository (research release; used for research evaluation only)',
+  },
 } as const;
 type Source = keyof typeof SOURCES;
 
@@ -49,10 +52,14 @@ function gitDir(repo: Source): string {
   return join(args.mirror, repo.replace('/', '+'), 'repo');
 }
 function show(repo: Source, path: string): string {
-  return execFileSync('git', ['--git-dir', gitDir(repo), 'show', `${SOURCES[repo].commit}:${path}`], { maxBuffer: 1 << 28 }).toString('utf8');
+  return execFileSync('git', ['--git-dir', gitDir(repo), 'show', `${SOURCES[repo].commit}:${path}`], {
+    maxBuffer: 1 << 28,
+  }).toString('utf8');
 }
 function headCommit(repo: Source): string {
-  return execFileSync('git', ['--git-dir', gitDir(repo), 'rev-parse', 'HEAD']).toString().trim();
+  return execFileSync('git', ['--git-dir', gitDir(repo), 'rev-parse', 'HEAD'])
+    .toString()
+    .trim();
 }
 
 const norm = (s: string) => s.toLowerCase().replace(/\s+/g, ' ').trim();
@@ -81,15 +88,13 @@ function parseCsv(text: string): string[][] {
       if (c === '"' && text[i + 1] === '"') {
         cell += '"';
         i++;
-      }
-      else if (c === '"') quoted = false;
+      } else if (c === '"') quoted = false;
       else cell += c;
     } else if (c === '"') quoted = true;
     else if (c === ',') {
       row.push(cell);
       cell = '';
-    }
-    else if (c === '\n' || c === '\r') {
+    } else if (c === '\n' || c === '\r') {
       if (c === '\r' && text[i + 1] === '\n') i++;
       row.push(cell);
       rows.push(row);
@@ -120,8 +125,12 @@ function metaTool(): Rec[] {
     }
     out.push({ src: 'metatool', q, pos: [tool('metatool', name, d)] });
   }
-  for (const { query, tool: names } of JSON.parse(show(repo, 'dataset/data/multi_tool_query_golden.json')) as { query: string; tool: string[] }[]) {
-    if (names.every((n) => desc(n) !== undefined)) out.push({ src: 'metatool-multi', q: query, pos: names.map((n) => tool('metatool', n, desc(n))) });
+  for (const { query, tool: names } of JSON.parse(show(repo, 'dataset/data/multi_tool_query_golden.json')) as {
+    query: string;
+    tool: string[];
+  }[]) {
+    if (names.every((n) => desc(n) !== undefined))
+      out.push({ src: 'metatool-multi', q: query, pos: names.map((n) => tool('metatool', n, desc(n))) });
   }
   if (missing) console.log(`  metatool: ${missing} queries name a tool with no description, skipped`);
   return out;
@@ -130,17 +139,37 @@ function metaTool(): Rec[] {
 function bfcl(): Rec[] {
   const repo = 'ShishirPatil/gorilla';
   const dir = 'berkeley-function-call-leaderboard/bfcl_eval/data/';
-  const files = ['simple_python', 'simple_java', 'simple_javascript', 'multiple', 'parallel', 'parallel_multiple', 'live_simple', 'live_multiple', 'live_parallel', 'live_parallel_multiple'];
+  const files = [
+    'simple_python',
+    'simple_java',
+    'simple_javascript',
+    'multiple',
+    'parallel',
+    'parallel_multiple',
+    'live_simple',
+    'live_multiple',
+    'live_parallel',
+    'live_parallel_multiple',
+  ];
   const out: Rec[] = [];
   for (const f of files) {
     const name = `BFCL_v4_${f}.json`;
     const answers = new Map<string, string[]>();
     for (const line of show(repo, `${dir}possible_answer/${name}`).split('\n').filter(Boolean)) {
       const a = JSON.parse(line) as { id: string; ground_truth: Record<string, unknown>[] };
-      answers.set(a.id, a.ground_truth.flatMap((g) => Object.keys(g)));
+      answers.set(
+        a.id,
+        a.ground_truth.flatMap((g) => Object.keys(g)),
+      );
     }
-    for (const line of show(repo, dir + name).split('\n').filter(Boolean)) {
-      const r = JSON.parse(line) as { id: string; question: { role: string; content: string }[][]; function: { name: string; description: string }[] };
+    for (const line of show(repo, dir + name)
+      .split('\n')
+      .filter(Boolean)) {
+      const r = JSON.parse(line) as {
+        id: string;
+        question: { role: string; content: string }[][];
+        function: { name: string; description: string }[];
+      };
       const user = r.question[0]?.filter((m) => m.role === 'user').map((m) => m.content) ?? [];
       const q = user[user.length - 1];
       const gt = answers.get(r.id);
@@ -159,7 +188,11 @@ function ultraTool(): Rec[] {
   const repo = 'JoeYing1019/UltraTool';
   const out: Rec[] = [];
   for (const line of show(repo, 'data/English-dataset/test.json').split('\n').filter(Boolean)) {
-    const r = JSON.parse(line) as { question: string; plan: { tool: string }[]; tools: { name: string; description: string }[] };
+    const r = JSON.parse(line) as {
+      question: string;
+      plan: { tool: string }[];
+      tools: { name: string; description: string }[];
+    };
     if (!r.tools?.length) continue;
     const group = r.tools.map((t) => tool('ultratool', t.name, t.description));
     const used: string[] = [];
@@ -167,7 +200,8 @@ function ultraTool(): Rec[] {
       const m = /^\s*([A-Za-z_][\w.]*)\s*\(/.exec(step.tool ?? '');
       if (m && r.tools.some((t) => t.name === m[1]) && !used.includes(m[1])) used.push(m[1]);
     }
-    if (used.length) out.push({ src: 'ultratool', q: r.question.trim(), pos: used.map((n) => `ultratool:${n}`), group });
+    if (used.length)
+      out.push({ src: 'ultratool', q: r.question.trim(), pos: used.map((n) => `ultratool:${n}`), group });
   }
   return out;
 }
@@ -180,15 +214,23 @@ function evalRequests(): { exact: Set<string>; normal: Set<string>; near: Set<st
   const root = resolve(args.eval);
   const exact = new Set<string>();
   const add = (s: string) => exact.add(s) && exact.add(s.trim());
-  const utTest = new Set((JSON.parse(readFileSync(join(root, 'ultratool/split_ids.json'), 'utf8')) as { test_ids: { chain: string[] } }).test_ids.chain.map(String));
+  const utTest = new Set(
+    (
+      JSON.parse(readFileSync(join(root, 'ultratool/split_ids.json'), 'utf8')) as { test_ids: { chain: string[] } }
+    ).test_ids.chain.map(String),
+  );
   for (const name of ['ultratool', 'restbench-tmdb', 'seal-tools']) {
-    for (const line of readFileSync(join(root, name, 'data.jsonl'), 'utf8').split('\n').filter(Boolean)) {
+    for (const line of readFileSync(join(root, name, 'data.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)) {
       const p = JSON.parse(line) as { id: string | number; user_request: string };
       if (name === 'ultratool' && !utTest.has(String(p.id))) continue;
       add(p.user_request);
     }
   }
-  const para = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../test/fixtures/paraphrases.json'), 'utf8')) as { pairs: [string, string][] };
+  const para = JSON.parse(
+    readFileSync(resolve(import.meta.dirname, '../../test/fixtures/paraphrases.json'), 'utf8'),
+  ) as { pairs: [string, string][] };
   for (const s of para.pairs.flat()) add(s);
   return { exact, normal: new Set([...exact].map(norm)), near: [...new Set([...exact].map(norm))].map(words) };
 }
@@ -238,14 +280,21 @@ function main() {
   }
   const counts: Record<string, number> = {};
   for (const r of kept) counts[r.src] = (counts[r.src] ?? 0) + 1;
-  Object.assign(card, { removedAsEvaluationText: removed, duplicatesDropped: duplicates, kept: counts, tools: tools.size });
+  Object.assign(card, {
+    removedAsEvaluationText: removed,
+    duplicatesDropped: duplicates,
+    kept: counts,
+    tools: tools.size,
+  });
   const out = resolve(args.out);
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'corpus.jsonl'), kept.map((r) => JSON.stringify(r)).join('\n') + '\n');
   writeFileSync(join(out, 'tools.json'), JSON.stringify(Object.fromEntries(tools)));
   writeFileSync(join(out, 'card.json'), JSON.stringify(card, null, 2) + '\n');
   console.log(JSON.stringify(card, null, 2));
-  console.log(`wrote ${kept.length} records, ${tools.size} tools to ${out} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `wrote ${kept.length} records, ${tools.size} tools to ${out} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
 }
 
 main();

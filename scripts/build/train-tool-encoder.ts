@@ -77,20 +77,36 @@ function shuffle<T>(a: T[]): T[] {
 
 const started = Date.now();
 const baseDir = resolve(args.base);
-const { table: G, vocab: V, dim: D } = readTable(new Uint8Array(readFileSync(join(baseDir, 'onnx', 'model_quantized.onnx'))));
+const {
+  table: G,
+  vocab: V,
+  dim: D,
+} = readTable(new Uint8Array(readFileSync(join(baseDir, 'onnx', 'model_quantized.onnx'))));
 const tokenizerText = readFileSync(join(baseDir, 'tokenizer.json'), 'utf8');
-const tokenizer = new Tokenizer(JSON.parse(tokenizerText), JSON.parse(readFileSync(join(baseDir, 'tokenizer_config.json'), 'utf8')));
+const tokenizer = new Tokenizer(
+  JSON.parse(tokenizerText),
+  JSON.parse(readFileSync(join(baseDir, 'tokenizer_config.json'), 'utf8')),
+);
 const ids = (text: string): Int32Array => new Int32Array(tokenizer.encode(text).ids.filter((i: number) => i > 1));
 
 const corpusDir = resolve(args.corpus);
-const records = readFileSync(join(corpusDir, 'corpus.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
+const records = readFileSync(join(corpusDir, 'corpus.jsonl'), 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((l) => JSON.parse(l) as Rec);
 const toolTexts = JSON.parse(readFileSync(join(corpusDir, 'tools.json'), 'utf8')) as Record<string, string>;
 const toolKeys = Object.keys(toolTexts);
 const toolIndex = new Map(toolKeys.map((k, i) => [k, i]));
 const toolIds = toolKeys.map((k) => ids(toolTexts[k]));
 
 // Siblings by name word within a source (for records without their own candidate list).
-const nameWords = (key: string) => key.slice(key.indexOf(':') + 1).replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 2);
+const nameWords = (key: string) =>
+  key
+    .slice(key.indexOf(':') + 1)
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 2);
 const bySrcWord = new Map<string, number[]>();
 toolKeys.forEach((k, i) => {
   const src = k.slice(0, k.indexOf(':'));
@@ -106,7 +122,8 @@ function siblings(r: { pos: number[]; group?: number[] }): number[] {
   for (const p of r.pos) {
     const k = toolKeys[p];
     const src = k.slice(0, k.indexOf(':'));
-    for (const w of nameWords(k)) for (const s of bySrcWord.get(`${src}\u0000${w}`) ?? []) if (!r.pos.includes(s)) out.add(s);
+    for (const w of nameWords(k))
+      for (const s of bySrcWord.get(`${src}\u0000${w}`) ?? []) if (!r.pos.includes(s)) out.add(s);
   }
   return [...out];
 }
@@ -117,17 +134,21 @@ interface Item {
   pos: number[];
   sib: number[];
 }
-const items: Item[] = records.map((r) => {
-  const pos = r.pos.map((p) => toolIndex.get(p)!);
-  const group = r.group?.map((g) => toolIndex.get(g)!);
-  return { src: r.src, q: ids(r.q), pos, sib: siblings({ pos, group }) };
-}).filter((it) => it.q.length > 0);
+const items: Item[] = records
+  .map((r) => {
+    const pos = r.pos.map((p) => toolIndex.get(p)!);
+    const group = r.group?.map((g) => toolIndex.get(g)!);
+    return { src: r.src, q: ids(r.q), pos, sib: siblings({ pos, group }) };
+  })
+  .filter((it) => it.q.length > 0);
 
 // Held-out check, scored against each source's tool pool: every request of a seeded 10% of
 // MetaTool's tools (tools never seen in training) and a seeded 10% of the other requests.
 shuffle(items);
 const share = Number(args.holdout);
-const metaTools = shuffle([...new Set(items.filter((it) => it.src.startsWith('metatool')).flatMap((it) => it.pos))].sort((x, y) => x - y));
+const metaTools = shuffle(
+  [...new Set(items.filter((it) => it.src.startsWith('metatool')).flatMap((it) => it.pos))].sort((x, y) => x - y),
+);
 const heldTools = new Set(metaTools.slice(0, Math.round(metaTools.length * share)));
 const isHeld = (it: Item) => (it.src.startsWith('metatool') ? it.pos.some((p) => heldTools.has(p)) : rand() < share);
 const held: Item[] = [];
@@ -145,11 +166,17 @@ const learnScale = args.scale === 'learned';
 let logScale = Math.log(learnScale ? 20 : Number(args.scale));
 
 // Adam state
-const mM = new Float64Array(D * D), vM = new Float64Array(D * D);
-const mA = new Float64Array(V), vA = new Float64Array(V);
-const mD = new Float64Array(V * D), vD = new Float64Array(V * D);
-let mS = 0, vS = 0;
-const b1 = 0.9, b2 = 0.999, eps = 1e-8;
+const mM = new Float64Array(D * D),
+  vM = new Float64Array(D * D);
+const mA = new Float64Array(V),
+  vA = new Float64Array(V);
+const mD = new Float64Array(V * D),
+  vD = new Float64Array(V * D);
+let mS = 0,
+  vS = 0;
+const b1 = 0.9,
+  b2 = 0.999,
+  eps = 1e-8;
 
 /** h = Σ a_w g_w, s = M h + Σ δ_w, u = s / |s|. */
 interface Fwd {
@@ -216,8 +243,12 @@ function backward(f: Fwd, gu: Float64Array) {
 let step = 0;
 function adamStep() {
   step++;
-  const lrM = Number(args['lr-map']), lrA = Number(args['lr-weight']), lrD = Number(args['lr-delta']), l2 = Number(args['l2-delta']);
-  const c1 = 1 - b1 ** step, c2 = 1 - b2 ** step;
+  const lrM = Number(args['lr-map']),
+    lrA = Number(args['lr-weight']),
+    lrD = Number(args['lr-delta']),
+    l2 = Number(args['l2-delta']);
+  const c1 = 1 - b1 ** step,
+    c2 = 1 - b2 ** step;
   for (let i = 0; i < D * D; i++) {
     const g = gM[i];
     mM[i] = b1 * mM[i] + (1 - b1) * g;
@@ -231,15 +262,16 @@ function adamStep() {
     vA[w] = b2 * vA[w] + (1 - b2) * g * g;
     A[w] = Math.max(0, A[w] - (lrA * (mA[w] / c1)) / (Math.sqrt(vA[w] / c2) + eps));
   }
-  if (lrD > 0) for (const [w, gd] of gD) {
-    const o = w * D;
-    for (let c = 0; c < D; c++) {
-      const g = gd[c] + l2 * Dl[o + c];
-      mD[o + c] = b1 * mD[o + c] + (1 - b1) * g;
-      vD[o + c] = b2 * vD[o + c] + (1 - b2) * g * g;
-      Dl[o + c] -= (lrD * (mD[o + c] / c1)) / (Math.sqrt(vD[o + c] / c2) + eps);
+  if (lrD > 0)
+    for (const [w, gd] of gD) {
+      const o = w * D;
+      for (let c = 0; c < D; c++) {
+        const g = gd[c] + l2 * Dl[o + c];
+        mD[o + c] = b1 * mD[o + c] + (1 - b1) * g;
+        vD[o + c] = b2 * vD[o + c] + (1 - b2) * g * g;
+        Dl[o + c] -= (lrD * (mD[o + c] / c1)) / (Math.sqrt(vD[o + c] / c2) + eps);
+      }
     }
-  }
   gA.clear();
   gD.clear();
 }
@@ -257,14 +289,17 @@ function trainBatch(batch: Item[]): number {
   const qf = batch.map((it) => forward(it.q));
   const tf = cols.map((t) => forward(toolIds[t]));
   const scale = Math.exp(logScale);
-  const B = batch.length, C = cols.length;
+  const B = batch.length,
+    C = cols.length;
   const logits = new Float64Array(B * C);
-  for (let i = 0; i < B; i++) for (let j = 0; j < C; j++) {
-    let d = 0;
-    const a = qf[i].u, b = tf[j].u;
-    for (let c = 0; c < D; c++) d += a[c] * b[c];
-    logits[i * C + j] = scale * d;
-  }
+  for (let i = 0; i < B; i++)
+    for (let j = 0; j < C; j++) {
+      let d = 0;
+      const a = qf[i].u,
+        b = tf[j].u;
+      for (let c = 0; c < D; c++) d += a[c] * b[c];
+      logits[i * C + j] = scale * d;
+    }
   const isPos = (i: number, j: number) => batch[i].pos.includes(cols[j]);
   const pairGrad: [number, number, number][] = [];
   const gLogit = new Float64Array(B * C);
@@ -273,7 +308,8 @@ function trainBatch(batch: Item[]): number {
   for (let i = 0; i < B; i++) {
     let mx = -Infinity;
     for (let j = 0; j < C; j++) mx = Math.max(mx, logits[i * C + j]);
-    let z = 0, zp = 0;
+    let z = 0,
+      zp = 0;
     const e = new Float64Array(C);
     for (let j = 0; j < C; j++) {
       e[j] = Math.exp(logits[i * C + j] - mx);
@@ -311,21 +347,25 @@ function trainBatch(batch: Item[]): number {
       if (!any) continue;
       const l = new Float64Array(B);
       let mx = -Infinity;
-      for (let k = 0; k < B; k++) if (k !== i) {
-        let d = 0;
-        for (let c = 0; c < D; c++) d += qf[i].u[c] * qf[k].u[c];
-        l[k] = scale * d;
-        mx = Math.max(mx, l[k]);
-      }
-      let z = 0, zp = 0;
+      for (let k = 0; k < B; k++)
+        if (k !== i) {
+          let d = 0;
+          for (let c = 0; c < D; c++) d += qf[i].u[c] * qf[k].u[c];
+          l[k] = scale * d;
+          mx = Math.max(mx, l[k]);
+        }
+      let z = 0,
+        zp = 0;
       const e = new Float64Array(B);
-      for (let k = 0; k < B; k++) if (k !== i) {
-        e[k] = Math.exp(l[k] - mx);
-        z += e[k];
-        if (same(k)) zp += e[k];
-      }
+      for (let k = 0; k < B; k++)
+        if (k !== i) {
+          e[k] = Math.exp(l[k] - mx);
+          z += e[k];
+          if (same(k)) zp += e[k];
+        }
       loss += (-Math.log(zp / z) * pairWeight) / B;
-      for (let k = 0; k < B; k++) if (k !== i) pairGrad.push([i, k, ((e[k] / z - (same(k) ? e[k] / zp : 0)) * pairWeight) / B]);
+      for (let k = 0; k < B; k++)
+        if (k !== i) pairGrad.push([i, k, ((e[k] / z - (same(k) ? e[k] / zp : 0)) * pairWeight) / B]);
     }
   }
   // tool → requests, for each request's anchor positive
@@ -333,7 +373,8 @@ function trainBatch(batch: Item[]): number {
   for (const j of anchors) {
     let mx = -Infinity;
     for (let i = 0; i < B; i++) mx = Math.max(mx, logits[i * C + j]);
-    let z = 0, zp = 0;
+    let z = 0,
+      zp = 0;
     const e = new Float64Array(B);
     for (let i = 0; i < B; i++) {
       e[i] = Math.exp(logits[i * C + j] - mx);
@@ -346,30 +387,40 @@ function trainBatch(batch: Item[]): number {
   const gq = qf.map(() => new Float64Array(D));
   const gt = tf.map(() => new Float64Array(D));
   for (const [i, k, g] of pairGrad) {
-    const a = qf[i].u, b = qf[k].u, ga = gq[i], gb = gq[k];
+    const a = qf[i].u,
+      b = qf[k].u,
+      ga = gq[i],
+      gb = gq[k];
     for (let c = 0; c < D; c++) {
       ga[c] += g * scale * b[c];
       gb[c] += g * scale * a[c];
     }
   }
   let gScale = 0;
-  for (let i = 0; i < B; i++) for (let j = 0; j < C; j++) {
-    const g = gLogit[i * C + j];
-    if (g === 0) continue;
-    gScale += g * logits[i * C + j]; // d logit / d logScale = logit
-    const a = qf[i].u, b = tf[j].u, ga = gq[i], gb = gt[j];
-    for (let c = 0; c < D; c++) {
-      ga[c] += g * scale * b[c];
-      gb[c] += g * scale * a[c];
+  for (let i = 0; i < B; i++)
+    for (let j = 0; j < C; j++) {
+      const g = gLogit[i * C + j];
+      if (g === 0) continue;
+      gScale += g * logits[i * C + j]; // d logit / d logScale = logit
+      const a = qf[i].u,
+        b = tf[j].u,
+        ga = gq[i],
+        gb = gt[j];
+      for (let c = 0; c < D; c++) {
+        ga[c] += g * scale * b[c];
+        gb[c] += g * scale * a[c];
+      }
     }
-  }
   qf.forEach((f, i) => backward(f, gq[i]));
   tf.forEach((f, j) => backward(f, gt[j]));
   adamStep();
   if (!learnScale) return loss;
   mS = b1 * mS + (1 - b1) * gScale;
   vS = b2 * vS + (1 - b2) * gScale * gScale;
-  logScale = Math.min(Math.log(100), logScale - (0.01 * (mS / (1 - b1 ** step))) / (Math.sqrt(vS / (1 - b2 ** step)) + eps));
+  logScale = Math.min(
+    Math.log(100),
+    logScale - (0.01 * (mS / (1 - b1 ** step))) / (Math.sqrt(vS / (1 - b2 ** step)) + eps),
+  );
   return loss;
 }
 
@@ -399,28 +450,36 @@ function heldOutMrr(): Record<string, number> {
   return Object.fromEntries(Object.entries(sums).map(([k, [s, n]]) => [k, Number((s / n).toFixed(4))]));
 }
 
-console.log(`corpus: ${items.length} requests (${train.length} train, ${held.length} held out), ${toolKeys.length} tools; vocab ${V}, ${D}-d`);
+console.log(
+  `corpus: ${items.length} requests (${train.length} train, ${held.length} held out), ${toolKeys.length} tools; vocab ${V}, ${D}-d`,
+);
 console.log(`held-out MRR before: ${JSON.stringify(heldOutMrr())}`);
-const epochs = Number(args.epochs), batchSize = Number(args.batch), metaPerEpoch = Number(args['metatool-per-epoch']);
+const epochs = Number(args.epochs),
+  batchSize = Number(args.batch),
+  metaPerEpoch = Number(args['metatool-per-epoch']);
 const metatool = train.filter((it) => it.src === 'metatool');
 const byTool = new Map<number, Item[]>();
 for (const it of train) for (const p of it.pos) (byTool.get(p) ?? byTool.set(p, []).get(p)!).push(it);
 const rest = train.filter((it) => it.src !== 'metatool');
 for (let ep = 1; ep <= epochs; ep++) {
   const epoch = shuffle([...rest, ...shuffle([...metatool]).slice(0, metaPerEpoch)]);
-  let loss = 0, n = 0;
+  let loss = 0,
+    n = 0;
   // With --pair-weight, half of each batch is partners: another request of the same tool.
   const half = Number(args['pair-weight']) > 0 ? batchSize / 2 : batchSize;
   for (let b = 0; b + half <= epoch.length; b += half) {
     const part = epoch.slice(b, b + half);
-    if (half < batchSize) for (const it of part.slice()) {
-      const others = byTool.get(it.pos[0])!;
-      part.push(others.length > 1 ? pick(others.filter((o) => o !== it)) : pick(epoch));
-    }
+    if (half < batchSize)
+      for (const it of part.slice()) {
+        const others = byTool.get(it.pos[0])!;
+        part.push(others.length > 1 ? pick(others.filter((o) => o !== it)) : pick(epoch));
+      }
     loss += trainBatch(part);
     n++;
   }
-  console.log(`epoch ${ep}: loss ${(loss / n).toFixed(4)}, scale ${Math.exp(logScale).toFixed(1)}, ${((Date.now() - started) / 1000).toFixed(0)} s${ep % 4 === 0 || ep === epochs ? `, held-out MRR ${JSON.stringify(heldOutMrr())}` : ''}`);
+  console.log(
+    `epoch ${ep}: loss ${(loss / n).toFixed(4)}, scale ${Math.exp(logScale).toFixed(1)}, ${((Date.now() - started) / 1000).toFixed(0)} s${ep % 4 === 0 || ep === epochs ? `, held-out MRR ${JSON.stringify(heldOutMrr())}` : ''}`,
+  );
 }
 const trainSeconds = (Date.now() - started) / 1000;
 
@@ -441,7 +500,12 @@ const out = resolve(args.out);
 mkdirSync(join(out, 'onnx'), { recursive: true });
 const weightFile = args.fp32 ? 'onnx/model.onnx' : 'onnx/model_quantized.onnx';
 const files: Record<string, Uint8Array | string> = {
-  'config.json': JSON.stringify({ model_type: 'bert', hidden_size: D, 'transformers.js_config': { dtype: args.fp32 ? 'fp32' : 'q8' } }, null, 2) + '\n',
+  'config.json':
+    JSON.stringify(
+      { model_type: 'bert', hidden_size: D, 'transformers.js_config': { dtype: args.fp32 ? 'fp32' : 'q8' } },
+      null,
+      2,
+    ) + '\n',
   'tokenizer.json': tokenizerText,
   'tokenizer_config.json': readFileSync(join(baseDir, 'tokenizer_config.json'), 'utf8'),
   [weightFile]: buildModel(table, V, D, !args.fp32),
@@ -454,10 +518,22 @@ for (const [name, content] of Object.entries(files)) {
 const card = JSON.parse(readFileSync(join(corpusDir, 'card.json'), 'utf8')) as Record<string, unknown>;
 const manifest = {
   name: 'dtdr-tool-100d',
-  base: { name: 'dtdr-glove-100d', sha256: JSON.parse(readFileSync(join(baseDir, 'manifest.json'), 'utf8')).sha256[weightFile === 'onnx/model.onnx' ? 'onnx/model_quantized.onnx' : weightFile] },
+  base: {
+    name: 'dtdr-glove-100d',
+    sha256: JSON.parse(readFileSync(join(baseDir, 'manifest.json'), 'utf8')).sha256[
+      weightFile === 'onnx/model.onnx' ? 'onnx/model_quantized.onnx' : weightFile
+    ],
+  },
   training: {
     script: 'scripts/build/train-tool-encoder.ts',
-    corpus: { script: 'scripts/build/tool-corpus.ts', requests: items.length, tools: toolKeys.length, sources: card.sources, kept: card.kept, removedAsEvaluationText: card.removedAsEvaluationText },
+    corpus: {
+      script: 'scripts/build/tool-corpus.ts',
+      requests: items.length,
+      tools: toolKeys.length,
+      sources: card.sources,
+      kept: card.kept,
+      removedAsEvaluationText: card.removedAsEvaluationText,
+    },
     options: Object.fromEntries(Object.entries(args).filter(([k]) => !['corpus', 'base', 'out'].includes(k))),
     heldOutMrr: heldOutMrr(),
     seconds: Math.round(trainSeconds),

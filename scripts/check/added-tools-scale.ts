@@ -16,8 +16,10 @@ import { ADDED_AT_SCALE, grownTo, trainWithoutAdded } from '../../test/worlds/ad
 
 const sizes = (process.argv[2] ?? '2000,16000').split(',').map(Number);
 const batch = process.argv[3] ?? 'requests';
-const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../test/fixtures/${name}`, import.meta.url), 'utf8'));
-const requests: Record<string, string[]> | undefined = batch === 'dev' ? fixture('added-tool-dev-requests.json').requests : fixture('added-tool-requests.json')[batch];
+const fixture = (name: string) =>
+  JSON.parse(readFileSync(new URL(`../../test/fixtures/${name}`, import.meta.url), 'utf8'));
+const requests: Record<string, string[]> | undefined =
+  batch === 'dev' ? fixture('added-tool-dev-requests.json').requests : fixture('added-tool-requests.json')[batch];
 if (!requests) throw new Error(`no batch "${batch}" (requests, heldOut or dev)`);
 const encoder = await loadEncoder();
 const saved = await trainWithoutAdded(encoder);
@@ -39,9 +41,13 @@ for (const size of sizes) {
       if (hit) inSet++;
       else {
         if (!r.widened) confidentMisses++;
-        console.log(`MISS${r.widened ? '' : ' CONFIDENT'} ${name}: "${request}" → ${r.candidates.map((c) => c.tool).join(', ')}`);
+        console.log(
+          `MISS${r.widened ? '' : ' CONFIDENT'} ${name}: "${request}" → ${r.candidates.map((c) => c.tool).join(', ')}`,
+        );
       }
     }
   }
-  console.log(`${size} tools, ${batch}: ${inSet}/${asked} in set, mean |F_t| ${(setSizes / asked).toFixed(2)}, confident misses ${confidentMisses}, retrieve ${((1000 * ms) / asked).toFixed(0)} µs`);
+  console.log(
+    `${size} tools, ${batch}: ${inSet}/${asked} in set, mean |F_t| ${(setSizes / asked).toFixed(2)}, confident misses ${confidentMisses}, retrieve ${((1000 * ms) / asked).toFixed(0)} µs`,
+  );
 }

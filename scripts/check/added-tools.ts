@@ -11,7 +11,9 @@ import { planTools } from '../../src/core/plans/plan.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../../src/demo/toolset.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 
-const fixture = JSON.parse(readFileSync(new URL('../../test/fixtures/added-tool-requests.json', import.meta.url), 'utf8')) as Record<string, Record<string, string[]>>;
+const fixture = JSON.parse(
+  readFileSync(new URL('../../test/fixtures/added-tool-requests.json', import.meta.url), 'utf8'),
+) as Record<string, Record<string, string[]>>;
 const batch = process.argv[2] ?? 'requests';
 const count = Number(process.argv[3] ?? 600);
 const only = process.argv[4]?.split(',');
@@ -24,7 +26,12 @@ let confidentMisses = 0;
 let size = 0;
 for (const tool of DEMO_TOOLS) {
   if (only && !only.includes(tool.name)) continue;
-  const model = await Dtdr.train({ tools: DEMO_TOOLS.filter((t) => t !== tool), plans: all.filter((p) => !planTools(p).includes(tool.name)), encoder, seed: 0 });
+  const model = await Dtdr.train({
+    tools: DEMO_TOOLS.filter((t) => t !== tool),
+    plans: all.filter((p) => !planTools(p).includes(tool.name)),
+    encoder,
+    seed: 0,
+  });
   await model.addTools([tool]);
   for (const request of fixture[batch][tool.name] ?? []) {
     const r = await model.retrieve(request);
@@ -33,7 +40,12 @@ for (const tool of DEMO_TOOLS) {
     size += r.candidates.length;
     if (hit) inSet++;
     else if (!r.widened) confidentMisses++;
-    if (!hit || !r.widened) console.log(`${hit ? 'HIT ' : 'MISS'}${r.widened ? '' : ' CONFIDENT'} ${tool.name}: "${request}" → ${r.candidates.map((c) => `${c.tool} ${c.probability.toFixed(2)}`).join(', ')} [${r.ranking.group ?? ''}]`);
+    if (!hit || !r.widened)
+      console.log(
+        `${hit ? 'HIT ' : 'MISS'}${r.widened ? '' : ' CONFIDENT'} ${tool.name}: "${request}" → ${r.candidates.map((c) => `${c.tool} ${c.probability.toFixed(2)}`).join(', ')} [${r.ranking.group ?? ''}]`,
+      );
   }
 }
-console.log(`${batch}: ${inSet}/${asked} in set (${(inSet / asked).toFixed(3)}), confident misses ${confidentMisses}, mean |F_t| ${(size / asked).toFixed(2)}`);
+console.log(
+  `${batch}: ${inSet}/${asked} in set (${(inSet / asked).toFixed(3)}), confident misses ${confidentMisses}, mean |F_t| ${(size / asked).toFixed(2)}`,
+);

@@ -12,7 +12,13 @@
 import { parseArgs } from 'node:util';
 import { FUZZ_TARGETS, runTarget } from '../../test/fuzz-targets.js';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '100000' }, seed: { type: 'string', default: '1' }, target: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '100000' },
+    seed: { type: 'string', default: '1' },
+    target: { type: 'string' },
+  },
+});
 const runs = Number(values.runs);
 const seed = Number(values.seed);
 if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed)) {
@@ -29,7 +35,9 @@ for (const target of targets) {
   const t0 = performance.now();
   const r = await runTarget(target, runs, seed);
   bad += r.failureCount;
-  console.log(`| ${r.target} | ${r.cases.toLocaleString('en')} | ${r.failureCount} | ${r.maxMs.toFixed(2)} | ${r.p99Ms.toFixed(3)} | ${r.slowestRetimedMs.toFixed(2)} | ${((performance.now() - t0) / 1000).toFixed(1)} |`);
+  console.log(
+    `| ${r.target} | ${r.cases.toLocaleString('en')} | ${r.failureCount} | ${r.maxMs.toFixed(2)} | ${r.p99Ms.toFixed(3)} | ${r.slowestRetimedMs.toFixed(2)} | ${((performance.now() - t0) / 1000).toFixed(1)} |`,
+  );
   for (const f of r.failures) details.push(`${r.target} case ${f.index}: ${f.error}`);
 }
 if (details.length > 0) console.log(`\n${details.join('\n\n')}`);

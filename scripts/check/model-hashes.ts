@@ -35,12 +35,28 @@ for (const [name, load] of worlds) {
     const json = createHash('sha256').update(JSON.stringify(model.toJSON())).digest('hex').slice(0, 16);
     const bin = createHash('sha256').update(model.toBinary()).digest('hex').slice(0, 16);
     const ranks = createHash('sha256');
-    for (const plan of test) for (const step of planSteps(plan)) {
-      const r = await model.retrieve(plan.query, step.history);
-      ranks.update(Buffer.from(r.ranking.probabilities.buffer, r.ranking.probabilities.byteOffset, r.ranking.probabilities.byteLength));
-      ranks.update(JSON.stringify([r.candidates.map((c) => c.tool), r.confident, r.widened, Array.from(r.ranking.order.slice(0, 10))]));
-    }
-    console.log(`${name}\t${method}\tjson ${json}\tbin ${bin}\tranks ${ranks.digest('hex').slice(0, 16)}\t(fit ${fitS}s)`);
+    for (const plan of test)
+      for (const step of planSteps(plan)) {
+        const r = await model.retrieve(plan.query, step.history);
+        ranks.update(
+          Buffer.from(
+            r.ranking.probabilities.buffer,
+            r.ranking.probabilities.byteOffset,
+            r.ranking.probabilities.byteLength,
+          ),
+        );
+        ranks.update(
+          JSON.stringify([
+            r.candidates.map((c) => c.tool),
+            r.confident,
+            r.widened,
+            Array.from(r.ranking.order.slice(0, 10)),
+          ]),
+        );
+      }
+    console.log(
+      `${name}\t${method}\tjson ${json}\tbin ${bin}\tranks ${ranks.digest('hex').slice(0, 16)}\t(fit ${fitS}s)`,
+    );
   }
 }
 await encoder.dispose?.();

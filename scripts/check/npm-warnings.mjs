@@ -32,15 +32,27 @@ if (isMain) {
   const files = process.argv.slice(2);
   const text = files.length ? files.map((f) => readFileSync(f, 'utf8')).join('\n') : readFileSync(0, 'utf8');
   const knownFile = new URL('../../.ci/npm-warnings-known', import.meta.url);
-  const known = existsSync(knownFile) ? readFileSync(knownFile, 'utf8').split('\n').filter((l) => l.trim() && !l.startsWith('#')).map((l) => new RegExp(l.trim())) : [];
+  const known = existsSync(knownFile)
+    ? readFileSync(knownFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() && !l.startsWith('#'))
+        .map((l) => new RegExp(l.trim()))
+    : [];
   const all = projectWarnings(text);
   const open = all.filter((w) => known.some((k) => k.test(w)));
   const warnings = all.filter((w) => !known.some((k) => k.test(w)));
-  if (open.length) console.log(`${open.length} npm warning line(s) known and still open (.ci/npm-warnings-known):\n${open.map((w) => `  ${w}`).join('\n')}`);
+  if (open.length)
+    console.log(
+      `${open.length} npm warning line(s) known and still open (.ci/npm-warnings-known):\n${open.map((w) => `  ${w}`).join('\n')}`,
+    );
   if (warnings.length) {
     console.error(`npm printed ${warnings.length} warning line(s) that this project causes:`);
     for (const w of warnings) console.error(`  ${w}`);
     process.exit(1);
   }
-  console.log(open.length ? 'npm printed no other warning that this project causes' : 'npm printed no warning that this project causes');
+  console.log(
+    open.length
+      ? 'npm printed no other warning that this project causes'
+      : 'npm printed no warning that this project causes',
+  );
 }

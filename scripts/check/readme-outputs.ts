@@ -10,12 +10,20 @@ import { generateOutputs, readmeBlocks, rewriteReadme, ROOT, withoutTimings } fr
 const README = join(ROOT, 'README.md');
 const readme = readFileSync(README, 'utf8');
 const outputs = await generateOutputs();
-if (!outputs.has('package-measured')) console.error('readme-outputs: dist/ is not built (npm run build): the package figures and npm start seconds are left as they are');
+if (!outputs.has('package-measured'))
+  console.error(
+    'readme-outputs: dist/ is not built (npm run build): the package figures and npm start seconds are left as they are',
+  );
 const next = rewriteReadme(readme, outputs);
 const marked = readmeBlocks(readme);
-for (const name of outputs.keys()) if (!marked.has(name)) console.error(`readme-outputs: README.md has no <!-- output:${name} --> block`);
+for (const name of outputs.keys())
+  if (!marked.has(name)) console.error(`readme-outputs: README.md has no <!-- output:${name} --> block`);
 if (process.argv.includes('--check')) {
-  const stale = [...outputs].filter(([name, text]) => !name.endsWith('-measured') && withoutTimings(marked.get(name) ?? '') !== withoutTimings(text)).map(([name]) => name);
+  const stale = [...outputs]
+    .filter(
+      ([name, text]) => !name.endsWith('-measured') && withoutTimings(marked.get(name) ?? '') !== withoutTimings(text),
+    )
+    .map(([name]) => name);
   console.log(stale.length ? `stale: ${stale.join(', ')}` : 'README outputs are current');
   process.exitCode = stale.length ? 1 : 0;
 } else {

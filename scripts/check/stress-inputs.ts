@@ -43,23 +43,51 @@ const model = await Dtdr.train({ tools: demo.tools, plans: demo.plans, encoder }
 const words = 'Please BookFlight to Paris tomorrow and send_email with the itinerary; weather? ';
 
 // Requests at the bound, through retrieve (embedding, lexical index and ranking).
-for (const [name, unit] of [['words', words], ['capitals', 'A'], ['camelCase', 'aB'], ['punctuation', '.'], ['spaces+newlines', ' \n']] as const) {
-  await measure(`retrieve, ${MAX_QUERY_CHARS.toLocaleString('en')}-char request (${name})`, async () => (await model.retrieve(fill(unit, MAX_QUERY_CHARS))).candidates.length + ' candidates');
+for (const [name, unit] of [
+  ['words', words],
+  ['capitals', 'A'],
+  ['camelCase', 'aB'],
+  ['punctuation', '.'],
+  ['spaces+newlines', ' \n'],
+] as const) {
+  await measure(
+    `retrieve, ${MAX_QUERY_CHARS.toLocaleString('en')}-char request (${name})`,
+    async () => (await model.retrieve(fill(unit, MAX_QUERY_CHARS))).candidates.length + ' candidates',
+  );
 }
-await measure(`retrieve, ${(MAX_QUERY_CHARS + 1).toLocaleString('en')}-char request`, () => model.retrieve(fill(words, MAX_QUERY_CHARS + 1)));
+await measure(`retrieve, ${(MAX_QUERY_CHARS + 1).toLocaleString('en')}-char request`, () =>
+  model.retrieve(fill(words, MAX_QUERY_CHARS + 1)),
+);
 
 // Tool names: refused by the tool-name rule, before any work.
 const longName = fill('A', 100_000);
 await measure('tool-name rule, 100,000-char name', () => checkToolName(longName, { field: 'tools[0].name' }));
-await measure('Dtdr.train, tools only, one 100,000-char name', () => Dtdr.train({ tools: [...demo.tools, { name: longName, description: 'x' }], encoder }).then(() => 'accepted'));
+await measure('Dtdr.train, tools only, one 100,000-char name', () =>
+  Dtdr.train({ tools: [...demo.tools, { name: longName, description: 'x' }], encoder }).then(() => 'accepted'),
+);
 
 // Descriptions at the bound: training (tools only) and adding a tool.
 const longDescription = fill(words, MAX_DESCRIPTION_CHARS);
-await measure(`Dtdr.train, tools only, one ${MAX_DESCRIPTION_CHARS.toLocaleString('en')}-char description`, () => Dtdr.train({ tools: [...demo.tools, { name: 'long_tool', description: longDescription }], encoder }).then(() => 'trained'));
-await measure(`Dtdr.train, tools only, one ${MAX_DESCRIPTION_CHARS.toLocaleString('en')}-char description of capitals`, () => Dtdr.train({ tools: [...demo.tools, { name: 'long_tool', description: fill('A', MAX_DESCRIPTION_CHARS) }], encoder }).then(() => 'trained'));
+await measure(`Dtdr.train, tools only, one ${MAX_DESCRIPTION_CHARS.toLocaleString('en')}-char description`, () =>
+  Dtdr.train({ tools: [...demo.tools, { name: 'long_tool', description: longDescription }], encoder }).then(
+    () => 'trained',
+  ),
+);
+await measure(
+  `Dtdr.train, tools only, one ${MAX_DESCRIPTION_CHARS.toLocaleString('en')}-char description of capitals`,
+  () =>
+    Dtdr.train({
+      tools: [...demo.tools, { name: 'long_tool', description: fill('A', MAX_DESCRIPTION_CHARS) }],
+      encoder,
+    }).then(() => 'trained'),
+);
 let added = 0;
-await measure(`addTools, one ${MAX_DESCRIPTION_CHARS.toLocaleString('en')}-char description`, () => model.addTools([{ name: `long_tool_${added++}`, description: longDescription }]));
-await measure(`addTools, one ${(MAX_DESCRIPTION_CHARS + 1).toLocaleString('en')}-char description`, () => model.addTools([{ name: 'too_long', description: fill(words, MAX_DESCRIPTION_CHARS + 1) }]));
+await measure(`addTools, one ${MAX_DESCRIPTION_CHARS.toLocaleString('en')}-char description`, () =>
+  model.addTools([{ name: `long_tool_${added++}`, description: longDescription }]),
+);
+await measure(`addTools, one ${(MAX_DESCRIPTION_CHARS + 1).toLocaleString('en')}-char description`, () =>
+  model.addTools([{ name: 'too_long', description: fill(words, MAX_DESCRIPTION_CHARS + 1) }]),
+);
 
 // Model answers through every parser.
 const answers: [string, string][] = [
@@ -75,7 +103,11 @@ const answers: [string, string][] = [
   ["'Action: \\n' × 40,000", 'Action: \n'.repeat(40_000)],
 ];
 for (const [name, answer] of answers) {
-  for (const [parser, parse] of [['hermes', parseHermes], ['react', parseReAct], ['openai', parseOpenAI]] as const) {
+  for (const [parser, parse] of [
+    ['hermes', parseHermes],
+    ['react', parseReAct],
+    ['openai', parseOpenAI],
+  ] as const) {
     await measure(`${parser} parser, ${name}`, () => parse(answer).kind);
   }
 }
@@ -83,12 +115,23 @@ for (const [name, answer] of answers) {
 // Plan lines.
 const planLine = (steps: number, tool: (i: number) => string): string => {
   const tools = Array.from({ length: steps }, (_, i) => tool(i));
-  return JSON.stringify({ id: 'p', user_request: 'do it', task_nodes: tools.map((task) => ({ task })), task_links: tools.slice(1).map((target, i) => ({ source: tools[i], target })) });
+  return JSON.stringify({
+    id: 'p',
+    user_request: 'do it',
+    task_nodes: tools.map((task) => ({ task })),
+    task_links: tools.slice(1).map((target, i) => ({ source: tools[i], target })),
+  });
 };
 for (const steps of [4000, MAX_PLAN_STEPS]) {
-  for (const [name, tool] of [['one tool repeated', () => 'A'], ['distinct tools', (i: number) => `t${i}`]] as const) {
+  for (const [name, tool] of [
+    ['one tool repeated', () => 'A'],
+    ['distinct tools', (i: number) => `t${i}`],
+  ] as const) {
     const line = planLine(steps, tool);
-    await measure(`parsePlans, one ${steps.toLocaleString('en')}-step chain (${name})`, () => `${parsePlans(line)[0].edges.length} edges`);
+    await measure(
+      `parsePlans, one ${steps.toLocaleString('en')}-step chain (${name})`,
+      () => `${parsePlans(line)[0].edges.length} edges`,
+    );
   }
 }
 
@@ -100,4 +143,6 @@ if (slow.length > 0) {
   console.error(`\n${slow.length} over ${LIMIT_MS} ms: ${slow.map((r) => r.what).join('; ')}`);
   process.exit(1);
 }
-console.log(`\nall under ${LIMIT_MS} ms (median of ${REPEATS}; ${process.platform} ${process.arch}, Node ${process.version})`);
+console.log(
+  `\nall under ${LIMIT_MS} ms (median of ${REPEATS}; ${process.platform} ${process.arch}, Node ${process.version})`,
+);

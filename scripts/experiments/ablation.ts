@@ -16,7 +16,9 @@ import { fitRetriever, fitVectors } from '../../src/core/retrieval/train.js';
 import { readDatasetDir } from '../../src/data/node.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 
-const { values } = parseArgs({ options: { data: { type: 'string', default: 'ultratool,restbench-tmdb,seal-tools' }, json: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { data: { type: 'string', default: 'ultratool,restbench-tmdb,seal-tools' }, json: { type: 'string' } },
+});
 const root = new URL('../../../shared/data/', import.meta.url).pathname;
 const encoder = await loadEncoder();
 // 'end' and 'called' are bookkeeping features rather than evidence; ablate the evidence signals.
@@ -36,14 +38,26 @@ for (const name of values.data.split(',')) {
   for (const p of split.test) if (!queries.has(p.query)) queries.set(p.query, (await encoder.embed([p.query]))[0]);
   for (const without of ablations) {
     const started = performance.now();
-    const retriever = fitRetriever('dtdr-g', dataset.tools, split.train, vectors, { gated: { without: without ? [without] : [] } });
+    const retriever = fitRetriever('dtdr-g', dataset.tools, split.train, vectors, {
+      gated: { without: without ? [without] : [] },
+    });
     const all: StepScore[] = [];
     const novel: StepScore[] = [];
     for (const plan of split.test) {
       for (const step of planSteps(plan)) {
-        const ranking = retriever.rank({ query: step.query, history: step.history, queryVector: queries.get(plan.query) });
+        const ranking = retriever.rank({
+          query: step.query,
+          history: step.history,
+          queryVector: queries.get(plan.query),
+        });
         const set = selectCandidates(ranking);
-        const score = scoreStep(ranking.order, ranking.labels, step.acceptable, set.candidates.map((c) => c.tool), { confidence: ranking.probabilities[ranking.order[0]], widened: set.widened });
+        const score = scoreStep(
+          ranking.order,
+          ranking.labels,
+          step.acceptable,
+          set.candidates.map((c) => c.tool),
+          { confidence: ranking.probabilities[ranking.order[0]], widened: set.widened },
+        );
         all.push(score);
         if (!seen.has(sequenceKey(plan))) novel.push(score);
       }
@@ -51,7 +65,9 @@ for (const name of values.data.split(',')) {
     const label = without ? `− ${without}` : 'DTDR-G (all signals)';
     (rows[label] ??= {})[name] = summarize(all);
     if (name === 'ultratool') rows[label][`${name} novel`] = summarize(novel);
-    console.error(`${name} ${label}: MRR ${summarize(all).mrr.toFixed(3)} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    console.error(
+      `${name} ${label}: MRR ${summarize(all).mrr.toFixed(3)} (${((performance.now() - started) / 1000).toFixed(1)} s)`,
+    );
   }
 }
 
@@ -59,7 +75,9 @@ const columns = [...new Set(Object.values(rows).flatMap((r) => Object.keys(r)))]
 console.log(`| variant | ${columns.map((c) => `${c} MRR | ${c} coverage`).join(' | ')} |`);
 console.log(`|---|${columns.map(() => '---:|---:').join('|')}|`);
 for (const [label, r] of Object.entries(rows)) {
-  console.log(`| ${label} | ${columns.map((c) => (r[c] ? `${r[c].mrr.toFixed(3)} | ${r[c].coverage.toFixed(3)}` : '– | –')).join(' | ')} |`);
+  console.log(
+    `| ${label} | ${columns.map((c) => (r[c] ? `${r[c].mrr.toFixed(3)} | ${r[c].coverage.toFixed(3)}` : '– | –')).join(' | ')} |`,
+  );
 }
 if (values.json) writeFileSync(values.json, JSON.stringify(rows, null, 2));
 await encoder.dispose?.();

@@ -23,10 +23,18 @@ function countNumbers(v: unknown): number {
   return 0;
 }
 
-console.log(`| model (${dataset.name}, ${dataset.plans.length} plans) | learned numbers | JSON | bytes/number | binary v2 | bytes/number | load binary (median of 7) |`);
+console.log(
+  `| model (${dataset.name}, ${dataset.plans.length} plans) | learned numbers | JSON | bytes/number | binary v2 | bytes/number | load binary (median of 7) |`,
+);
 console.log('|---|---:|---:|---:|---:|---:|---:|');
 for (const method of ['dtdr-c', 'dtdr-h', 'dtdr-g'] as MethodName[]) {
-  const model = await Dtdr.train({ method, tools: dataset.tools, plans: dataset.plans, encoder, dataset: dataset.name });
+  const model = await Dtdr.train({
+    method,
+    tools: dataset.tools,
+    plans: dataset.plans,
+    encoder,
+    dataset: dataset.name,
+  });
   const artifact = model.toJSON();
   const numbers = countNumbers(artifact.state);
   const json = JSON.stringify(artifact).length;
@@ -38,5 +46,7 @@ for (const method of ['dtdr-c', 'dtdr-h', 'dtdr-g'] as MethodName[]) {
     times.push(performance.now() - t);
   }
   const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
-  console.log(`| ${method} | ${numbers.toLocaleString('en')} | ${kb(json)} | ${(json / numbers).toFixed(1)} | ${kb(binary.length)} | ${(binary.length / numbers).toFixed(1)} | ${median(times).toFixed(0)} ms |`);
+  console.log(
+    `| ${method} | ${numbers.toLocaleString('en')} | ${kb(json)} | ${(json / numbers).toFixed(1)} | ${kb(binary.length)} | ${(binary.length / numbers).toFixed(1)} | ${median(times).toFixed(0)} ms |`,
+  );
 }

@@ -29,10 +29,17 @@ const r = await evaluateMethods(demo.tools, demo.plans, test, await loadEncoder(
       const step = s.steps[i];
       const ranking = s.rankings[i];
       const set = selectCandidates(ranking).candidates.map((c) => `${c.tool} ${c.probability.toFixed(2)}`);
-      misses.push(`${method} ${sc.widened ? 'unsure   ' : 'CONFIDENT'} "${step.query}" after [${step.history.join(' → ')}] needs ${step.acceptable.join(' | ')}; set: ${set.join(', ')}${ranking.cause ? ` (${ranking.cause})` : ''}`);
+      misses.push(
+        `${method} ${sc.widened ? 'unsure   ' : 'CONFIDENT'} "${step.query}" after [${step.history.join(' → ')}] needs ${step.acceptable.join(' | ')}; set: ${set.join(', ')}${ranking.cause ? ` (${ranking.cause})` : ''}`,
+      );
     }),
 });
-console.log(`compositional demo set: ${r.testPlans} requests, ${r.steps} steps, trained on ${demo.plans.length} demo plans`);
-for (const [method, m] of Object.entries(r.results)) console.log(`${method.padEnd(8)} MRR ${m.mrr.toFixed(3)}  coverage ${m.coverage.toFixed(3)}  |F_t| ${m.setSize.toFixed(2)}  confident-miss ${m.confidentMissRate.toFixed(3)}  widened ${m.widenedRate.toFixed(3)}`);
+console.log(
+  `compositional demo set: ${r.testPlans} requests, ${r.steps} steps, trained on ${demo.plans.length} demo plans`,
+);
+for (const [method, m] of Object.entries(r.results))
+  console.log(
+    `${method.padEnd(8)} MRR ${m.mrr.toFixed(3)}  coverage ${m.coverage.toFixed(3)}  |F_t| ${m.setSize.toFixed(2)}  confident-miss ${m.confidentMissRate.toFixed(3)}  widened ${m.widenedRate.toFixed(3)}`,
+  );
 console.log(`\nsteps whose set missed the needed tool (${misses.length}):`);
 for (const line of misses) console.log(`  ${line}`);

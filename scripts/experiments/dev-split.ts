@@ -39,10 +39,14 @@ await evaluateMethods(data.tools, devTrain, devTest, encoder, {
       (rows[part] ??= []).push(score);
       (rows[`  ${part}/${s.rankings[i]?.group ?? '-'}`] ??= []).push(score);
     });
-    console.log(`${method}: dev-train ${devTrain.length} plans, dev-test ${devTest.length} (${newSeq.size} with a new sequence), seed ${seed}`);
+    console.log(
+      `${method}: dev-train ${devTrain.length} plans, dev-test ${devTest.length} (${newSeq.size} with a new sequence), seed ${seed}`,
+    );
     for (const [key, list] of Object.entries(rows).sort()) {
       const r = summarize(list);
-      console.log(`${key.padEnd(34)} n=${String(r.steps).padStart(5)} MRR ${fmt(r.mrr)} cov ${fmt(r.coverage)} |F| ${r.setSize.toFixed(2)} c-miss ${fmt(r.confidentMissRate)} ECE ${fmt(r.ece)} widened ${fmt(r.widenedRate)}`);
+      console.log(
+        `${key.padEnd(34)} n=${String(r.steps).padStart(5)} MRR ${fmt(r.mrr)} cov ${fmt(r.coverage)} |F| ${r.setSize.toFixed(2)} c-miss ${fmt(r.confidentMissRate)} ECE ${fmt(r.ece)} widened ${fmt(r.widenedRate)}`,
+      );
     }
   },
 });

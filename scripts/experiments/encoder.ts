@@ -23,7 +23,9 @@ const { values: args } = parseArgs({
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i], 0);
 
 async function main() {
-  const { pairs } = JSON.parse(readFileSync(new URL('../../test/fixtures/paraphrases.json', import.meta.url), 'utf8')) as { pairs: [string, string][] };
+  const { pairs } = JSON.parse(
+    readFileSync(new URL('../../test/fixtures/paraphrases.json', import.meta.url), 'utf8'),
+  ) as { pairs: [string, string][] };
   const encoder = await loadEncoder({ model: args.encoder, cacheSize: 0 });
   const sentences = pairs.flat();
   const vectors = await encoder.embed(sentences);
@@ -45,24 +47,34 @@ async function main() {
   const n = Number(args.sentences);
   const verbs = ['send', 'find', 'book', 'play', 'call', 'check', 'open', 'set', 'remind', 'show'];
   const objects = ['email', 'flight', 'song', 'alarm', 'note', 'file', 'meeting', 'contact', 'route', 'photo'];
-  const texts = Array.from({ length: n }, (_, i) => `please ${verbs[i % 10]} the ${objects[Math.floor(i / 10) % 10]} for my ${['friend', 'boss', 'team', 'mother'][i % 4]} number ${i}`);
+  const texts = Array.from(
+    { length: n },
+    (_, i) =>
+      `please ${verbs[i % 10]} the ${objects[Math.floor(i / 10) % 10]} for my ${['friend', 'boss', 'team', 'mother'][i % 4]} number ${i}`,
+  );
   const rates: number[] = [];
   for (let r = 0; r < Number(args.runs); r++) {
     const t0 = performance.now();
     await encoder.embed(texts);
     rates.push(n / ((performance.now() - t0) / 1000));
   }
-  console.log(JSON.stringify({
-    encoder: encoder.id,
-    dimension: encoder.dimension,
-    pairs: pairs.length,
-    nearestNeighbourAccuracy: +(correct / sentences.length).toFixed(4),
-    correct,
-    sentences: sentences.length,
-    throughputPerSecondMedian: Math.round(median(rates)),
-    throughputRuns: rates.map(Math.round),
-    misses,
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        encoder: encoder.id,
+        dimension: encoder.dimension,
+        pairs: pairs.length,
+        nearestNeighbourAccuracy: +(correct / sentences.length).toFixed(4),
+        correct,
+        sentences: sentences.length,
+        throughputPerSecondMedian: Math.round(median(rates)),
+        throughputRuns: rates.map(Math.round),
+        misses,
+      },
+      null,
+      2,
+    ),
+  );
   await encoder.dispose?.();
 }
 

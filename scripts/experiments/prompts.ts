@@ -25,20 +25,35 @@ const { values } = parseArgs({
 async function main() {
   const dataset = readDatasetDir(values.data);
   const split = splitDataset(dataset);
-  const model = await Dtdr.train({ method: values.method as never, tools: dataset.tools, plans: split.train, encoder: await loadEncoder() });
+  const model = await Dtdr.train({
+    method: values.method as never,
+    tools: dataset.tools,
+    plans: split.train,
+    encoder: await loadEncoder(),
+  });
   const strategies: Strategy[] = ['none', 'raw-demos', 'soft', 'soft-weighted', 'hard', 'hard-weighted'];
   const study = await studyPrompts(model, dataset.tools, split.test, await loadQwen3TokenCounter(), {
-    strategies, format: values.format as PromptFormat, alphas: [0.05, 0.1, 0.2, 0.3, 0.5], demonstrations: split.train,
+    strategies,
+    format: values.format as PromptFormat,
+    alphas: [0.05, 0.1, 0.2, 0.3, 0.5],
+    demonstrations: split.train,
   });
-  console.log(`${dataset.name} · ${split.description} · ${values.method} · ${values.format} · ${study.steps} test steps\n`);
+  console.log(
+    `${dataset.name} · ${split.description} · ${values.method} · ${values.format} · ${study.steps} test steps\n`,
+  );
   console.log('| strategy | constant | variable | total | total vs none |\n|---|---:|---:|---:|---:|');
   const none = study.tokens.none!.total;
   for (const s of strategies) {
     const t = study.tokens[s]!;
-    console.log(`| ${s} | ${t.constant.toFixed(0)} | ${t.variable.toFixed(0)} | ${t.total.toFixed(0)} | ${((100 * t.total) / none).toFixed(1)}% |`);
+    console.log(
+      `| ${s} | ${t.constant.toFixed(0)} | ${t.variable.toFixed(0)} | ${t.total.toFixed(0)} | ${((100 * t.total) / none).toFixed(1)}% |`,
+    );
   }
   console.log('\n| α | coverage | mean \\|F_t\\| | widened steps |\n|---:|---:|---:|---:|');
-  for (const t of study.thresholds) console.log(`| ${t.alpha} | ${t.coverage.toFixed(3)} | ${t.setSize.toFixed(2)} | ${(100 * t.widenedShare).toFixed(1)}% |`);
+  for (const t of study.thresholds)
+    console.log(
+      `| ${t.alpha} | ${t.coverage.toFixed(3)} | ${t.setSize.toFixed(2)} | ${(100 * t.widenedShare).toFixed(1)}% |`,
+    );
 }
 
 await main();

@@ -40,15 +40,22 @@ for (const name of values.data.split(',')) {
   for (const kind of splits) {
     const started = performance.now();
     const split = splitDataset(dataset, { seed: 0, split: kind });
-    sections.push(await collectDatasetReport(kind === 'novel' ? { ...dataset, name: `${name} (novel sequences)` } : dataset, split, encoder, {
-      // Every method, then the peers (other packages' tool search) on the same steps.
-      methods: [...METHODS, ...PEERS],
-      peers: peersFor(PEERS),
-      seed: 0,
-      counter,
-      // Ablations refit a dozen times: on the first dataset's default split only.
-      ablations: !values['no-ablations'] && sections.length === 0,
-    }));
+    sections.push(
+      await collectDatasetReport(
+        kind === 'novel' ? { ...dataset, name: `${name} (novel sequences)` } : dataset,
+        split,
+        encoder,
+        {
+          // Every method, then the peers (other packages' tool search) on the same steps.
+          methods: [...METHODS, ...PEERS],
+          peers: peersFor(PEERS),
+          seed: 0,
+          counter,
+          // Ablations refit a dozen times: on the first dataset's default split only.
+          ablations: !values['no-ablations'] && sections.length === 0,
+        },
+      ),
+    );
     console.error(`${name} ${kind}: ${((performance.now() - started) / 1000).toFixed(0)} s`);
   }
 }

@@ -6,13 +6,18 @@
 import { parseArgs } from 'node:util';
 import { TOOLS_ONLY_DATASETS, toolsOnlyFigures } from '../../test/worlds/tools-only.js';
 
-const { values: args } = parseArgs({ options: { json: { type: 'boolean', default: false }, encoder: { type: 'string' } } });
+const { values: args } = parseArgs({
+  options: { json: { type: 'boolean', default: false }, encoder: { type: 'string' } },
+});
 const root = new URL('../../../shared/data/', import.meta.url).pathname;
 for (const name of TOOLS_ONLY_DATASETS) {
   const f = await toolsOnlyFigures(`${root}${name}`, undefined, args.encoder);
   if (args.json) console.log(JSON.stringify(f));
   else {
     console.log(`${f.dataset}: ${f.steps} test steps, ${f.historySteps} with history`);
-    for (const [m, r] of Object.entries(f.mrr)) console.log(`  ${m.padEnd(7)} MRR all ${r.all.toFixed(4)}  history-aware ${r.history.toFixed(4)}  first step ${r.first.toFixed(4)}`);
+    for (const [m, r] of Object.entries(f.mrr))
+      console.log(
+        `  ${m.padEnd(7)} MRR all ${r.all.toFixed(4)}  history-aware ${r.history.toFixed(4)}  first step ${r.first.toFixed(4)}`,
+      );
   }
 }
