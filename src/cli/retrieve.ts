@@ -57,7 +57,7 @@ export function parseHistory(value: string | undefined, model: Dtdr): string[] {
 export function knownToolsList(names: string[]): string {
   const sorted = [...names].sort();
   const shown = sorted.slice(0, 60);
-  return `the model's ${names.length} tools: ${shown.join(', ')}${sorted.length > shown.length ? `, and ${sorted.length - shown.length} more` : ''}`;
+  return `the model's ${names.length} tools: ${shown.join(', ')}` + `${sorted.length > shown.length ? `, and ${sorted.length - shown.length} more` : ''}`;
 }
 
 export async function retrieveCommand(argv: string[]): Promise<void> {

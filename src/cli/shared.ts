@@ -50,7 +50,7 @@ export function checkDescribed(dir: string, dataset: Pick<Dataset, 'tools'>, all
   if (allowUndescribed) return;
   if (!existsSync(join(dir, 'tool_desc.json'))) {
     throw new DtdrError('data', `no tool_desc.json in "${dir}": dtdr would know the tools by name only`, {
-      hint: 'add tool_desc.json ({"nodes": [{"id": …, "desc": …}]}), or pass --allow-undescribed to train from the names the plans call',
+      hint: 'add tool_desc.json ({"nodes": [{"id": …, "desc": …}]}), or pass --allow-undescribed to ' + 'train from the names the plans call',
     });
   }
   const undescribed = dataset.tools.filter((t) => !t.description?.trim());
@@ -62,7 +62,10 @@ export function checkDescribed(dir: string, dataset: Pick<Dataset, 'tools'>, all
   }
 }
 
-/** `--threads N` (default: foldWorkers' own) for DTDR-G's cross-fitting; `report` prints why a worker did not help, once each. */
+/**
+ * `--threads N` (default: foldWorkers' own) for DTDR-G's cross-fitting; `report` prints why a worker did not help, once
+ * each.
+ */
 export function cliFoldWorkers(values: Record<string, unknown>): NodeFoldWorkers & { report(): void } {
   const workers = foldWorkers(values.threads === undefined ? {} : { threads: intOption(values.threads as string, 'threads', 0, 0) });
   return Object.assign(workers, { report: () => new Set(workers.errors).forEach((why) => console.error(`dtdr: ${why}`)) });

@@ -80,7 +80,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
   workers.report();
   writeModelFile(values.out as string, model.toJSON());
   const what = plans.length === 0 ? 'the tools alone (no demonstrations)' : `${plans.length} plans`;
-  console.error(`trained ${method} on ${what} of ${dataset.name} (${dataset.tools.length} tools) in ${((Date.now() - started) / 1000).toFixed(1)} s → ${values.out}`);
+  console.error(`trained ${method} on ${what} of ${dataset.name} (${dataset.tools.length} tools) in ` + `${((Date.now() - started) / 1000).toFixed(1)} s → ${values.out}`);
   const d = model.diagnostics;
-  if (d) console.error(`held-out calibration: top-1 ECE ${d.ece.temperature.toFixed(3)} over ${d.heldOutSteps} steps (${d.folds} folds by ${d.foldBy}; conformal thresholds from ${d.thresholdsFrom ?? d.foldBy} folds); l = ${d.historyLength}, K = ${d.clusters}`);
+  if (d) console.error(`held-out calibration: top-1 ECE ${d.ece.temperature.toFixed(3)} over ${d.heldOutSteps} ` + `steps (${d.folds} folds by ${d.foldBy}; conformal thresholds from ` + `${d.thresholdsFrom ?? d.foldBy} folds); l = ${d.historyLength}, K = ${d.clusters}`);
 }

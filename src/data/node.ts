@@ -24,7 +24,7 @@ export function readDatasetDir(dir: string): Dataset {
   const data = file('data.jsonl');
   const toolDescriptions = file('tool_desc.json');
   if (!data && !toolDescriptions) {
-    throw new DtdrError('data', `neither data.jsonl nor tool_desc.json in "${dir}"`, { hint: 'the TaskBench layout has one plan per line in data.jsonl and the tools in tool_desc.json (tools alone are enough to start)' });
+    throw new DtdrError('data', `neither data.jsonl nor tool_desc.json in "${dir}"`, { hint: 'the TaskBench layout has one plan per line in data.jsonl and the tools in tool_desc.json ' + '(tools alone are enough to start)' });
   }
   const dataset = datasetFromFiles({ name: basename(root), ...(data ? { data } : {}), ...(toolDescriptions ? { toolDescriptions } : {}), splitIds: file('split_ids.json') });
   // Seal-Tools ships typed parameters in tool.jsonl: attach them as JSON Schemas.

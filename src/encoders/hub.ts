@@ -64,7 +64,7 @@ export async function loadHubEncoder(modelId: string, options: EncoderOptions = 
     throw new DtdrError('encoder', `cannot load encoder "${resolved.id}" from ${resolved.location}: ${reason}`, {
       hint: allowRemote
         ? 'check the model id and your network'
-        : 'give a local ONNX model folder (config.json, tokenizer.json, onnx/model*.onnx), or allow remote models to download it',
+        : 'give a local ONNX model folder (config.json, tokenizer.json, onnx/model*.onnx), or allow ' + 'remote models to download it',
       cause,
     });
   }

@@ -57,7 +57,7 @@ export async function loadEncoder(options: EncoderOptions = {}): Promise<Encoder
   if (!resolved.local) {
     if (!options.allowRemoteModels) {
       throw new DtdrError('encoder', `cannot load encoder "${resolved.id}": no such folder, and remote models are off`, {
-        hint: 'give a local ONNX model folder (config.json, tokenizer.json, onnx/model*.onnx), or allow remote models to download it (needs @huggingface/transformers)',
+        hint: 'give a local ONNX model folder (config.json, tokenizer.json, onnx/model*.onnx), or allow ' + 'remote models to download it (needs @huggingface/transformers)',
       });
     }
     return loadHubEncoder(resolved.location, options);

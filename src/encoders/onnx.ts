@@ -43,7 +43,10 @@ export interface EncoderOptions {
   logSeverityLevel?: 0 | 1 | 2 | 3 | 4;
   /** Execution providers, in order. Default: `['webgpu', 'wasm']` for device `webgpu`, else the runtime's own. */
   device?: EncoderDevice;
-  /** Weight file to load: `onnx/model.onnx` (fp32), `onnx/model_quantized.onnx` (q8), … Default: config.json's choice, else fp32. */
+  /**
+   * Weight file to load: `onnx/model.onnx` (fp32), `onnx/model_quantized.onnx` (q8), … Default: config.json's choice,
+   * else fp32.
+   */
   dtype?: EncoderDtype;
   /** Allow downloading hub models (through transformers.js). Default false: dtdr works offline. */
   allowRemoteModels?: boolean;
@@ -94,7 +97,7 @@ async function readOrExplain<T>(files: ModelFiles, name: string, read: (name: st
     return await read(name);
   } catch (cause) {
     if (DtdrError.isInstance(cause)) throw cause;
-    throw new DtdrError('encoder', `cannot read ${name} of the encoder at ${files.location}: ${cause instanceof Error ? cause.message.split('\n')[0] : String(cause)}`, {
+    throw new DtdrError('encoder', `cannot read ${name} of the encoder at ${files.location}: ` + `${cause instanceof Error ? cause.message.split('\n')[0] : String(cause)}`, {
       hint: 'an encoder folder holds config.json, tokenizer.json, tokenizer_config.json and onnx/model*.onnx',
       cause,
     });
@@ -262,7 +265,7 @@ export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: On
     const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
     return new DtdrError('encoder', `cannot start encoder "${id}" (${files.location}/${weightFile}) on ONNX Runtime: ${reason}`, {
       hint: device === 'webgpu'
-        ? "device 'webgpu' needs a WebGPU build of ONNX Runtime: pass runtime: await import('onnxruntime-web/webgpu')"
+        ? "device 'webgpu' needs a WebGPU build of ONNX Runtime: pass runtime: await " + "import('onnxruntime-web/webgpu')"
         : 'check that the file is a complete ONNX model and that the runtime supports its operators',
       cause,
     });
@@ -295,7 +298,7 @@ export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: On
   try {
     tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
   } catch (cause) {
-    throw new DtdrError('encoder', `cannot build the tokenizer of "${id}" from ${files.location}/tokenizer.json: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    throw new DtdrError('encoder', `cannot build the tokenizer of "${id}" from ${files.location}/tokenizer.json: ` + `${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
   const maxLength = typeof tokenizerConfig.model_max_length === 'number' && tokenizerConfig.model_max_length < 1e6 ? tokenizerConfig.model_max_length : 512;
   const fingerprint = await encoderFingerprint(files, weightFile, weights, tokenizerText);

@@ -63,7 +63,7 @@ export async function loadEncoder(options: EncoderOptions = {}): Promise<Encoder
   if (!resolved.local) {
     if (!options.allowRemoteModels) {
       throw new DtdrError('encoder', `cannot load encoder "${resolved.id}": remote models are off`, {
-        hint: 'serve an ONNX model folder and pass its URL ending in "/", or allow remote models (needs @huggingface/transformers)',
+        hint: 'serve an ONNX model folder and pass its URL ending in "/", or allow remote models (needs ' + '@huggingface/transformers)',
       });
     }
     return loadHubEncoder(resolved.location, options);

@@ -26,7 +26,10 @@ export interface TransformersModelOptions {
    * URLs). Without it transformers.js fetches them from a CDN; serve them to stay offline.
    */
   wasmPaths?: string | { mjs: string; wasm: string };
-  /** The `@huggingface/transformers` module (optional peer): Node imports it itself; bundled apps pass `await import('@huggingface/transformers')`. */
+  /**
+   * The `@huggingface/transformers` module (optional peer): Node imports it itself; bundled apps pass `await
+   * import('@huggingface/transformers')`.
+   */
   transformers?: object;
 }
 
@@ -42,7 +45,7 @@ export async function transformersModel(options: TransformersModelOptions): Prom
     tokenizer = await AutoTokenizer.from_pretrained(options.model, { local_files_only: !env.allowRemoteModels });
     model = await AutoModelForCausalLM.from_pretrained(options.model, { device: options.device ?? 'cpu', dtype: options.dtype ?? 'q4', local_files_only: !env.allowRemoteModels });
   } catch (cause) {
-    throw new DtdrError('options', `cannot load language model "${options.model}": ${cause instanceof Error ? cause.message.split('\n')[0] : String(cause)}`, { hint: 'give a local model folder, or allow remote models', cause });
+    throw new DtdrError('options', `cannot load language model "${options.model}": ` + `${cause instanceof Error ? cause.message.split('\n')[0] : String(cause)}`, { hint: 'give a local model folder, or allow remote models', cause });
   }
   return {
     async generate(request: GenerateRequest) {

@@ -4,7 +4,10 @@
  * `response_format: { type: 'json_object', schema }` constrains any model's output to a JSON
  * schema, and a `name` enum over the allowed tools (and END) is a hard mask at decoding time.
  *
- *   const r = await engine.chat.completions.create({ messages: prompt.messages, response_format: webllmResponseFormat(prompt.allowed) });
+ *   const r = await engine.chat.completions.create({
+ *     messages: prompt.messages,
+ *     response_format: webllmResponseFormat(prompt.allowed),
+ *   });
  *   const answer = parseWebllmAnswer(r.choices[0].message.content, prompt.allowed);
  */
 import { DtdrError } from '../core/base/errors.js';

@@ -27,7 +27,10 @@ export interface MethodRow extends Omit<MetricSummary, 'steps'> {
   rankMicrosPerStep: number;
   /** MRR on each test plan's first step (absent in reports written before it was measured). */
   firstStepMrr?: number;
-  /** Per calibration group (dtdr-g): steps, coverage, mean |F_t|, confident-miss rate, ECE, widened share (absent for methods without groups). */
+  /**
+   * Per calibration group (dtdr-g): steps, coverage, mean |F_t|, confident-miss rate, ECE, widened share (absent for
+   * methods without groups).
+   */
   groups?: GroupRow[];
 }
 

@@ -78,7 +78,7 @@ function datasetSection(d: DatasetReport): HTMLElement {
   const section = el('section', { id: `dataset-${d.name}` });
   section.append(
     el('h2', {}, `${d.name}`),
-    el('p', { className: 'meta' }, `${d.split} split · ${d.trainPlans} demonstrations, ${d.testPlans} test plans, ${d.steps} steps · ${d.tools} tools`),
+    el('p', { className: 'meta' }, `${d.split} split · ${d.trainPlans} demonstrations, ${d.testPlans} test plans, ${d.steps} ` + `steps · ${d.tools} tools`),
   );
   const grid = el('div', { className: 'grid' });
   section.append(grid);
@@ -99,13 +99,13 @@ function datasetSection(d: DatasetReport): HTMLElement {
       ],
     });
   grid.append(
-    figure('MRR per method', 'Mean reciprocal rank of the first acceptable next tool, over every test step with the true history. ★ the default method.', bars('mrr', 'MRR', [0, 1])),
+    figure('MRR per method', 'Mean reciprocal rank of the first acceptable next tool, over every test step with the ' + 'true history. ★ the default method.', bars('mrr', 'MRR', [0, 1])),
     figure('Coverage of F_t per method', 'Share of steps whose candidate set F_t holds an acceptable tool (the tool the model needs is in the prompt).', bars('coverage', 'coverage', [0, 1])),
     figure('Mean |F_t| per method', 'Mean number of tools in the prompt per step.', bars('setSize', 'tools per step')),
   );
   grid.append(figure(
     'Coverage against set size',
-    'Each line sweeps one knob: α for thresholded sets (the paper), the coverage target for the default method\'s conformal sets. Up and left is better.',
+    'Each line sweeps one knob: α for thresholded sets (the paper), ' + 'the coverage target for the default method\'s conformal sets. Up and left is better.',
     Plot.plot({
       width: 440, height: 340, marginLeft: 50, marginRight: 70, marginTop: 20, marginBottom: 35,
       x: { label: 'mean |F_t|', type: 'log', grid: true },
@@ -127,7 +127,7 @@ function datasetSection(d: DatasetReport): HTMLElement {
   const calibrated = d.reliability.filter((b) => shown.includes(b.method));
   grid.append(figure(
     'Reliability diagram',
-    `Top-1 accuracy against the top-1 probability claimed, in 10 bins (dot area: steps), for ${shown.join(', ')}. On the diagonal, probabilities mean what they say; every method's ECE is in the table.`,
+    `Top-1 accuracy against the top-1 probability claimed, in 10 bins (dot area: steps), for ` + `${shown.join(', ')}. On the diagonal, probabilities mean what they say; every method's ` + `ECE is in the table.`,
     Plot.plot({
       width: 440, height: 300, marginLeft: 50, marginRight: 70, marginTop: 20, marginBottom: 35,
       x: { label: 'claimed probability (top-1)', domain: [0, 1], grid: true },
@@ -152,7 +152,7 @@ function datasetSection(d: DatasetReport): HTMLElement {
     ]);
     grid.append(figure(
       'Prompt tokens per strategy',
-      `Mean prompt tokens per step (${d.prompts.counter} tokenizer), split as the paper's Figure 4: the cacheable prefix and what changes each step; retriever ${d.prompts.method}.`,
+      `Mean prompt tokens per step (${d.prompts.counter} tokenizer), split as the paper's ` + `Figure 4: the cacheable prefix and what changes each step; retriever ` + `${d.prompts.method}.`,
       Plot.plot({
         width: 440, height: 300, marginLeft: 100,
         x: { label: 'tokens per step', grid: true },
@@ -176,13 +176,13 @@ function datasetSection(d: DatasetReport): HTMLElement {
       marks: [...methodLines(points, 'value', 'mrr', yPx, fromPx), Plot.tip(points, Plot.pointer({ x: 'value', y: 'mrr', title: (p: typeof points[number]) => `${p.method}: ${p.value} → MRR ${p.mrr.toFixed(3)}` }))],
     })));
   };
-  ablation('history', 'Ablation: history length l', 'history length l', 'Refitted with the last l = 0–5 calls as context: DTDR-H\'s history features, DTDR-C\'s dependency graphs (l ≥ 1) (paper Figure 5).');
+  ablation('history', 'Ablation: history length l', 'history length l', 'Refitted with the last l = 0–5 calls as context: DTDR-H\'s history features, ' + 'DTDR-C\'s dependency graphs (l ≥ 1) (paper Figure 5).');
   ablation('clusters', 'Ablation: number of clusters K', 'clusters K', 'DTDR-C refitted with K clusters (paper Figure 5).', true);
   ablation('demonstrations', 'Ablation: number of demonstrations', 'demonstrations', 'Refitted on 100 → all demonstrations (nested prefixes of one seeded shuffle).', true);
 
   section.append(el('h3', {}, 'Metrics'), metricsTable(d));
   const shownPeers = d.methods.filter((m) => peers.includes(m.method)).map((m) => m.method);
-  if (shownPeers.length) section.append(el('p', { className: 'meta' }, `Peers (grey in the bars, no sweep or reliability curve): ${shownPeers.join(', ')} — what users would pick instead, run through their own npm packages on the same steps (the AI SDK 7's default toolSearch; Orama's BM25, vector and hybrid search). Query-only, like BM25.`));
+  if (shownPeers.length) section.append(el('p', { className: 'meta' }, `Peers (grey in the bars, no sweep or reliability curve): ${shownPeers.join(', ')} — what ` + `users would pick instead, run through their own npm packages on the same steps (the AI ` + `SDK 7's default toolSearch; Orama's BM25, vector and hybrid search). Query-only, like ` + `BM25.`));
   for (const m of d.methods) if (m.groups?.length) section.append(el('h3', {}, `Per calibration group: ${m.method}`), groupsTable(m.groups));
   if (d.misses.length > 0) section.append(el('h3', {}, `Worst misses of ${data.defaultMethod}`), missesTable(d));
   return section;
@@ -231,7 +231,7 @@ function missesTable(d: DatasetReport): HTMLTableElement {
 }
 
 main.append(
-  el('p', { className: 'meta' }, `Generated ${data.createdAt} · encoder ${data.encoder ?? 'none'} · default method ${data.defaultMethod} · report format v${data.version}`),
+  el('p', { className: 'meta' }, `Generated ${data.createdAt} · encoder ${data.encoder ?? 'none'} · default method ` + `${data.defaultMethod} · report format v${data.version}`),
   ...data.datasets.map(datasetSection),
 );
 // For tests and scripts: how many charts drew an SVG.

@@ -75,7 +75,7 @@ function runWorker(setup: CrossFitSetup, rounds: number, counter: SharedArrayBuf
     const entry = new URL('./fold-worker.ts', import.meta.url).href;
     return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`, { eval: true });
   };
-  const failed = (why: unknown) => errors.push(`a cross-fitting worker failed (its rounds ran on the calling thread): ${why instanceof Error ? why.message : String(why)}`);
+  const failed = (why: unknown) => errors.push(`a cross-fitting worker failed (its rounds ran on the calling thread): ` + `${why instanceof Error ? why.message : String(why)}`);
   return new Promise((resolve) => {
     const outputs: RoundOutput[] = [];
     let worker: Worker;

@@ -7,7 +7,10 @@ import { DtdrError } from './errors.js';
 import { checkToolName, formatCount, MAX_DESCRIPTION_CHARS, MAX_PLAN_LINKS, MAX_PLAN_STEPS, MAX_QUERY_CHARS } from './limits.js';
 import { END, type ToolSpec } from './types.js';
 
-/** Tools: an array of {name, description} with unique names other than END, each following the tool-name rule (limits.ts). */
+/**
+ * Tools: an array of {name, description} with unique names other than END, each following the tool-name rule
+ * (limits.ts).
+ */
 export function checkTools(tools: unknown, field = 'tools'): asserts tools is ToolSpec[] {
   if (!Array.isArray(tools)) throw new DtdrError('options', `${field} must be an array of {name, description}, got ${describe(tools)}`, { field });
   const seen = new Set<string>();
@@ -30,7 +33,7 @@ export { MAX_QUERY_CHARS } from './limits.js';
 /** A tool description: at most MAX_DESCRIPTION_CHARS characters. */
 function checkDescriptionLength(description: string | undefined, field: string): void {
   if (description !== undefined && description.length > MAX_DESCRIPTION_CHARS) {
-    throw new DtdrError('options', `the description is ${formatCount(description.length)} characters long; at most ${formatCount(MAX_DESCRIPTION_CHARS)} are accepted`, { field, hint: 'describe what the tool does in a few sentences' });
+    throw new DtdrError('options', `the description is ${formatCount(description.length)} characters long; at most ` + `${formatCount(MAX_DESCRIPTION_CHARS)} are accepted`, { field, hint: 'describe what the tool does in a few sentences' });
   }
 }
 
@@ -44,7 +47,7 @@ export function checkPlanSizes(plans: unknown, field = 'plans'): void {
   plans.forEach((p, i) => {
     const { query, nodes, edges, tools } = (p ?? {}) as { query?: unknown; nodes?: unknown; edges?: unknown; tools?: unknown };
     if (typeof query === 'string' && query.length > MAX_QUERY_CHARS) {
-      throw new DtdrError('options', `the request is ${formatCount(query.length)} characters long; at most ${formatCount(MAX_QUERY_CHARS)} are accepted`, { field: `${field}[${i}].query`, hint: 'a demonstration\'s request is what a user asked: summarise long inputs first' });
+      throw new DtdrError('options', `the request is ${formatCount(query.length)} characters long; at most ` + `${formatCount(MAX_QUERY_CHARS)} are accepted`, { field: `${field}[${i}].query`, hint: 'a demonstration\'s request is what a user asked: summarise long inputs first' });
     }
     if (Array.isArray(nodes) && nodes.length > MAX_PLAN_STEPS) {
       throw new DtdrError('options', `the plan has ${formatCount(nodes.length)} steps; at most ${formatCount(MAX_PLAN_STEPS)} are accepted`, { field: `${field}[${i}].nodes`, hint: 'split the demonstration into shorter plans' });

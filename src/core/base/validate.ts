@@ -52,7 +52,7 @@ function inRange(v: unknown, r: Range): v is number {
 
 function rangeText(r: Range): string {
   const kind = r.integer ? 'an integer' : 'a finite number';
-  return `${kind} in ${r.exclusive ? '(' : '['}${r.min ?? -MAX_STATE_NUMBER}, ${r.max ?? MAX_STATE_NUMBER}${r.exclusive ? ')' : ']'}`;
+  return `${kind} in ${r.exclusive ? '(' : '['}${r.min ?? -MAX_STATE_NUMBER}, ` + `${r.max ?? MAX_STATE_NUMBER}${r.exclusive ? ')' : ']'}`;
 }
 
 /** A number (finite, and within `range`). */

@@ -38,7 +38,7 @@ function parsePlanLines(text: string, file: string, options: { allowEmpty?: bool
 /** A description from a tool file: at most MAX_DESCRIPTION_CHARS characters. */
 function checkDescriptionLength(description: string, file: string, field: string): void {
   if (description.length > MAX_DESCRIPTION_CHARS) {
-    throw new DtdrError('data', `the description is ${formatCount(description.length)} characters long; at most ${formatCount(MAX_DESCRIPTION_CHARS)} are accepted`, { file, field, hint: 'describe what the tool does in a few sentences' });
+    throw new DtdrError('data', `the description is ${formatCount(description.length)} characters long; at most ` + `${formatCount(MAX_DESCRIPTION_CHARS)} are accepted`, { file, field, hint: 'describe what the tool does in a few sentences' });
   }
 }
 
@@ -74,7 +74,7 @@ export function parseToolList(text: string, file = 'tools.json'): ToolSpec[] {
   if (json && typeof json === 'object' && !Array.isArray(json) && 'nodes' in json) return parseToolDescriptions(clean, file);
   const list = Array.isArray(json) ? json : (json as { tools?: unknown } | null)?.tools ?? (json as { result?: { tools?: unknown } } | null)?.result?.tools;
   if (!Array.isArray(list)) {
-    throw new DtdrError('data', 'expected a list of tools', { file, hint: 'OpenAI tools ([{"type": "function", "function": {…}}]), an MCP tools/list result ({"tools": […]}), or tool_desc.json ({"nodes": […]})' });
+    throw new DtdrError('data', 'expected a list of tools', { file, hint: 'OpenAI tools ([{"type": "function", "function": {…}}]), an MCP tools/list result ' + '({"tools": […]}), or tool_desc.json ({"nodes": […]})' });
   }
   if (list.length === 0) throw new DtdrError('data', 'the tool list is empty', { file, field: 'tools' });
   // MCP tools carry their argument schema as inputSchema: read them as OpenAI functions.
@@ -129,7 +129,7 @@ export function datasetFromFiles(files: DatasetFiles): Dataset {
     for (const { plan, line } of planLines) {
       const unknown = plan.nodes.findIndex((n) => !known.has(n.tool));
       if (unknown >= 0) {
-        throw new DtdrError('data', `plan "${plan.id}" calls "${plan.nodes[unknown].tool}", which ${files.toolDescriptions.file} does not describe`, {
+        throw new DtdrError('data', `plan "${plan.id}" calls "${plan.nodes[unknown].tool}", which ` + `${files.toolDescriptions.file} does not describe`, {
           file: files.data!.file,
           line,
           hint: 'add the tool to the tool descriptions or fix its name in the plan',

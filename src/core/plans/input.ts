@@ -26,7 +26,7 @@ export function checkPlans(plans: Plan[], known: string[], addedByMixing: string
       }
       if (!names.has(n.tool)) {
         throw new DtdrError('options', mixed.has(n.tool)
-          ? `"${n.tool}" was added after training to a method that mixes added tools in by description; it cannot learn from plans that call it`
+          ? `"${n.tool}" was added after training to a method that mixes added tools in by ` + `description; it cannot learn from plans that call it`
           : `plan ${JSON.stringify((p).id)} calls "${n.tool}", which is not one of the model's tools`, { field: `plans[${i}].nodes[${k}].tool`, hint: mixed.has(n.tool) ? 'retrain with the tool, or use dtdr-g, which extends itself natively' : 'add the tool first (addTools), or fix the plan' });
       }
     }

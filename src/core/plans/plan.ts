@@ -158,7 +158,7 @@ export function planFromRecord(record: RawPlan, where: DtdrErrorDetails = {}): P
   }
   checkStepCount((record.task_nodes as unknown[]).length, 'task_nodes', fail);
   if (Array.isArray(record.task_links) && record.task_links.length > MAX_PLAN_LINKS) {
-    fail('task_links', `the plan has ${formatCount(record.task_links.length)} links; at most ${formatCount(MAX_PLAN_LINKS)} are accepted`, 'links are the data dependencies between its steps: list each once');
+    fail('task_links', `the plan has ${formatCount(record.task_links.length)} links; at most ` + `${formatCount(MAX_PLAN_LINKS)} are accepted`, 'links are the data dependencies between its steps: list each once');
   }
   const nodes: PlanNode[] = (record.task_nodes as unknown[]).map((n, i) => {
     const task = (n as { task?: unknown })?.task;
@@ -185,7 +185,7 @@ type Fail = (field: string, message: string, hint?: string) => never;
 /** A plan's request: at most MAX_QUERY_CHARS characters, like a query. */
 function checkRequestLength(query: string, field: string, fail: Fail): void {
   if (query.length > MAX_QUERY_CHARS) {
-    fail(field, `the request is ${formatCount(query.length)} characters long; at most ${formatCount(MAX_QUERY_CHARS)} are accepted`, 'a demonstration\'s request is what a user asked: summarise long inputs first');
+    fail(field, `the request is ${formatCount(query.length)} characters long; at most ` + `${formatCount(MAX_QUERY_CHARS)} are accepted`, 'a demonstration\'s request is what a user asked: summarise long inputs first');
   }
 }
 

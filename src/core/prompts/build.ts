@@ -74,7 +74,10 @@ export interface SelectionPromptInput {
   reason?: string;
   /** Demonstrations to draw examples from; the first is the one fixed example. */
   demonstrations?: readonly Plan[];
-  /** Under `hard*`, what to do when the retriever is unsure: keep its widened set (default) or show every tool as soft masking does. */
+  /**
+   * Under `hard*`, what to do when the retriever is unsure: keep its widened set (default) or show every tool as soft
+   * masking does.
+   */
   lowConfidence?: 'widen' | 'soft';
   /** Most recent calls shown in full; older ones are counted, not listed. Default MAX_HISTORY_SHOWN (20). */
   maxHistory?: number;
@@ -115,7 +118,7 @@ function historyText(history: readonly (string | PastCall)[], max = MAX_HISTORY_
   return `Calls made so far:\n${omitted}${history
     .slice(from)
     .map(pastCall)
-    .map((c, i) => `${from + i + 1}. ${promptName(c.tool)}${c.arguments !== undefined ? ` ${quoteData(c.arguments)}` : ''}${c.result !== undefined ? ` → ${quoteData(c.result)}` : ''}`)
+    .map((c, i) => `${from + i + 1}. ${promptName(c.tool)}` + `${c.arguments !== undefined ? ` ${quoteData(c.arguments)}` : ''}` + `${c.result !== undefined ? ` → ${quoteData(c.result)}` : ''}`)
     .join('\n')}`;
 }
 
@@ -136,7 +139,7 @@ export function pickDemonstrations(pool: readonly Plan[], candidates: readonly s
 
 function toolBlock(tools: readonly ToolSpec[], format: PromptFormat, withParameters: boolean): string {
   if (format === 'react') {
-    return tools.map((t) => `- ${promptName(t.name)}: ${quoteData(t.description)}${withParameters && t.parameters ? ` arguments ${quoteData(t.parameters)}` : ''}`).join('\n');
+    return tools.map((t) => `- ${promptName(t.name)}: ${quoteData(t.description)}` + `${withParameters && t.parameters ? ` arguments ${quoteData(t.parameters)}` : ''}`).join('\n');
   }
   return `<tools>\n${tools.map((t) => quoteData(toOpenAITool(t, withParameters))).join('\n')}\n</tools>`;
 }
@@ -145,7 +148,7 @@ function answerInstruction(format: PromptFormat, stage: 'select' | 'arguments'):
   const args = stage === 'arguments' ? '"arguments": <arguments as a JSON object>' : '"arguments": {}';
   if (format === 'react') {
     return stage === 'select'
-      ? `Answer in this form and stop:\nThought: <one short sentence>\nAction: <function name, or ${END} when the request is fully handled>`
+      ? `Answer in this form and stop:\nThought: <one short sentence>\nAction: <function name, or ` + `${END} when the request is fully handled>`
       : 'Answer in this form and stop:\nAction: <function name>\nAction Input: <arguments as a JSON object>';
   }
   if (format === 'openai') {
@@ -154,7 +157,7 @@ function answerInstruction(format: PromptFormat, stage: 'select' | 'arguments'):
       ? `Call exactly one of the provided functions. When the request is fully handled, call none and answer ${END}.`
       : 'Call the provided function with its arguments.';
   }
-  return `Answer with one call and nothing else:\n<tool_call>\n{"name": <function name>, ${args}}\n</tool_call>${stage === 'select' ? `\nWhen the request is fully handled, answer ${END}.` : ''}`;
+  return `Answer with one call and nothing else:\n<tool_call>\n{"name": <function name>, ${args}}\n</tool_call>` + `${stage === 'select' ? `\nWhen the request is fully handled, answer ${END}.` : ''}`;
 }
 
 function render(messages: ChatMessage[]): string {
@@ -178,7 +181,7 @@ function assemble(stage: BuiltPrompt['stage'], format: PromptFormat, strategy: S
   return { stage, format, strategy, messages, ...(tools ? { tools } : {}), text: render(messages), segments, allowed, ...(note ? { note } : {}), ...(request ? { request } : {}) };
 }
 
-const SELECT_GUIDE = 'You are the function-calling agent of an on-device assistant. Pick the single next function call that moves the user\'s request forward, given the calls already made. Call one function at a time; never invent function names.';
+const SELECT_GUIDE = 'You are the function-calling agent of an on-device assistant. ' + 'Pick the single next function call that moves the user\'s request forward, given the calls already made. ' + 'Call one function at a time; never invent function names.';
 
 /** The function-selection prompt for one step, with F_t encoded by the chosen strategy. */
 export function buildSelectionPrompt(input: SelectionPromptInput): BuiltPrompt {
@@ -191,7 +194,7 @@ export function buildSelectionPrompt(input: SelectionPromptInput): BuiltPrompt {
   let note: string | undefined;
   if (input.widened && strategy.startsWith('hard')) {
     if (input.lowConfidence === 'soft') {
-      note = `The retriever was unsure (${input.reason ?? 'low confidence'}), so every tool is listed and its guesses are only marked as preferred.`;
+      note = `The retriever was unsure (${input.reason ?? 'low confidence'}), so every tool is listed ` + `and its guesses are only marked as preferred.`;
       strategy = strategy === 'hard' ? 'soft' : 'soft-weighted';
     } else {
       note = `The retriever was unsure (${input.reason ?? 'low confidence'}), so this list is wider than usual.`;
@@ -211,7 +214,7 @@ export function buildSelectionPrompt(input: SelectionPromptInput): BuiltPrompt {
   const block = `${header}\n${toolBlock(shownTools, format, false)}`;
   if (format !== 'openai') system.push({ text: block, cacheable: !strategy.startsWith('hard') });
   if (strategy.startsWith('hard') && weighted) system.push({ text: `Most likely next calls, with the retriever's probabilities: ${listed(candidates)}.`, cacheable: false });
-  if (strategy.startsWith('soft')) system.push({ text: `Prefer these functions for the next call${weighted ? ' (retriever probabilities)' : ''}: ${listed(candidates)}.`, cacheable: false });
+  if (strategy.startsWith('soft')) system.push({ text: `Prefer these functions for the next call${weighted ? ' (retriever probabilities)' : ''}: ` + `${listed(candidates)}.`, cacheable: false });
   if (strategy === 'raw-demos') {
     const more = pickDemonstrations(demos, candidates.map((c) => c.tool), 5, demos[0]);
     if (more.length > 0) system.push({ text: `More examples:\n${more.map(demonstrationText).join('\n\n')}`, cacheable: false });
@@ -227,10 +230,10 @@ export function buildSelectionPrompt(input: SelectionPromptInput): BuiltPrompt {
 export function buildArgumentsPrompt(input: { query: string; history: readonly (string | PastCall)[]; tool: ToolSpec; format: PromptFormat; maxHistory?: number }): BuiltPrompt {
   const { format, tool } = input;
   const system: PromptSegment[] = [
-    { text: `You are the function-calling agent of an on-device assistant. Fill in the arguments of ${promptName(tool.name)} for the user's request, using values from the request and from earlier results. Follow the signature exactly.`, cacheable: true },
+    { text: `You are the function-calling agent of an on-device assistant. Fill in the arguments of ` + `${promptName(tool.name)} for the user's request, using values from the request and from ` + `earlier results. Follow the signature exactly.`, cacheable: true },
     { text: answerInstruction(format, 'arguments'), cacheable: true },
   ];
-  if (format !== 'openai') system.push({ text: `${format === 'react' ? 'Function:' : 'Function signature within <tools></tools> XML tags:'}\n${toolBlock([tool], format, true)}`, cacheable: false });
+  if (format !== 'openai') system.push({ text: `${format === 'react' ? 'Function:' : 'Function signature within <tools></tools> XML tags:'}\n` + toolBlock([tool], format, true), cacheable: false });
   const user = `${input.query}\n\n${historyText(input.history, input.maxHistory)}`;
   return assemble('arguments', format, 'hard', system, user, [tool.name], format === 'openai' ? [toOpenAITool(tool, true)] : undefined);
 }

@@ -187,11 +187,17 @@ function actionNames(text: string, limit: number): string[] {
   return names;
 }
 
-/** `Action Input:` and all after it: `/^\s*Action\s+Input\s*:\s*([\s\S]*)$/im`, with `^\s*` kept to one line (see actionNames). */
+/**
+ * `Action Input:` and all after it: `/^\s*Action\s+Input\s*:\s*([\s\S]*)$/im`, with `^\s*` kept to one line (see
+ * actionNames).
+ */
 const ACTION_INPUT = /^[^\S\r\n\u2028\u2029]*Action\s+Input\s*:\s*([\s\S]*)$/im;
 const OBSERVATION = /(?:Observation|Thought)\s*:/y;
 
-/** The text before the first line that starts (after spaces) with `Observation:` or `Thought:`: `s.split(/\n\s*(?:Observation|Thought)\s*:/)[0]`. */
+/**
+ * The text before the first line that starts (after spaces) with `Observation:` or `Thought:`:
+ * `s.split(/\n\s*(?:Observation|Thought)\s*:/)[0]`.
+ */
 function beforeObservation(text: string): string {
   let i = text.indexOf('\n');
   while (i >= 0) {
@@ -247,8 +253,8 @@ export function validateCall(parsed: ParsedAnswer, tools: readonly ToolSpec[], a
   const { name } = parsed.call;
   const allowedNames = allowed ? allowed.filter((n) => n !== END) : tools.map((t) => t.name);
   const tool = tools.find((t) => t.name === name);
-  if (!tool) return err('unknown-tool', `There is no function named "${name}". Choose one of: ${allowedNames.join(', ')}${allowed?.includes(END) ? `, or ${END}` : ''}.`, [...(allowed ?? allowedNames)]);
-  if (allowed && !allowed.includes(name)) return err('not-allowed', `"${name}" is not available at this step. Choose one of: ${allowedNames.join(', ')}${allowed.includes(END) ? `, or ${END}` : ''}.`, [...allowed]);
+  if (!tool) return err('unknown-tool', `There is no function named "${name}". Choose one of: ` + `${allowedNames.join(', ')}${allowed?.includes(END) ? `, or ${END}` : ''}.`, [...(allowed ?? allowedNames)]);
+  if (allowed && !allowed.includes(name)) return err('not-allowed', `"${name}" is not available at this step. Choose one of: ` + `${allowedNames.join(', ')}${allowed.includes(END) ? `, or ${END}` : ''}.`, [...allowed]);
   if (tool.parameters && checkArguments) {
     let validator = validators.get(tool.parameters);
     if (!validator) validators.set(tool.parameters, (validator = new Validator(tool.parameters, '2020-12', false)));

@@ -8,7 +8,8 @@ import type { EmbeddingNeeds, LearnInput, RankInput, Ranking, Retriever } from '
  * DTDR-CB (ours): DTDR-C with a lexical cold-start fallback. The dependency graph keeps the say on
  * END; among tools, it shares the mass with BM25 over the tool descriptions according to how much
  * the query's cluster knows the history:
- *   λ = s / (s + κ) · (1 + j) / (1 + l)   at cluster scope (j: context length matched), 0 after backing off to all clusters,
+ *   λ = s / (s + κ) · (1 + j) / (1 + l)   at cluster scope (j: context length matched),
+ *   λ = 0                                 after backing off to all clusters,
  * with s the demonstration weight behind the context. BM25 discounts tools already called (repeat
  * calls are the graph's business). κ is picked at fit time on held-out demonstrations.
  */

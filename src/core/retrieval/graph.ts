@@ -48,7 +48,10 @@ export class DependencyGraph {
     return this.table.get(DependencyGraph.key(history, j));
   }
 
-  /** Rows as typed arrays with their sums, kept once built (dropped when a step adds to the row): a lookup allocates nothing. */
+  /**
+   * Rows as typed arrays with their sums, kept once built (dropped when a step adds to the row): a lookup allocates
+   * nothing.
+   */
   private readonly kept = new Map<string, GraphRow>();
 
   /**
@@ -88,7 +91,10 @@ export class DependencyGraph {
   }
 }
 
-/** Validates a saved graph: a context length ≥ 0, [key, [[label, weight]…]] entries with string keys, labels in [0, labels), finite weights ≥ 0. */
+/**
+ * Validates a saved graph: a context length ≥ 0, [key, [[label, weight]…]] entries with string keys, labels in [0,
+ * labels), finite weights ≥ 0.
+ */
 export function checkGraphState(maxHistory: unknown, entries: unknown, labels: number, field: string): void {
   int(`${field}.historyLength`, maxHistory, 0, MAX_PLAN_STEPS);
   array(field, entries).forEach((entry, i) => {
@@ -98,7 +104,10 @@ export function checkGraphState(maxHistory: unknown, entries: unknown, labels: n
   });
 }
 
-/** One demonstrated step to count: its history (label indices), the keys of its last j calls by j (filled as used), the acceptable labels, its weight. */
+/**
+ * One demonstrated step to count: its history (label indices), the keys of its last j calls by j (filled as used), the
+ * acceptable labels, its weight.
+ */
 export interface CountedStep {
   history: number[];
   keys: string[];

@@ -158,7 +158,10 @@ function assignPass(data: Float32Array, n: number, dim: number, centroids: Float
   return changed;
 }
 
-/** An index drawn with probability weights[i] / total: the k-means++ D² step (the last index if rounding leaves some target). */
+/**
+ * An index drawn with probability weights[i] / total: the k-means++ D² step (the last index if rounding leaves some
+ * target).
+ */
 export function drawProportional(weights: ArrayLike<number>, total: number, random: () => number): number {
   let target = random() * total;
   for (let i = 0; i < weights.length; i++) {

@@ -100,7 +100,10 @@ export class LexicalIndex {
     return idfTotal > 0 ? idfServed / idfTotal : 0;
   }
 
-  /** The query's plain scores under these options, once `score` computed them (undefined before): the same object while they hold. */
+  /**
+   * The query's plain scores under these options, once `score` computed them (undefined before): the same object while
+   * they hold.
+   */
   kept(query: LexicalQuery, scale: number, orderDecay: number): KeptScores | undefined {
     return query.plain?.scale === scale && query.plain.orderDecay === orderDecay ? query.plain : undefined;
   }
@@ -144,7 +147,9 @@ interface Posting {
   idf: number;
 }
 
-/** A query prepared by `LexicalIndex.prepare`: its distinct known terms' postings, and its plain scores once computed. */
+/**
+ * A query prepared by `LexicalIndex.prepare`: its distinct known terms' postings, and its plain scores once computed.
+ */
 export interface LexicalQuery {
   readonly postings: readonly Posting[];
   plain?: KeptScores;

@@ -12,11 +12,17 @@ import { LinearHead, type LinearHeadData, type LinearHeadOptions } from './linea
 import { headProblem, ridgeWarmStart, standardisation, targetSupport, type EpochReport } from './linear-head-training.js';
 import { sampledProducts, type SampledProducts } from './kernels/training.js';
 
-/** Labels above which DTDR-G's heads train with a sampled softmax (Seal-Tools' 4,077 and smaller sets keep the full one). */
+/**
+ * Labels above which DTDR-G's heads train with a sampled softmax (Seal-Tools' 4,077 and smaller sets keep the full
+ * one).
+ */
 export const SAMPLED_SOFTMAX_ABOVE = 6000;
 /** Uniform negatives drawn per minibatch, beside the batch's own acceptable labels. */
 export const SAMPLED_NEGATIVES = 64;
-/** Examples a sampled head trains on in all, about (epochs fewer when there are more examples): Adam steps, not epochs, set how far it gets. */
+/**
+ * Examples a sampled head trains on in all, about (epochs fewer when there are more examples): Adam steps, not epochs,
+ * set how far it gets.
+ */
 export const SAMPLED_EXAMPLE_PASSES = 250_000;
 
 /** Trains a head (CSR one-hot rows) with a sampled softmax; yields each epoch's mean sampled loss. */
@@ -93,7 +99,10 @@ interface BatchState {
   targets: ArrayLike<number>[];
 }
 
-/** One minibatch: the sampled softmax's gradients over the batch's labels, then a lazy Adam step. Returns the batch's summed loss. */
+/**
+ * One minibatch: the sampled softmax's gradients over the batch's labels, then a lazy Adam step. Returns the batch's
+ * summed loss.
+ */
 function sampledBatch(s: BatchState, indices: number[], from: number, to: number): number {
   const { C, D, Wc, E, gW, gE, start, cols, slot, cand, z, rowFrom, rowTo, pairLabel, pairEntry, rowList, targets } = s;
   const o = s.options;

@@ -76,7 +76,8 @@ export function ridgeWarmStart(data: LinearHeadData, mean: Float64Array, std: Fl
   }
   for (let d = 0; d < dim; d++) A.set(d, d, A.get(d, d) + n * 1e-3);
   if (viaInverse) {
-    // Over many labels: A⁻¹ once, then A⁻¹·(XᵀY) in typed arrays (ml-matrix's solve per label column took seconds at 16,000).
+    // Over many labels: A⁻¹ once, then A⁻¹·(XᵀY) in typed arrays (ml-matrix's solve per label column took seconds at
+    // 16,000).
     const inv = inverse(A).to1DArray();
     const scaled = Float64Array.from(inv, (v) => v * 8);
     const out = new Float64Array(D * C);

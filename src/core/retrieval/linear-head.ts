@@ -52,7 +52,10 @@ export interface LinearHeadData {
   sparseSize: number;
   /** Acceptable label indices per example; the target spreads evenly over them. */
   targets: ArrayLike<number>[];
-  /** With `sparseSupport: 'targets'`: more labels per example its active one-hot rows may move (e.g. the rest of its plan). */
+  /**
+   * With `sparseSupport: 'targets'`: more labels per example its active one-hot rows may move (e.g. the rest of its
+   * plan).
+   */
   related?: ArrayLike<number>[];
   classes: number;
 }
@@ -86,7 +89,9 @@ export class LinearHead {
   /** Class-major copy of the dense weights in the float32 kernel (weights never change after construction). */
   private byClass?: PackedMatrix;
   private standardised?: Float64Array;
-  /** The last dense input and its logits before the one-hot rows (x·W + b): every step of a plan has the same request. */
+  /**
+   * The last dense input and its logits before the one-hot rows (x·W + b): every step of a plan has the same request.
+   */
   private last?: { input: Float64Array; logits: Float64Array };
 
   private rowScratch = new Uint32Array(8);
@@ -246,7 +251,10 @@ export class LinearHead {
     };
   }
 
-  /** A head from `state()`, validated: consistent shapes, finite weights, standard deviations > 0 (else a DtdrError naming `field`). */
+  /**
+   * A head from `state()`, validated: consistent shapes, finite weights, standard deviations > 0 (else a DtdrError
+   * naming `field`).
+   */
   static fromState(s: LinearHeadState, field = 'state.head'): LinearHead {
     const support = LinearHead.checkState(s, field);
     return new LinearHead(s.dim, s.classes, s.sparseSize, Float64Array.from(s.mean), Float64Array.from(s.std), Float64Array.from(s.weights), Float64Array.from(s.sparseWeights), support);
@@ -275,7 +283,9 @@ export class LinearHead {
   }
 }
 
-/** A saved CSR support, checked: start rises from 0 to the column count, columns ascend within a row and name a class. */
+/**
+ * A saved CSR support, checked: start rises from 0 to the column count, columns ascend within a row and name a class.
+ */
 function checkedSupport(s: { start: number[]; cols: number[] }, rows: number, classes: number, field: string): SparseSupport {
   const fail = (what: string): never => {
     throw new DtdrError('artifact', `linear head support ${what}`, { field });

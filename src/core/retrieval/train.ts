@@ -133,7 +133,9 @@ export function fitRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[
   }
 }
 
-/** Embeds what the method needs with `encoder`, then fits it (DTDR-G's cross-fitting on `options.workers` when given). */
+/**
+ * Embeds what the method needs with `encoder`, then fits it (DTDR-G's cross-fitting on `options.workers` when given).
+ */
 export async function trainRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[], encoder: Encoder | undefined, options: TrainOptions = {}): Promise<Retriever> {
   const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
   const vectors = await fitVectors(method, tools, plans, encoder, l, {}, options.onProgress);
@@ -183,7 +185,10 @@ function gatedOptionsOf(options: TrainOptions, seed: number): GatedOptions {
   };
 }
 
-/** DTDR-CB: κ ∈ {0.5, 2, 8, 32} picked on a held-out fifth of the demonstrations (at most 2,000 of its steps), then refit on all. */
+/**
+ * DTDR-CB: κ ∈ {0.5, 2, 8, 32} picked on a held-out fifth of the demonstrations (at most 2,000 of its steps), then
+ * refit on all.
+ */
 function fitColdStart(labels: string[], tools: ToolSpec[], plans: Plan[], queries: Float32Array[], options: ClusterOptions, onProgress?: (p: TrainingProgress) => void): ColdStartRetriever {
   const bm25 = new Bm25Retriever(labels, tools);
   const kappas = [0.5, 2, 8, 32];

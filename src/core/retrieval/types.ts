@@ -79,7 +79,10 @@ export interface Ranking {
     /** The share of steps whose set must hold an acceptable tool. */
     target: number;
     confident: boolean;
-    /** Labels that join the set whatever their probability (dtdr-g: tools a rule says the request asks for, then never-demonstrated tools it matches). */
+    /**
+     * Labels that join the set whatever their probability (dtdr-g: tools a rule says the request asks for, then
+     * never-demonstrated tools it matches).
+     */
     include?: number[];
   };
 }

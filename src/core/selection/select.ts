@@ -82,7 +82,7 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
     for (let r = 0; r < size; r++) mass += probabilities[order[r]];
     const candidates = withIncluded(ranking, pick(order, size), o.widenMax);
     const notes = [
-      ...(ranking.confident ? [] : [`${ranking.cause ?? 'unsure'}; widened to ${size} tool${size === 1 ? '' : 's'} to hold an acceptable one in ${Math.round(target * 100)}% of such steps`]),
+      ...(ranking.confident ? [] : [`${ranking.cause ?? 'unsure'}; widened to ${size} tool${size === 1 ? '' : 's'} to hold an ` + `acceptable one in ${Math.round(target * 100)}% of such steps`]),
       ...(capped ? [`capped at ${o.widenMax} tools, holding ${mass.toFixed(2)} of the probability`] : []),
     ];
     return { candidates, widened: !ranking.confident, target, ...(notes.length ? { reason: notes.join('; ') } : {}) };

@@ -210,7 +210,10 @@ export interface ExpSum {
   readonly inputs: readonly Float64Array[];
   /** Where `run` writes, `length` doubles. */
   readonly output: Float64Array;
-  /** output[i] = exp((inputs[which][i] − shift)·scale) for i < n (values ≤ shift); returns their sum (even and odd i summed apart, then added). */
+  /**
+   * output[i] = exp((inputs[which][i] − shift)·scale) for i < n (values ≤ shift); returns their sum (even and odd i
+   * summed apart, then added).
+   */
   run(which: number, n: number, shift: number, scale: number): number;
 }
 
@@ -315,7 +318,8 @@ export function gateKernel(labels: number, signals: number, inputs: number, jsOn
       residual(from, to, rows, g, scale, n) {
         if (rows.length > RESIDUAL_ROWS) return residualTwin(x, labels, from, to, rows, g, scale, n);
         for (let j = 0; j < rows.length; j++) {
-          // A plan's later steps call the same tools first: a row already in its slot stays (rows are never changed in place).
+          // A plan's later steps call the same tools first: a row already in its slot stays (rows are never changed in
+          // place).
           if (inSlot[j] !== rows[j] || slotLength[j] !== n) {
             rowViews[j].set(rows[j].subarray(0, n));
             inSlot[j] = rows[j];

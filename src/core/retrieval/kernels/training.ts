@@ -1,6 +1,7 @@
 /**
  * The training-time kernels of the linear heads and DTDR-G's fit: XᵀX for the ridge start, the
- * sampled softmax's products, similarity rows and the full-softmax heads' one-hot rows, in f64 on the WebAssembly module of matvec.ts
+ * sampled softmax's products, similarity rows and the full-softmax heads' one-hot rows, in f64 on the WebAssembly
+ * module of matvec.ts
  * (f64x2), each with a JS twin that performs the same operations in the same order.
  */
 import { dotAt } from '../kmeans.js';
@@ -138,7 +139,8 @@ export function sampledProducts(examples: number, dim: number, classes: number, 
 
 /**
  * Rows of the Gram matrix of `rows` f32 vectors of `dim` (DTDR-G's similarity rows): row(c)[f] =
- * f32(v_c · v_f), the products exact in f64 and summed as kmeans.ts dotAt does (the JS twin calls it) (four running sums
+ * f32(v_c · v_f), the products exact in f64 and summed as kmeans.ts dotAt does (the JS twin calls it) (four running
+ * sums
  * over j mod 4, the remainder into the first, then added left to right). Kernel and JS twin give the same bits.
  */
 export interface GramRows {
