@@ -27,6 +27,8 @@ import { askedBeyond } from './sequence-words.js';
 import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type GatedState } from './state.js';
 import type { ToolSide } from './tool-side.js';
 import { noTerms, SCORES, Workspace } from './workspace.js';
+import { NOVEL_P, noveltyPValue } from './novelty.js';
+import { descriptionProbabilities, nothingToShrink, shrinkInPlace, unseenShare } from './shrinkage.js';
 
 /**
  * DTDR-G (ours, the default): one retriever that combines, per step, the signals that are each
@@ -145,7 +147,7 @@ export class GatedRetriever implements Retriever {
    * What every step of a plan shares, worked out once per request: its BM25 postings, its terms,
    * and (on first need) the alignment's word ids and the few of them request coverage can name.
    */
-  private lastQuery: { text: string; terms: ReturnType<typeof noTerms>; tokens: string[]; words?: Uint32Array; strong?: Uint32Array } = { text: '', terms: noTerms(), tokens: [] };
+  private lastQuery: { text: string; terms: ReturnType<typeof noTerms>; tokens: string[]; words?: Uint32Array; strong?: Uint32Array; pValue?: number } = { text: '', terms: noTerms(), tokens: [] };
 
   rank(input: RankInput): Ranking {
     const q = input.queryVector;
@@ -162,12 +164,31 @@ export class GatedRetriever implements Retriever {
     const max = combine(this.theta, w, L);
     const sum = w.kernel.run(SCORES, L, max, 1 / this.temperature);
     // The division also finds the best label (the first of the largest probabilities).
-    const arg = w.kernel.divide(L, sum);
+    const best0 = w.kernel.divide(L, sum);
     const probabilities = w.keepCopy(w.kernel.output, L);
     // The best label's share is exp(0) / sum.
-    const top = 1 / sum;
+    let top = 1 / sum;
+    let arg = best0;
     const knownHistory = w.known;
     const ev = this.evidence;
+    // Evidence decides the weight (shrinkage.ts): labels the demonstrations never used keep the
+    // descriptions' probabilities. A request unlike the demonstrations' (novelty.ts) ranks the same
+    // but is never confident: no held-out step measured such requests.
+    const novelRequest = ev ? this.requestPValue(q) < NOVEL_P : false;
+    let shrunk = false;
+    if (ev) {
+      const { counts } = rarity(ev, L);
+      const end = this.side.end;
+      const isEnd = (f: number) => f === end;
+      if (this.allDemonstrated?.counts !== counts) this.allDemonstrated = { counts, value: nothingToShrink(counts, 1, L, isEnd), unseen: unseenShare(counts, L, isEnd) };
+      shrunk = !this.allDemonstrated.value;
+      if (shrunk) {
+        if (this.descriptions.length < L) this.descriptions = new Float64Array(L);
+        shrinkInPlace(probabilities, descriptionProbabilities(w.x, w.context, L, this.descriptions), counts, 1, L, isEnd, this.allDemonstrated.unseen);
+        top = -1;
+        for (let f = 0; f < L; f++) if (probabilities[f] > top) [top, arg] = [probabilities[f], f];
+      }
+    }
     const groups = this.parts.groups;
     if (!ev || !groups) {
       // Tools alone, or a model fitted before groups: two groups, confident and unsure.
@@ -179,15 +200,25 @@ export class GatedRetriever implements Retriever {
     const best = Number.isNaN(probabilities[0]) ? 0 : arg;
     const { counts } = rarity(ev, L);
     const group = stepGroup(knownHistory, counts[best], top >= this.confidentAbove);
+    // A request unlike the demonstrations' was never calibrated: not confident, and says so.
+    const novel = novelRequest ? [`the request is unlike the demonstrations' (fewer than ${Math.round(NOVEL_P * 100)}% of them are as far from their nearest)`] : [];
     // Never less careful than the two legacy groups: confident only where they are too, and a set
     // at least as wide as theirs (the lower threshold; a thin group's is theirs alone).
     const legacyConfident = top >= this.confidentAbove && knownHistory;
-    let confident = legacyConfident && confidentGroup(group, groups);
+    let confident = legacyConfident && confidentGroup(group, groups) && !novelRequest;
     const legacy = legacyConfident ? this.thresholds.confident : this.thresholds.unsure;
     const own = groups.thresholds[group] ?? 0;
     const threshold = own > 0 && legacy > 0 ? Math.min(own, legacy) : legacy;
     const fresh = this.parts.addedTools.length > 0 && groups.newToolRank > 0 ? this.parts.addedTools.filter((f) => counts[f] < 0.5 && !input.unavailable?.has(f)) : [];
     const include = fresh.length > 0 ? this.askedNewTools(fresh, groups.newToolRank, q) : [];
+    // A request the descriptions give to a tool no demonstration used is not confident on the
+    // strength of those demonstrations: that tool joins the set.
+    const unbacked = shrunk ? this.descriptionsFavourite(counts, L, input.unavailable) : -1;
+    if (unbacked >= 0) {
+      confident = false;
+      if (!include.includes(unbacked)) include.push(unbacked);
+      novel.push(`"${this.side.labels[unbacked]}" matches the request best by description and has no demonstrations yet`);
+    }
     const matched = include.length;
     // An included tool only widens the set: confidence stays the group's. A tool added after
     // training that is left out has no held-out evidence either way: the step is not confident.
@@ -198,7 +229,7 @@ export class GatedRetriever implements Retriever {
     const uncovered = confident && best === this.side.end && this.coverage ? this.uncovered(this.coverage, probabilities, threshold, history, include, input.unavailable) : [];
     if (uncovered.length > 0) confident = false;
     for (const u of uncovered) include.push(u.tool);
-    const covered = uncovered.map((u) => `no call so far and no tool in the set explains "${u.word}" in the request, which "${this.side.labels[u.tool]}" does`);
+    const covered = [...novel, ...uncovered.map((u) => `no call so far and no tool in the set explains "${u.word}" in the request, which "${this.side.labels[u.tool]}" does`)];
     // A new combination (combinations.ts): the request asks, in words, for a tool that no
     // demonstration calls together with the calls so far. The memorised continuation is suspect.
     // Where END is on top, only if its held-out false alarms there were few (combinations.ts).
@@ -229,6 +260,26 @@ export class GatedRetriever implements Retriever {
     const set = { threshold, target: this.target, confident, ...(include.length ? { include } : {}) };
     const cause = confident ? undefined : this.groupCause(group, top, input.history, include.filter((f) => fresh.includes(f)), counts[best], leftOut, covered);
     return withLazyOrder({ labels: this.side.labels, probabilities, confident, group, set, ...(cause ? { cause } : {}) }, { unitRange: true });
+  }
+
+  /** The tool the descriptions rank first for this step when no demonstration used it; else −1. */
+  private descriptionsFavourite(counts: ArrayLike<number>, L: number, unavailable: ReadonlySet<number> | undefined): number {
+    const pT = this.descriptions;
+    let best = -1;
+    for (let f = 0; f < L; f++) if (f !== this.side.end && !unavailable?.has(f) && (best < 0 || pT[f] > pT[best])) best = f;
+    return best >= 0 && counts[best] < 1 ? best : -1;
+  }
+
+  /** Descriptions' probabilities of the step being ranked (scratch). */
+  private descriptions = new Float64Array(0);
+  /** Whether every tool has a demonstration, for the rarity counts it was found for. */
+  private allDemonstrated: { counts: Float64Array; value: boolean; unseen: number } | undefined;
+
+  /** The request's conformal novelty p-value (novelty.ts), worked out once per request; 1 without a novelty model. */
+  private requestPValue(q: Float32Array): number {
+    const novelty = this.parts.novelty;
+    if (!novelty) return 1;
+    return (this.lastQuery.pValue ??= noveltyPValue(novelty, q));
   }
 
   /** Tools that explain words of the request rank() is ranking that the calls so far and the set leave unexplained (coverage.ts). */
