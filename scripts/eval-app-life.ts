@@ -30,18 +30,6 @@ import type { Encoder } from '../src/core/base/encoder.js';
 /** Runs handed to each `learn()` call on the learn path. */
 const LEARN_BATCH = 10;
 
-const { values } = parseArgs({
-  options: {
-    worlds: { type: 'string', default: 'demo,restbench,ultratool,seal' },
-    seeds: { type: 'string', default: '3' },
-    sizes: { type: 'string', default: '0,10,30,100,300,1000,all' },
-    paths: { type: 'string', default: 'train,learn' },
-    orders: { type: 'string', default: 'random,skewed' },
-    json: { type: 'string' },
-    data: { type: 'string', default: '../shared/data' },
-  },
-});
-
 export interface World {
   name: string;
   tools: ToolSpec[];
@@ -127,6 +115,17 @@ const fmt = (p: Point) =>
   `${p.world.padEnd(9)} ${p.order.padEnd(6)} ${p.path.padEnd(5)} N=${String(p.n).padStart(5)} s${p.seed}  MRR ${p.mrr.toFixed(3)}  cov ${p.coverage.toFixed(3)}  |F| ${p.setSize.toFixed(2).padStart(6)}  confident ${p.confidentShare.toFixed(3)}  c-miss ${p.confidentMissRate.toFixed(3)}`;
 
 async function main() {
+const { values } = parseArgs({
+    options: {
+      worlds: { type: 'string', default: 'demo,restbench,ultratool,seal' },
+      seeds: { type: 'string', default: '3' },
+      sizes: { type: 'string', default: '0,10,30,100,300,1000,all' },
+      paths: { type: 'string', default: 'train,learn' },
+      orders: { type: 'string', default: 'random,skewed' },
+      json: { type: 'string' },
+      data: { type: 'string', default: '../shared/data' },
+    },
+  });
   const encoder = await loadEncoder();
   const sizes = values.sizes!.split(',');
   const seeds = Number(values.seeds);

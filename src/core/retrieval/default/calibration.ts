@@ -57,7 +57,7 @@ export function calibrationScores(theta: Float64Array, temperature: number, data
     const p = stepProbabilities(theta, data, i, temperature, a, buffer);
     if (counts) {
       const pT = stepProbabilities(DESCRIPTIONS_GATE, data, i, 1, aT, bufferT);
-      shrinkInPlace(p, pT, counts(i), 1, p.length, (k) => data.values[(data.offsets[i] + k) * data.signals + ENDS] === 1, unseen);
+      shrinkInPlace(p, pT, counts(i), p.length, (k) => data.values[(data.offsets[i] + k) * data.signals + ENDS] === 1, unseen);
     }
     const from = data.offsets[i];
     let b = 0;

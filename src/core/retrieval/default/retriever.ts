@@ -13,7 +13,7 @@ import { combine } from './combine.js';
 import type { Evidence } from './evidence.js';
 import { fitGated, fitGatedParallel } from './fit.js';
 import type { FoldWorkers } from './cross-fit.js';
-import { C_MATCH, C_SUPPORT, KNOWN_HISTORY, SIGNALS, type SignalName } from './layout.js';
+import { C_MATCH, C_SUPPORT, FLOOR_GRAPH, GG, KNOWN_HISTORY, SIGNALS, type SignalName } from './layout.js';
 import { learnGated } from './learning.js';
 import type { GatedOptions } from './options.js';
 import { computeSignals, bestValues, rankAmong } from './signals.js';
@@ -28,7 +28,14 @@ import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type Ga
 import type { ToolSide } from './tool-side.js';
 import { noTerms, SCORES, Workspace } from './workspace.js';
 import { NOVEL_P, noveltyPValue } from './novelty.js';
-import { descriptionProbabilities, nothingToShrink, shrinkInPlace, unseenShare } from './shrinkage.js';
+import { descriptionProbabilities, nothingToShrink, shrinkInPlace, unseenKeep, unseenShare } from './shrinkage.js';
+
+/** An undemonstrated tool whose description probability is at least this share of the best one's keeps a step unsure. */
+const DESCRIPTION_PEER = 0.5;
+/** Tools the descriptions prefer that never followed the calls so far, offered at most (the best first). */
+const CONTEXT_PEERS_OFFERED = 1;
+/** Below this many demonstrations the descriptions can keep a step unsure that no demonstration showed. */
+const FEW_RUNS = 100;
 
 /**
  * DTDR-G (ours, the default): one retriever that combines, per step, the signals that are each
@@ -161,6 +168,7 @@ export class GatedRetriever implements Retriever {
       this.lastQuery = { text: input.query, terms: this.side.lexical.prepare(tokens), tokens };
     }
     computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history, added: this.added }, w, this.neighbours, this.without);
+    this.described = false;
     const max = combine(this.theta, w, L);
     const sum = w.kernel.run(SCORES, L, max, 1 / this.temperature);
     // The division also finds the best label (the first of the largest probabilities).
@@ -174,17 +182,19 @@ export class GatedRetriever implements Retriever {
     // Evidence decides the weight (shrinkage.ts): labels the demonstrations never used keep the
     // descriptions' probabilities. A request unlike the demonstrations' (novelty.ts) ranks the same
     // but is never confident: no held-out step measured such requests.
-    const novelRequest = ev ? this.requestPValue(q) < NOVEL_P : false;
+    const pValue = ev ? this.requestPValue(q) : 1;
+    const novelRequest = pValue < NOVEL_P;
     let shrunk = false;
     if (ev) {
       const { counts } = rarity(ev, L);
       const end = this.side.end;
       const isEnd = (f: number) => f === end;
-      if (this.allDemonstrated?.counts !== counts) this.allDemonstrated = { counts, value: nothingToShrink(counts, 1, L, isEnd), unseen: unseenShare(counts, L, isEnd) };
+      if (this.allDemonstrated?.counts !== counts) this.allDemonstrated = { counts, value: nothingToShrink(counts, L, isEnd), unseen: unseenShare(counts, L, isEnd) };
       shrunk = !this.allDemonstrated.value;
       if (shrunk) {
-        if (this.descriptions.length < L) this.descriptions = new Float64Array(L);
-        shrinkInPlace(probabilities, descriptionProbabilities(w.x, w.context, L, this.descriptions), counts, 1, L, isEnd, this.allDemonstrated.unseen);
+        this.ensureDescriptions(L);
+        const keep = unseenKeep(this.allDemonstrated.unseen, pValue, NOVEL_P);
+        shrinkInPlace(probabilities, this.descriptions, counts, L, isEnd, keep);
         top = -1;
         for (let f = 0; f < L; f++) if (probabilities[f] > top) [top, arg] = [probabilities[f], f];
       }
@@ -193,7 +203,9 @@ export class GatedRetriever implements Retriever {
     if (!ev || !groups) {
       // Tools alone, or a model fitted before groups: two groups, confident and unsure.
       const confident = ev !== undefined && top >= this.confidentAbove && knownHistory;
-      const set = { threshold: confident ? this.thresholds.confident : this.thresholds.unsure, target: this.target, confident };
+      // Descriptions say nothing of when a plan is done (END ranks in the bottom tenth of UltraTool's
+      // END steps with tools alone): a model with no demonstrations always offers END.
+      const set = { threshold: confident ? this.thresholds.confident : this.thresholds.unsure, target: this.target, confident, ...(ev ? {} : { include: [this.side.end] }) };
       return withLazyOrder({ labels: this.side.labels, probabilities, confident, set, ...(ev ? {} : { group: 'tools-only' }), ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) }, { unitRange: true });
     }
     // A scan from bestValue = probabilities[0] keeps index 0 when it is NaN, which −∞ does not.
@@ -213,11 +225,24 @@ export class GatedRetriever implements Retriever {
     const include = fresh.length > 0 ? this.askedNewTools(fresh, groups.newToolRank, q) : [];
     // A request the descriptions give to a tool no demonstration used is not confident on the
     // strength of those demonstrations: that tool joins the set.
-    const unbacked = shrunk ? this.descriptionsFavourite(counts, L, input.unavailable) : -1;
-    if (unbacked >= 0) {
+    const unbacked = best === this.side.end ? [] : shrunk ? this.descriptionPeers(counts, L, input.unavailable) : [];
+    // Only while the model has few demonstrations: a few features' runs leave whole steps unseen,
+    // where thousands of runs that never continue with a tool outweigh its description.
+    if (confident && unbacked.length === 0 && best !== this.side.end && this.demonstrations() < FEW_RUNS) {
+      this.ensureDescriptions(L);
+      const peers = this.contextPeers(best, L, input.unavailable);
+      if (peers.length > 0) {
+        confident = false;
+        for (const f of peers) if (!include.includes(f)) include.push(f);
+        const names = peers.map((f) => `"${this.side.labels[f]}"`).join(' and ');
+        novel.push(`the descriptions rank ${names} above "${this.side.labels[best]}", and no demonstration calls ${peers.length > 1 ? 'them' : 'it'} after these calls`);
+      }
+    }
+    if (unbacked.length > 0) {
       confident = false;
-      if (!include.includes(unbacked)) include.push(unbacked);
-      novel.push(`"${this.side.labels[unbacked]}" matches the request best by description and has no demonstrations yet`);
+      for (const f of unbacked) if (!include.includes(f)) include.push(f);
+      const names = unbacked.map((f) => `"${this.side.labels[f]}"`).join(' and ');
+      novel.push(`${names} ${unbacked.length > 1 ? 'match' : 'matches'} the request by description as well as the best-described tool and ${unbacked.length > 1 ? 'have' : 'has'} no demonstrations yet`);
     }
     const matched = include.length;
     // An included tool only widens the set: confidence stays the group's. A tool added after
@@ -262,16 +287,52 @@ export class GatedRetriever implements Retriever {
     return withLazyOrder({ labels: this.side.labels, probabilities, confident, group, set, ...(cause ? { cause } : {}) }, { unitRange: true });
   }
 
-  /** The tool the descriptions rank first for this step when no demonstration used it; else −1. */
-  private descriptionsFavourite(counts: ArrayLike<number>, L: number, unavailable: ReadonlySet<number> | undefined): number {
+  /**
+   * Tools no demonstration used that the descriptions rank about as high as their favourite for
+   * this step (at least DESCRIPTION_PEER of its probability), best first, at most two: the
+   * demonstrations cannot tell the request is not for them.
+   */
+  private descriptionPeers(counts: ArrayLike<number>, L: number, unavailable: ReadonlySet<number> | undefined): number[] {
     const pT = this.descriptions;
-    let best = -1;
-    for (let f = 0; f < L; f++) if (f !== this.side.end && !unavailable?.has(f) && (best < 0 || pT[f] > pT[best])) best = f;
-    return best >= 0 && counts[best] < 1 ? best : -1;
+    let best = 0;
+    for (let f = 0; f < L; f++) if (f !== this.side.end && !unavailable?.has(f)) best = Math.max(best, pT[f]);
+    const peers: number[] = [];
+    for (let f = 0; f < L; f++) if (f !== this.side.end && counts[f] < 1 && !unavailable?.has(f) && pT[f] >= DESCRIPTION_PEER * best) peers.push(f);
+    return peers.sort((a, b) => pT[b] - pT[a] || a - b).slice(0, 2);
   }
 
-  /** Descriptions' probabilities of the step being ranked (scratch). */
+  /**
+   * Tools the descriptions prefer to the learned top tool `best` that no demonstration ever called
+   * after these calls (at the pooled graph's floor), best first, at most two: the demonstrations
+   * never showed this step, so their confidence in `best` is not evidence against them.
+   */
+  private contextPeers(best: number, L: number, unavailable: ReadonlySet<number> | undefined): number[] {
+    const pT = this.descriptions;
+    const x = this.workspace.x;
+    const floor = Math.fround(Math.log(FLOOR_GRAPH));
+    const peers: number[] = [];
+    for (let f = 0; f < L; f++) if (f !== best && f !== this.side.end && !unavailable?.has(f) && pT[f] >= pT[best] && x[GG * L + f] <= floor) peers.push(f);
+    return peers.sort((a, b) => pT[b] - pT[a] || a - b).slice(0, CONTEXT_PEERS_OFFERED);
+  }
+
+  /** Descriptions' probabilities of the step being ranked (scratch), and whether they are this step's. */
   private descriptions = new Float64Array(0);
+  private described = false;
+
+  /** How many demonstrations the model learned from (fitted and learned online). */
+  private demonstrations(): number {
+    let n = 0;
+    for (const size of this.evidence?.sizes ?? []) n += size;
+    return n;
+  }
+
+  /** Computes the descriptions' probabilities of this step once. */
+  private ensureDescriptions(L: number): void {
+    if (this.described) return;
+    if (this.descriptions.length < L) this.descriptions = new Float64Array(L);
+    descriptionProbabilities(this.workspace.x, this.workspace.context, L, this.descriptions);
+    this.described = true;
+  }
   /** Whether every tool has a demonstration, for the rarity counts it was found for. */
   private allDemonstrated: { counts: Float64Array; value: boolean; unseen: number } | undefined;
 

@@ -52,22 +52,21 @@ export function softmaxInPlace(z: Float64Array, n: number): void {
 }
 
 /**
- * Mixes the learned probabilities `p` (in place) with the descriptions' `pT`. END (`isEnd`, one label) is
- * about the calls, not the descriptions: its probability mixes by `trust` alone. The tools share
- * the rest, each weighed by `trust · (1 − (1 − min(1, counts[f])) · unseen)`: the learned model
- * shares out the mass the descriptions give the tools it has demonstrations of, and a tool with
- * none keeps `unseen` of its description's share: the Good–Turing chance that a step needs a tool
- * the demonstrations never used (unseenShare).
+ * Mixes the learned probabilities `p` (in place) with the descriptions' `pT`. END (`isEnd`, one
+ * label) is about the calls, not the descriptions: it keeps its learned probability. The tools
+ * share the rest: a tool with demonstrations (counts ≥ 1) gets the learned model's share of the
+ * mass the descriptions give the demonstrated tools, and a tool with none keeps `unseen` of its
+ * description's share (partly demonstrated tools in between).
  */
-export function shrinkInPlace(p: { [i: number]: number; length: number }, pT: ArrayLike<number>, counts: ArrayLike<number>, trust: number, n: number, isEnd: (f: number) => boolean, unseen = 1): void {
-  const weight = (c: number) => trust * (1 - (1 - Math.min(1, c)) * unseen);
+export function shrinkInPlace(p: { [i: number]: number; length: number }, pT: ArrayLike<number>, counts: ArrayLike<number>, n: number, isEnd: (f: number) => boolean, unseen: number): void {
+  const weight = (c: number) => 1 - (1 - Math.min(1, c)) * unseen;
   let endL = 0;
   let endT = 0;
   for (let f = 0; f < n; f++) if (isEnd(f)) [endL, endT] = [endL + p[f], endT + pT[f]];
-  const end = trust * endL + (1 - trust) * endT;
   // Within the tools: q_L = p / (1 − endL), q_T = pT / (1 − endT).
   const toolsL = 1 - endL;
   const toolsT = 1 - endT;
+  if (!(toolsL > 0) || !(toolsT > 0)) return;
   let mass = 0;
   let learned = 0;
   for (let f = 0; f < n; f++) {
@@ -78,20 +77,25 @@ export function shrinkInPlace(p: { [i: number]: number; length: number }, pT: Ar
   }
   const scale = learned > 0 ? mass / learned : 0;
   for (let f = 0; f < n; f++) {
-    if (isEnd(f)) {
-      p[f] = end;
-      continue;
-    }
+    if (isEnd(f)) continue;
     const l = learned > 0 ? weight(counts[f]) : 0;
-    const qT = toolsT > 0 ? pT[f] / toolsT : 0;
-    const qL = toolsL > 0 ? p[f] / toolsL : 0;
-    p[f] = (1 - end) * ((1 - l) * qT + scale * l * qL);
+    p[f] = toolsL * ((1 - l) * (pT[f] / toolsT) + scale * l * (p[f] / toolsL));
   }
 }
 
-/** True when mixing would change nothing: full trust and every label demonstrated. */
-export function nothingToShrink(counts: ArrayLike<number>, trust: number, n: number, isEnd: (f: number) => boolean): boolean {
-  if (trust < 1) return false;
+/**
+ * The share of its description's probability a never-demonstrated tool keeps: the Good–Turing
+ * chance of such a step (unseenShare) for a request like the demonstrations', rising to all of it
+ * as the request's novelty p-value falls below `novelBelow` (exchangeability, which Good–Turing
+ * assumes, is what a novel request breaks).
+ */
+export function unseenKeep(goodTuring: number, pValue: number, novelBelow: number): number {
+  const trust = Math.min(1, pValue / novelBelow);
+  return 1 - (1 - goodTuring) * trust;
+}
+
+/** True when mixing would change nothing: every tool demonstrated. */
+export function nothingToShrink(counts: ArrayLike<number>, n: number, isEnd: (f: number) => boolean): boolean {
   for (let f = 0; f < n; f++) if (!isEnd(f) && counts[f] < 1) return false;
   return true;
 }
