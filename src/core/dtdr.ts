@@ -244,7 +244,8 @@ export class Dtdr {
 
   /** Trains the model anew on `plans` over the same tools (tool changes stay as they are). */
   private async refit(plans: Plan[]): Promise<void> {
-    this.base = await trainRetriever(this.method, this.baseTools, plans, this.encoder, { historyLength: this.training.historyLength, seed: this.training.seed });
+    // As Dtdr.train with these plans: l and K chosen from them (a tools-only fit recorded only defaults).
+    this.base = await trainRetriever(this.method, this.baseTools, plans, this.encoder, { seed: this.training.seed });
     this.fittedOn = plans.length;
   }
 

@@ -32,6 +32,8 @@ import { descriptionProbabilities, nothingToShrink, shrinkInPlace, unseenKeep, u
 
 /** An undemonstrated tool whose description probability is at least this share of the best one's keeps a step unsure. */
 const DESCRIPTION_PEER = 0.5;
+/** An added tool's description rank counts as evidence only where the rank it needs is below this share of the tools. */
+const RANK_IS_EVIDENCE = 0.6;
 /** Tools the descriptions prefer that never followed the calls so far, offered at most (the best first). */
 const CONTEXT_PEERS_OFFERED = 1;
 /** Below this many demonstrations the descriptions can keep a step unsure that no demonstration showed. */
@@ -221,7 +223,11 @@ export class GatedRetriever implements Retriever {
     const legacy = legacyConfident ? this.thresholds.confident : this.thresholds.unsure;
     const own = groups.thresholds[group] ?? 0;
     const threshold = own > 0 && legacy > 0 ? Math.min(own, legacy) : legacy;
-    const fresh = this.parts.addedTools.length > 0 && groups.newToolRank > 0 ? this.parts.addedTools.filter((f) => counts[f] < 0.5 && !input.unavailable?.has(f)) : [];
+    // Added tools not yet demonstrated within the held-out description rank join the set.
+    // Where that rank spans most of the tools (a few tools, few demonstrations), rank is no evidence
+    // at all: the descriptions must rank the tool about as high as their favourite.
+    const byRankAlone = groups.newToolRank < RANK_IS_EVIDENCE * (L - 1);
+    const fresh = this.parts.addedTools.length > 0 && groups.newToolRank > 0 ? this.parts.addedTools.filter((f) => counts[f] < 0.5 && !input.unavailable?.has(f) && (byRankAlone || this.describedAsWellAsBest(f, L))) : [];
     const include = fresh.length > 0 ? this.askedNewTools(fresh, groups.newToolRank, q) : [];
     // A request the descriptions give to a tool no demonstration used is not confident on the
     // strength of those demonstrations: that tool joins the set.
@@ -319,6 +325,20 @@ export class GatedRetriever implements Retriever {
   private descriptions = new Float64Array(0);
   private described = false;
 
+  /**
+   * Whether the descriptions rank tool `f` about as high as their favourite label for this step (at
+   * least DESCRIPTION_PEER of its probability): an added tool joins a set only where the request
+   * gives evidence for it, not by rank alone (among 8 tools every tool is within a few ranks).
+   */
+  private describedAsWellAsBest(f: number, L: number): boolean {
+    this.ensureDescriptions(L);
+    const pT = this.descriptions;
+    let best = 0;
+    // END too: where the calls so far served the request, no tool is asked for.
+    for (let g = 0; g < L; g++) best = Math.max(best, pT[g]);
+    return pT[f] >= DESCRIPTION_PEER * best;
+  }
+
   /** How many demonstrations the model learned from (fitted and learned online). */
   private demonstrations(): number {
     let n = 0;
@@ -410,7 +430,9 @@ export class GatedRetriever implements Retriever {
     if (leftOut.length > 0) why.push(`${leftOut.slice(0, 3).map((f) => `"${this.side.labels[f]}"`).join(', ')} ${leftOut.length === 1 ? 'was' : 'were'} added after training and ${leftOut.length === 1 ? 'has' : 'have'} no demonstrations yet: the set may miss ${leftOut.length === 1 ? 'it' : 'them'}`);
     if (include.length > 0) {
       const names = include.slice(0, 3).map((f) => `"${this.side.labels[f]}"`).join(', ');
-      why.push(`${names}${include.length > 3 ? ` and ${include.length - 3} more` : ''} ${include.length === 1 ? 'has' : 'have'} no demonstrations yet and ${include.length === 1 ? 'matches' : 'match'} the request by description`);
+      const rank = this.parts.groups?.newToolRank ?? 0;
+      const one = include.length === 1;
+      why.push(`${names}${include.length > 3 ? ` and ${include.length - 3} more` : ''} ${one ? 'was' : 'were'} added after training, ${one ? 'has' : 'have'} no demonstrations yet and ${one ? 'is' : 'are'} among the request's ${rank} best description matches`);
     }
     if (topCount < 1) why.push('the top tool has no demonstrations');
     else if (group.includes('/few/')) why.push(`the top tool has few demonstrations (${Math.round(topCount)})`);
