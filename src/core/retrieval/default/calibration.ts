@@ -4,6 +4,8 @@
  * and the cap on how many held-out plans are scored.
  */
 import { seededRandom, shuffleInPlace } from '../../base/random.js';
+import { DESCRIPTIONS_GATE, shrinkInPlace } from './shrinkage.js';
+import { ENDS } from './layout.js';
 import { applyIsotonic, conformalThreshold, expectedCalibrationError, fitIsotonic, stepProbabilities, widestStep, type GateData } from './gate.js';
 
 /** Held-out plans scored per cross-fitting scheme, at most (the demo set's 3,000 and UltraTool's 3,027 are all scored). */
@@ -35,7 +37,13 @@ export function scoredSubset(indices: number[], cap: number, seed: number): numb
   return shuffleInPlace([...indices], seededRandom(seed)).slice(0, keep).sort((a, b) => a - b);
 }
 
-export function calibrationScores(theta: Float64Array, temperature: number, data: GateData) {
+/**
+ * Each held-out step's probabilities under the gate and temperature: the best acceptable label's
+ * (the conformal score), the top label's, whether it is acceptable, and where it is. With `counts`
+ * (demonstrated steps of each candidate, in the step's candidate order), the probabilities are
+ * shrunk toward the descriptions' as at rank time (shrinkage.ts), so thresholds fit what ranks.
+ */
+export function calibrationScores(theta: Float64Array, temperature: number, data: GateData, counts?: (step: number) => ArrayLike<number>, unseen = 1) {
   const n = data.offsets.length - 1;
   const best: number[] = [];
   const top: number[] = [];
@@ -43,8 +51,14 @@ export function calibrationScores(theta: Float64Array, temperature: number, data
   const topAt: number[] = [];
   const a = new Float64Array(data.signals);
   const buffer = new Float64Array(widestStep(data));
+  const aT = new Float64Array(data.signals);
+  const bufferT = new Float64Array(buffer.length);
   for (let i = 0; i < n; i++) {
     const p = stepProbabilities(theta, data, i, temperature, a, buffer);
+    if (counts) {
+      const pT = stepProbabilities(DESCRIPTIONS_GATE, data, i, 1, aT, bufferT);
+      shrinkInPlace(p, pT, counts(i), p.length, (k) => data.values[(data.offsets[i] + k) * data.signals + ENDS] === 1, unseen);
+    }
     const from = data.offsets[i];
     let b = 0;
     let t = 0;

@@ -24,6 +24,9 @@ import { ToolSide } from './tool-side.js';
 import { CrossFitter, foldAssignment, gateHalves, tooFewToSplit, type CrossFitSetup, type FoldScheme, type FoldWorkers, type RoundOutput } from './cross-fit.js';
 import type { LinearHeadOptions } from '../linear-head.js';
 import { noTerms, Workspace } from './workspace.js';
+import { fitNovelty } from './novelty.js';
+import { unseenShare } from './shrinkage.js';
+import { rarity } from './evidence.js';
 
 /**
  * Fits DTDR-G from demonstrations (or from tools alone): picks l and K on a held-out fold, scores
@@ -274,9 +277,12 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverag
   const { theta } = trainGate(gateData, priorGate(), { seed, epochs: gateSteps.length < 2000 ? 60 : 25 });
   report('gate', 1);
   const temperature = fitTemperature(theta, calData);
-  const cal = calibrationScores(theta, temperature, calData);
+  // Scored as ranked: shrunk toward the descriptions by each candidate's demonstrations in its fold.
+  const L = side.labels.length;
+  const unseen = unseenShare(rarity(ev, L).counts, L, (f) => f === side.end);
+  const cal = calibrationScores(theta, temperature, calData, (i) => stepPoolCounts[calSteps[i]], unseen);
   const thresholdData = thresholdScheme === 0 ? calData : builder.build(thresholdSteps);
-  const scored = thresholdScheme === 0 ? cal : calibrationScores(theta, temperature, thresholdData);
+  const scored = thresholdScheme === 0 ? cal : calibrationScores(theta, temperature, thresholdData, (i) => stepPoolCounts[thresholdSteps[i]], unseen);
   // Confident = a high calibrated top probability in a context calibration has seen (some
   // demonstration has the recent calls in a row); each group gets its own conformal threshold.
   const confidentStep = (i: number) => scored.top[i] >= confidentAbove && stepKnown[thresholdSteps[i]];
@@ -312,7 +318,8 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverag
   };
   report('calibration', 1);
   const calibration = { confident: confidentScores.map(Math.fround), unsure: unsureScores.map(Math.fround) };
-  return { side, evidence: ev, theta, temperature, target, confidentAbove, thresholds, neighbours, withoutSignals: without, diagnostics, calibration, groups, addedTools: [], coverage, combinations, sequenceWords };
+  const novelty = fitNovelty(fit.queries, side.dim, seed);
+  return { side, evidence: ev, theta, temperature, target, confidentAbove, thresholds, neighbours, withoutSignals: without, diagnostics, calibration, groups, addedTools: [], coverage, combinations, sequenceWords, novelty };
 }
 
 /**

@@ -15,6 +15,7 @@ import { fitEvidence, headExamples } from './evidence.js';
 import { mondrianThresholds } from './groups.js';
 import { KNOWN_HISTORY } from './layout.js';
 import type { GatedParts } from './state.js';
+import { fitNovelty, learnNovelty } from './novelty.js';
 
 /**
  * Online learning, in time proportional to the new plans: first their steps are scored by the
@@ -52,9 +53,11 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
     for (const q of queries) for (let j = 0; j < d; j++) centroid[j] += q[j];
     normaliseInPlace(centroid);
     p.evidence = fitEvidence(side, plans, queries, { centroids: centroid, k: 1, assignment: new Uint8Array(plans.length) }, { historyLength: KNOWN_HISTORY, seed: 0 });
+    p.novelty = fitNovelty(queries, side.dim);
     return true;
   }
   ev.rarity = undefined;
+  if (p.novelty) learnNovelty(p.novelty, queries);
   if (p.combinations) learnCombinations(p.combinations, plans, side.index);
   if (p.sequenceWords && p.coverage) learnSequenceWords(p.sequenceWords, plans, side.index, p.coverage);
   const d = side.dim;

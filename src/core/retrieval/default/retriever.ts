@@ -13,7 +13,7 @@ import { combine } from './combine.js';
 import type { Evidence } from './evidence.js';
 import { fitGated, fitGatedParallel } from './fit.js';
 import type { FoldWorkers } from './cross-fit.js';
-import { C_MATCH, C_SUPPORT, KNOWN_HISTORY, SIGNALS, type SignalName } from './layout.js';
+import { C_MATCH, C_SUPPORT, FLOOR_GRAPH, GG, KNOWN_HISTORY, SIGNALS, type SignalName } from './layout.js';
 import { learnGated } from './learning.js';
 import type { GatedOptions } from './options.js';
 import { computeSignals, bestValues, rankAmong } from './signals.js';
@@ -27,6 +27,17 @@ import { askedBeyond } from './sequence-words.js';
 import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type GatedState } from './state.js';
 import type { ToolSide } from './tool-side.js';
 import { noTerms, SCORES, Workspace } from './workspace.js';
+import { NOVEL_P, noveltyPValue } from './novelty.js';
+import { descriptionProbabilities, nothingToShrink, shrinkInPlace, unseenKeep, unseenShare } from './shrinkage.js';
+
+/** An undemonstrated tool whose description probability is at least this share of the best one's keeps a step unsure. */
+const DESCRIPTION_PEER = 0.5;
+/** An added tool's description rank counts as evidence only where the rank it needs is below this share of the tools. */
+const RANK_IS_EVIDENCE = 0.6;
+/** Tools the descriptions prefer that never followed the calls so far, offered at most (the best first). */
+const CONTEXT_PEERS_OFFERED = 1;
+/** Below this many demonstrations the descriptions can keep a step unsure that no demonstration showed. */
+const FEW_RUNS = 100;
 
 /**
  * DTDR-G (ours, the default): one retriever that combines, per step, the signals that are each
@@ -145,7 +156,7 @@ export class GatedRetriever implements Retriever {
    * What every step of a plan shares, worked out once per request: its BM25 postings, its terms,
    * and (on first need) the alignment's word ids and the few of them request coverage can name.
    */
-  private lastQuery: { text: string; terms: ReturnType<typeof noTerms>; tokens: string[]; words?: Uint32Array; strong?: Uint32Array } = { text: '', terms: noTerms(), tokens: [] };
+  private lastQuery: { text: string; terms: ReturnType<typeof noTerms>; tokens: string[]; words?: Uint32Array; strong?: Uint32Array; pValue?: number } = { text: '', terms: noTerms(), tokens: [] };
 
   rank(input: RankInput): Ranking {
     const q = input.queryVector;
@@ -159,35 +170,86 @@ export class GatedRetriever implements Retriever {
       this.lastQuery = { text: input.query, terms: this.side.lexical.prepare(tokens), tokens };
     }
     computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history, added: this.added }, w, this.neighbours, this.without);
+    this.described = false;
     const max = combine(this.theta, w, L);
     const sum = w.kernel.run(SCORES, L, max, 1 / this.temperature);
     // The division also finds the best label (the first of the largest probabilities).
-    const arg = w.kernel.divide(L, sum);
+    const best0 = w.kernel.divide(L, sum);
     const probabilities = w.keepCopy(w.kernel.output, L);
     // The best label's share is exp(0) / sum.
-    const top = 1 / sum;
+    let top = 1 / sum;
+    let arg = best0;
     const knownHistory = w.known;
     const ev = this.evidence;
+    // Evidence decides the weight (shrinkage.ts): labels the demonstrations never used keep the
+    // descriptions' probabilities. A request unlike the demonstrations' (novelty.ts) ranks the same
+    // but is never confident: no held-out step measured such requests.
+    const pValue = ev ? this.requestPValue(q) : 1;
+    const novelRequest = pValue < NOVEL_P;
+    let shrunk = false;
+    if (ev) {
+      const { counts } = rarity(ev, L);
+      const end = this.side.end;
+      const isEnd = (f: number) => f === end;
+      if (this.allDemonstrated?.counts !== counts) this.allDemonstrated = { counts, value: nothingToShrink(counts, L, isEnd), unseen: unseenShare(counts, L, isEnd) };
+      shrunk = !this.allDemonstrated.value;
+      if (shrunk) {
+        this.ensureDescriptions(L);
+        const keep = unseenKeep(this.allDemonstrated.unseen, pValue, NOVEL_P);
+        shrinkInPlace(probabilities, this.descriptions, counts, L, isEnd, keep);
+        top = -1;
+        for (let f = 0; f < L; f++) if (probabilities[f] > top) [top, arg] = [probabilities[f], f];
+      }
+    }
     const groups = this.parts.groups;
     if (!ev || !groups) {
       // Tools alone, or a model fitted before groups: two groups, confident and unsure.
       const confident = ev !== undefined && top >= this.confidentAbove && knownHistory;
-      const set = { threshold: confident ? this.thresholds.confident : this.thresholds.unsure, target: this.target, confident };
+      // Descriptions say nothing of when a plan is done (END ranks in the bottom tenth of UltraTool's
+      // END steps with tools alone): a model with no demonstrations always offers END.
+      const set = { threshold: confident ? this.thresholds.confident : this.thresholds.unsure, target: this.target, confident, ...(ev ? {} : { include: [this.side.end] }) };
       return withLazyOrder({ labels: this.side.labels, probabilities, confident, set, ...(ev ? {} : { group: 'tools-only' }), ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) }, { unitRange: true });
     }
     // A scan from bestValue = probabilities[0] keeps index 0 when it is NaN, which −∞ does not.
     const best = Number.isNaN(probabilities[0]) ? 0 : arg;
     const { counts } = rarity(ev, L);
     const group = stepGroup(knownHistory, counts[best], top >= this.confidentAbove);
+    // A request unlike the demonstrations' was never calibrated: not confident, and says so.
+    const novel = novelRequest ? [`the request is unlike the demonstrations' (fewer than ${Math.round(NOVEL_P * 100)}% of them are as far from their nearest)`] : [];
     // Never less careful than the two legacy groups: confident only where they are too, and a set
     // at least as wide as theirs (the lower threshold; a thin group's is theirs alone).
     const legacyConfident = top >= this.confidentAbove && knownHistory;
-    let confident = legacyConfident && confidentGroup(group, groups);
+    let confident = legacyConfident && confidentGroup(group, groups) && !novelRequest;
     const legacy = legacyConfident ? this.thresholds.confident : this.thresholds.unsure;
     const own = groups.thresholds[group] ?? 0;
     const threshold = own > 0 && legacy > 0 ? Math.min(own, legacy) : legacy;
-    const fresh = this.parts.addedTools.length > 0 && groups.newToolRank > 0 ? this.parts.addedTools.filter((f) => counts[f] < 0.5 && !input.unavailable?.has(f)) : [];
+    // Added tools not yet demonstrated within the held-out description rank join the set.
+    // Where that rank spans most of the tools (a few tools, few demonstrations), rank is no evidence
+    // at all: the descriptions must rank the tool about as high as their favourite.
+    const byRankAlone = groups.newToolRank < RANK_IS_EVIDENCE * (L - 1);
+    const fresh = this.parts.addedTools.length > 0 && groups.newToolRank > 0 ? this.parts.addedTools.filter((f) => counts[f] < 0.5 && !input.unavailable?.has(f) && (byRankAlone || this.describedAsWellAsBest(f, L))) : [];
     const include = fresh.length > 0 ? this.askedNewTools(fresh, groups.newToolRank, q) : [];
+    // A request the descriptions give to a tool no demonstration used is not confident on the
+    // strength of those demonstrations: that tool joins the set.
+    const unbacked = best === this.side.end ? [] : shrunk ? this.descriptionPeers(counts, L, input.unavailable) : [];
+    // Only while the model has few demonstrations: a few features' runs leave whole steps unseen,
+    // where thousands of runs that never continue with a tool outweigh its description.
+    if (confident && unbacked.length === 0 && best !== this.side.end && this.demonstrations() < FEW_RUNS) {
+      this.ensureDescriptions(L);
+      const peers = this.contextPeers(best, L, input.unavailable);
+      if (peers.length > 0) {
+        confident = false;
+        for (const f of peers) if (!include.includes(f)) include.push(f);
+        const names = peers.map((f) => `"${this.side.labels[f]}"`).join(' and ');
+        novel.push(`the descriptions rank ${names} above "${this.side.labels[best]}", and no demonstration calls ${peers.length > 1 ? 'them' : 'it'} after these calls`);
+      }
+    }
+    if (unbacked.length > 0) {
+      confident = false;
+      for (const f of unbacked) if (!include.includes(f)) include.push(f);
+      const names = unbacked.map((f) => `"${this.side.labels[f]}"`).join(' and ');
+      novel.push(`${names} ${unbacked.length > 1 ? 'match' : 'matches'} the request by description as well as the best-described tool and ${unbacked.length > 1 ? 'have' : 'has'} no demonstrations yet`);
+    }
     const matched = include.length;
     // An included tool only widens the set: confidence stays the group's. A tool added after
     // training that is left out has no held-out evidence either way: the step is not confident.
@@ -198,7 +260,7 @@ export class GatedRetriever implements Retriever {
     const uncovered = confident && best === this.side.end && this.coverage ? this.uncovered(this.coverage, probabilities, threshold, history, include, input.unavailable) : [];
     if (uncovered.length > 0) confident = false;
     for (const u of uncovered) include.push(u.tool);
-    const covered = uncovered.map((u) => `no call so far and no tool in the set explains "${u.word}" in the request, which "${this.side.labels[u.tool]}" does`);
+    const covered = [...novel, ...uncovered.map((u) => `no call so far and no tool in the set explains "${u.word}" in the request, which "${this.side.labels[u.tool]}" does`)];
     // A new combination (combinations.ts): the request asks, in words, for a tool that no
     // demonstration calls together with the calls so far. The memorised continuation is suspect.
     // Where END is on top, only if its held-out false alarms there were few (combinations.ts).
@@ -229,6 +291,76 @@ export class GatedRetriever implements Retriever {
     const set = { threshold, target: this.target, confident, ...(include.length ? { include } : {}) };
     const cause = confident ? undefined : this.groupCause(group, top, input.history, include.filter((f) => fresh.includes(f)), counts[best], leftOut, covered);
     return withLazyOrder({ labels: this.side.labels, probabilities, confident, group, set, ...(cause ? { cause } : {}) }, { unitRange: true });
+  }
+
+  /**
+   * Tools no demonstration used that the descriptions rank about as high as their favourite for
+   * this step (at least DESCRIPTION_PEER of its probability), best first, at most two: the
+   * demonstrations cannot tell the request is not for them.
+   */
+  private descriptionPeers(counts: ArrayLike<number>, L: number, unavailable: ReadonlySet<number> | undefined): number[] {
+    const pT = this.descriptions;
+    let best = 0;
+    for (let f = 0; f < L; f++) if (f !== this.side.end && !unavailable?.has(f)) best = Math.max(best, pT[f]);
+    const peers: number[] = [];
+    for (let f = 0; f < L; f++) if (f !== this.side.end && counts[f] < 1 && !unavailable?.has(f) && pT[f] >= DESCRIPTION_PEER * best) peers.push(f);
+    return peers.sort((a, b) => pT[b] - pT[a] || a - b).slice(0, 2);
+  }
+
+  /**
+   * Tools the descriptions prefer to the learned top tool `best` that no demonstration ever called
+   * after these calls (at the pooled graph's floor), best first, at most two: the demonstrations
+   * never showed this step, so their confidence in `best` is not evidence against them.
+   */
+  private contextPeers(best: number, L: number, unavailable: ReadonlySet<number> | undefined): number[] {
+    const pT = this.descriptions;
+    const x = this.workspace.x;
+    const floor = Math.fround(Math.log(FLOOR_GRAPH));
+    const peers: number[] = [];
+    for (let f = 0; f < L; f++) if (f !== best && f !== this.side.end && !unavailable?.has(f) && pT[f] >= pT[best] && x[GG * L + f] <= floor) peers.push(f);
+    return peers.sort((a, b) => pT[b] - pT[a] || a - b).slice(0, CONTEXT_PEERS_OFFERED);
+  }
+
+  /** Descriptions' probabilities of the step being ranked (scratch), and whether they are this step's. */
+  private descriptions = new Float64Array(0);
+  private described = false;
+
+  /**
+   * Whether the descriptions rank tool `f` about as high as their favourite label for this step (at
+   * least DESCRIPTION_PEER of its probability): an added tool joins a set only where the request
+   * gives evidence for it, not by rank alone (among 8 tools every tool is within a few ranks).
+   */
+  private describedAsWellAsBest(f: number, L: number): boolean {
+    this.ensureDescriptions(L);
+    const pT = this.descriptions;
+    let best = 0;
+    // END too: where the calls so far served the request, no tool is asked for.
+    for (let g = 0; g < L; g++) best = Math.max(best, pT[g]);
+    return pT[f] >= DESCRIPTION_PEER * best;
+  }
+
+  /** How many demonstrations the model learned from (fitted and learned online). */
+  private demonstrations(): number {
+    let n = 0;
+    for (const size of this.evidence?.sizes ?? []) n += size;
+    return n;
+  }
+
+  /** Computes the descriptions' probabilities of this step once. */
+  private ensureDescriptions(L: number): void {
+    if (this.described) return;
+    if (this.descriptions.length < L) this.descriptions = new Float64Array(L);
+    descriptionProbabilities(this.workspace.x, this.workspace.context, L, this.descriptions);
+    this.described = true;
+  }
+  /** Whether every tool has a demonstration, for the rarity counts it was found for. */
+  private allDemonstrated: { counts: Float64Array; value: boolean; unseen: number } | undefined;
+
+  /** The request's conformal novelty p-value (novelty.ts), worked out once per request; 1 without a novelty model. */
+  private requestPValue(q: Float32Array): number {
+    const novelty = this.parts.novelty;
+    if (!novelty) return 1;
+    return (this.lastQuery.pValue ??= noveltyPValue(novelty, q));
   }
 
   /** Tools that explain words of the request rank() is ranking that the calls so far and the set leave unexplained (coverage.ts). */
@@ -298,7 +430,9 @@ export class GatedRetriever implements Retriever {
     if (leftOut.length > 0) why.push(`${leftOut.slice(0, 3).map((f) => `"${this.side.labels[f]}"`).join(', ')} ${leftOut.length === 1 ? 'was' : 'were'} added after training and ${leftOut.length === 1 ? 'has' : 'have'} no demonstrations yet: the set may miss ${leftOut.length === 1 ? 'it' : 'them'}`);
     if (include.length > 0) {
       const names = include.slice(0, 3).map((f) => `"${this.side.labels[f]}"`).join(', ');
-      why.push(`${names}${include.length > 3 ? ` and ${include.length - 3} more` : ''} ${include.length === 1 ? 'has' : 'have'} no demonstrations yet and ${include.length === 1 ? 'matches' : 'match'} the request by description`);
+      const rank = this.parts.groups?.newToolRank ?? 0;
+      const one = include.length === 1;
+      why.push(`${names}${include.length > 3 ? ` and ${include.length - 3} more` : ''} ${one ? 'was' : 'were'} added after training, ${one ? 'has' : 'have'} no demonstrations yet and ${one ? 'is' : 'are'} among the request's ${rank} best description matches`);
     }
     if (topCount < 1) why.push('the top tool has no demonstrations');
     else if (group.includes('/few/')) why.push(`the top tool has few demonstrations (${Math.round(topCount)})`);

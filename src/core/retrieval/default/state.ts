@@ -19,6 +19,7 @@ import type { GroupCalibration } from './groups.js';
 import { checkSequenceWordsState, sequenceWordsFromState, sequenceWordsState, type SequenceWords, type SequenceWordsState } from './sequence-words.js';
 import { checkCombinationsState, combinationsFromState, combinationsState, type Combinations, type CombinationsState } from './combinations.js';
 import { checkCoverageState, coverageFromState, coverageState, type CoverageModel, type CoverageState } from './coverage.js';
+import { checkNoveltyState, noveltyFromState, noveltyState, type Novelty, type NoveltyState } from './novelty.js';
 import { G, KNOWN_HISTORY, S, SIGNALS, type SignalName } from './layout.js';
 import { ToolSide } from './tool-side.js';
 
@@ -59,6 +60,8 @@ export interface GatedParts {
    * the rule is on. Absent in models fitted before it: no such rule.
    */
   sequenceWords?: SequenceWords;
+  /** A sample of the demonstrations' requests and how near each lies to the others (novelty.ts). Absent in older files: every request is trusted. */
+  novelty?: Novelty;
 }
 
 export interface GatedDiagnostics {
@@ -115,6 +118,8 @@ export interface GatedState {
   combinations?: CombinationsState;
   /** The words each well-demonstrated sequence's requests used (absent in files written before it: no such rule). */
   sequenceWords?: SequenceWordsState;
+  /** Requests the novelty score compares with (absent in files written before it: every request trusted). */
+  novelty?: NoveltyState;
   diagnostics?: GatedDiagnostics;
 }
 
@@ -153,6 +158,7 @@ export function gatedState(p: GatedParts): GatedState {
     ...(p.coverage ? { coverage: coverageState(p.coverage) } : {}),
     ...(p.combinations ? { combinations: combinationsState(p.combinations) } : {}),
     ...(p.sequenceWords ? { sequenceWords: sequenceWordsState(p.sequenceWords) } : {}),
+    ...(p.novelty ? { novelty: noveltyState(p.novelty) } : {}),
     ...(p.diagnostics ? { diagnostics: p.diagnostics } : {}),
   };
 }
@@ -225,6 +231,7 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     ...(s.coverage ? { coverage: coverageFromState(s.coverage) } : {}),
     ...(s.combinations ? { combinations: combinationsFromState(s.combinations) } : {}),
     ...(s.sequenceWords && s.coverage ? { sequenceWords: sequenceWordsFromState(s.sequenceWords) } : {}),
+    ...(s.novelty ? { novelty: noveltyFromState(s.novelty, dim) } : {}),
     theta: Float64Array.from(s.theta),
     temperature: Number(s.temperature) || 1,
     target: Number(s.target) || 0.95,
@@ -270,6 +277,7 @@ export function checkGatedState(state: unknown, tools: readonly ToolSpec[], dime
     if (s.coverage === undefined) stateError('state.sequenceWords', 'needs state.coverage (its word ids are the alignment\'s)');
     checkSequenceWordsState('state.sequenceWords', s.sequenceWords, L, (s.coverage as CoverageState).words.length);
   }
+  if (s.novelty !== undefined) checkNoveltyState('state.novelty', s.novelty, dimension);
   if (s.evidence === null || s.evidence === undefined) return;
   const e = object('state.evidence', s.evidence) as unknown as NonNullable<GatedState['evidence']>;
   const l = int('state.historyLength', s.historyLength, 0, MAX_HISTORY);

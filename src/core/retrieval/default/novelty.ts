@@ -1,0 +1,117 @@
+/**
+ * Conformal novelty of a request: how its similarity to the nearest demonstration request
+ * compares with the demonstrations' own nearest-neighbour similarities (each left out of its own
+ * search). The share of demonstrations at least as far from their neighbours is a conformal
+ * p-value: under exchangeable requests it is uniform, so a request from a feature the
+ * demonstrations never showed (an app whose first runs come from a few features) gets a small one.
+ *
+ * A bounded, seeded sample of the requests is kept (reservoir), so the model and its cost stay
+ * fixed however many demonstrations arrive.
+ */
+import { seededRandom } from '../../base/random.js';
+import { numbers, object, int, stateError } from '../../base/validate.js';
+
+/** Requests kept for the novelty score, at most. */
+export const NOVELTY_SAMPLE = 512;
+/** Below this p-value a request counts as outside the demonstrations: its steps are never confident. */
+export const NOVEL_P = 0.05;
+
+export interface Novelty {
+  dim: number;
+  /** Kept requests, unit vectors, `count` rows of `dim`. */
+  rows: Float32Array;
+  count: number;
+  /** Requests offered to the reservoir so far. */
+  seen: number;
+  /** Each kept request's similarity to its nearest other kept request, ascending. */
+  nearest: Float32Array;
+}
+
+export interface NoveltyState {
+  rows: number[][];
+  seen: number;
+}
+
+function dot(a: Float32Array, ai: number, b: ArrayLike<number>, bi: number, d: number): number {
+  let s = 0;
+  for (let j = 0; j < d; j++) s += a[ai + j] * b[bi + j];
+  return s;
+}
+
+/** Similarity of `q` to its nearest kept request, skipping row `skip`. */
+function nearestSimilarity(n: Novelty, q: ArrayLike<number>, qi: number, skip = -1): number {
+  let best = -Infinity;
+  for (let r = 0; r < n.count; r++) if (r !== skip) best = Math.max(best, dot(n.rows, r * n.dim, q, qi, n.dim));
+  return best;
+}
+
+function refreshNearest(n: Novelty): void {
+  const near = new Float32Array(n.count);
+  for (let r = 0; r < n.count; r++) near[r] = nearestSimilarity(n, n.rows, r * n.dim, r);
+  n.nearest = near.sort();
+}
+
+/** The novelty model of the demonstrations' requests (unit vectors). */
+export function fitNovelty(queries: readonly Float32Array[], dim: number, seed = 0): Novelty {
+  const n: Novelty = { dim, rows: new Float32Array(NOVELTY_SAMPLE * dim), count: 0, seen: 0, nearest: new Float32Array(0) };
+  offer(n, queries, seed);
+  refreshNearest(n);
+  return n;
+}
+
+/** Reservoir sampling: every request offered so far is kept with the same chance. Returns whether the sample changed. */
+function offer(n: Novelty, queries: readonly Float32Array[], seed: number): boolean {
+  const random = seededRandom(seed + n.seen * 31 + 17);
+  let changed = false;
+  for (const q of queries) {
+    const slot = n.count < NOVELTY_SAMPLE ? n.count++ : Math.floor(random() * (n.seen + 1));
+    n.seen++;
+    if (slot < NOVELTY_SAMPLE) {
+      n.rows.set(q.subarray(0, n.dim), slot * n.dim);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+/** New demonstrations' requests join the sample. */
+export function learnNovelty(n: Novelty, queries: readonly Float32Array[]): void {
+  if (offer(n, queries, 0)) refreshNearest(n);
+}
+
+/**
+ * The conformal p-value of a request: (1 + kept requests whose nearest-neighbour similarity is at
+ * most this request's) / (kept + 1). 1 when fewer than two requests are kept (nothing to compare).
+ */
+export function noveltyPValue(n: Novelty, q: ArrayLike<number>): number {
+  if (n.count < 2) return 1;
+  const s = nearestSimilarity(n, q, 0);
+  // nearest is ascending: count the values ≤ s by binary search.
+  let lo = 0;
+  let hi = n.nearest.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (n.nearest[mid] <= s) lo = mid + 1;
+    else hi = mid;
+  }
+  return (1 + lo) / (n.count + 1);
+}
+
+export function noveltyState(n: Novelty): NoveltyState {
+  return { rows: Array.from({ length: n.count }, (_, r) => Array.from(n.rows.subarray(r * n.dim, (r + 1) * n.dim), (v) => +v.toFixed(6))), seen: n.seen };
+}
+
+export function noveltyFromState(s: NoveltyState, dim: number): Novelty {
+  const n: Novelty = { dim, rows: new Float32Array(NOVELTY_SAMPLE * dim), count: s.rows.length, seen: s.seen, nearest: new Float32Array(0) };
+  s.rows.forEach((row, r) => n.rows.set(row, r * dim));
+  refreshNearest(n);
+  return n;
+}
+
+export function checkNoveltyState(field: string, state: unknown, dim: number): void {
+  const s = object(field, state) as Record<string, unknown>;
+  const rows = s.rows;
+  if (!Array.isArray(rows) || rows.length > NOVELTY_SAMPLE) stateError(`${field}.rows`, `must be an array of at most ${NOVELTY_SAMPLE} vectors`);
+  (rows as unknown[]).forEach((row, i) => numbers(`${field}.rows[${i}]`, row, dim, { min: -1.0001, max: 1.0001 }));
+  int(`${field}.seen`, s.seen, (rows as unknown[]).length, Number.MAX_SAFE_INTEGER);
+}

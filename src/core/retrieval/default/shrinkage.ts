@@ -1,0 +1,116 @@
+/**
+ * Evidence decides the weight: the learned ranking counts only as far as the demonstrations
+ * support it. Each label's probability is a mix of the learned model's and the tools-only
+ * model's (descriptions alone), weighed per label by how demonstrated it is and per request by
+ * how close the request lies to the demonstrations (novelty.ts):
+ *
+ *   λ_f = trust · min(1, demonstrated steps of f)          (END: trust)
+ *   p(f) = (1 − λ_f) p_T(f) + M · λ_f p_L(f) / Σ_g λ_g p_L(g),   M = Σ_g λ_g p_T(g)
+ *
+ * So a tool no demonstration used keeps its description's probability, what the demonstrations
+ * taught only shares out the mass the descriptions give the tools they demonstrated, and a request
+ * outside the demonstrations is ranked by its descriptions. With every label demonstrated and a
+ * familiar request (trust 1) it is the learned ranking unchanged.
+ */
+import { toolsOnlyGate } from './combine.js';
+import { G, HEAD, CG, GG, S, BAG } from './layout.js';
+
+/** The tools-only gate with the evidence signals off: the descriptions' ranking of a step. */
+export const DESCRIPTIONS_GATE: Float64Array = (() => {
+  const theta = toolsOnlyGate();
+  for (const s of [CG, GG, BAG, HEAD]) for (let g = 0; g < G; g++) theta[s * G + g] = 0;
+  return theta;
+})();
+
+/**
+ * The descriptions' probabilities of one step, from its signal rows `x` (S rows of `labels`) and
+ * context, into `out`.
+ */
+export function descriptionProbabilities(x: ArrayLike<number>, context: ArrayLike<number>, labels: number, out: Float64Array, weights = new Float64Array(S)): Float64Array {
+  for (let s = 0; s < S; s++) {
+    let v = 0;
+    for (let g = 0; g < G; g++) v += DESCRIPTIONS_GATE[s * G + g] * context[g];
+    weights[s] = v;
+  }
+  out.fill(0, 0, labels);
+  for (let s = 0; s < S; s++) {
+    const a = weights[s];
+    if (a === 0) continue;
+    const row = s * labels;
+    for (let f = 0; f < labels; f++) out[f] += a * x[row + f];
+  }
+  softmaxInPlace(out, labels);
+  return out;
+}
+
+export function softmaxInPlace(z: Float64Array, n: number): void {
+  let max = -Infinity;
+  for (let i = 0; i < n; i++) if (z[i] > max) max = z[i];
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += z[i] = Math.exp(z[i] - max);
+  for (let i = 0; i < n; i++) z[i] /= sum;
+}
+
+/**
+ * Mixes the learned probabilities `p` (in place) with the descriptions' `pT`. END (`isEnd`, one
+ * label) is about the calls, not the descriptions: it keeps its learned probability. The tools
+ * share the rest: a tool with demonstrations (counts ≥ 1) gets the learned model's share of the
+ * mass the descriptions give the demonstrated tools, and a tool with none keeps `unseen` of its
+ * description's share (partly demonstrated tools in between).
+ */
+export function shrinkInPlace(p: { [i: number]: number; length: number }, pT: ArrayLike<number>, counts: ArrayLike<number>, n: number, isEnd: (f: number) => boolean, unseen: number): void {
+  const weight = (c: number) => 1 - (1 - Math.min(1, c)) * unseen;
+  let endL = 0;
+  let endT = 0;
+  for (let f = 0; f < n; f++) if (isEnd(f)) [endL, endT] = [endL + p[f], endT + pT[f]];
+  // Within the tools: q_L = p / (1 − endL), q_T = pT / (1 − endT).
+  const toolsL = 1 - endL;
+  const toolsT = 1 - endT;
+  if (!(toolsL > 0) || !(toolsT > 0)) return;
+  let mass = 0;
+  let learned = 0;
+  for (let f = 0; f < n; f++) {
+    if (isEnd(f)) continue;
+    const l = weight(counts[f]);
+    mass += (l * pT[f]) / toolsT;
+    learned += (l * p[f]) / toolsL;
+  }
+  const scale = learned > 0 ? mass / learned : 0;
+  for (let f = 0; f < n; f++) {
+    if (isEnd(f)) continue;
+    const l = learned > 0 ? weight(counts[f]) : 0;
+    p[f] = toolsL * ((1 - l) * (pT[f] / toolsT) + scale * l * (p[f] / toolsL));
+  }
+}
+
+/**
+ * The share of its description's probability a never-demonstrated tool keeps: the Good–Turing
+ * chance of such a step (unseenShare) for a request like the demonstrations', rising to all of it
+ * as the request's novelty p-value falls below `novelBelow` (exchangeability, which Good–Turing
+ * assumes, is what a novel request breaks).
+ */
+export function unseenKeep(goodTuring: number, pValue: number, novelBelow: number): number {
+  const trust = Math.min(1, pValue / novelBelow);
+  return 1 - (1 - goodTuring) * trust;
+}
+
+/** True when mixing would change nothing: every tool demonstrated. */
+export function nothingToShrink(counts: ArrayLike<number>, n: number, isEnd: (f: number) => boolean): boolean {
+  for (let f = 0; f < n; f++) if (!isEnd(f) && counts[f] < 1) return false;
+  return true;
+}
+
+/**
+ * Good–Turing: the chance that the next step needs a tool no demonstration used is about the share
+ * of demonstrated tool steps whose tool was used exactly once (END aside). 1 with no steps.
+ */
+export function unseenShare(counts: ArrayLike<number>, n: number, isEnd: (f: number) => boolean): number {
+  let once = 0;
+  let steps = 0;
+  for (let f = 0; f < n; f++) {
+    if (isEnd(f)) continue;
+    steps += counts[f];
+    if (counts[f] >= 0.5 && counts[f] < 1.5) once++;
+  }
+  return steps > 0 ? Math.min(1, once / steps) : 1;
+}

@@ -1,0 +1,61 @@
+/**
+ * The worlds of the first-day evaluation (scripts/eval-app-life.ts and test/first-day.test.ts):
+ * a world's tools, the pool its demonstrations are drawn from and its test plans, none of which is
+ * ever trained on; and the skewed draw (only the few features people try first).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { parsePlans } from '../../src/core/plans/dataset.js';
+import { planSteps } from '../../src/core/plans/plan.js';
+import { seededRandom, shuffleInPlace } from '../../src/core/base/random.js';
+import type { Plan, ToolSpec } from '../../src/core/base/types.js';
+import { readDatasetDir } from '../../src/data/node.js';
+import { demoDataset } from '../../src/demo/toolset.js';
+
+export interface World {
+  name: string;
+  tools: ToolSpec[];
+  pool: Plan[];
+  test: Plan[];
+}
+
+export function seededSplit(plans: Plan[], ratio: number, seed: number): { pool: Plan[]; test: Plan[] } {
+  const shuffled = shuffleInPlace([...plans], seededRandom(seed + 7919));
+  const n = Math.round(plans.length * ratio);
+  return { test: shuffled.slice(0, n), pool: shuffled.slice(n) };
+}
+
+export function loadWorld(name: string, dataDir: string): World | undefined {
+  if (name === 'demo') {
+    const demo = demoDataset();
+    const test = parsePlans(readFileSync(new URL('../fixtures/demo-compositional.jsonl', import.meta.url), 'utf8'));
+    return { name, tools: demo.tools, pool: demo.plans, test };
+  }
+  const folder = { restbench: 'restbench-tmdb', ultratool: 'ultratool', seal: 'seal-tools' }[name];
+  if (!folder) throw new Error(`unknown world "${name}"`);
+  const dir = `${dataDir}/${folder}`;
+  if (!existsSync(dir)) {
+    console.log(`${name}: ${dir} is absent, skipped`);
+    return undefined;
+  }
+  const ds = readDatasetDir(dir);
+  if (name === 'ultratool') {
+    // The official test plans stay out; 500 training plans are the test here.
+    const official = new Set(ds.testIds ?? []);
+    const train = ds.plans.filter((p) => !official.has(p.id));
+    const shuffled = shuffleInPlace([...train], seededRandom(7919));
+    return { name, tools: ds.tools, test: shuffled.slice(0, 500), pool: shuffled.slice(500) };
+  }
+  return { name, tools: ds.tools, ...seededSplit(ds.plans, 0.3, 0) };
+}
+
+/** The pool's plans whose first tool is one of its `k` most frequent first tools, in pool order. */
+export function skewedPool(pool: Plan[], k = 3): Plan[] {
+  const counts = new Map<string, number>();
+  for (const p of pool) {
+    const first = planSteps(p)[0]?.acceptable[0];
+    if (first) counts.set(first, (counts.get(first) ?? 0) + 1);
+  }
+  const top = new Set([...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, k).map(([t]) => t));
+  return pool.filter((p) => top.has(planSteps(p)[0]?.acceptable[0] ?? ''));
+}
+
