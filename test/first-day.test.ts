@@ -136,7 +136,7 @@ describe('an 8-tool home app with its first 20 runs', () => {
         const r = await model.retrieve(step.query, step.history);
         const ok = r.candidates.some((c) => step.acceptable.includes(c.tool));
         covered += +ok;
-        if (r.confident) expect(ok, `"${step.query}" after [${step.history}] is confident and wrong`).toBe(true);
+        if (r.confident) expect(ok, `"${step.query}" after [${step.history.join(", ")}] is confident and wrong`).toBe(true);
         // "the top tool has few demonstrations (n)" names the top tool's demonstrated calls.
         const few = /the top tool has few demonstrations \((\d+)\)/.exec(r.reason ?? '');
         if (few) expect(Number(few[1])).toBe(demonstrated.get(r.ranking.labels[r.ranking.order[0]]) ?? 0);

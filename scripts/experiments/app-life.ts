@@ -11,19 +11,19 @@
  * (test/fixtures/demo-compositional.jsonl); UltraTool on 500 of its training plans held out (seed
  * 0; its official test plans stay untouched here); RestBench and Seal-Tools on a seeded 30%.
  *
- *   npm run eval:app-life [-- --worlds demo,restbench --json out.json --seeds 3]
+ *   npm run eval:app-life -- [--worlds demo,restbench] [--seeds 3] [--json out.json]
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { Dtdr } from '../src/core/dtdr.js';
-import { planSteps } from '../src/core/plans/plan.js';
-import { scoreStep, summarize, type MetricSummary, type StepScore } from '../src/core/base/metrics.js';
-import { seededRandom, shuffleInPlace } from '../src/core/base/random.js';
-import type { Plan } from '../src/core/base/types.js';
-import { selectCandidates } from '../src/core/selection/select.js';
-import { loadEncoder } from '../src/encoders/node.js';
-import { loadWorld, skewedPool, type World } from '../test/worlds/app-life.js';
-import type { Encoder } from '../src/core/base/encoder.js';
+import { Dtdr } from '../../src/core/dtdr.js';
+import { planSteps } from '../../src/core/plans/plan.js';
+import { scoreStep, summarize, type MetricSummary, type StepScore } from '../../src/core/base/metrics.js';
+import { seededRandom, shuffleInPlace } from '../../src/core/base/random.js';
+import type { Plan } from '../../src/core/base/types.js';
+import { selectCandidates } from '../../src/core/selection/select.js';
+import { loadEncoder } from '../../src/encoders/node.js';
+import { loadWorld, skewedPool, type World } from '../../test/worlds/app-life.js';
+import type { Encoder } from '../../src/core/base/encoder.js';
 
 /** Runs handed to each `learn()` call on the learn path. */
 const LEARN_BATCH = 10;
@@ -43,13 +43,27 @@ async function scoreModel(model: Dtdr, test: Plan[]): Promise<StepScore[]> {
     for (const step of planSteps(plan)) {
       const ranking = await model.rank(step.query, step.history);
       const set = selectCandidates(ranking);
-      scores.push(scoreStep(ranking.order, ranking.labels, step.acceptable, set.candidates.map((c) => c.tool), { confidence: ranking.probabilities[ranking.order[0]], widened: set.widened }));
+      scores.push(
+        scoreStep(
+          ranking.order,
+          ranking.labels,
+          step.acceptable,
+          set.candidates.map((c) => c.tool),
+          { confidence: ranking.probabilities[ranking.order[0]], widened: set.widened },
+        ),
+      );
     }
   }
   return scores;
 }
 
-async function point(world: World, encoder: Encoder, plans: Plan[], path: 'train' | 'learn', meta: Omit<Point, keyof MetricSummary | 'confidentShare'>): Promise<Point> {
+async function point(
+  world: World,
+  encoder: Encoder,
+  plans: Plan[],
+  path: 'train' | 'learn',
+  meta: Omit<Point, keyof MetricSummary | 'confidentShare'>,
+): Promise<Point> {
   let model: Dtdr;
   if (path === 'train' || plans.length === 0) model = await Dtdr.train({ tools: world.tools, plans, encoder });
   else {
@@ -65,7 +79,7 @@ const fmt = (p: Point) =>
   `${p.world.padEnd(9)} ${p.order.padEnd(6)} ${p.path.padEnd(5)} N=${String(p.n).padStart(5)} s${p.seed}  MRR ${p.mrr.toFixed(3)}  cov ${p.coverage.toFixed(3)}  |F| ${p.setSize.toFixed(2).padStart(6)}  confident ${p.confidentShare.toFixed(3)}  c-miss ${p.confidentMissRate.toFixed(3)}`;
 
 async function main() {
-const { values } = parseArgs({
+  const { values } = parseArgs({
     options: {
       worlds: { type: 'string', default: 'demo,restbench,ultratool,seal' },
       seeds: { type: 'string', default: '3' },
@@ -77,16 +91,18 @@ const { values } = parseArgs({
     },
   });
   const encoder = await loadEncoder();
-  const sizes = values.sizes!.split(',');
+  const sizes = values.sizes.split(',');
   const seeds = Number(values.seeds);
-  const paths = values.paths!.split(',') as ('train' | 'learn')[];
-  const orders = values.orders!.split(',');
+  const paths = values.paths.split(',') as ('train' | 'learn')[];
+  const orders = values.orders.split(',');
   const points: Point[] = [];
   const t0 = performance.now();
-  for (const name of values.worlds!.split(',')) {
-    const world = loadWorld(name, values.data!);
+  for (const name of values.worlds.split(',')) {
+    const world = loadWorld(name, values.data);
     if (!world) continue;
-    console.log(`\n${name}: ${world.tools.length} tools, pool ${world.pool.length} plans, test ${world.test.length} plans`);
+    console.log(
+      `\n${name}: ${world.tools.length} tools, pool ${world.pool.length} plans, test ${world.test.length} plans`,
+    );
     const base = await point(world, encoder, [], 'train', { world: name, order: 'none', path: 'train', n: 0, seed: 0 });
     points.push(base);
     console.log(fmt(base));
@@ -98,9 +114,16 @@ const { values } = parseArgs({
         const n = size === 'all' ? pool.length : Number(size);
         if (size !== 'all' && n >= pool.length) continue; // 'all' covers it
         for (let seed = 0; seed < (order === 'random' && size !== 'all' ? seeds : 1); seed++) {
-          const plans = order === 'random' ? shuffleInPlace([...pool], seededRandom(1000 + seed)).slice(0, n) : pool.slice(0, n);
+          const plans =
+            order === 'random' ? shuffleInPlace([...pool], seededRandom(1000 + seed)).slice(0, n) : pool.slice(0, n);
           for (const path of paths) {
-            const p = await point(world, encoder, plans, path, { world: name, order: order as Point['order'], path, n, seed });
+            const p = await point(world, encoder, plans, path, {
+              world: name,
+              order: order as Point['order'],
+              path,
+              n,
+              seed,
+            });
             points.push(p);
             console.log(`${fmt(p)}  (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
           }
@@ -113,7 +136,8 @@ const { values } = parseArgs({
   const fails: string[] = [];
   for (const p of points) {
     const base = points.find((q) => q.world === p.world && q.n === 0)!;
-    if (p.mrr < base.mrr - 0.02) fails.push(`MRR ${p.mrr.toFixed(3)} < tools-only ${base.mrr.toFixed(3)} − 0.02: ${fmt(p)}`);
+    if (p.mrr < base.mrr - 0.02)
+      fails.push(`MRR ${p.mrr.toFixed(3)} < tools-only ${base.mrr.toFixed(3)} − 0.02: ${fmt(p)}`);
     if (p.confidentMissRate > 0.05) fails.push(`confident-miss ${p.confidentMissRate.toFixed(3)} > 0.05: ${fmt(p)}`);
     if (p.coverage < 0.9) fails.push(`coverage ${p.coverage.toFixed(3)} < 0.90: ${fmt(p)}`);
   }
