@@ -339,6 +339,14 @@ export class Dtdr {
     return view.rank(input);
   }
 
+  /**
+   * The candidate tools for the next step of `query` after the calls in `history` (oldest first):
+   * a calibrated ranking and the set to show the model, or END when the plan looks finished.
+   *
+   * @throws {@link DtdrError} with code `'options'` when `query` is empty or blank (an app that
+   *   passes a blank message is told so rather than that the plan is finished), too long, or when
+   *   `history` names a tool the model does not know.
+   */
   async retrieve(query: string, history: readonly string[] = [], options?: SelectOptions): Promise<Retrieval> {
     checkSelectOptions(options);
     const ranking = await this.rank(query, history);
