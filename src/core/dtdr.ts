@@ -257,6 +257,11 @@ export class Dtdr {
     return this.encoder;
   }
 
+  /**
+   * Trains a model on `tools` and, optionally, demonstrations (`plans`: full plans or chains `{id?, query, tools}`), with the default method DTDR-G unless `method` says otherwise.
+   *
+   * @throws {@link DtdrError} `'options'` for malformed tools, plans or options; `'encoder'` when the method needs an encoder and none is given.
+   */
   static async train(options: DtdrTrainOptions): Promise<Dtdr> {
     if (!options || typeof options !== 'object') throw new DtdrError('options', 'Dtdr.train needs an options object {tools, plans?, encoder?}');
     const method = options.method ?? DEFAULT_METHOD;
@@ -303,6 +308,7 @@ export class Dtdr {
     return model;
   }
 
+  /** The retrieval method this model was trained with. */
   get method(): MethodName {
     return this.base.method;
   }
@@ -364,6 +370,7 @@ export class Dtdr {
     return encodeBinaryModel(this.toJSON());
   }
 
+  /** The model as a JSON artifact (learned runs and tool changes included); `Dtdr.load` restores it. */
   toJSON(): ModelArtifact {
     const examples = this.examples.map((p) => ({ id: p.id, query: p.query, tools: planTools(p) }));
     const artifact = saveRetriever(this.base, this.baseTools, this.encoder, this.training, examples);

@@ -5,6 +5,7 @@ import { DtdrError } from '../../base/errors.js';
 import type { LinearHeadOptions } from '../linear-head.js';
 import { SIGNALS, type SignalName } from './layout.js';
 
+/** Options of the default method, DTDR-G: the coverage target of its candidate sets, its confidence rule, and its cross-fitting and head settings. */
 export interface GatedOptions {
   /** l, the calls of history the graphs and head condition on. Default: picked on held-out demonstrations among 1–4. */
   historyLength?: number;
