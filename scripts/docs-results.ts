@@ -171,7 +171,7 @@ export function rewrite(text: string, results: Results): string {
  * 20), option values in code and everything in generated blocks, code fences, code spans, HTML
  * comments, links and image paths are not figures.
  */
-const HAND_FIGURE = /(?<![\w.\-/])(\d[\d,]*\.\d+(?![\d.]*\.\d)|\d[\d,.]*\s?%|\d[\d,.]*\s?(?:µs|ms|s|MB|MiB|KB|KiB|GB|GiB)\b|\d[\d,.]*\s?×|\d[\d,]* of \d[\d,]*)(?![\w.]*\d)/g;
+const HAND_FIGURE = /(?<![\w.\-/])(\d[\d,.]*\s?%|\d[\d,.]*\s?(?:µs|ms|s|MB|MiB|KB|KiB|GB|GiB)\b|\d[\d,.]*\s?×|\d[\d,]* of \d[\d,]*|\d[\d,]*\.\d+(?![\d.]*\.\d))(?![\w.]*\d)/g;
 
 export function handTypedFigures(text: string): { line: number; figure: string; context: string }[] {
   const blanked = text
