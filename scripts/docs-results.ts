@@ -126,7 +126,7 @@ export function evalSummary(results: Results): string {
       const ms = Object.keys(run.results).filter((m) => m !== 'dtdr-g' && pick(m) && run.results[m].mrr !== undefined);
       if (ms.length === 0) return '';
       const m = ms.reduce((a, b) => (run.results[b].mrr! > run.results[a].mrr! ? b : a));
-      return `${label(m).replace(/^peer: /, '')} ${formatMetric('mrr', run.results[m].mrr)}`;
+      return `${label(m).replace(/^peer: /, '').replace(/ \(.*\)$/, '')} ${formatMetric('mrr', run.results[m].mrr)}`;
     };
     lines.push(row([run.title.split(',')[0] + (run.split === 'novel' ? ', novel sequences' : ''), run.steps.toLocaleString('en-US'), formatMetric('mrr', g.mrr), best((m) => !isPeer(m)), best(isPeer), formatMetric('coverage', g.coverage), formatMetric('setSize', g.setSize)]));
   }
