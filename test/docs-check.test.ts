@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkDocs, docFiles, lookup, readResults, renderBlock, rewrite, ROOT } from '../scripts/docs-results.js';
+import { checkDocs, docFiles, evalRunFromJson, lookup, readResults, renderBlock, rewrite, ROOT } from '../scripts/docs-results.js';
 
 const results = readResults();
 const dir = mkdtempSync(join(tmpdir(), 'dtdr-docs-check-'));
@@ -58,6 +58,21 @@ describe('npm run docs:check', () => {
     const ablation = results.tables.ablation.rows[0];
     expect(ablation.slice(1)).toEqual(['ultratool', 'ultratool-novel', 'restbench-tmdb', 'seal-tools'].map((k) => ({ ref: `eval.${k}.results.dtdr-g.mrr` })));
     expect(renderBlock(results, 'table:ablation')).toContain(`| none (DTDR-G) | ${lookup(results, 'eval.ultratool.results.dtdr-g.mrr')} |`);
+  });
+
+  it('a `dtdr eval --json` output replaces its run (npm run docs:results -- --from FILE)', () => {
+    const json = {
+      dataset: 'ultratool', split: 'novel sequences', trainPlans: 3027, testPlans: 58, steps: 231,
+      results: { 'dtdr-g': { mrr: 0.7, f1: 0.6, top1: 0.6, recall5: 0.9, coverage: 0.93, setSize: 4.5, ece: 0.05, confidentMissRate: 0.04, widenedRate: 0.5, firstStepMrr: 0.6, fitMs: 9000, embedMs: 10, rankMicrosPerStep: 30 }, bm25: { mrr: 0.3, f1: 0.1, top1: 0.1, recall5: 0.4, coverage: 0.5, setSize: 11.9, ece: 0.2, confidentMissRate: 0.5, widenedRate: 0, firstStepMrr: 0.4, fitMs: 10, embedMs: 0, rankMicrosPerStep: 9 } },
+    };
+    const [key, run] = evalRunFromJson(json, results.eval['ultratool-novel'], 'novel.json', '2026-12-01');
+    expect(key).toBe('ultratool-novel');
+    expect(run).toMatchObject({ split: 'novel', steps: 231, date: '2026-12-01', title: results.eval['ultratool-novel'].title, command: 'dtdr eval --data ../shared/data/ultratool --split novel --methods dtdr-g,bm25 --json' });
+    expect(run.results['dtdr-g']).toEqual({ mrr: 0.7, firstStepMrr: 0.6, f1: 0.6, top1: 0.6, recall5: 0.9, coverage: 0.93, setSize: 4.5, ece: 0.05, confidentMissRate: 0.04 });
+    // every block that shows the run follows: the README's table and the guides' sentences
+    const next = { ...results, eval: { ...results.eval, [key]: run } };
+    expect(renderBlock(next, 'eval-summary')).toMatch(/\| UltraTool, novel sequences \| 231 \| 0\.700 \| BM25 0\.300 \| {2}\| 0\.930 \| 4\.50 \|/);
+    expect(lookup(next, 'eval.ultratool-novel.results.dtdr-g.coverage')).toBe('0.930');
   });
 
   it('rewriting renders every block from results.json (an idempotent pass)', () => {
