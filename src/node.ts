@@ -1,4 +1,8 @@
-/** dtdr for Node: the same API as the browser entry, with files on disk instead of IndexedDB. */
+/**
+ * dtdr for Node: what `dtdr` resolves to under Node's `node` condition (and `dtdr/node` by name). The same API as the browser entry, with files on disk instead of IndexedDB, plus dataset folders, Qwen3 token counts and worker threads.
+ *
+ * @module dtdr/node
+ */
 export * from './common.js';
 export { loadEncoder, resolveModel, BUNDLED_MODEL_DIR } from './encoders/node.js';
 export { readDatasetDir } from './data/node.js';

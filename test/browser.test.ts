@@ -4,7 +4,7 @@
  * Runtime Web from files in the build, trains in a Web Worker, keeps models in IndexedDB and steps
  * through requests. Any failed request or request off localhost fails a test. A second browser
  * with a software WebGPU adapter (SwiftShader) runs the encoder on ONNX Runtime's WebGPU backend.
- * Screenshots land in .cache/ (the README's come from there). Skipped with a message where
+ * Screenshots land in .cache/ (docs/browser-and-mobile.md's come from there). Skipped with a message where
  * Debian's chromium or python3 is absent (.ci/run installs chromium).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * The default method (DTDR-G) on real data, against the thresholds the README reports: the needed
+ * The default method (DTDR-G) on real data, against the thresholds docs/results.md reports: the needed
  * tool is in the set at the target rate, probabilities are calibrated, and new combinations of
  * familiar steps are handled. Skipped, with a message, when ../shared/data is absent; the
  * compositional demo set always runs.

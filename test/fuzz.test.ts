@@ -18,7 +18,7 @@ import type { ToolSpec } from '../src/core/base/types.js';
 import { FUZZ_TARGETS, runTarget } from './fuzz-targets.js';
 import { wordAxisEncoder } from './helpers.js';
 
-/** Fuzz cases per target; stated in the README. */
+/** Fuzz cases per target; stated in docs/security.md (from docs/results.json's figures.fuzz-cases-ci). */
 export const FUZZ_RUNS = 10_000;
 
 /** True when `f` returns, or throws a DtdrError; anything else fails the property. */

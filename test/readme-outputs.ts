@@ -1,22 +1,95 @@
 /**
- * The README's printed outputs, generated from a run: each example is run here and its output
- * rewrites the block between `<!-- output:NAME -->` and `<!-- /output -->` in README.md.
- * `npm run check -- readme-outputs` (scripts/check/readme-outputs.ts) writes them; `--check` only compares (test/readme-outputs.test.ts does
- * the same). Figures that vary run to run (seconds, package sizes) are marked `-measured` and are
- * what this script measured on the machine that ran it; the check compares them with a tolerance.
+ * The printed outputs in README.md and docs/, generated from a run: each example is run here and
+ * its output rewrites the block between `<!-- output:NAME -->` and `<!-- /output -->` wherever it
+ * stands (README.md or a file under docs/). `npm run check -- readme-outputs` (scripts/check/readme-outputs.ts) writes them; `--check` only
+ * compares (test/readme-outputs.test.ts does the same). Figures that vary run to run (seconds,
+ * package sizes) are marked `-measured` and are what this script measured on the machine that ran
+ * it; the check compares them with a tolerance.
  *
- * Blocks: `npm-start` (what `npm start` prints), `npm-start-seconds`, `retrieve` (the CLI examples
- * on the shipped demo model), `library` (the library quickstart, run as written with `dtdr`
- * resolved to this checkout) and `package-measured` (npm pack figures; needs dist/).
+ * Blocks: `npm-start` (what `npm start` prints) and `npm-start-seconds-measured`
+ * (docs/getting-started.md), `retrieve` (the CLI examples on the shipped demo model, docs/cli.md),
+ * `library` (the README's quickstart, run as written with `dtdr` resolved to this checkout),
+ * `your-data` (the README's "Your own data": its files written to an empty folder, its commands
+ * run) and `package-measured` (npm pack figures, docs/dependencies.md; needs dist/).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const README = join(ROOT, 'README.md');
+
+/** README.md and the Markdown files under docs/ (the generated API reference and site excluded). */
+export function outputFiles(): string[] {
+  const out = [README];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) {
+        if (name !== 'api' && name !== 'site') walk(path);
+      } else if (name.endsWith('.md')) out.push(path);
+    }
+  };
+  walk(join(ROOT, 'docs'));
+  return out;
+}
+
+/** Every file's marked output blocks together: name → content. */
+export function allBlocks(): Map<string, string> {
+  const blocks = new Map<string, string>();
+  for (const file of outputFiles()) for (const [k, v] of readmeBlocks(readFileSync(file, 'utf8'))) blocks.set(k, v);
+  return blocks;
+}
+
+/** The files the README's "Your own data" writes: each code block after a `<!-- file:PATH` marker. */
+export function readmeDataFiles(readme = readFileSync(README, 'utf8')): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const m of readme.matchAll(/<!-- file:([\w./-]+)[^>]*-->\n```\w*\n([\s\S]*?)\n```/g)) files.set(m[1], `${m[2]}\n`);
+  return files;
+}
+
+/** The commands of a `<!-- commands:NAME -->` block, one a line. */
+export function readmeCommands(name: string, readme = readFileSync(README, 'utf8')): string[] {
+  const m = new RegExp(`<!-- commands:${name} -->\\n\`\`\`\\w*\\n([\\s\\S]*?)\\n\`\`\``).exec(readme);
+  if (!m) throw new Error(`README.md has no commands:${name} block`);
+  return m[1].split('\n').filter((l) => l.trim() && !l.startsWith('#'));
+}
+
+/** Splits a shell line into words, with "double quotes" kept together. */
+export const shellWords = (line: string) => [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]);
+
+/** "Your own data", replayed from source: its files in an empty folder, its commands run there; what the last prints. */
+export async function yourDataOutput(readme?: string): Promise<string> {
+  const { trainCommand } = await import('../src/cli/train.js');
+  const { retrieveCommand } = await import('../src/cli/retrieve.js');
+  const dir = mkdtempSync(join(tmpdir(), 'dtdr-your-data-'));
+  const cwd = process.cwd();
+  const error = console.error;
+  try {
+    for (const [path, text] of readmeDataFiles(readme)) {
+      if (!path.startsWith('my-app/')) continue;
+      mkdirSync(dirname(join(dir, path)), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    }
+    process.chdir(dir);
+    console.error = () => undefined; // training's progress lines
+    let printed = '';
+    for (const line of readmeCommands('your-data', readme)) {
+      const [npx, bin, command, ...args] = shellWords(line);
+      if (npx !== 'npx' || bin !== 'dtdr') throw new Error(`unexpected command in the README: ${line}`);
+      const run = command === 'train' ? trainCommand : command === 'retrieve' ? retrieveCommand : undefined;
+      if (!run) throw new Error(`unexpected dtdr command in the README: ${command}`);
+      printed = await captured(() => run(args));
+    }
+    return fence(printed);
+  } finally {
+    console.error = error;
+    process.chdir(cwd);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** Runs `fn` with console.log collected; returns the lines it printed. */
 async function captured(fn: () => Promise<unknown>): Promise<string> {
@@ -32,6 +105,19 @@ async function captured(fn: () => Promise<unknown>): Promise<string> {
 }
 
 const fence = (text: string, lang = '') => `\`\`\`${lang}\n${text}\n\`\`\``;
+
+/** Every command's --help, as `dtdr <command> --help` prints it. */
+export async function cliHelpOutput(): Promise<string> {
+  const help: [string, string][] = [
+    ['demo', (await import('../src/cli/demo.js')).demoHelp],
+    ['train', (await import('../src/cli/train.js')).trainHelp],
+    ['retrieve', (await import('../src/cli/retrieve.js')).retrieveHelp],
+    ['prompt', (await import('../src/cli/prompt.js')).promptHelp],
+    ['eval', (await import('../src/cli/eval.js')).evalHelp],
+    ['embed', (await import('../src/cli/embed.js')).embedHelp],
+  ];
+  return fence(help.map(([name, text]) => `$ dtdr ${name} --help\n${text}`).join('\n\n'));
+}
 
 /** What `npm start` prints (`dtdr demo`, run here from source). */
 export async function npmStartOutput(): Promise<string> {
@@ -112,6 +198,8 @@ export async function generateOutputs(only?: readonly string[]): Promise<Map<str
   const out = new Map<string, string>();
   if (want('retrieve')) out.set('retrieve', await retrieveOutput());
   if (want('library')) out.set('library', await libraryOutput());
+  if (want('your-data')) out.set('your-data', await yourDataOutput());
+  if (want('cli-help')) out.set('cli-help', await cliHelpOutput());
   if (want('npm-start')) out.set('npm-start', await npmStartOutput());
   if (want('npm-start-seconds-measured')) {
     const seconds = npmStartSeconds();

@@ -1,9 +1,9 @@
 /**
- * The README's bundler and runtime recipes, run exactly as written against the package a user
+ * The bundler and runtime recipes of docs/browser-and-mobile.md (the README's browser section links them), run exactly as written against the package a user
  * installs: `npm pack` of this folder (its built dist/), unpacked into an empty app folder's
  * node_modules beside a copy of dtdr's production dependencies (what `npm install dtdr` puts
  * there, copied from this clone so that nothing is downloaded). Each recipe is the code block after
- * a `<!-- recipe:FILE` marker in README.md, written to FILE in the app:
+ * a `<!-- recipe:FILE` marker there, written to FILE in the app:
  *
  *   - vite.config.js, main.js, worker.js: a page that plans in a Web Worker with the shipped demo
  *     model (`dtdr/demo-model?url`), in Vite's dev server (a clean .vite cache) and from `vite
@@ -29,14 +29,14 @@ const hasChromium = existsSync(CHROMIUM);
 if (!hasBuild) console.warn('[dtdr tests] dist/ is not built (npm run build): the README recipe tests are skipped');
 if (!hasChromium) console.warn(`[dtdr tests] ${CHROMIUM} is absent: the README's browser recipes are not run`);
 
-/** The code block after `<!-- recipe:NAME` in README.md. */
+/** The code block after `<!-- recipe:NAME` in docs/browser-and-mobile.md (linked from the README). */
 export function readmeRecipe(name: string): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const readme = readFileSync(join(ROOT, 'docs', 'browser-and-mobile.md'), 'utf8');
   const marker = readme.indexOf(`<!-- recipe:${name}`);
   const start = readme.indexOf('```', marker);
   const body = readme.indexOf('\n', start) + 1;
   const end = readme.indexOf('\n```', body);
-  if (marker < 0 || start < 0 || end < 0) throw new Error(`README.md has no recipe:${name} block`);
+  if (marker < 0 || start < 0 || end < 0) throw new Error(`docs/browser-and-mobile.md has no recipe:${name} block`);
   return readme.slice(body, end + 1);
 }
 

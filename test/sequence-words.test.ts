@@ -2,7 +2,7 @@
  * The sequence-words rule (sequence-words.ts): a step that would end the plan, where many
  * demonstrations have exactly the calls so far and none of their requests says a word this request
  * says that another tool explains. Tiny hand-checked fixtures; the demo set's figures are in the
- * README (`npm run experiment -- compositional`), UltraTool's in its rows.
+ * docs (`npm run experiment -- compositional`; docs/results.md), UltraTool's in its rows.
  */
 import { describe, expect, it } from 'vitest';
 import { chainPlan } from '../src/core/plans/plan.js';

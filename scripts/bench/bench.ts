@@ -19,7 +19,7 @@
  *   in its own process, fit seconds, peak resident memory and rank µs/step; then the wall time of
  *   the real CLI, `dtdr eval --train … --methods default,dr,bm25,dtdr-c`, on the world's folders.
  * Heads train 1 epoch in the synthetic runs (ranking cost does not depend on it). Writes a JSON file
- * and an SVG plot of cost against scale (the README's).
+ * and an SVG plot of cost against scale (docs/results.md's).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 /**
  * node --import tsx scripts/build/demo-model.ts — trains the default method (DTDR-G) on the built-in demo tool set (3,000 generated
  * demonstrations, seed 0) with the bundled encoder and writes public/dtdr-demo.model.dtdr, the
- * model the README's CLI examples use. A test retrains it and checks the shipped file still matches.
+ * model the CLI examples of docs/cli.md use. A test retrains it and checks the shipped file still matches.
  */
 import { Dtdr } from '../../src/core/dtdr.js';
 import { demoDataset } from '../../src/demo/toolset.js';

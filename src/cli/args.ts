@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { closestToolName } from '../core/base/checks.js';
 import { DtdrError } from '../core/base/errors.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -9,7 +10,9 @@ export function parseCommandArgs<T extends Options>(command: string, argv: strin
     return parseArgs({ args: argv, options, strict: true, allowPositionals: false });
   } catch (error) {
     const message = error instanceof Error ? error.message.split('\n')[0].replace(/\. To specify a positional.*$/, '') : String(error);
-    throw new DtdrError('usage', `${command}: ${message}`, { hint: `run \`dtdr ${command} --help\`` });
+    const unknown = /^Unknown option '--([^'=]+)'/.exec(message)?.[1];
+    const close = unknown === undefined ? undefined : closestToolName(unknown, Object.keys(options));
+    throw new DtdrError('usage', `${command}: ${message}${close ? `; did you mean --${close}?` : ''}`, { hint: `run \`dtdr ${command} --help\`` });
   }
 }
 

@@ -124,7 +124,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
       bar.done();
       writeReport(reportPath, reportData([report], encoder));
       console.error(`report written to ${reportPath}`);
-      result = { trainPlans: report.trainPlans, testPlans: report.testPlans, steps: report.steps, results: Object.fromEntries(report.methods.map((m) => [m.method, { ...m, firstStepMrr: m.firstStepMrr ?? 0, fitMs: m.fitSeconds * 1000, embedMs: 0, steps: report.steps }])) };
+      result = { trainPlans: report.trainPlans, testPlans: report.testPlans, steps: report.steps, results: Object.fromEntries(report.methods.map((m) => [m.method, { ...m, groups: m.groups && Object.fromEntries(m.groups.map(({ group, ...g }) => [group, g])), firstStepMrr: m.firstStepMrr ?? 0, fitMs: m.fitSeconds * 1000, embedMs: 0, steps: report.steps }])) };
     } else {
       result = await evaluateMethods(trainSet.tools, split.train, split.test, encoder, {
         ...options,

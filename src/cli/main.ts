@@ -2,6 +2,7 @@
  * `dtdr <command>`: every failure the user can fix ends in one line on stderr and a non-zero exit
  * (1 for bad input, 2 for bad usage); DTDR_DEBUG=1 adds the stack trace.
  */
+import { closestToolName } from '../core/base/checks.js';
 import { DtdrError } from '../core/base/errors.js';
 import { demoCommand, demoHelp } from './demo.js';
 import { embedCommand, embedHelp } from './embed.js';
@@ -48,7 +49,10 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const command = commands[name];
-  if (!command) throw new DtdrError('usage', `unknown command "${name}"`, { hint: `one of: ${Object.keys(commands).join(', ')}` });
+  if (!command) {
+    const close = closestToolName(name, Object.keys(commands));
+    throw new DtdrError('usage', `unknown command "${name}"${close ? `; did you mean "${close}"?` : ''}`, { hint: `one of: ${Object.keys(commands).join(', ')}` });
+  }
   if (rest.includes('--help') || rest.includes('-h')) {
     console.log(command.help);
     return 0;

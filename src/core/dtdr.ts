@@ -292,6 +292,11 @@ export class Dtdr {
     return this.encoder;
   }
 
+  /**
+   * Trains a model on `tools` and, optionally, demonstrations (`plans`: full plans or chains `{id?, query, tools}`), with the default method DTDR-G unless `method` says otherwise.
+   *
+   * @throws {@link DtdrError} `'options'` for malformed tools, plans or options; `'encoder'` when the method needs an encoder and none is given.
+   */
   static async train(options: DtdrTrainOptions): Promise<Dtdr> {
     if (!options || typeof options !== 'object') throw new DtdrError('options', 'Dtdr.train needs an options object {tools, plans?, encoder?}');
     const method = options.method ?? DEFAULT_METHOD;
@@ -339,6 +344,7 @@ export class Dtdr {
     return model;
   }
 
+  /** The retrieval method this model was trained with. */
   get method(): MethodName {
     return this.base.method;
   }
@@ -375,6 +381,14 @@ export class Dtdr {
     return view.rank(input);
   }
 
+  /**
+   * The candidate tools for the next step of `query` after the calls in `history` (oldest first):
+   * a calibrated ranking and the set to show the model, or END when the plan looks finished.
+   *
+   * @throws {@link DtdrError} with code `'options'` when `query` is empty or blank (an app that
+   *   passes a blank message is told so rather than that the plan is finished), too long, or when
+   *   `history` names a tool the model does not know.
+   */
   async retrieve(query: string, history: readonly string[] = [], options?: SelectOptions): Promise<Retrieval> {
     checkSelectOptions(options);
     const ranking = await this.rank(query, history);
@@ -392,6 +406,7 @@ export class Dtdr {
     return encodeBinaryModel(this.toJSON());
   }
 
+  /** The model as a JSON artifact (learned runs and tool changes included); `Dtdr.load` restores it. */
   toJSON(): ModelArtifact {
     const examples = this.examples.map((p) => ({ id: p.id, query: p.query, tools: planTools(p) }));
     const artifact = saveRetriever(this.base, this.baseTools, this.encoder, this.training, examples);

@@ -10,6 +10,7 @@ import type { Dataset, JsonSchema, Plan, ToolSpec } from '../core/base/types.js'
 const str = (description: string): JsonSchema => ({ type: 'string', description });
 const obj = (properties: Record<string, JsonSchema>, required: string[]): JsonSchema => ({ type: 'object', properties, required, additionalProperties: false });
 
+/** The demo tool set: 27 tools of an on-device assistant (contacts, email, maps, calendar, …). */
 export const DEMO_TOOLS: ToolSpec[] = [
   { name: 'contacts_search', description: 'Find a contact by name and return their phone number, email address and home address.', parameters: obj({ name: str('Name or nickname of the person') }, ['name']) },
   { name: 'email_send', description: 'Send an email to an address, optionally with attachments.', parameters: obj({ to: str('Recipient email address'), subject: str('Subject line'), body: str('Message text'), attachments: { type: 'array', items: { type: 'string' }, description: 'File paths to attach' } }, ['to', 'subject', 'body']) },
@@ -120,6 +121,7 @@ export function generateDemoPlans(count = 3000, seed = 0): Plan[] {
   });
 }
 
+/** The demo tool set with `count` generated demonstrations (seeded), as `npm start` and the quickstart use it. */
 export function demoDataset(count = 3000, seed = 0): Dataset {
   return { name: 'dtdr-demo', tools: DEMO_TOOLS, plans: generateDemoPlans(count, seed) };
 }

@@ -14,6 +14,7 @@ import type { Env, InferenceSession, InferenceSessionFactory, Tensor, TensorCons
 import { DtdrError } from '../core/base/errors.js';
 import { withEmbeddingCache, type Encoder, type EncoderBackend } from '../core/base/encoder.js';
 
+/** The id of the sentence encoder bundled with the package. */
 export const BUNDLED_ENCODER_ID = 'dtdr-glove-100d';
 
 /** An ONNX Runtime module: `import * as ort from 'onnxruntime-web/wasm'` (or -node, -react-native). */
@@ -23,9 +24,12 @@ export interface OnnxRuntime {
   env?: Env;
 }
 
+/** Where the encoder runs: ONNX Runtime's CPU or WebAssembly backend, WebGPU, or the best available. */
 export type EncoderDevice = 'cpu' | 'wasm' | 'webgpu' | 'auto';
+/** Which weight file of an encoder folder to load (by quantisation). */
 export type EncoderDtype = 'auto' | 'fp32' | 'fp16' | 'q8' | 'int8' | 'uint8' | 'q4' | 'bnb4' | 'q4f16';
 
+/** Options of `loadEncoder`: the model, the runtime and device, the weight file, and whether hub models may be downloaded. */
 export interface EncoderOptions {
   /**
    * The bundled `dtdr-glove-100d` (default), a local model folder (Node: a path; browsers: a URL
@@ -72,7 +76,9 @@ export interface EncoderOptions {
 export interface ModelFiles {
   /** Where the folder is, for messages (a path or URL). */
   readonly location: string;
+  /** A file of the model folder as text. */
   text(name: string): Promise<string>;
+  /** A file of the model folder as bytes. */
   bytes(name: string): Promise<Uint8Array>;
   /** Whether a file exists (used to find the weight file); may be approximate for URLs. */
   has?(name: string): Promise<boolean>;
@@ -116,7 +122,10 @@ export interface OnnxEncoderInit {
   session: InferenceSession;
   /** The execution provider the session runs on, when known. */
   backend?: EncoderBackend;
-  tokenizer: { encode(text: string): { ids: number[] } };
+  tokenizer: {
+    /** The token ids of a text. */
+    encode(text: string): { ids: number[] };
+  };
   /** Longest token sequence the model takes; longer texts are cut. Default 512. */
   maxLength?: number;
   batchSize?: number;

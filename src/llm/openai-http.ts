@@ -6,6 +6,7 @@
 import type { GenerateRequest, LocalModel } from '../core/agent/agent.js';
 import { DtdrError } from '../core/base/errors.js';
 
+/** Options of {@link openAICompatibleModel}: the server's base URL, the model, and sampling settings. */
 export interface OpenAICompatibleOptions {
   /** e.g. http://127.0.0.1:8080/v1 (llama.cpp) or http://127.0.0.1:11434/v1 (Ollama). */
   baseUrl: string;
@@ -14,9 +15,11 @@ export interface OpenAICompatibleOptions {
   /** Default 0: tool selection should be deterministic. */
   temperature?: number;
   maxTokens?: number;
+  /** The fetch to use (default: the global one). */
   fetch?: typeof fetch;
 }
 
+/** A local model behind an OpenAI-compatible server (llama.cpp, Ollama, LM Studio). */
 export function openAICompatibleModel(options: OpenAICompatibleOptions): LocalModel {
   const doFetch = options.fetch ?? fetch;
   return {

@@ -9,6 +9,7 @@ import { DtdrError } from '../core/base/errors.js';
 import { importOptional } from '../encoders/hub.js';
 import { AnswerTrie, allowedAnswers } from '../core/prompts/constrain.js';
 
+/** Options of {@link transformersModel}: the model, transformers.js itself, the device, and whether the mask applies. */
 export interface TransformersModelOptions {
   /** e.g. onnx-community/Qwen3-0.6B-ONNX, or a local folder. */
   model: string;
@@ -33,6 +34,7 @@ export interface TransformersModelOptions {
   transformers?: object;
 }
 
+/** A causal LM run in-process by transformers.js (an optional peer), with a hard logit mask over the allowed answers by default. */
 export async function transformersModel(options: TransformersModelOptions): Promise<LocalModel> {
   // An optional peer dependency: loaded only when a local LLM is asked for.
   const { AutoTokenizer, AutoModelForCausalLM, LogitsProcessor, env } = await importOptional<typeof import('@huggingface/transformers')>('@huggingface/transformers', 'a transformers.js language model', options.transformers);

@@ -18,6 +18,7 @@ export async function loadModelFromIndexedDb(name: string, store?: UseStore): Pr
   return value;
 }
 
+/** Deletes a model saved with `saveModelToIndexedDb` (nothing happens when there is none). */
 export function deleteModelFromIndexedDb(name: string, store?: UseStore): Promise<void> {
   return del(PREFIX + name, store);
 }

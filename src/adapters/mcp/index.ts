@@ -22,6 +22,8 @@
  * Tool names. Every tool name read from a server must follow the tool-name rule (limits.ts; MCP's
  * own SEP-986 names all do): a server listing a name that breaks it gets a DtdrError naming the
  * tool, the rule and the page, and nothing from that listing enters the model or a run.
+ *
+ * @module dtdr/mcp
  */
 import type { Dtdr } from '../../core/dtdr.js';
 import { DtdrError } from '../../core/base/errors.js';
@@ -41,7 +43,9 @@ export interface McpTool {
 
 /** What dtdr needs of an MCP client. */
 export interface McpClientLike {
+  /** One page of `tools/list`. */
   listTools(params?: { cursor?: string }): Promise<{ tools: McpTool[]; nextCursor?: string }>;
+  /** Registers a handler for a server notification (used for `notifications/tools/list_changed`). */
   setNotificationHandler?(schema: never, handler: (notification: unknown) => void | Promise<void>): void;
   /** Needed by dtdrMcpRun's callTool. */
   callTool?(params: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
@@ -82,11 +86,13 @@ export async function mcpTools(client: McpClientLike, options: { maxPages?: numb
   throw new DtdrError('data', `tools/list did not end after ${maxPages} pages`, { hint: 'the server keeps returning a nextCursor' });
 }
 
+/** How the server's tool list changed: the names added and removed. */
 export interface ToolSetDiff {
   added: string[];
   removed: string[];
 }
 
+/** What {@link watchMcpTools} returns: stop following the server, or re-read its list now. */
 export interface McpWatch {
   /** Re-reads the server's tools and applies the difference to the model. */
   refresh(): Promise<ToolSetDiff>;
@@ -94,6 +100,7 @@ export interface McpWatch {
   stop(): void;
 }
 
+/** Options of {@link watchMcpTools}. */
 export interface WatchOptions {
   /** Which of the model's tools this server owns (default: all): others are never removed. */
   owns?: (toolName: string) => boolean;
@@ -157,6 +164,7 @@ export interface McpCallResult {
   [key: string]: unknown;
 }
 
+/** One request over an MCP client's tools (see {@link dtdrMcpRun}): the tools to show at each step, and a guarded `callTool`. */
 export interface McpRun {
   /** Chooses the tools for the next step of this run's request: the MCP tool definitions to show the model. */
   step(query: string): Promise<{ tools: McpTool[]; choice: StepChoice }>;

@@ -7,6 +7,7 @@ import type { OpenAITool } from '../plans/tools.js';
 import type { SelectOptions } from '../selection/select.js';
 import type { Plan, ToolSpec } from '../base/types.js';
 
+/** What a local model is asked: the prompt and, for in-process models, the allowed answers for the hard mask. */
 export interface GenerateRequest {
   stage: BuiltPrompt['stage'];
   format: PromptFormat;
@@ -21,6 +22,7 @@ export interface GenerateRequest {
 
 /** A local model: llama.cpp / Ollama over HTTP, transformers.js in-process, or a script in tests. */
 export interface LocalModel {
+  /** Answers one prompt. */
   generate(request: GenerateRequest): Promise<unknown>;
 }
 
@@ -31,6 +33,7 @@ export class ScriptedModel implements LocalModel {
   /** Each answer is returned as it is or, when it is a function, called with the request. */
   constructor(private readonly answers: unknown[]) {}
 
+  /** The next scripted answer. */
   async generate(request: GenerateRequest): Promise<unknown> {
     this.requests.push(request);
     if (this.next >= this.answers.length) throw new DtdrError('options', `the scripted model ran out of answers after ${this.answers.length}`);
@@ -39,6 +42,7 @@ export class ScriptedModel implements LocalModel {
   }
 }
 
+/** Options of {@link Agent}: the retriever, the model, the prompt format and strategy, the bounds of the loop, and whether to learn from runs. */
 export interface AgentOptions {
   retriever: Dtdr;
   model: LocalModel;
@@ -69,11 +73,13 @@ export interface AgentOptions {
   learnFromRuns?: boolean | ((run: AgentRun, query: string) => boolean);
 }
 
+/** One step prepared: its retrieval and its prompt. */
 export interface PreparedStep {
   retrieval: Retrieval;
   prompt: BuiltPrompt;
 }
 
+/** A finished run: the calls made, why it stopped, and each step's retrieval and answer. */
 export interface AgentRun {
   /** True when the run was handed to `retriever.learn` (see `learnFromRuns`). */
   learned?: boolean;
@@ -137,6 +143,7 @@ export class Agent {
     return parsed;
   }
 
+  /** Runs one request to the end: retrieve, prompt, validate, call, until END or a bound is reached. */
   async run(query: string): Promise<AgentRun> {
     const history: PastCall[] = [];
     const run: AgentRun = { calls: [], stopReason: 'max-steps', steps: [] };

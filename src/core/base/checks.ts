@@ -62,9 +62,10 @@ export function checkPlanSizes(plans: unknown, field = 'plans'): void {
   });
 }
 
-/** A request: a string of at most MAX_QUERY_CHARS characters. */
+/** A request: a non-blank string of at most MAX_QUERY_CHARS characters (a blank one throws DtdrError 'options', as the CLI refuses it). */
 export function checkQuery(query: unknown): asserts query is string {
   if (typeof query !== 'string') throw new DtdrError('options', `the query must be a string, got ${describe(query)}`, { field: 'query' });
+  if (!query.trim()) throw new DtdrError('options', 'the query must not be empty', { field: 'query', hint: "pass the user's request; a blank message has no next tool" });
   if (query.length > MAX_QUERY_CHARS) {
     throw new DtdrError('options', `the query is ${formatCount(query.length)} characters long; at most ${formatCount(MAX_QUERY_CHARS)} are accepted`, { field: 'query', hint: 'pass the user\'s request, not a document: summarise long inputs first' });
   }

@@ -85,7 +85,9 @@ export function withEmbeddingCache(encoder: Encoder, capacity = 4096): Encoder &
 
 /** Where embeddings persist between sessions: a file in Node, IndexedDB in browsers, or your own. */
 export interface EmbeddingStore {
+  /** The stored vectors of `keys`, undefined where none is stored. */
   get(keys: readonly string[]): Promise<(Float32Array | undefined)[]>;
+  /** Stores vectors by key. */
   set(entries: readonly [string, Float32Array][]): Promise<void>;
 }
 

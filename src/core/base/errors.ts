@@ -13,6 +13,7 @@ export type DtdrErrorCode =
 
 const MARKER = Symbol.for('dtdr.error');
 
+/** Where a {@link DtdrError} happened and what to do about it. */
 export interface DtdrErrorDetails {
   /** File, URL or artifact name the problem is in. */
   file?: string;
@@ -25,6 +26,7 @@ export interface DtdrErrorDetails {
   cause?: unknown;
 }
 
+/** The one error dtdr throws on purpose, with a stable `code` and, where it helps, the file, line and field at fault and a hint. */
 export class DtdrError extends Error {
   readonly [MARKER] = true;
   readonly code: DtdrErrorCode;

@@ -15,6 +15,9 @@ export interface StepScore {
   widened: number;
 }
 
+/**
+ * The metrics over a set of steps: MRR, F1, top-1, recall@5, coverage and size of the candidate set, calibration error, confident-miss and widened rates.
+ */
 export interface MetricSummary {
   mrr: number;
   f1: number;
@@ -31,6 +34,7 @@ export interface MetricSummary {
   steps: number;
 }
 
+/** Scores one step's ranking against its acceptable tools (rank, F1, coverage of the set). */
 export function scoreStep(
   order: ArrayLike<number>,
   labels: readonly string[],
@@ -77,6 +81,7 @@ export function expectedCalibrationError(confidence: ArrayLike<number>, correct:
   return ece;
 }
 
+/** Averages step scores into the metrics `dtdr eval` prints. */
 export function summarize(scores: readonly StepScore[]): MetricSummary {
   const mean = (f: (s: StepScore) => number) => (scores.length === 0 ? 0 : scores.reduce((a, s) => a + f(s), 0) / scores.length);
   return {

@@ -4,6 +4,7 @@ export const END = 'END';
 /** JSON Schema for a tool's arguments (the subset tool formats use). */
 export type JsonSchema = { [key: string]: unknown };
 
+/** A tool: its name, what it does, the JSON Schema of its arguments and, optionally, of its output. */
 export interface ToolSpec {
   name: string;
   description: string;
@@ -13,6 +14,7 @@ export interface ToolSpec {
   returns?: JsonSchema;
 }
 
+/** One call of a plan: the tool, and its arguments where the demonstration has them. */
 export interface PlanNode {
   tool: string;
   arguments?: unknown;
@@ -40,6 +42,7 @@ export interface PlanStep {
   acceptable: string[];
 }
 
+/** Tools and demonstrations, as read from a dataset folder. */
 export interface Dataset {
   name: string;
   tools: ToolSpec[];

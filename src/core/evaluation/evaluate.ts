@@ -11,6 +11,7 @@ import { contextText } from '../base/text.js';
 import { embedAll, fitRetrieverWith, fitVectors, isPeer, TRAIN_DEFAULTS, type FitVectors, type TrainOptions } from '../retrieval/train.js';
 import type { Dataset, Plan, PlanStep, ToolSpec } from '../base/types.js';
 
+/** Training and test plans, and how they were split. */
 export interface Split {
   train: Plan[];
   test: Plan[];
@@ -48,6 +49,7 @@ function baseSplit(dataset: Dataset, options: { testRatio?: number; seed?: numbe
   return { test: plans.slice(0, nTest), train: plans.slice(nTest), description: `seeded(seed=${seed}, test=${ratio})` };
 }
 
+/** One method's figures: the metrics, per calibration group where it has them, and its fit and rank times. */
 export interface MethodResult extends MetricSummary {
   /** Fitting time, embeddings excluded. */
   fitMs: number;
@@ -61,6 +63,7 @@ export interface MethodResult extends MetricSummary {
   groups?: Record<string, MetricSummary>;
 }
 
+/** Options of {@link evaluateMethods}: the methods, the peers, selection settings and progress callbacks. */
 export interface EvaluateOptions extends TrainOptions {
   methods: readonly EvalMethodName[];
   /** The peers named in `methods`, built at the edge from their packages (src/cli/peers/). */
@@ -68,6 +71,7 @@ export interface EvaluateOptions extends TrainOptions {
   select?: SelectOptions;
   /** Timed passes over the test steps; the median is reported. Default 3. */
   timingPasses?: number;
+  /** Called as each method trains. */
   onMethodProgress?: (method: EvalMethodName, progress: TrainingProgress) => void;
   /**
    * Called once per method after it is scored, with the fitted retriever and the test steps'
@@ -85,6 +89,7 @@ export interface ScoredMethod {
   scores: StepScore[];
 }
 
+/** What {@link evaluateMethods} returns: the split's sizes and each method's figures. */
 export interface EvaluationResult {
   trainPlans: number;
   testPlans: number;

@@ -6,6 +6,7 @@ import { selectCandidates, type SelectOptions } from '../selection/select.js';
 import { promptTokens, type PromptTokens, type TokenCounter } from '../prompts/tokens.js';
 import type { Plan, PlanStep, ToolSpec } from '../base/types.js';
 
+/** Prompt lengths per strategy over a set of steps. */
 export interface PromptStudy {
   steps: number;
   /** Mean Qwen3 tokens per step and strategy. */

@@ -19,6 +19,7 @@ import { checkTools } from '../base/checks.js';
 import { MAX_PLAN_STEPS } from '../base/limits.js';
 import { int, num, numbers, object, optNum, vectors } from '../base/validate.js';
 
+/** The `format` field of every model artifact. */
 export const MODEL_FORMAT = 'dtdr-model';
 /**
  * Bump when the artifact layout changes; `loadRetriever` rejects versions it does not know and

@@ -103,6 +103,7 @@ export function parseSplitIds(text: string, file = 'split_ids.json'): string[] {
   return (lists as unknown[][]).flat().map(String);
 }
 
+/** The contents of a dataset folder's files, for {@link datasetFromFiles}. */
 export interface DatasetFiles {
   name: string;
   /** Demonstrations; absent or empty for a tools-only start (then toolDescriptions is required). */

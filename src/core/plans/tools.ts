@@ -8,6 +8,7 @@ export interface OpenAITool {
   function: { name: string; description: string; parameters?: JsonSchema };
 }
 
+/** A tool as an OpenAI `tools` entry. */
 export function toOpenAITool(tool: ToolSpec, withParameters = true): OpenAITool {
   return {
     type: 'function',

@@ -5,11 +5,18 @@ import type { Candidate } from '../selection/select.js';
 import { END, type Plan, type ToolSpec } from '../base/types.js';
 import { toOpenAITool, type OpenAITool } from '../plans/tools.js';
 
+/**
+ * How tools are shown: all of them (`none`, `raw-demos`), only the candidates (`hard`), all with the candidates marked (`soft`), and with probabilities (`-weighted`).
+ */
 export type Strategy = 'none' | 'raw-demos' | 'hard' | 'soft' | 'hard-weighted' | 'soft-weighted';
+/** The tool format of the local model: OpenAI Chat Completions `tools`, Hermes/Qwen `<tools>`, or ReAct text. */
 export type PromptFormat = 'openai' | 'hermes' | 'react';
+/** Every prompt strategy. */
 export const STRATEGIES: readonly Strategy[] = ['none', 'raw-demos', 'hard', 'soft', 'hard-weighted', 'soft-weighted'];
+/** Every prompt format. */
 export const FORMATS: readonly PromptFormat[] = ['openai', 'hermes', 'react'];
 
+/** One chat message. */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
@@ -28,6 +35,7 @@ export interface PromptSegment {
   cacheable: boolean;
 }
 
+/** A prompt for the local model: its text and messages, what it allows, and its parts (cacheable and variable) for token counts. */
 export interface BuiltPrompt {
   stage: 'select' | 'arguments';
   format: PromptFormat;
@@ -61,6 +69,7 @@ export interface OpenAIChatRequest {
 /** Calls of the history shown in a prompt, at most (the most recent; older ones are summarised). Default. */
 export const MAX_HISTORY_SHOWN = 20;
 
+/** What {@link buildSelectionPrompt} needs: the request, the calls so far, the tools, the candidates and how to present them. */
 export interface SelectionPromptInput {
   query: string;
   history: readonly (string | PastCall)[];

@@ -2,11 +2,13 @@ import { Validator } from '@cfworker/json-schema';
 import { END, type JsonSchema, type ToolSpec } from '../base/types.js';
 import type { BuiltPrompt, PromptFormat } from './build.js';
 
+/** A tool call: the tool's name and its arguments. */
 export interface ToolCall {
   name: string;
   arguments: Record<string, unknown>;
 }
 
+/** Why an answer is not a valid call. */
 export type ToolCallErrorKind = 'no-call' | 'malformed-json' | 'unknown-tool' | 'not-allowed' | 'invalid-arguments' | 'several-calls';
 
 /** What came back from the model: a call, the end of the plan, or an error to feed back. */
@@ -211,6 +213,7 @@ function beforeObservation(text: string): string {
   return text;
 }
 
+/** Reads a model's answer in `format`: a tool call, END, or an error value (never throws on model output). */
 export function parseAnswer(format: PromptFormat, answer: unknown): ParsedAnswer {
   try {
     if (format === 'hermes') return parseHermes(String(answer ?? ''));

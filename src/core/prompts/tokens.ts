@@ -3,9 +3,11 @@ import type { BuiltPrompt } from './build.js';
 /** Counts tokens of a text with some model's tokenizer. */
 export interface TokenCounter {
   readonly id: string;
+  /** The number of tokens of `text`. */
   count(text: string): number;
 }
 
+/** A prompt's length in tokens: its constant (cacheable) part, its variable part and the total. */
 export interface PromptTokens {
   /** The cacheable prefix (guidelines, example, and the full tool list where it is shown). */
   constant: number;

@@ -64,8 +64,9 @@ export class DependencyGraph {
     if (entry === undefined) {
       const row = this.table.get(key);
       if (!row) return undefined;
-      const labels = Uint32Array.from(row.keys());
-      const weights = Float64Array.from(row.values());
+      // Through an array: older Hermes (React Native's engine) reads only array-likes in TypedArray.from.
+      const labels = Uint32Array.from(Array.from(row.keys()));
+      const weights = Float64Array.from(Array.from(row.values()));
       let total = 0;
       for (const v of weights) total += v;
       this.kept.set(key, (entry = { labels, weights, total }));

@@ -27,7 +27,7 @@ export function targetSupport(data: LinearHeadData, from?: SparseSupport): Spars
   const start = new Uint32Array(rows.length + 1);
   rows.forEach((set, r) => (start[r + 1] = start[r] + set.size));
   const cols = new Uint32Array(start[rows.length]);
-  rows.forEach((set, r) => cols.set(Float64Array.from(set).sort(), start[r]));
+  rows.forEach((set, r) => cols.set(Float64Array.from(Array.from(set)).sort(), start[r]));
   return { start, cols };
 }
 

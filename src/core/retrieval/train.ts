@@ -13,6 +13,7 @@ import type { FitNeeds, MethodName, PeerName, Retriever, TrainingProgress } from
 import { contextText, toolText } from '../base/text.js';
 import { END, type Plan, type PlanStep, type ToolSpec } from '../base/types.js';
 
+/** Every retrieval method, by name (`dtdr-g` is the default). */
 export const METHODS: readonly MethodName[] = ['random', 'bm25', 'qts', 'dr', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h', 'dtdr-cb', 'dtdr-g'];
 
 /** Other packages' tool search that `dtdr eval` compares with (run at the edge; see PeerName). */
@@ -28,6 +29,7 @@ export const DEFAULT_METHOD: MethodName = 'dtdr-g';
 /** Methods that can be trained on a tool set alone, with no demonstration. */
 export const TOOLS_ONLY_METHODS: readonly MethodName[] = ['random', 'bm25', 'qts', 'dtdr-g'];
 
+/** Training settings shared by every method (history length, clusters, seed, progress) and per-method options. */
 export interface TrainOptions {
   /** l: how many of the last tools DTDR conditions on. Default 3 (the paper's best). */
   historyLength?: number;
@@ -47,6 +49,7 @@ export interface TrainOptions {
    * the workers. Default: none (one thread). Used by trainRetriever, Dtdr.train and the CLI.
    */
   workers?: FoldWorkers;
+  /** Called as training advances (phase and fraction done). */
   onProgress?: (progress: TrainingProgress) => void;
 }
 

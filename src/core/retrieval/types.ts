@@ -1,5 +1,6 @@
 import type { Plan, ToolSpec } from '../base/types.js';
 
+/** A retrieval method: the paper's baselines and methods, the two variants and the default `dtdr-g`. */
 export type MethodName = 'random' | 'bm25' | 'qts' | 'dr' | 'lr' | 'dtdr-c' | 'dtdr-l' | 'dtdr-h' | 'dtdr-cb' | 'dtdr-g';
 
 /**
@@ -18,6 +19,7 @@ export interface EmbeddingNeeds {
   context: boolean;
 }
 
+/** What a retriever ranks: the request, the calls so far, and the embeddings its method needs. */
 export interface RankInput {
   query: string;
   /** Tools called so far, oldest first. */
@@ -47,6 +49,9 @@ export interface Backoff {
   level?: number;
 }
 
+/**
+ * Every tool and END ranked for one step: probabilities, their order, whether the step is confident and why not, and the conformal set where the method computes one.
+ */
 export interface Ranking {
   /** Every tool and END, aligned with `probabilities`. */
   labels: readonly string[];
@@ -87,6 +92,7 @@ export interface Ranking {
   };
 }
 
+/** A trained retrieval method: ranks every tool and END for a step. Implement it to bring a method of your own. */
 export interface Retriever {
   readonly method: MethodName;
   /** Tool names then END. */
@@ -94,6 +100,7 @@ export interface Retriever {
   readonly needs: EmbeddingNeeds;
   /** History length l the retriever looks at (0 when it ignores history). */
   readonly historyLength: number;
+  /** Ranks every tool and END for one step. */
   rank(input: RankInput): Ranking;
   /** Learned state for the model artifact (plain JSON). */
   state(): unknown;
@@ -116,6 +123,7 @@ export interface LearnInput {
 /** Settings of online learning (heads continue training on the new demonstrations only). */
 export const ONLINE_HEAD = { epochs: 6, learningRate: 0.01 } as const;
 
+/** How far training has come: the phase, the fraction done and, while a head trains, its loss. */
 export interface TrainingProgress {
   phase: string;
   /** 0..1 within the phase. */

@@ -2,6 +2,7 @@ import { checkNumber } from '../base/checks.js';
 import { DtdrError } from '../base/errors.js';
 import type { Ranking } from '../retrieval/types.js';
 
+/** How a ranking is cut into a candidate set: the threshold `alpha` (for methods without conformal sets), the cap, and how an unsure step widens. */
 export interface SelectOptions {
   /** Keep tools whose probability exceeds α (the paper's threshold). Default 0.1. */
   alpha?: number;
@@ -15,6 +16,7 @@ export interface SelectOptions {
   widenMax?: number;
 }
 
+/** The defaults of {@link SelectOptions}. */
 export const SELECT_DEFAULTS: Required<SelectOptions> = { alpha: 0.1, maxSize: 8, widenMass: 0.95, widenMin: 5, widenMax: 12 };
 
 /** Checks selection options before any work: a typed error naming the option, never a silent odd set. */
@@ -31,11 +33,13 @@ export function checkSelectOptions(options: SelectOptions | undefined): void {
   if (min > max) throw new DtdrError('options', `widenMin (${min}) is above widenMax (${max})`, { field: 'widenMin' });
 }
 
+/** A tool offered for the next step, with its calibrated probability. */
 export interface Candidate {
   tool: string;
   probability: number;
 }
 
+/** The candidate set for a step: the tools to show the model, whether it was widened because the retriever is unsure, and why. */
 export interface CandidateSet {
   /** F_t, best first; may include END. */
   candidates: Candidate[];

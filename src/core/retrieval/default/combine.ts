@@ -65,7 +65,7 @@ export function priorGate(): Float64Array {
  * plain embedding's whole weight (−8: the most a perfect match adds), as the projection took its
  * own direction out before. The END bias (−2 here, −4 in priorGate) was chosen on the training
  * plans of UltraTool, RestBench and Seal-Tools run tools-only (their test plans untouched), from
- * −4 and −2 with END's served weight 6 or 8. Test-plan figures: `npm run eval:tools-only`.
+ * −4 and −2 with END's served weight 6 or 8. Test-plan figures: `npm run experiment -- tools-only`.
  */
 export function toolsOnlyGate(): Float64Array {
   return gateWeights([

@@ -75,7 +75,17 @@ export interface RoundOutput {
 export interface FoldWorkers {
   /** Threads besides the caller's. */
   readonly threads: number;
-  run(setup: CrossFitSetup, rounds: number): { claim(): number; results: Promise<RoundOutput[]>; cancel?(): void };
+  /**
+   * Starts `rounds` cross-fitting rounds of `setup`: `claim` hands the caller the next unclaimed round (or -1), `results` settles with every round's output in order, `cancel` stops the workers.
+   */
+  run(setup: CrossFitSetup, rounds: number): {
+    /** The next unclaimed round for the caller to run itself, or -1 when none is left. */
+    claim(): number;
+    results: Promise<RoundOutput[]>;
+    /** Stops the workers' remaining rounds. */
+    cancel?(): void;
+  };
+  /** Ends the worker threads. */
   close(): void | Promise<void>;
 }
 

@@ -5,6 +5,7 @@ import { DtdrError } from '../../base/errors.js';
 import type { LinearHeadOptions } from '../linear-head.js';
 import { SIGNALS, type SignalName } from './layout.js';
 
+/** Options of the default method, DTDR-G: the coverage target of its candidate sets, its confidence rule, and its cross-fitting and head settings. */
 export interface GatedOptions {
   /** l, the calls of history the graphs and head condition on. Default: picked on held-out demonstrations among 1–4. */
   historyLength?: number;
@@ -57,7 +58,7 @@ export interface GatedOptions {
    * steps) the held-out 2% scored MRR 0.9726, coverage 0.9927 with 30,000 (and k-means on 20,000
    * requests) against 0.9723, 0.9908 with 60,000. The app world's 2,000 test plans: MRR 0.9351,
    * coverage 0.9704 at 1.84 tools, against 0.9339, 0.9710 at 1.97 with every fold step
-   * (`scripts/profile-gated.ts app:16000 20000 quality`; serial fit 62 s against 81 s). Infinity: every step.
+   * (`scripts/bench/profile-gated.ts app:16000 20000 quality`; serial fit 62 s against 81 s). Infinity: every step.
    */
   foldHeadSteps?: number;
   /**
@@ -65,7 +66,7 @@ export interface GatedOptions {
    * the steps beyond it; the graphs still count every step. Default 150,000: every data set the
    * tests and benchmarks cover has fewer but the 100,000-demonstration world (~340,000 steps),
    * where one epoch over every step was most of the final fit. Measured there on the held-out 2%
-   * (`scripts/profile-gated.ts synthetic:260 100000 quality`, two folds): MRR 0.9746, coverage
+   * (`scripts/bench/profile-gated.ts synthetic:260 100000 quality`, two folds): MRR 0.9746, coverage
    * 0.9891 at 1.20 tools with every step and folds' heads on 100,000; 0.9717, 0.9874 at 1.21 with
    * 200,000; 0.9728, 0.9918 at 1.31 with 150,000, fold heads on 30,000 and k-means on 20,000
    * requests (the defaults). Infinity: every step.
@@ -80,7 +81,7 @@ export interface GatedOptions {
    * demonstrations is unchanged (the 16,000-tool app world trains its rounds on ~13,300,
    * UltraTool on ~2,000); Infinity: every training plan. At 98,000 demonstrations over 260 tools
    * the held-out 2% scored MRR 0.9742, coverage 0.9865 at 1.14 tools with it and k-means on
-   * 30,000 requests, against 0.9747, 0.9889 at 1.16 before both (`scripts/profile-gated.ts
+   * 30,000 requests, against 0.9747, 0.9889 at 1.16 before both (`scripts/bench/profile-gated.ts
    * synthetic:260 100000 quality`; `FOLD_PLANS=Infinity` for this cap alone: 0.9757, 0.9859, 1.12).
    */
   foldPlans?: number;
