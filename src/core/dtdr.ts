@@ -22,7 +22,7 @@ import type { Plan, ToolSpec } from './base/types.js';
  */
 export const REFIT_UP_TO = 2000;
 /** It refits when its learned runs have grown by this factor since the last fit (always on the first). */
-const REFIT_GROWTH = 1.25;
+const REFIT_GROWTH = 1.1;
 
 /** Demonstrations stored with a model for prompt examples. */
 const EXAMPLES_KEPT = 64;
