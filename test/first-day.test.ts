@@ -74,7 +74,7 @@ describe('conformal novelty of a request', () => {
   it('keeps a bounded sample as demonstrations arrive', () => {
     const model = fitNovelty(near, 3);
     for (let i = 0; i < 50; i++) learnNovelty(model, near);
-    expect(model.count).toBeLessThanOrEqual(512);
+    expect(model.count).toBeLessThanOrEqual(128);
     expect(model.seen).toBe(20 * 51);
   });
 });

@@ -12,7 +12,7 @@ import { seededRandom } from '../../base/random.js';
 import { numbers, object, int, stateError } from '../../base/validate.js';
 
 /** Requests kept for the novelty score, at most. */
-export const NOVELTY_SAMPLE = 512;
+export const NOVELTY_SAMPLE = 128;
 /** Below this p-value a request counts as outside the demonstrations: its steps are never confident. */
 export const NOVEL_P = 0.05;
 
