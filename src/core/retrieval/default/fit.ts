@@ -11,10 +11,10 @@ import type { TrainingProgress } from '../types.js';
 import { fitCoverage, requestWords } from './coverage.js';
 import { fitCombinations } from './combinations.js';
 import { fitSequenceWords } from './sequence-words.js';
-import { calibrationScores, groupThresholds, isotonicEce, maxScoredPlans, scoredSubset } from './calibration.js';
+import { calibrationScores, isotonicEce, maxScoredPlans, scoredSubset } from './calibration.js';
 import { priorGate, toolsOnlyGate } from './combine.js';
 import { fitEvidence, planMemo, type Clustering, type Evidence } from './evidence.js';
-import { capScores, mondrianThresholds, rankQuantile, stepGroup } from './groups.js';
+import { emptyCalibration, fitCalibration, rankQuantile, stepGroup } from './groups.js';
 import { expectedCalibrationError, fitTemperature, GateDataBuilder, trainGate } from './gate.js';
 import { CG, G, HEAD, S, SIGNALS } from './layout.js';
 import { resolveGatedOptions, type GatedOptions } from './options.js';
@@ -89,7 +89,7 @@ function prepareFit(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], t
   const { target, confidentAbove, neighbours, lexicalOrder, without } = resolved;
   const side = new ToolSide(tools, packRows(toolVectors, dim), dim, lexicalOrder);
   if (plans.length === 0) {
-    return { parts: { side, evidence: undefined, theta: toolsOnlyGate(), temperature: 1, target, confidentAbove, thresholds: { confident: 0, unsure: 0 }, neighbours, withoutSignals: without, calibration: { confident: [], unsure: [] }, addedTools: [] } };
+    return { parts: { side, evidence: undefined, theta: toolsOnlyGate(), temperature: 1, target, confidentAbove, neighbours, withoutSignals: without, calibration: emptyCalibration(), newToolRank: 0, addedTools: [] } };
   }
   return prepareSettings(tools, plans, queries, side, dim, resolved, options, onProgress);
 }
@@ -130,9 +130,9 @@ function prepareSettings(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   let K = options.clusters ?? 0;
   // l and K are picked by the graph signals' held-out MRR: evidence from foldPlans training plans
   // (a seeded sample beyond it) ranks them as one from every plan would, at a fraction of the cost.
-  const train0 = scoredSubset(plans.flatMap((p, i) => (foldOf[i] !== 0 ? [i] : [])), foldPlans, seed + 719);
+  const train0 = scoredSubset(plans.flatMap((p, i) => (foldOf[i] !== 0 ? [i] : [])), foldPlans, seed + SEED_SETTINGS_TRAIN);
   const scoredPlans = maxScoredPlans(side.labels.length);
-  const held0 = scoredSubset(plans.flatMap((p, i) => (foldOf[i] === 0 ? [i] : [])), scoredPlans / folds, seed + 401);
+  const held0 = scoredSubset(plans.flatMap((p, i) => (foldOf[i] === 0 ? [i] : [])), scoredPlans / folds, seed + SEED_SETTINGS_HELD_OUT);
   const quickScore = (ev: Evidence, signal: number) => {
     const w = new Workspace(side.labels.length, dim, ev.k);
     let rr = 0;
@@ -160,7 +160,7 @@ function prepareSettings(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   // every request is then assigned to its nearest: about 67 requests per cluster at K = 300.
   const cluster = (k: number, iterations?: number): KMeansResult => {
     if (n <= MAX_KMEANS_POINTS) return sphericalKMeans(all, n, dim, k, { seed, maxIterations: iterations });
-    const sample = scoredSubset(Array.from({ length: n }, (_, i) => i), MAX_KMEANS_POINTS, seed + 727);
+    const sample = scoredSubset(Array.from({ length: n }, (_, i) => i), MAX_KMEANS_POINTS, seed + SEED_KMEANS_SAMPLE);
     const rows = new Float32Array(sample.length * dim);
     sample.forEach((i, j) => rows.set(all.subarray(i * dim, (i + 1) * dim), j * dim));
     const km = sphericalKMeans(rows, sample.length, dim, k, { seed, maxIterations: iterations });
@@ -277,22 +277,17 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverag
   const cal = calibrationScores(theta, temperature, calData);
   const thresholdData = thresholdScheme === 0 ? calData : builder.build(thresholdSteps);
   const scored = thresholdScheme === 0 ? cal : calibrationScores(theta, temperature, thresholdData);
-  // Confident = a high calibrated top probability in a context calibration has seen (some
-  // demonstration has the recent calls in a row); each group gets its own conformal threshold.
-  const confidentStep = (i: number) => scored.top[i] >= confidentAbove && stepKnown[thresholdSteps[i]];
-  const confidentScores = scored.best.filter((_, i) => confidentStep(i));
-  const unsureScores = scored.best.filter((_, i) => !confidentStep(i));
-  const thresholds = groupThresholds({ confident: confidentScores, unsure: unsureScores }, target);
-  // Mondrian groups: each kind of step its own held-out scores and threshold (groups.ts).
-  const groupScores: Record<string, number[]> = {};
-  scored.best.forEach((b, i) => {
-    const step = thresholdSteps[i];
-    const key = stepGroup(stepKnown[step], stepPoolCounts[step][scored.topAt[i]], scored.top[i] >= confidentAbove);
-    (groupScores[key] ??= []).push(Math.fround(b));
-  });
-  for (const key of Object.keys(groupScores)) groupScores[key] = capScores(groupScores[key], MAX_GROUP_SCORES, seed + 503);
+  // Each held-out step's calibration group (groups.ts) from what its fold knew at rank time.
+  const calibration = fitCalibration(
+    scored.best.map((score, i) => {
+      const step = thresholdSteps[i];
+      return { group: stepGroup(stepKnown[step], stepPoolCounts[step][scored.topAt[i]], scored.top[i] >= confidentAbove), score };
+    }),
+    target,
+    seed + SEED_GROUP_SAMPLE,
+  );
+  const thresholds = { confident: calibration.thresholds.pools.confident, unsure: calibration.thresholds.pools.unsure };
   const newToolRank = rankQuantile(thresholdSteps.map((step) => stepDescRank[step]).filter((r) => r > 0), target);
-  const groups = { scores: groupScores, thresholds: mondrianThresholds(groupScores, target), newToolRank };
   const raw = calibrationScores(theta, 1, calData);
   const diagnostics: GatedDiagnostics = {
     folds,
@@ -311,8 +306,7 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverag
     selection,
   };
   report('calibration', 1);
-  const calibration = { confident: confidentScores.map(Math.fround), unsure: unsureScores.map(Math.fround) };
-  return { side, evidence: ev, theta, temperature, target, confidentAbove, thresholds, neighbours, withoutSignals: without, diagnostics, calibration, groups, addedTools: [], coverage, combinations, sequenceWords };
+  return { side, evidence: ev, theta, temperature, target, confidentAbove, neighbours, withoutSignals: without, diagnostics, calibration, newToolRank, addedTools: [], coverage, combinations, sequenceWords };
 }
 
 /**
@@ -323,5 +317,8 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverag
  */
 const MAX_KMEANS_POINTS = 20_000;
 
-/** Held-out scores kept per group, at most (a seeded sample beyond it). */
-const MAX_GROUP_SCORES = 4000;
+/** Offsets from the fit's seed, one per seeded draw, so that no two draws share a sequence. */
+const SEED_SETTINGS_TRAIN = 719;
+const SEED_SETTINGS_HELD_OUT = 401;
+const SEED_KMEANS_SAMPLE = 727;
+const SEED_GROUP_SAMPLE = 503;

@@ -8,7 +8,6 @@ import type { Plan, ToolSpec } from '../../base/types.js';
 import { historyIndices } from '../dependency.js';
 import { withLazyOrder } from '../ranking.js';
 import type { EmbeddingNeeds, LearnInput, RankInput, Ranking, Retriever, TrainingProgress } from '../types.js';
-import { groupThresholds } from './calibration.js';
 import { combine } from './combine.js';
 import type { Evidence } from './evidence.js';
 import { fitGated, fitGatedParallel } from './fit.js';
@@ -18,7 +17,7 @@ import { learnGated } from './learning.js';
 import type { GatedOptions } from './options.js';
 import { computeSignals, bestValues, rankAmong } from './signals.js';
 import { rarity } from './evidence.js';
-import { confidentGroup, stepGroup } from './groups.js';
+import { confidentGroup, groupKey, stepGroup, stepThreshold, thresholdsOf, type CalibrationGroup, type Thresholds } from './groups.js';
 import { EMBU, LEXU } from './layout.js';
 import { CenteredMatch } from './centered.js';
 import { requestWordsOf, strongWords, unexplained, withAddedTools, type CoverageModel } from './coverage.js';
@@ -102,13 +101,13 @@ export class GatedRetriever implements Retriever {
     return this.parts.confidentAbove;
   }
 
-  /** The conformal thresholds in use per group; set them (e.g. from `thresholdsFor`) to change the coverage target. */
-  get thresholds(): { confident: number; unsure: number } {
-    return this.parts.thresholds;
+  /** The conformal thresholds in use per pool and group; set them (e.g. from `thresholdsFor`) to change the coverage target. */
+  get thresholds(): Thresholds {
+    return this.parts.calibration.thresholds;
   }
 
-  set thresholds(value: { confident: number; unsure: number }) {
-    this.parts.thresholds = value;
+  set thresholds(value: Thresholds) {
+    this.parts.calibration.thresholds = value;
   }
 
   get neighbours(): number {
@@ -168,26 +167,22 @@ export class GatedRetriever implements Retriever {
     const top = 1 / sum;
     const knownHistory = w.known;
     const ev = this.evidence;
-    const groups = this.parts.groups;
-    if (!ev || !groups) {
-      // Tools alone, or a model fitted before groups: two groups, confident and unsure.
+    const cal = this.parts.calibration;
+    if (!ev || !cal.groups) {
+      // Tools alone, or a model fitted before the fine groups: calibrated by the two pools alone.
       const confident = ev !== undefined && top >= this.confidentAbove && knownHistory;
-      const set = { threshold: confident ? this.thresholds.confident : this.thresholds.unsure, target: this.target, confident };
+      const set = { threshold: cal.thresholds.pools[confident ? 'confident' : 'unsure'], target: this.target, confident };
       return withLazyOrder({ labels: this.side.labels, probabilities, confident, set, ...(ev ? {} : { group: 'tools-only' }), ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) }, { unitRange: true });
     }
     // A scan from bestValue = probabilities[0] keeps index 0 when it is NaN, which −∞ does not.
     const best = Number.isNaN(probabilities[0]) ? 0 : arg;
     const { counts } = rarity(ev, L);
     const group = stepGroup(knownHistory, counts[best], top >= this.confidentAbove);
-    // Never less careful than the two legacy groups: confident only where they are too, and a set
-    // at least as wide as theirs (the lower threshold; a thin group's is theirs alone).
-    const legacyConfident = top >= this.confidentAbove && knownHistory;
-    let confident = legacyConfident && confidentGroup(group, groups);
-    const legacy = legacyConfident ? this.thresholds.confident : this.thresholds.unsure;
-    const own = groups.thresholds[group] ?? 0;
-    const threshold = own > 0 && legacy > 0 ? Math.min(own, legacy) : legacy;
-    const fresh = this.parts.addedTools.length > 0 && groups.newToolRank > 0 ? this.parts.addedTools.filter((f) => counts[f] < 0.5 && !input.unavailable?.has(f)) : [];
-    const include = fresh.length > 0 ? this.askedNewTools(fresh, groups.newToolRank, q) : [];
+    let confident = confidentGroup(cal, group);
+    const threshold = stepThreshold(cal.thresholds, group);
+    const newToolRank = this.parts.newToolRank;
+    const fresh = this.parts.addedTools.length > 0 && newToolRank > 0 ? this.parts.addedTools.filter((f) => counts[f] < 0.5 && !input.unavailable?.has(f)) : [];
+    const include = fresh.length > 0 ? this.askedNewTools(fresh, newToolRank, q) : [];
     const matched = include.length;
     // An included tool only widens the set: confidence stays the group's. A tool added after
     // training that is left out has no held-out evidence either way: the step is not confident.
@@ -228,7 +223,7 @@ export class GatedRetriever implements Retriever {
     if (include.length > matched) include.unshift(...include.splice(matched));
     const set = { threshold, target: this.target, confident, ...(include.length ? { include } : {}) };
     const cause = confident ? undefined : this.groupCause(group, top, input.history, include.filter((f) => fresh.includes(f)), counts[best], leftOut, covered);
-    return withLazyOrder({ labels: this.side.labels, probabilities, confident, group, set, ...(cause ? { cause } : {}) }, { unitRange: true });
+    return withLazyOrder({ labels: this.side.labels, probabilities, confident, group: groupKey(group), set, ...(cause ? { cause } : {}) }, { unitRange: true });
   }
 
   /** Tools that explain words of the request rank() is ranking that the calls so far and the set leave unexplained (coverage.ts). */
@@ -293,7 +288,7 @@ export class GatedRetriever implements Retriever {
   private centered: CenteredMatch | undefined;
 
   /** Why a step is unsure under group calibration. */
-  private groupCause(group: string, top: number, history: readonly string[], include: number[], topCount: number, leftOut: number[], covered: string[] = []): string {
+  private groupCause(group: CalibrationGroup, top: number, history: readonly string[], include: number[], topCount: number, leftOut: number[], covered: string[] = []): string {
     const why: string[] = [...covered];
     if (leftOut.length > 0) why.push(`${leftOut.slice(0, 3).map((f) => `"${this.side.labels[f]}"`).join(', ')} ${leftOut.length === 1 ? 'was' : 'were'} added after training and ${leftOut.length === 1 ? 'has' : 'have'} no demonstrations yet: the set may miss ${leftOut.length === 1 ? 'it' : 'them'}`);
     if (include.length > 0) {
@@ -301,10 +296,10 @@ export class GatedRetriever implements Retriever {
       why.push(`${names}${include.length > 3 ? ` and ${include.length - 3} more` : ''} ${include.length === 1 ? 'has' : 'have'} no demonstrations yet and ${include.length === 1 ? 'matches' : 'match'} the request by description`);
     }
     if (topCount < 1) why.push('the top tool has no demonstrations');
-    else if (group.includes('/few/')) why.push(`the top tool has few demonstrations (${Math.round(topCount)})`);
+    else if (group.support === 'few') why.push(`the top tool has few demonstrations (${Math.round(topCount)})`);
     const base = this.unsureCause(top, history);
     if (base) why.push(base);
-    const scores = this.parts.groups?.scores[group]?.length ?? 0;
+    const scores = this.parts.calibration.groups?.[groupKey(group)]?.length ?? 0;
     if (why.length === 0) why.push(`too few held-out steps like this one (${scores}) to be sure`);
     return why.join('; ');
   }
@@ -314,9 +309,9 @@ export class GatedRetriever implements Retriever {
    * (for coverage-against-size curves; set `thresholds` to use them). Zero where a group has too
    * few scores, as at fit time.
    */
-  thresholdsFor(target: number): { confident: number; unsure: number } {
+  thresholdsFor(target: number): Thresholds {
     if (!(target > 0 && target < 1)) throw new DtdrError('options', `target must be in (0, 1), got ${target}`, { field: 'target' });
-    return groupThresholds(this.parts.calibration, target);
+    return thresholdsOf(this.parts.calibration, target);
   }
 
   /** Why a step is unsure, from what its signals could and could not find. */

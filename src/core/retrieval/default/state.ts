@@ -15,7 +15,7 @@ import { DependencyGraph } from '../graph.js';
 import { LinearHead, type LinearHeadState } from '../linear-head.js';
 import { ReplayBuffer, type ReplayState } from '../linear-head-training.js';
 import { headSparseSize, type Evidence } from './evidence.js';
-import type { GroupCalibration } from './groups.js';
+import type { Calibration } from './groups.js';
 import { checkSequenceWordsState, sequenceWordsFromState, sequenceWordsState, type SequenceWords, type SequenceWordsState } from './sequence-words.js';
 import { checkCombinationsState, combinationsFromState, combinationsState, type Combinations, type CombinationsState } from './combinations.js';
 import { checkCoverageState, coverageFromState, coverageState, type CoverageModel, type CoverageState } from './coverage.js';
@@ -30,17 +30,21 @@ export interface GatedParts {
   temperature: number;
   target: number;
   confidentAbove: number;
-  thresholds: { confident: number; unsure: number };
   neighbours: number;
   withoutSignals: SignalName[];
   diagnostics?: GatedDiagnostics;
-  /** Held-out conformal scores (probability of the best acceptable label) per group, kept so learning can pool new ones. */
-  calibration: { confident: number[]; unsure: number[] };
   /**
-   * Group-conditional calibration (groups.ts): held-out scores and thresholds per kind of step.
-   * Absent in models fitted before it: they rank and call steps confident as they did.
+   * Held-out conformal scores and thresholds per pool and per group (groups.ts), kept so learning
+   * can pool new ones. Models fitted before the fine groups hold the pools alone and rank as they did.
    */
-  groups?: GroupCalibration;
+  calibration: Calibration;
+  /**
+   * Never-demonstrated tools within this rank of the request's description match (by embedding or
+   * lexically) join the set and make the step unsure: the rank that held the needed tool in the
+   * coverage target's share of held-out steps, treating every tool as if it had no demonstrations.
+   * 0 when there were too few steps to say (and in models fitted before it).
+   */
+  newToolRank: number;
   /** Tools added after training (Dtdr.addTools), by label index: while no demonstration calls one, it joins the sets of requests that ask for it. */
   addedTools: number[];
   /**
@@ -105,8 +109,8 @@ export interface GatedState {
   };
   /** Held-out conformal scores per group (absent in older files: learning then uses new scores only). */
   calibration?: { confident: number[]; unsure: number[] };
-  /** Per-group held-out scores and thresholds (absent in files written before them: two groups, as then). */
-  groups?: GroupCalibration;
+  /** Per-group held-out scores and thresholds (absent in files written before them: the two pools alone). */
+  groups?: { scores: Record<string, number[]>; thresholds: Record<string, number>; newToolRank: number };
   /** Label indices of the tools added after training (absent: none). */
   addedTools?: number[];
   /** Request coverage's word–tool alignment (absent in files written before it: no coverage rule). */
@@ -132,7 +136,7 @@ export function gatedState(p: GatedParts): GatedState {
     temperature: p.temperature,
     target: p.target,
     confidentAbove: p.confidentAbove,
-    thresholds: p.thresholds,
+    thresholds: { ...p.calibration.thresholds.pools },
     toolVectors: rows(p.side.toolVectors, p.side.tools.length),
     evidence: ev
       ? {
@@ -147,8 +151,10 @@ export function gatedState(p: GatedParts): GatedState {
           replay: ev.replay.state(),
         }
       : null,
-    calibration: p.calibration,
-    ...(p.groups ? { groups: p.groups } : {}),
+    calibration: { ...p.calibration.pools },
+    ...(p.calibration.groups
+      ? { groups: { scores: p.calibration.groups, thresholds: p.calibration.thresholds.groups, newToolRank: p.newToolRank } }
+      : {}),
     ...(p.addedTools.length ? { addedTools: p.addedTools } : {}),
     ...(p.coverage ? { coverage: coverageState(p.coverage) } : {}),
     ...(p.combinations ? { combinations: combinationsState(p.combinations) } : {}),
@@ -203,10 +209,10 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     ev.sizes = Array.isArray(e.sizes) && e.sizes.length === graphs.length ? e.sizes.map(Number) : graphs.map(startCount);
   }
   const th = s.thresholds ?? { confident: 0, unsure: 0 };
-  const calibration = s.calibration && Array.isArray(s.calibration.confident) && Array.isArray(s.calibration.unsure)
+  const pools = s.calibration && Array.isArray(s.calibration.confident) && Array.isArray(s.calibration.unsure)
     ? { confident: s.calibration.confident.map(Number), unsure: s.calibration.unsure.map(Number) }
     : { confident: [], unsure: [] };
-  let groups: GroupCalibration | undefined;
+  let groups: NonNullable<GatedState['groups']> | undefined;
   if (s.groups !== undefined) {
     const g = s.groups;
     if (!g || typeof g !== 'object' || !g.scores || typeof g.scores !== 'object' || !g.thresholds || typeof g.thresholds !== 'object') fail('groups', 'groups must hold scores and thresholds per group');
@@ -217,10 +223,17 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
   }
   const addedTools = s.addedTools ?? [];
   if (!Array.isArray(addedTools) || addedTools.some((f) => !Number.isInteger(f) || f < 0 || f >= tools.length)) fail('addedTools', 'addedTools must list tool indices');
+  // One calibration in memory: the saved pools (two legacy groups) and, where saved, the groups.
+  const calibration: Calibration = {
+    pools,
+    ...(groups ? { groups: groups.scores } : {}),
+    thresholds: { pools: { confident: th.confident, unsure: th.unsure }, groups: groups?.thresholds ?? {} },
+  };
   return {
     side,
     evidence: ev,
-    groups,
+    calibration,
+    newToolRank: groups?.newToolRank ?? 0,
     addedTools: [...addedTools],
     ...(s.coverage ? { coverage: coverageFromState(s.coverage) } : {}),
     ...(s.combinations ? { combinations: combinationsFromState(s.combinations) } : {}),
@@ -229,11 +242,9 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     temperature: Number(s.temperature) || 1,
     target: Number(s.target) || 0.95,
     confidentAbove: Number(s.confidentAbove ?? 0.5),
-    thresholds: th,
     neighbours: Number(s.neighbours) || 5,
     withoutSignals: without,
     diagnostics: s.diagnostics,
-    calibration,
   };
 }
 
