@@ -8,13 +8,12 @@ import type { Plan, ToolSpec } from '../../base/types.js';
 import { historyIndices } from '../dependency.js';
 import { assignNearest, packRows, sphericalKMeans, type KMeansResult } from '../kmeans.js';
 import type { TrainingProgress } from '../types.js';
-import { fitCoverage, requestWords } from './coverage.js';
-import { fitCombinations } from './combinations.js';
-import { fitSequenceWords } from './sequence-words.js';
+import { fitCoverage, requestWords, type CoverageModel } from './coverage.js';
+import { STEP_RULES, type RuleStates } from './step-rules.js';
 import { calibrationScores, isotonicEce, maxScoredPlans, scoredSubset } from './calibration.js';
 import { priorGate, toolsOnlyGate } from './combine.js';
 import { fitEvidence, planMemo, type Clustering, type Evidence } from './evidence.js';
-import { emptyCalibration, fitCalibration, rankQuantile, stepGroup } from './groups.js';
+import { emptyCalibration, fitCalibration, stepGroup } from './groups.js';
 import { expectedCalibrationError, fitTemperature, GateDataBuilder, trainGate } from './gate.js';
 import { CG, G, HEAD, S, SIGNALS } from './layout.js';
 import { resolveGatedOptions, type GatedOptions } from './options.js';
@@ -89,7 +88,9 @@ function prepareFit(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], t
   const { target, confidentAbove, neighbours, lexicalOrder, without } = resolved;
   const side = new ToolSide(tools, packRows(toolVectors, dim), dim, lexicalOrder);
   if (plans.length === 0) {
-    return { parts: { side, evidence: undefined, theta: toolsOnlyGate(), temperature: 1, target, confidentAbove, neighbours, withoutSignals: without, calibration: emptyCalibration(), newToolRank: 0, addedTools: [] } };
+    const gate = { theta: toolsOnlyGate(), temperature: 1, target, confidentAbove, neighbours };
+    const rest = { withoutSignals: without, calibration: emptyCalibration(), addedTools: [], rules: {} };
+    return { parts: { side, evidence: undefined, ...gate, ...rest } };
   }
   return prepareSettings(tools, plans, queries, side, dim, resolved, options, onProgress);
 }
@@ -224,16 +225,23 @@ function finalEvidence(fit: Prepared, onProgress: (fraction: number) => void): E
   return fitEvidence(fit.side, fit.plans, fit.queries, fit.clustering, { historyLength: fit.l, seed: fit.seed, head: fit.headOption, headSteps: fit.headSteps, memo: fit.memo }, (p) => onProgress(p.fraction));
 }
 
-/** Request coverage (coverage.ts), the new-combination rule (combinations.ts) and the sequence-words rule (sequence-words.ts), from every demonstration. */
-function requestRules(fit: Prepared) {
+/** The word–tool alignment (coverage.ts) and each step rule's state (step-rules.ts), from every demonstration. */
+function requestRules(fit: Prepared): { coverage: CoverageModel; rules: RuleStates } {
   const coverage = fitCoverage(fit.tools, fit.plans, fit.side.index);
-  // Both rules read every request's words: found once.
+  // The word rules read every request's words: found once.
   const words = fit.plans.map((plan) => requestWords(coverage, plan.query));
-  return { coverage, combinations: fitCombinations(fit.plans, fit.side.index, fit.side.labels.length, coverage, words), sequenceWords: fitSequenceWords(fit.plans, fit.side.index, coverage, undefined, words) };
+  const input = { plans: fit.plans, toolIndex: fit.side.index, labels: fit.side.labels.length, coverage, words };
+  const rules: RuleStates = {};
+  for (const rule of STEP_RULES) {
+    const state = rule.fit(input);
+    if (state !== undefined) rules[rule.name] = state;
+  }
+  return { coverage, rules };
 }
 
 /** Gate, temperature, conformal thresholds and groups from the rounds' held-out steps (in round order). */
-function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverage, combinations, sequenceWords }: ReturnType<typeof requestRules>): GatedParts {
+function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: ReturnType<typeof requestRules>) {
+  const { coverage, rules } = fitted;
   const { plans, side, seed, target, confidentAbove, neighbours, without, folds, foldBy, thresholdsFrom, schemes, gateSchemes, l, K, selection, report } = fit;
   const n = plans.length;
   const small = tooFewToSplit(n);
@@ -287,7 +295,8 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverag
     seed + SEED_GROUP_SAMPLE,
   );
   const thresholds = { confident: calibration.thresholds.pools.confident, unsure: calibration.thresholds.pools.unsure };
-  const newToolRank = rankQuantile(thresholdSteps.map((step) => stepDescRank[step]).filter((r) => r > 0), target);
+  const heldOut = { descriptionRanks: thresholdSteps.map((step) => stepDescRank[step]), target };
+  for (const rule of STEP_RULES) if (rules[rule.name] !== undefined) rule.calibrate?.(rules[rule.name], heldOut);
   const raw = calibrationScores(theta, 1, calData);
   const diagnostics: GatedDiagnostics = {
     folds,
@@ -306,7 +315,8 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverag
     selection,
   };
   report('calibration', 1);
-  return { side, evidence: ev, theta, temperature, target, confidentAbove, neighbours, withoutSignals: without, diagnostics, calibration, newToolRank, addedTools: [], coverage, combinations, sequenceWords };
+  const model = { side, evidence: ev, theta, temperature, target, confidentAbove, neighbours, withoutSignals: without };
+  return { ...model, diagnostics, calibration, addedTools: [], coverage, rules };
 }
 
 /**

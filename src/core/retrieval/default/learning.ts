@@ -8,8 +8,7 @@ import { countPlans } from '../dependency.js';
 import { dotAt } from '../kmeans.js';
 import { trainLinearHead } from '../linear-head-training.js';
 import { ONLINE_HEAD, type LearnInput, type RankInput, type Ranking } from '../types.js';
-import { learnCombinations } from './combinations.js';
-import { learnSequenceWords } from './sequence-words.js';
+import { STEP_RULES } from './step-rules.js';
 import { fitEvidence, headExamples } from './evidence.js';
 import { addScore, parseGroup, thresholdsOf } from './groups.js';
 import { KNOWN_HISTORY } from './layout.js';
@@ -51,8 +50,10 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
     return true;
   }
   ev.rarity = undefined;
-  if (p.combinations) learnCombinations(p.combinations, plans, side.index);
-  if (p.sequenceWords && p.coverage) learnSequenceWords(p.sequenceWords, plans, side.index, p.coverage);
+  for (const rule of STEP_RULES) {
+    const state = p.rules[rule.name];
+    if (state !== undefined) rule.learn?.(state, plans, side.index, p.coverage);
+  }
   const d = side.dim;
   const l = ev.historyLength;
   for (const [i, plan] of plans.entries()) {

@@ -15,14 +15,13 @@ import type { FoldWorkers } from './cross-fit.js';
 import { C_MATCH, C_SUPPORT, KNOWN_HISTORY, SIGNALS, type SignalName } from './layout.js';
 import { learnGated } from './learning.js';
 import type { GatedOptions } from './options.js';
-import { computeSignals, bestValues, rankAmong } from './signals.js';
+import { computeSignals } from './signals.js';
 import { rarity } from './evidence.js';
 import { confidentGroup, groupKey, stepGroup, stepThreshold, thresholdsOf, type CalibrationGroup, type Thresholds } from './groups.js';
-import { EMBU, LEXU } from './layout.js';
 import { CenteredMatch } from './centered.js';
-import { requestWordsOf, strongWords, unexplained, withAddedTools, type CoverageModel } from './coverage.js';
-import { newCombination } from './combinations.js';
-import { askedBeyond } from './sequence-words.js';
+import { requestWordsOf, strongWords, withAddedTools, type CoverageModel } from './coverage.js';
+import type { StepView } from './rule.js';
+import { STEP_RULES } from './step-rules.js';
 import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type GatedState } from './state.js';
 import type { ToolSide } from './tool-side.js';
 import { noTerms, SCORES, Workspace } from './workspace.js';
@@ -180,123 +179,76 @@ export class GatedRetriever implements Retriever {
     const group = stepGroup(knownHistory, counts[best], top >= this.confidentAbove);
     let confident = confidentGroup(cal, group);
     const threshold = stepThreshold(cal.thresholds, group);
-    const newToolRank = this.parts.newToolRank;
-    const fresh = this.parts.addedTools.length > 0 && newToolRank > 0 ? this.parts.addedTools.filter((f) => counts[f] < 0.5 && !input.unavailable?.has(f)) : [];
-    const include = fresh.length > 0 ? this.askedNewTools(fresh, newToolRank, q) : [];
-    const matched = include.length;
-    // An included tool only widens the set: confidence stays the group's. A tool added after
-    // training that is left out has no held-out evidence either way: the step is not confident.
-    const leftOut = fresh.filter((f) => !include.includes(f));
-    if (leftOut.length > 0) confident = false;
-    // Request coverage: a confident "the plan is done" while a request word no call so far and no
-    // set member explains, and some tool explains strongly, is not confident; that tool joins the set.
-    const uncovered = confident && best === this.side.end && this.coverage ? this.uncovered(this.coverage, probabilities, threshold, history, include, input.unavailable) : [];
-    if (uncovered.length > 0) confident = false;
-    for (const u of uncovered) include.push(u.tool);
-    const covered = uncovered.map((u) => `no call so far and no tool in the set explains "${u.word}" in the request, which "${this.side.labels[u.tool]}" does`);
-    // A new combination (combinations.ts): the request asks, in words, for a tool that no
-    // demonstration calls together with the calls so far. The memorised continuation is suspect.
-    // Where END is on top, only if its held-out false alarms there were few (combinations.ts).
-    const leaving = best !== this.side.end || this.parts.combinations?.atEnd ? this.leavingDemonstrations(history, probabilities, input.unavailable) : undefined;
-    if (leaving) {
-      confident = false;
-      for (const f of leaving.offer) if (!include.includes(f)) include.push(f);
-      const names = (f: number) => `"${this.side.labels[f]}"`;
-      const first = leaving.offer.length > 1 ? `; the demonstrations call ${names(leaving.offer[0])} right before it` : '';
-      covered.push(`the request asks for "${leaving.word}" (${names(leaving.tool)}), which no demonstration combines with ${history.map(names).join(' → ')}${first}`);
+    const p = probabilities;
+    const unavailable = input.unavailable;
+    const include: number[] = [];
+    const view: StepView = {
+      side: this.side,
+      workspace: w,
+      query: input.query,
+      queryVector: q,
+      best,
+      history,
+      probabilities,
+      threshold,
+      confident,
+      include,
+      unavailable,
+      counts,
+      addedTools: this.parts.addedTools,
+      coverage: this.coverage,
+      requestWords: () => this.requestWords(),
+      strongWords: () => this.strongWords(),
+      centered: () => (this.centered ??= new CenteredMatch(this.side.toolVectors, this.side.end, this.side.dim)),
+      usable: (a) => p[a] > 0 && !unavailable?.has(a),
+    };
+    // The step rules (step-rules.ts), in order: each may make the step unsure and add tools.
+    const first: number[] = [];
+    const after: number[] = [];
+    const because: string[] = [];
+    const laterBecause: string[] = [];
+    for (const rule of STEP_RULES) {
+      const state = this.parts.rules[rule.name];
+      if (state === undefined) continue;
+      const found = rule.check(state, view);
+      if (!found) continue;
+      if (found.unsure !== false) view.confident = false;
+      for (const f of found.tools) {
+        if (include.includes(f)) continue;
+        include.push(f);
+        (rule.last ? after : first).push(f);
+      }
+      (rule.last ? laterBecause : because).push(...found.because);
     }
-    // Words the demonstrations never used (sequence-words.ts): many demonstrations make exactly
-    // these calls (END on top) or begin with them and the top tool, and none of their requests says
-    // a word this one says that another tool explains.
-    const next = best === this.side.end ? undefined : best;
-    // A removed tool on top (its probability is masked later, by the caller's view) says nothing of the plan.
-    const beyond = confident && !(next !== undefined && input.unavailable?.has(next)) ? this.askedBeyondCalls(history, next, probabilities, input.unavailable) : undefined;
-    if (beyond) {
-      confident = false;
-      for (const f of beyond.tools) if (!include.includes(f)) include.push(f);
-      const names = (list: readonly number[]) => list.map((f) => `"${this.side.labels[f]}"`).join(' → ');
-      const which = next === undefined ? `call ${names(history)} and nothing more` : `begin with ${names([...history, next])}`;
-      covered.push(`the request says "${beyond.word}" (${beyond.tools.map((f) => `"${this.side.labels[f]}"`).join(', ')}), which none of the ${beyond.plans} demonstrations that ${which} says`);
-    }
-    // The tools a rule named first, then the added tools the request matches by description: where
-    // the set has too little room for all (selectCandidates), the ones the cause names stay.
-    if (include.length > matched) include.unshift(...include.splice(matched));
-    const set = { threshold, target: this.target, confident, ...(include.length ? { include } : {}) };
-    const cause = confident ? undefined : this.groupCause(group, top, input.history, include.filter((f) => fresh.includes(f)), counts[best], leftOut, covered);
+    confident = view.confident;
+    // The tools the rules named first, then those of the rules listed `last` (the added tools the
+    // request matches by description): where the set has too little room for all, the first stay.
+    const named = [...first, ...after];
+    const set = { threshold, target: this.target, confident, ...(named.length ? { include: named } : {}) };
+    const rules = [...because, ...laterBecause];
+    const cause = confident ? undefined : this.groupCause(group, top, input.history, counts[best], rules);
     return withLazyOrder({ labels: this.side.labels, probabilities, confident, group: groupKey(group), set, ...(cause ? { cause } : {}) }, { unitRange: true });
   }
 
-  /** Tools that explain words of the request rank() is ranking that the calls so far and the set leave unexplained (coverage.ts). */
-  private uncovered(cov: CoverageModel, p: ArrayLike<number>, threshold: number, history: readonly number[], include: readonly number[], unavailable: ReadonlySet<number> | undefined): { tool: number; word: string }[] {
-    const strong = (this.lastQuery.strong ??= strongWords(cov, this.requestWords(cov)));
-    if (strong.length === 0) return [];
-    const floor = threshold > 0 ? threshold : 0.1;
-    return unexplained(cov, strong, (a) => p[a] >= floor || history.includes(a) || include.includes(a), (a) => p[a] > 0 && !unavailable?.has(a));
-  }
-
   /** The request's word ids in the alignment model (the request rank() saw last). */
-  private requestWords(cov: CoverageModel): Uint32Array {
-    return (this.lastQuery.words ??= requestWordsOf(cov, this.lastQuery.tokens));
+  private requestWords(): Uint32Array {
+    const cov = this.coverage;
+    return (this.lastQuery.words ??= cov ? requestWordsOf(cov, this.lastQuery.tokens) : new Uint32Array(0));
   }
 
-  /** The new-combination rule (combinations.ts), where the fit switched it on. */
-  private leavingDemonstrations(history: readonly number[], p: ArrayLike<number>, unavailable: ReadonlySet<number> | undefined) {
-    const combos = this.parts.combinations;
-    if (!combos?.enabled || !this.coverage || history.length === 0) return undefined;
-    const words = this.requestWords(this.coverage);
-    return newCombination(combos, this.coverage, words, history, (a) => p[a] > 0 && !unavailable?.has(a));
-  }
-
-  /** The sequence-words rule (sequence-words.ts), where the fit switched it on. */
-  private askedBeyondCalls(history: readonly number[], next: number | undefined, p: ArrayLike<number>, unavailable: ReadonlySet<number> | undefined) {
-    const said = this.parts.sequenceWords;
-    if (!said || !(next === undefined ? said.enabled : said.atSteps) || !this.coverage) return undefined;
-    const words = this.requestWords(this.coverage);
-    return askedBeyond(said, this.coverage, words, history, next, (a) => p[a] > 0 && !unavailable?.has(a));
-  }
-
-  /** Tools added after training, not yet demonstrated, within `rank` of the best description match (embedding or lexical) for this step. */
-  private askedNewTools(unseen: readonly number[], rank: number, q: Float32Array): number[] {
-    const x = this.workspace.x;
-    const L = this.side.labels.length;
-    const T = this.side.end;
-    const embBest = bestValues(x, EMBU * L, T, rank);
-    const lexBest = bestValues(x, LEXU * L, T, rank);
-    // The same rank by the centred description match (centered.ts): hubs do not crowd it.
-    const centered = (this.centered ??= new CenteredMatch(this.side.toolVectors, T, this.side.dim)).score(q);
-    const cenBest = bestValues(centered, 0, T, rank);
-    const kth = (best: number[]) => (best.length < rank ? -Infinity : best[rank - 1]);
-    const [emb, lex, cen] = [kth(embBest), kth(lexBest), kth(cenBest)];
-    const bestRank = new Map<number, number>();
-    for (const f of unseen) {
-      let r = Infinity;
-      if (x[EMBU * L + f] >= emb) r = rankAmong(embBest, x[EMBU * L + f]);
-      if (x[LEXU * L + f] > 0 && x[LEXU * L + f] >= lex) r = Math.min(r, rankAmong(lexBest, x[LEXU * L + f]));
-      // The centred match first: among thousands of tools the plain embedding and BM25 matches
-      // put hubs and one-word coincidences on top, so the tools they alone bring come after it.
-      if (r < Infinity) r += rank;
-      if (centered[f] >= cen) r = rankAmong(cenBest, centered[f]);
-      if (r < Infinity) bestRank.set(f, r);
-    }
-    const out = [...bestRank.keys()];
-    // Best matches first: by the centred match's rank, then the tools only the embedding or the
-    // lexical match brings, by their better rank there (ties by the centred match): where many
-    // added tools qualify, the set keeps the ones the request asks for most.
-    return out.length > 1 ? out.sort((a, b) => bestRank.get(a)! - bestRank.get(b)! || centered[b] - centered[a] || a - b) : out;
+  /** The request words request coverage can ever name (the request rank() saw last). */
+  private strongWords(): Uint32Array {
+    const cov = this.coverage;
+    return (this.lastQuery.strong ??= cov ? strongWords(cov, this.requestWords()) : new Uint32Array(0));
   }
 
   private centered: CenteredMatch | undefined;
 
-  /** Why a step is unsure under group calibration. */
-  private groupCause(group: CalibrationGroup, top: number, history: readonly string[], include: number[], topCount: number, leftOut: number[], covered: string[] = []): string {
-    const why: string[] = [...covered];
-    if (leftOut.length > 0) why.push(`${leftOut.slice(0, 3).map((f) => `"${this.side.labels[f]}"`).join(', ')} ${leftOut.length === 1 ? 'was' : 'were'} added after training and ${leftOut.length === 1 ? 'has' : 'have'} no demonstrations yet: the set may miss ${leftOut.length === 1 ? 'it' : 'them'}`);
-    if (include.length > 0) {
-      const names = include.slice(0, 3).map((f) => `"${this.side.labels[f]}"`).join(', ');
-      why.push(`${names}${include.length > 3 ? ` and ${include.length - 3} more` : ''} ${include.length === 1 ? 'has' : 'have'} no demonstrations yet and ${include.length === 1 ? 'matches' : 'match'} the request by description`);
-    }
-    if (topCount < 1) why.push('the top tool has no demonstrations');
-    else if (group.support === 'few') why.push(`the top tool has few demonstrations (${Math.round(topCount)})`);
+  /** Why a step is unsure under group calibration: the rules' reasons first. */
+  private groupCause(group: CalibrationGroup, top: number, history: readonly string[], count: number, rules: string[]) {
+    const why: string[] = [...rules];
+    if (count < 1) why.push('the top tool has no demonstrations');
+    else if (group.support === 'few') why.push(`the top tool has few demonstrations (${Math.round(count)})`);
     const base = this.unsureCause(top, history);
     if (base) why.push(base);
     const scores = this.parts.calibration.groups?.[groupKey(group)]?.length ?? 0;

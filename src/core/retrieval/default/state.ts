@@ -16,9 +16,11 @@ import { LinearHead, type LinearHeadState } from '../linear-head.js';
 import { ReplayBuffer, type ReplayState } from '../linear-head-training.js';
 import { headSparseSize, type Evidence } from './evidence.js';
 import type { Calibration } from './groups.js';
-import { checkSequenceWordsState, sequenceWordsFromState, sequenceWordsState, type SequenceWords, type SequenceWordsState } from './sequence-words.js';
-import { checkCombinationsState, combinationsFromState, combinationsState, type Combinations, type CombinationsState } from './combinations.js';
+import type { SequenceWordsState } from './rules/sequence-words.js';
+import type { CombinationsState } from './rules/new-combinations.js';
 import { checkCoverageState, coverageFromState, coverageState, type CoverageModel, type CoverageState } from './coverage.js';
+import type { SavedState } from './rule.js';
+import { STEP_RULES, type RuleStates } from './step-rules.js';
 import { G, KNOWN_HISTORY, S, SIGNALS, type SignalName } from './layout.js';
 import { ToolSide } from './tool-side.js';
 
@@ -38,13 +40,6 @@ export interface GatedParts {
    * can pool new ones. Models fitted before the fine groups hold the pools alone and rank as they did.
    */
   calibration: Calibration;
-  /**
-   * Never-demonstrated tools within this rank of the request's description match (by embedding or
-   * lexically) join the set and make the step unsure: the rank that held the needed tool in the
-   * coverage target's share of held-out steps, treating every tool as if it had no demonstrations.
-   * 0 when there were too few steps to say (and in models fitted before it).
-   */
-  newToolRank: number;
   /** Tools added after training (Dtdr.addTools), by label index: while no demonstration calls one, it joins the sets of requests that ask for it. */
   addedTools: number[];
   /**
@@ -53,16 +48,8 @@ export interface GatedParts {
    * Absent in models fitted before it: no coverage rule.
    */
   coverage?: CoverageModel;
-  /**
-   * Which tools the demonstrations call together (combinations.ts), and whether the new-combination
-   * rule is on. Absent in models fitted before it: no such rule.
-   */
-  combinations?: Combinations;
-  /**
-   * The words each well-demonstrated tool sequence's requests used (sequence-words.ts), and whether
-   * the rule is on. Absent in models fitted before it: no such rule.
-   */
-  sequenceWords?: SequenceWords;
+  /** Each step rule's state by rule name (step-rules.ts); a rule without one (models fitted before it) is silent. */
+  rules: RuleStates;
 }
 
 export interface GatedDiagnostics {
@@ -127,7 +114,7 @@ export function gatedState(p: GatedParts): GatedState {
   const ev = p.evidence;
   const d = p.side.dim;
   const rows = (a: Float32Array, count: number) => Array.from({ length: count }, (_, i) => Array.from(a.subarray(i * d, (i + 1) * d)));
-  return {
+  const out: GatedState = {
     historyLength: (p.evidence?.historyLength ?? 0),
     neighbours: p.neighbours,
     lexicalOrder: p.side.lexicalOrder,
@@ -153,14 +140,17 @@ export function gatedState(p: GatedParts): GatedState {
       : null,
     calibration: { ...p.calibration.pools },
     ...(p.calibration.groups
-      ? { groups: { scores: p.calibration.groups, thresholds: p.calibration.thresholds.groups, newToolRank: p.newToolRank } }
+      ? { groups: { scores: p.calibration.groups, thresholds: p.calibration.thresholds.groups, newToolRank: 0 } }
       : {}),
     ...(p.addedTools.length ? { addedTools: p.addedTools } : {}),
     ...(p.coverage ? { coverage: coverageState(p.coverage) } : {}),
-    ...(p.combinations ? { combinations: combinationsState(p.combinations) } : {}),
-    ...(p.sequenceWords ? { sequenceWords: sequenceWordsState(p.sequenceWords) } : {}),
-    ...(p.diagnostics ? { diagnostics: p.diagnostics } : {}),
   };
+  for (const rule of STEP_RULES) {
+    const state = p.rules[rule.name];
+    if (state !== undefined) rule.save(state, out as unknown as SavedState);
+  }
+  if (p.diagnostics) out.diagnostics = p.diagnostics;
+  return out;
 }
 
 /** A saved state back in memory, checked: a bad field is a DtdrError naming it. */
@@ -233,11 +223,9 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     side,
     evidence: ev,
     calibration,
-    newToolRank: groups?.newToolRank ?? 0,
     addedTools: [...addedTools],
     ...(s.coverage ? { coverage: coverageFromState(s.coverage) } : {}),
-    ...(s.combinations ? { combinations: combinationsFromState(s.combinations) } : {}),
-    ...(s.sequenceWords && s.coverage ? { sequenceWords: sequenceWordsFromState(s.sequenceWords) } : {}),
+    rules: loadRules(s),
     theta: Float64Array.from(s.theta),
     temperature: Number(s.temperature) || 1,
     target: Number(s.target) || 0.95,
@@ -246,6 +234,17 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     withoutSignals: without,
     diagnostics: s.diagnostics,
   };
+}
+
+/** Each step rule's state from a checked file (models with evidence only: tools alone have no rules). */
+function loadRules(s: GatedState): RuleStates {
+  const out: RuleStates = {};
+  if (!s.evidence) return out;
+  for (const rule of STEP_RULES) {
+    const state = rule.load(s as unknown as SavedState);
+    if (state !== undefined) out[rule.name] = state;
+  }
+  return out;
 }
 
 /** A saved history length: at most the longest plan (MAX_PLAN_STEPS); trained models use 1–5. */
@@ -276,11 +275,7 @@ export function checkGatedState(state: unknown, tools: readonly ToolSpec[], dime
   }
   if (s.diagnostics !== undefined) object('state.diagnostics', s.diagnostics);
   if (s.coverage !== undefined) checkCoverageState('state.coverage', s.coverage, tools.length);
-  if (s.combinations !== undefined) checkCombinationsState('state.combinations', s.combinations, L);
-  if (s.sequenceWords !== undefined) {
-    if (s.coverage === undefined) stateError('state.sequenceWords', 'needs state.coverage (its word ids are the alignment\'s)');
-    checkSequenceWordsState('state.sequenceWords', s.sequenceWords, L, (s.coverage as CoverageState).words.length);
-  }
+  for (const rule of STEP_RULES) rule.validate?.(s as SavedState, L);
   if (s.evidence === null || s.evidence === undefined) return;
   const e = object('state.evidence', s.evidence) as unknown as NonNullable<GatedState['evidence']>;
   const l = int('state.historyLength', s.historyLength, 0, MAX_HISTORY);

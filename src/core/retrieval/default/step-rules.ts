@@ -1,0 +1,15 @@
+/**
+ * DTDR-G's step rules, in the order `rank` runs them (rule.ts: the interface). A rule is one file
+ * under `rules/` and one line here; its state is fitted, learned, saved and loaded through the
+ * interface, so nothing else changes.
+ */
+import type { StepRule } from './rule.js';
+import { addedToolsRule } from './rules/added-tools.js';
+import { newCombinationsRule } from './rules/new-combinations.js';
+import { requestCoverageRule } from './rules/request-coverage.js';
+import { sequenceWordsRule } from './rules/sequence-words.js';
+
+export const STEP_RULES: StepRule<any>[] = [addedToolsRule, requestCoverageRule, newCombinationsRule, sequenceWordsRule];
+
+/** Each rule's state by name (a rule without one is silent). */
+export type RuleStates = Record<string, unknown>;
