@@ -3,6 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { STEP_RULES } from '../src/core/retrieval/default/step-rules.js';
+import { METHOD_REGISTRY } from '../src/core/retrieval/train.js';
 import { ROOT } from './helpers.js';
 
 const importsOf = (file: string) => [...readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)[^'";]*?from\s+['"]([^'"]+)['"]/g)].map((m) => m[1]);
@@ -108,5 +109,18 @@ describe('code boundaries', () => {
     }
     expect(STEP_RULES.length).toBe(files.length);
   });
-});
 
+  it('what a method is lives in its registry entry: no method name is special-cased outside retrieval/', () => {
+    for (const m of METHOD_REGISTRY) {
+      const keys = ['name', 'needs', 'toolsOnly', 'fit', 'fromState', 'withTools'];
+      for (const key of keys) expect(m, `${m.name} lacks ${key}`).toHaveProperty(key);
+    }
+    const outside = coreFiles.filter((f) => !f.startsWith('retrieval/'));
+    for (const f of outside) {
+      const text = readFileSync(join(core, f), 'utf8');
+      expect(text, `${f} switches on the method`).not.toMatch(/switch \([^)]*method\)/);
+      const special = /instanceof (Gated|Cluster|Learned|ColdStart|Dependency)Retriever/;
+      expect(text, `${f} special-cases a retriever class`).not.toMatch(special);
+    }
+  });
+});

@@ -96,6 +96,8 @@ export interface StepRule<S = unknown> {
   load(saved: SavedState): S | undefined;
   /** Writes the state into the file's state. */
   save(state: S, into: SavedState): void;
+  /** Widens the saved state for `added` tools inserted before END (label `T` on moves by `added`). */
+  withTools?(saved: SavedState, T: number, added: number): void;
   /** The rule at one step: what it found, or null. */
   check(state: S, step: StepView): RuleFinding | null;
 }

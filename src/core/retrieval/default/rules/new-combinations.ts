@@ -229,6 +229,10 @@ export const newCombinationsRule: StepRule<Combinations> = {
   save(c, into) {
     into.combinations = combinationsState(c);
   },
+  withTools(saved, T, added) {
+    const c = saved.combinations as CombinationsState | undefined;
+    if (c) saved.combinations = combinationsWithTools(c, T, added);
+  },
   check(c, v) {
     if ((v.best === v.side.end && !c.atEnd) || !c.enabled || !v.coverage || v.history.length === 0) return null;
     const found = newCombination(c, v.coverage, v.requestWords(), v.history, v.usable);
@@ -240,3 +244,11 @@ export const newCombinationsRule: StepRule<Combinations> = {
     return { tools: found.offer, because: [`${asks}, which no demonstration combines with ${history}${first}`] };
   },
 };
+
+/** The new-combination table with `added` empty slots (never demonstrated, no entry) before END's (empty too). */
+function combinationsWithTools(c: CombinationsState, T: number, added: number): CombinationsState {
+  const tools = c.offsets.slice(0, T + 1);
+  const last = tools[tools.length - 1];
+  const offsets = [...tools, ...Array.from({ length: added + 1 }, () => last)];
+  return { ...c, offsets, entry: [...c.entry.slice(0, T), ...Array.from({ length: added + 1 }, () => -1)] };
+}
