@@ -36,7 +36,7 @@ for (const name of values.data!.split(',')) {
   for (const p of split.test) if (!queries.has(p.query)) queries.set(p.query, (await encoder.embed([p.query]))[0]);
   for (const without of ablations) {
     const started = performance.now();
-    const retriever = fitRetriever('dtdr-g', dataset.tools, split.train, vectors, { gated: { without: without ? [without] : [] } });
+    const retriever = fitRetriever('dtdr-g', dataset.tools, split.train, vectors, { gated: { experimental: { without: without ? [without] : [] } } });
     const all: StepScore[] = [];
     const novel: StepScore[] = [];
     for (const plan of split.test) {

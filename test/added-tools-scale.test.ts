@@ -1,12 +1,12 @@
 /**
- * Issue 22, new tools keep their voice at scale: the added-tool check of added-tools.test.ts with
+ * New tools keep their voice at scale: the added-tool check of added-tools.test.ts with
  * the tool set grown to 2,000 and 16,000 tools. DTDR-G is trained on the demo plans without eight
  * demo tools; then the eight are added with `addTools` together with seeded synthetic tools
  * (scripts/synthetic.ts: descriptions of frequent English words, never demonstrated), and each is
  * asked for with its five requests from test/fixtures/added-tool-requests.json (40 requests).
  *
  * What holds, asserted: a set that misses the asked-for tool is never called confident, at either
- * size. What the issue asks (≥ 95% of requests with the tool in the set) is NOT met yet: measured
+ * size. The goal (≥ 95% of requests with the tool in the set) is NOT met yet: measured
  * 33 of 40 at 2,000 and 30 of 40 at 16,000 tools with the bundled GloVe encoder (31 and 27 before
  * the centred match kept its hub penalty and came first in the added tools' order, centered.ts;
  * 24 and 24 before the added tools were ordered by their best description rank and kept to half

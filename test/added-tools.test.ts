@@ -1,5 +1,5 @@
 /**
- * Issue 22: a tool added after training keeps its voice. For demo tools in turn: train DTDR-G
+ * A tool added after training keeps its voice. For demo tools in turn: train DTDR-G
  * without it (its plans removed), addTools it, and ask for it in the words users would use (the
  * requests in test/fixtures/added-tool-requests.json, written before any tuning; at least two per
  * tool share no word with its description). The tool is in the candidate set, and a request whose

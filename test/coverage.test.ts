@@ -1,5 +1,5 @@
 /**
- * Request coverage (issue 22): an IBM Model 1 word–tool alignment with a NULL word, fitted by EM
+ * Request coverage: an IBM Model 1 word–tool alignment with a NULL word, fitted by EM
  * on demonstrations and descriptions. It says which request words the calls so far and the set
  * leave unexplained; a confident "the plan is done" with such a word is not confident, and the
  * tool that explains it joins the set. Saved, loaded and checked with the model; older models

@@ -1,5 +1,5 @@
 /**
- * Issue 20 (hardening), findings 5–8, 10 and 12: a saved model whose numbers cannot be right is
+ * Hardening: a saved model whose numbers cannot be right is
  * refused at load with a DtdrError naming the field, never loaded to rank with NaN; malformed
  * fields are DtdrErrors, never raw TypeErrors; model changes apply in call order whatever the
  * interleaving; an edited "v1" file cannot skip the tools-hash check; `dtdr eval` refuses
@@ -57,7 +57,7 @@ function loadError(artifact: unknown): DtdrError {
   throw new Error('the model loaded');
 }
 
-describe('finding 5: a model whose numbers cannot be right is refused at load, naming the field', () => {
+describe('a model whose numbers cannot be right is refused at load, naming the field', () => {
   it('the saved models load and rank with finite probabilities (the fixtures are sound)', async () => {
     for (const a of Object.values(saved)) {
       const r = await Dtdr.load(a, encoder).retrieve('email the file');
@@ -125,7 +125,7 @@ function rewriteHeader(bytes: Uint8Array, edit: (header: Json) => void): Uint8Ar
   return withHeader(bytes, header);
 }
 
-describe('finding 6: malformed fields are DtdrErrors, never raw TypeErrors', () => {
+describe('malformed fields are DtdrErrors, never raw TypeErrors', () => {
   it('an encoder fingerprint that is a number', () => {
     const fingerprinted = { ...encoder, fingerprint: 'a'.repeat(64) };
     const artifact = edited('dtdr-g', (a) => (a.encoder.fingerprint = 12345));
@@ -156,7 +156,7 @@ function withoutTime(a: object): object {
   return JSON.parse(JSON.stringify(a), (key, value) => (key === 'createdAt' ? undefined : value));
 }
 
-describe('finding 7: model changes apply in call order, whatever the interleaving', () => {
+describe('model changes apply in call order, whatever the interleaving', () => {
   it('two concurrent addTools of one name add it once; the second is refused, and save → load keeps one copy', async () => {
     for (const method of ['dtdr-g', 'dtdr-c'] as const) {
       const model = await Dtdr.train({ method, tools: TOOLS, plans: PLANS, encoder });
@@ -197,7 +197,7 @@ describe('finding 7: model changes apply in call order, whatever the interleavin
   });
 });
 
-describe('finding 8: an edited file that says version 1 still has its tools hash checked', () => {
+describe('an edited file that says version 1 still has its tools hash checked', () => {
   it('version 1 with a hash that does not match the edited tools is refused', () => {
     const e = loadError(edited('dtdr-g', (a) => {
       a.version = 1;
@@ -225,7 +225,7 @@ describe('finding 8: an edited file that says version 1 still has its tools hash
   });
 });
 
-describe('finding 10: dtdr eval refuses tools with no description, as dtdr train does', () => {
+describe('dtdr eval refuses tools with no description, as dtdr train does', () => {
   it('a tool_desc.json with an empty "desc" is refused, and --allow-undescribed lets it through', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dtdr-eval-'));
     writeFileSync(join(dir, 'tool_desc.json'), JSON.stringify({ nodes: [{ id: 'a', desc: 'search files' }, { id: 'b', desc: '' }] }));
@@ -241,7 +241,7 @@ describe('finding 10: dtdr eval refuses tools with no description, as dtdr train
   }, 60_000);
 });
 
-describe('finding 12: learn refuses plans that call removed tools', () => {
+describe('learn refuses plans that call removed tools', () => {
   it('a plan calling a removed tool is refused with a DtdrError naming the step; adding the tool back allows it', async () => {
     const model = await Dtdr.train({ tools: TOOLS, plans: PLANS, encoder });
     await model.removeTools(['email_send']);

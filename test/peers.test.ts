@@ -1,5 +1,5 @@
 /**
- * The peers dtdr eval compares with (issue 23): each runs through its real npm package (the AI SDK
+ * The peers dtdr eval compares with: each runs through its real npm package (the AI SDK
  * 7's default toolSearch, Orama's BM25 / vector / hybrid search) and returns a full ranking of the
  * known tools, END last; evaluateMethods and `dtdr eval --methods` accept their names.
  */

@@ -157,7 +157,7 @@ describe.skipIf(!hasChromium)('the HTML evaluation report, opened offline in hea
     for (const m of report.methods.filter((m) => m.method !== 'orama-bm25')) expect(report.reliability.filter((b) => b.method === m.method).reduce((n, b) => n + b.steps, 0)).toBe(report.steps);
     expect(report.prompts!.rows.find((r) => r.strategy === 'hard')!.total).toBeLessThan(report.prompts!.rows.find((r) => r.strategy === 'none')!.total);
     expect(new Set(report.ablations.map((a) => a.axis))).toEqual(new Set(['history', 'clusters', 'demonstrations']));
-    // Per calibration group (issue 22): dtdr-g's groups, with their steps adding up to every step.
+    // Per calibration group: dtdr-g's groups, with their steps adding up to every step.
     const groups = report.methods.find((m) => m.method === 'dtdr-g')!.groups!;
     expect(groups.length).toBeGreaterThan(0);
     expect(groups.reduce((n, g) => n + g.steps, 0)).toBe(report.steps);

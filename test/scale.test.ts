@@ -1,5 +1,5 @@
 /**
- * Issue 25 (training at app scale): the seeded app-scale world and its dataset folders, k-means'
+ * Training at app scale: the seeded app-scale world and its dataset folders, k-means'
  * float32 screening (the same clusters as scoring every pair exactly), the sampled-softmax head,
  * and evaluation's scoring from a ranking's head (the same metrics as from the full order).
  * Small sizes only; no timing assertions.
@@ -19,7 +19,7 @@ import { readDatasetDir } from '../src/data/node.js';
 
 describe('app-scale world', () => {
   const options = { tools: 300, templates: 40, train: 400, test: 50, seed: 3 };
-  it('is seeded and has the issue shape: chains of 1–5 calls from the templates, requests from the tools descriptions', () => {
+  it('is seeded and has the app world shape: chains of 1–5 calls from the templates, requests from the tools descriptions', () => {
     const a = appWorld(options);
     const b = appWorld(options);
     expect(JSON.stringify(a)).toBe(JSON.stringify(b));

@@ -1,5 +1,5 @@
 /**
- * The `npm start` showcase (issue 22): each request carries the plan it needs, at least two combine
+ * The `npm start` showcase: each request carries the plan it needs, at least two combine
  * familiar steps in a sequence no generated demonstration has, and the demo reports, per step,
  * whether the needed tool was in the set (it does not follow a wrong top candidate and call the
  * result a plan).

@@ -1,5 +1,6 @@
-/** The step-rule pipeline: a rule is one object (here, in this file) and one line in the registry. */
+/** The default method's shape: a step rule is one object and one registry line; its public options are checked. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DtdrError } from '../src/core/base/errors.js';
 import { Dtdr } from '../src/core/dtdr.js';
 import type { StepRule } from '../src/core/retrieval/default/rule.js';
 import { STEP_RULES } from '../src/core/retrieval/default/step-rules.js';
@@ -52,5 +53,22 @@ describe('step rules', () => {
     for (const r of STEP_RULES) {
       for (const f of ['fit', 'load', 'save', 'check'] as const) expect(typeof r[f], `${r.name}.${f}`).toBe('function');
     }
+  });
+});
+
+describe('public options of the default method', () => {
+  const refused = async (gated: Record<string, unknown>, field: string) => {
+    const train = Dtdr.train({ tools: DEMO_TOOLS, plans: generateDemoPlans(60, 2), encoder, gated: gated as never });
+    const named = (e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && e.field === field;
+    await expect(train).rejects.toSatisfy(named);
+  };
+
+  it('refuses a bad value of each with a DtdrError naming it, before any work', async () => {
+    await refused({ folds: 1 }, 'folds');
+    await refused({ folds: 2.5 }, 'folds');
+    await refused({ confidentAbove: 1.5 }, 'confidentAbove');
+    await refused({ confidentAbove: Number.NaN }, 'confidentAbove');
+    await refused({ neighbours: 0 }, 'neighbours');
+    await refused({ target: 1 }, 'target');
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Issue 20, findings 4, 9, 11, 13: every text path is linear in its input, and one set of bounds
+ * Every text path is linear in its input, and one set of bounds
  * (src/core/limits.ts) holds for the library and data files alike.
  *
  * The "linear" tests feed inputs at the bounds that the former backtracking regexes and pair

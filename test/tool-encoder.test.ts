@@ -1,5 +1,5 @@
 /**
- * The tool-retrieval encoder models/dtdr-tool-100d (issue 23): the same folder layout and graph as
+ * The tool-retrieval encoder models/dtdr-tool-100d: the same folder layout and graph as
  * the bundled GloVe encoder, so the same loader runs it; its manifest lists the files it ships.
  * (Sibling tools sharing an object noun are not reliably separated: see models/README.md.)
  */

@@ -1,5 +1,5 @@
 /**
- * Request coverage (issue 22): which words of the request the calls so far, and the candidate set,
+ * Request coverage: which words of the request the calls so far, and the candidate set,
  * explain. A word–tool alignment model, IBM Model 1 with a NULL word, is fitted by EM on (request
  * words, tools the plan calls) from the demonstrations and on (name and description words, tool)
  * from the tool descriptions, so that every tool, rare or added later, has a translation row.

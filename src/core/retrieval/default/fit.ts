@@ -97,6 +97,7 @@ function prepareFit(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], t
 
 function prepareSettings(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], side: ToolSide, dim: number, resolved: ReturnType<typeof resolveGatedOptions>, options: GatedOptions, onProgress?: (p: TrainingProgress) => void) {
   const { target, confidentAbove, neighbours, without, foldHeadSteps, headSteps, foldPlans } = resolved;
+  const { foldBy: foldByOption, thresholdsFrom: thresholdsOption } = resolved;
   const seed = options.seed ?? 0;
   const withoutIdx = new Set(without.map((s) => SIGNALS.indexOf(s)));
   const headOption: LinearHeadOptions | false | undefined = withoutIdx.has(HEAD) ? false : options.head;
@@ -114,8 +115,10 @@ function prepareSettings(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   // a new combination) tell nothing about repeats, which such data mostly gets: the gate then
   // learns from both kinds of held-out steps. With fewer than 10 sequences a held-out fold would
   // lose whole skills, not combinations: random folds only.
-  const foldBy: GatedDiagnostics['foldBy'] = options.foldBy ?? (sequences >= 10 && sequences / n < 0.1 ? 'plan+sequence' : 'plan');
-  const thresholdsFrom = options.thresholdsFrom ?? (foldBy === 'sequence' || (sequences >= 10 && repeats >= n / 2) ? 'sequence' : 'plan');
+  const repeated = sequences >= 10 && sequences / n < 0.1;
+  const foldBy: GatedDiagnostics['foldBy'] = foldByOption ?? (repeated ? 'plan+sequence' : 'plan');
+  const shared = sequences >= 10 && repeats >= n / 2;
+  const thresholdsFrom = thresholdsOption ?? (foldBy === 'sequence' || shared ? 'sequence' : 'plan');
   const gateSchemes: FoldScheme[] = foldBy === 'plan+sequence' ? ['sequence', 'plan'] : [foldBy];
   // A thresholds scheme the gate does not use is scored on the calibration half only.
   const schemes = gateSchemes.includes(thresholdsFrom) ? gateSchemes : [...gateSchemes, thresholdsFrom];
