@@ -213,7 +213,7 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
   }
   const addedTools = s.addedTools ?? [];
   if (!Array.isArray(addedTools) || addedTools.some((f) => !Number.isInteger(f) || f < 0 || f >= tools.length)) fail('addedTools', 'addedTools must list tool indices');
-  // One calibration in memory: the saved pools (two legacy groups) and, where saved, the groups.
+  // One calibration in memory: the saved pools (`thresholds`, `calibration`) and, where saved, the groups.
   const calibration: Calibration = {
     pools,
     ...(groups ? { groups: groups.scores } : {}),
