@@ -76,6 +76,8 @@ export interface MethodEntry {
   fromState(input: StateInput): Retriever;
   /** The saved state with tools added before END (`vectors`: their description vectors), or null. */
   withTools: ((state: unknown, oldToolCount: number, vectors: number[][]) => unknown) | null;
+  /** The same fit with work spread over worker threads (TrainOptions.workers), where the method has one. */
+  fitParallel?(input: MethodFit, workers: FoldWorkers): Promise<Retriever>;
 }
 
 const NEEDS = (queries: boolean, tools: boolean, contexts: boolean): FitNeeds => ({ queries, tools, contexts });
@@ -159,6 +161,11 @@ export const METHOD_REGISTRY: MethodEntry[] = [
     },
     fromState: (input) => GatedRetriever.fromState(input.tools, input.dim, input.state as unknown as GatedState),
     withTools: (state, oldToolCount, vectors) => gatedStateWithTools(state as GatedState, oldToolCount, vectors),
+    fitParallel: (f, workers) => {
+      const options = gatedOptionsOf(f.options, f.seed);
+      const { queries, tools } = f.vectors;
+      return GatedRetriever.fitParallel(f.tools, f.plans, queries!, tools!, workers, options, f.options.onProgress);
+    },
   },
 ];
 
@@ -260,9 +267,14 @@ export const PARALLEL_FROM_PLANS = 1000;
  */
 export async function fitRetrieverWith(method: MethodName, tools: ToolSpec[], plans: Plan[], vectors: FitVectors, options: TrainOptions = {}): Promise<Retriever> {
   const workers = options.workers;
-  if (method !== 'dtdr-g' || !workers || workers.threads === 0 || plans.length < PARALLEL_FROM_PLANS) return fitRetriever(method, tools, plans, vectors, options);
-  checkFitInputs(method, tools, plans);
-  return GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, workers, gatedOptionsOf(options, options.seed ?? TRAIN_DEFAULTS.seed), options.onProgress);
+  const parallel = methodEntry(method)?.fitParallel;
+  if (!parallel || !workers || workers.threads === 0 || plans.length < PARALLEL_FROM_PLANS) {
+    return fitRetriever(method, tools, plans, vectors, options);
+  }
+  const labels = checkFitInputs(method, tools, plans);
+  const historyLength = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
+  const seed = options.seed ?? TRAIN_DEFAULTS.seed;
+  return parallel({ tools, plans, labels, vectors, options, historyLength, seed }, workers);
 }
 
 /** The tool labels, once the method, tools and plans are known to fit together (else a DtdrError). */
