@@ -2,6 +2,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { STEP_RULES } from '../src/core/retrieval/default/step-rules.js';
+import { METHOD_REGISTRY } from '../src/core/retrieval/train.js';
 import { ROOT } from './helpers.js';
 
 const importsOf = (file: string) => [...readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)[^'";]*?from\s+['"]([^'"]+)['"]/g)].map((m) => m[1]);
@@ -89,5 +91,36 @@ describe('code boundaries', () => {
     const defaults = readdirSync(join(core, 'retrieval/default')).filter((f) => f.endsWith('.ts') && f !== 'index.ts');
     for (const f of defaults) expect(doc, `docs/architecture.md does not describe retrieval/default/${f}`).toContain(`| \`${f}\` |`);
   });
-});
 
+  it('every file in retrieval/default/rules/ is one step rule, listed once in step-rules.ts and in the docs', () => {
+    const dir = join(core, 'retrieval/default/rules');
+    const registry = readFileSync(join(core, 'retrieval/default/step-rules.ts'), 'utf8');
+    const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+    const files = readdirSync(dir);
+    for (const f of files) {
+      expect(f, `rules/${f} is not a TypeScript file`).toMatch(/\.ts$/);
+      const rule = readFileSync(join(dir, f), 'utf8').match(/export const (\w+): StepRule</)?.[1];
+      expect(rule, `rules/${f} exports no StepRule`).toBeDefined();
+      const js = f.replace(/\.ts$/, '.js');
+      expect(registry, `step-rules.ts does not import rules/${f}`).toContain(`from './rules/${js}'`);
+      const listed = registry.match(/STEP_RULES[^=]*= \[([^\]]*)\]/)?.[1].split(',').map((s) => s.trim());
+      expect(listed, `STEP_RULES lacks ${rule}`).toContain(rule);
+      expect(doc, `docs/architecture.md does not name rules/${f}`).toContain(`\`${f}\``);
+    }
+    expect(STEP_RULES.length).toBe(files.length);
+  });
+
+  it('what a method is lives in its registry entry: no method name is special-cased outside retrieval/', () => {
+    for (const m of METHOD_REGISTRY) {
+      const keys = ['name', 'needs', 'toolsOnly', 'fit', 'fromState', 'withTools'];
+      for (const key of keys) expect(m, `${m.name} lacks ${key}`).toHaveProperty(key);
+    }
+    const outside = coreFiles.filter((f) => !f.startsWith('retrieval/'));
+    for (const f of outside) {
+      const text = readFileSync(join(core, f), 'utf8');
+      expect(text, `${f} switches on the method`).not.toMatch(/switch \([^)]*method\)/);
+      const special = /instanceof (Gated|Cluster|Learned|ColdStart|Dependency)Retriever/;
+      expect(text, `${f} special-cases a retriever class`).not.toMatch(special);
+    }
+  });
+});

@@ -6,7 +6,16 @@
 import { describe, expect, it } from 'vitest';
 import { chainPlan } from '../src/core/plans/plan.js';
 import { fitCoverage } from '../src/core/retrieval/default/coverage.js';
-import { checkCombinationsState, combinationsFromState, combinationsState, demonstratedWith, fitCombinations, learnCombinations, newCombination, MIN_FIRED } from '../src/core/retrieval/default/combinations.js';
+import {
+  checkCombinationsState,
+  combinationsFromState,
+  combinationsState,
+  demonstratedWith,
+  fitCombinations,
+  learnCombinations,
+  newCombination,
+  MIN_FIRED,
+} from '../src/core/retrieval/default/rules/new-combinations.js';
 import type { ToolSpec } from '../src/core/base/types.js';
 
 const tools: ToolSpec[] = [

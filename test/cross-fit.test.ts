@@ -161,7 +161,8 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
   }, 120_000);
 
   it('fits each round on at most foldPlans training plans: a seeded sample, the same on every thread; a cap no round reaches changes nothing', async () => {
-    const setupFor = async (options: { foldPlans?: number; folds?: number }) => {
+    const setupFor = async ({ foldPlans, folds }: { foldPlans?: number; folds?: number }) => {
+      const options = { ...(folds ? { folds } : {}), ...(foldPlans ? { experimental: { foldPlans } } : {}) };
       let setup: CrossFitSetup | undefined;
       const spy: FoldWorkers = { threads: 1, run: (s, r) => ((setup = s), { claim: () => r, results: Promise.resolve([]) }), close() {} };
       await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, spy, options);
@@ -185,18 +186,19 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
     }
     // A cap at the largest round's training set: the model of no cap, bit for bit.
     expect(largest).toBeLessThan(plans.length);
-    const atLargest = GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, { foldPlans: largest });
+    const atLargest = GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, { experimental: { foldPlans: largest } });
     expect(fingerprint(atLargest)).toBe(fingerprint(sequential));
     // Below it the rounds (and the settings' fit) see fewer plans: another gate, and the same on worker threads.
-    const few = GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, { foldPlans: 100 });
+    const few = GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, { experimental: { foldPlans: 100 } });
     expect(fingerprint(few)).not.toBe(fingerprint(sequential));
-    const fewParallel = await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, inProcessWorkers(), { foldPlans: 100 });
+    const fewParallel = await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, inProcessWorkers(), { experimental: { foldPlans: 100 } });
     expect(fingerprint(fewParallel)).toBe(fingerprint(few));
-    expect(() => GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, { foldPlans: 0 })).toThrow(DtdrError);
+    expect(() => GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, { experimental: { foldPlans: 0 } })).toThrow(DtdrError);
   }, 120_000);
 
   it('cross-fits with two folds from 2 × foldPlans demonstrations on (each round still trains on foldPlans plans), three below, as many as asked', async () => {
-    const setupFor = async (options: { foldPlans?: number; folds?: number }) => {
+    const setupFor = async ({ foldPlans, folds }: { foldPlans?: number; folds?: number }) => {
+      const options = { ...(folds ? { folds } : {}), ...(foldPlans ? { experimental: { foldPlans } } : {}) };
       let setup: CrossFitSetup | undefined;
       const spy: FoldWorkers = { threads: 1, run: (s, r) => ((setup = s), { claim: () => r, results: Promise.resolve([]) }), close() {} };
       await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, spy, options);

@@ -130,7 +130,7 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
     const model = await Dtdr.train({ tools, plans, encoder });
     const saved = model.toJSON() as { state: { lexicalOrder?: number } };
     expect(saved.state.lexicalOrder).toBe(8);
-    const unordered = await Dtdr.train({ tools, plans, encoder, gated: { lexicalOrder: 0 } });
+    const unordered = await Dtdr.train({ tools, plans, encoder, gated: { experimental: { lexicalOrder: 0 } } });
     const old = JSON.parse(JSON.stringify(unordered.toJSON()));
     delete old.state.lexicalOrder;
     const query = 'find a restaurant address, then send anna a text message';
@@ -139,9 +139,9 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
     const logs = (r: typeof a) => Array.from(r.ranking.probabilities, Math.log);
     expect(logs(b)).toEqual(logs(a).map((v) => expect.closeTo(v, 5)));
     // and the order does move this request's log-probabilities (so the check above can fail)
-    const ordered = await Dtdr.train({ tools, plans, encoder, gated: { lexicalOrder: 8 } });
+    const ordered = await Dtdr.train({ tools, plans, encoder, gated: { experimental: { lexicalOrder: 8 } } });
     expect(logs(await ordered.retrieve(query, [])).some((v, i) => Math.abs(v - logs(a)[i]) > 1e-3)).toBe(true);
-    await expect(Dtdr.train({ tools, plans, encoder, gated: { lexicalOrder: -1 } })).rejects.toSatisfy(
+    await expect(Dtdr.train({ tools, plans, encoder, gated: { experimental: { lexicalOrder: -1 } } })).rejects.toSatisfy(
       (e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && e.field === 'lexicalOrder',
     );
     const bad = JSON.parse(JSON.stringify(saved));
@@ -181,33 +181,33 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
 
   it('trains cross-fitting heads on at most foldHeadSteps steps: the gate learns from them, the final head sees every step; below 1 is an error', async () => {
     const all = (await Dtdr.train({ tools, plans, encoder })).retriever as GatedRetriever;
-    const few = (await Dtdr.train({ tools, plans, encoder, gated: { foldHeadSteps: 3 } })).retriever as GatedRetriever;
+    const few = (await Dtdr.train({ tools, plans, encoder, gated: { experimental: { foldHeadSteps: 3 } } })).retriever as GatedRetriever;
     const headOf = (r: GatedRetriever) => Array.from((r as unknown as { parts: { evidence: { head: { weights: Float64Array } } } }).parts.evidence.head.weights);
     expect(headOf(few)).toEqual(headOf(all));
     expect(Array.from(few.theta)).not.toEqual(Array.from(all.theta));
-    await expect(Dtdr.train({ tools, plans, encoder, gated: { foldHeadSteps: 0 } })).rejects.toSatisfy(
+    await expect(Dtdr.train({ tools, plans, encoder, gated: { experimental: { foldHeadSteps: 0 } } })).rejects.toSatisfy(
       (e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && e.field === 'foldHeadSteps',
     );
   });
 
   it('trains the final head on at most headSteps steps (a seeded sample), the graphs on every step; below 1 is an error', async () => {
     const all = (await Dtdr.train({ tools, plans, encoder })).retriever as GatedRetriever;
-    const few = (await Dtdr.train({ tools, plans, encoder, gated: { headSteps: 5 } })).retriever as GatedRetriever;
-    const roomy = (await Dtdr.train({ tools, plans, encoder, gated: { headSteps: 1e6 } })).retriever as GatedRetriever;
+    const few = (await Dtdr.train({ tools, plans, encoder, gated: { experimental: { headSteps: 5 } } })).retriever as GatedRetriever;
+    const roomy = (await Dtdr.train({ tools, plans, encoder, gated: { experimental: { headSteps: 1e6 } } })).retriever as GatedRetriever;
     const evidenceOf = (r: GatedRetriever) => (r as unknown as { parts: { evidence: { head: { weights: Float64Array }; global: unknown } } }).parts.evidence;
     expect(Array.from(evidenceOf(few).head.weights)).not.toEqual(Array.from(evidenceOf(all).head.weights));
     expect(evidenceOf(few).global).toEqual(evidenceOf(all).global);
     // A cap above the data's steps changes nothing.
     expect(Array.from(evidenceOf(roomy).head.weights)).toEqual(Array.from(evidenceOf(all).head.weights));
-    await expect(Dtdr.train({ tools, plans, encoder, gated: { headSteps: 0 } })).rejects.toSatisfy(
+    await expect(Dtdr.train({ tools, plans, encoder, gated: { experimental: { headSteps: 0 } } })).rejects.toSatisfy(
       (e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && e.field === 'headSteps',
     );
   });
 
   it('can leave signals out (ablations), and names the signals it knows', async () => {
-    const model = await Dtdr.train({ tools, plans, encoder, gated: { without: ['head', 'cluster-graph'] } });
+    const model = await Dtdr.train({ tools, plans, encoder, gated: { experimental: { without: ['head', 'cluster-graph'] } } });
     expect((await model.retrieve('text anna', ['contact_lookup'])).candidates[0].tool).toBe('sms_send');
-    await expect(Dtdr.train({ tools, plans, encoder, gated: { without: ['nope' as never] } })).rejects.toSatisfy(
+    await expect(Dtdr.train({ tools, plans, encoder, gated: { experimental: { without: ['nope' as never] } } })).rejects.toSatisfy(
       (e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && /unknown signal "nope"/.test(e.message),
     );
   });
@@ -222,7 +222,7 @@ describe('conformal thresholds from new combinations', () => {
 
   it('by default, when most plans repeat a sequence, come from folds that hold out whole sequences; ranking does not depend on it', async () => {
     const bySequence = await Dtdr.train({ tools, plans, encoder });
-    const byPlan = await Dtdr.train({ tools, plans, encoder, gated: { thresholdsFrom: 'plan' } });
+    const byPlan = await Dtdr.train({ tools, plans, encoder, gated: { experimental: { thresholdsFrom: 'plan' } } });
     expect(bySequence.diagnostics).toMatchObject({ foldBy: 'plan', thresholdsFrom: 'sequence' });
     expect(byPlan.diagnostics).toMatchObject({ foldBy: 'plan', thresholdsFrom: 'plan' });
     expect(bySequence.diagnostics!.thresholds).not.toEqual(byPlan.diagnostics!.thresholds);
@@ -236,7 +236,7 @@ describe('conformal thresholds from new combinations', () => {
   });
 
   it('rejects an unknown source', async () => {
-    await expect(Dtdr.train({ tools, plans, encoder, gated: { thresholdsFrom: 'random' as never } })).rejects.toSatisfy(
+    await expect(Dtdr.train({ tools, plans, encoder, gated: { experimental: { thresholdsFrom: 'random' as never } } })).rejects.toSatisfy(
       (e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && e.field === 'thresholdsFrom',
     );
   });

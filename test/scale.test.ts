@@ -19,7 +19,7 @@ import { readDatasetDir } from '../src/data/node.js';
 
 describe('app-scale world', () => {
   const options = { tools: 300, templates: 40, train: 400, test: 50, seed: 3 };
-  it('is seeded and has the app shape: chains of 1–5 calls from the templates, requests from the tools descriptions', () => {
+  it('is seeded and has the app world shape: chains of 1–5 calls from the templates, requests from the tools descriptions', () => {
     const a = appWorld(options);
     const b = appWorld(options);
     expect(JSON.stringify(a)).toBe(JSON.stringify(b));

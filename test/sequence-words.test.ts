@@ -7,8 +7,16 @@
 import { describe, expect, it } from 'vitest';
 import { chainPlan } from '../src/core/plans/plan.js';
 import { fitCoverage, requestWords } from '../src/core/retrieval/default/coverage.js';
-import { MIN_FIRED } from '../src/core/retrieval/default/combinations.js';
-import { askedBeyond, checkSequenceWordsState, fitSequenceWords, learnSequenceWords, MIN_SEQUENCE_PLANS, sequenceWordsFromState, sequenceWordsState } from '../src/core/retrieval/default/sequence-words.js';
+import {
+  askedBeyond,
+  checkSequenceWordsState,
+  fitSequenceWords,
+  learnSequenceWords,
+  MIN_FIRED,
+  MIN_SEQUENCE_PLANS,
+  sequenceWordsFromState,
+  sequenceWordsState,
+} from '../src/core/retrieval/default/rules/sequence-words.js';
 import type { Plan, ToolSpec } from '../src/core/base/types.js';
 
 const tools: ToolSpec[] = [

@@ -39,7 +39,7 @@ for (const name of values.data.split(',')) {
   for (const without of ablations) {
     const started = performance.now();
     const retriever = fitRetriever('dtdr-g', dataset.tools, split.train, vectors, {
-      gated: { without: without ? [without] : [] },
+      gated: { experimental: { without: without ? [without] : [] } },
     });
     const all: StepScore[] = [];
     const novel: StepScore[] = [];

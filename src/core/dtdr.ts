@@ -1,16 +1,19 @@
 import { loadRetriever, saveRetriever, toolsHash, type ModelArtifact } from './model/artifact.js';
 import type { Encoder } from './base/encoder.js';
 import { DtdrError } from './base/errors.js';
-import type { GatedDiagnostics, GatedState } from './retrieval/default/index.js';
+import type { GatedDiagnostics } from './retrieval/default/index.js';
 import type { Backoff, LearnInput, MethodName, RankInput, Ranking, Retriever } from './retrieval/types.js';
 import { checkSelectOptions, selectCandidates, type Candidate, type SelectOptions } from './selection/select.js';
 import { contextText } from './base/text.js';
-import { DEFAULT_METHOD, embedAll, fitNeeds, labelsOf, TRAIN_DEFAULTS, trainRetriever, type TrainOptions } from './retrieval/train.js';
+import { DEFAULT_METHOD, embedAll, fitNeeds, labelsOf, methodEntry } from './retrieval/train.js';
+import { TRAIN_DEFAULTS, trainRetriever } from './retrieval/train.js';
+import type { TrainOptions } from './retrieval/train.js';
 import { chainPlan, planSteps, planTools } from './plans/plan.js';
 import { checkHistory, checkPlanSizes, checkQuery, checkTools } from './base/checks.js';
-import { ChangedToolSet, checkAddedTools, checkRemovedTools, copyChanges, extendGatedState, NO_CHANGES, readToolChanges, type ToolChanges } from './model/toolset.js';
+import { ChangedToolSet, checkAddedTools, checkRemovedTools, copyChanges } from './model/toolset.js';
+import { NO_CHANGES, readToolChanges } from './model/toolset.js';
+import type { ToolChanges } from './model/toolset.js';
 import { checkPlans, copyPlan, readPlan, readPlans, type ChainPlanInput } from './plans/input.js';
-import { GatedRetriever } from './retrieval/default/index.js';
 import { decodeBinaryModel, encodeBinaryModel } from './model/binary.js';
 import { toolText } from './base/text.js';
 import type { Plan, ToolSpec } from './base/types.js';
@@ -150,18 +153,26 @@ export class Dtdr {
     checkAddedTools(fresh, [...this.baseTools, ...this.changes.added].map((t) => t.name));
     if (back.length > 0) this.changes = { ...this.changes, removed: this.changes.removed.filter((n) => !back.some((t) => t.name === n)) };
     if (fresh.length > 0) {
-      if (this.base instanceof GatedRetriever) {
+      const entry = methodEntry(this.base.method)!;
+      if (entry.withTools) {
+        // The method takes tools natively (its registry entry's withTools): its state grows.
+        const withTools = entry.withTools;
         const encoder = this.requireEncoder('adding tools');
-        const vectors = await encoder.embed(fresh.map((t) => toolText(t.name, t.description)));
-        const state = extendGatedState(this.base.state(), this.baseTools.length, fresh.length, vectors.map((v) => Array.from(v)));
+        const embedded = await encoder.embed(fresh.map((t) => toolText(t.name, t.description)));
+        const vectors = embedded.map((v) => Array.from(v));
+        const state = withTools(this.base.state(), this.baseTools.length, vectors);
         if (this.beforeLearning) {
           const before = this.beforeLearning;
           const tools = [...before.tools, ...fresh.map((t) => ({ name: t.name, description: t.description }))];
-          const extended = extendGatedState(before.state as GatedState, before.tools.length, fresh.length, vectors.map((v) => Array.from(v)));
+          const extended = withTools(before.state, before.tools.length, vectors);
           this.beforeLearning = { ...before, tools, labels: labelsOf(tools), toolsHash: toolsHash(tools), state: extended };
         }
         this.baseTools = [...this.baseTools, ...fresh];
-        this.base = GatedRetriever.fromState(this.baseTools, encoder.dimension, state);
+        const labels = labelsOf(this.baseTools);
+        const historyLength = this.base.historyLength;
+        const saved = state as Record<string, unknown>;
+        const dim = encoder.dimension;
+        this.base = entry.fromState({ tools: this.baseTools, labels, dim, historyLength, state: saved });
       } else {
         const added = [...this.changes.added, ...fresh];
         let vectors: number[][] | null = null;
@@ -317,8 +328,9 @@ export class Dtdr {
   }
 
   /**
-   * Restores a saved model — its JSON artifact (v1 or v2) or its binary form (`toBinary()`); the
-   * encoder must be the one it was trained with. Throws a DtdrError naming what is wrong.
+   * Restores a saved model — its JSON artifact (format v1 to v3; older versions are converted as
+   * they load) or its binary form (`toBinary()`); the encoder must be the one it was trained with.
+   * Throws a DtdrError naming what is wrong.
    */
   static load(saved: unknown, encoder?: Encoder, source?: string): Dtdr {
     const fail = (field: string, message: string): never => {

@@ -54,7 +54,3 @@ export class DtdrError extends Error {
     return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[MARKER] === true;
   }
 }
-
-export function assertUnreachable(value: never, what: string): never {
-  throw new DtdrError('options', `unknown ${what}: ${JSON.stringify(value)}`);
-}

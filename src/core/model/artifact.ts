@@ -4,27 +4,19 @@ import { utf8Encode } from './utf8.js';
 import type { ToolChanges } from './toolset.js';
 import type { Encoder } from '../base/encoder.js';
 import { DtdrError } from '../base/errors.js';
-import { Bm25Retriever, QtsRetriever, RandomRetriever } from '../retrieval/baselines.js';
-import { ColdStartRetriever } from '../retrieval/cold-start.js';
-import { ClusterRetriever, startCount, DependencyRetriever } from '../retrieval/dependency.js';
-import { DependencyGraph } from '../retrieval/graph.js';
-import { GatedRetriever, type GatedState } from '../retrieval/default/index.js';
-import { LearnedRetriever } from '../retrieval/learned.js';
-import { LinearHead, type LinearHeadState } from '../retrieval/linear-head.js';
-import { ReplayBuffer, type ReplayState } from '../retrieval/linear-head-training.js';
 import type { Retriever } from '../retrieval/types.js';
-import { isMethod, labelsOf } from '../retrieval/train.js';
+import { isMethod, labelsOf, methodEntry, usesEncoder } from '../retrieval/train.js';
 import { END, type Plan, type ToolSpec } from '../base/types.js';
 import { checkTools } from '../base/checks.js';
 import { MAX_PLAN_STEPS } from '../base/limits.js';
-import { int, num, numbers, object, optNum, vectors } from '../base/validate.js';
+import { int, object, optNum } from '../base/validate.js';
 
 /** The `format` field of every model artifact. */
 export const MODEL_FORMAT = 'dtdr-model';
 /**
  * Bump when the artifact layout changes; `loadRetriever` rejects versions it does not know and
  * migrates older ones it does. v2 added `toolsHash` and the encoder's `fingerprint`, and the
- * binary container (living/binary.ts); v3 lets a linear head keep its one-hot rows as CSR
+ * binary container (model/binary.ts); v3 lets a linear head keep its one-hot rows as CSR
  * (`state.head.support`: DTDR-G beyond 8M one-hot weights). v1 and v2 files load unchanged.
  */
 export const MODEL_VERSION = 3;
@@ -52,7 +44,8 @@ export interface ModelArtifact {
   learning?: { plans: Plan[]; before: ModelArtifact };
 }
 
-function usesEncoder(retriever: Retriever): boolean {
+/** Whether a fitted retriever embeds requests or contexts (its model file then records the encoder). */
+function embedsRequests(retriever: Retriever): boolean {
   return retriever.needs.query || retriever.needs.context;
 }
 
@@ -68,7 +61,7 @@ export function saveRetriever(retriever: Retriever, tools: ToolSpec[], encoder: 
     version: MODEL_VERSION,
     method: retriever.method,
     createdAt: new Date().toISOString(),
-    encoder: usesEncoder(retriever) && encoder
+    encoder: embedsRequests(retriever) && encoder
       ? { id: encoder.id, dimension: encoder.dimension, ...(encoder.location ? { location: encoder.location } : {}), ...(encoder.fingerprint ? { fingerprint: encoder.fingerprint } : {}) }
       : null,
     tools: savedTools,
@@ -126,7 +119,7 @@ function readArtifact(json: unknown, options: { encoder?: Encoder; binary?: bool
   if (!v1 && a.toolsHash !== toolsHash(a.tools)) fail('toolsHash', 'the tool list does not match its hash: the file was edited after it was saved', 'change tools with model.addTools / removeTools, then save again');
   const labels = labelsOf(a.tools);
   if (!Array.isArray(a.labels) || a.labels.join('\u0000') !== labels.join('\u0000')) fail('labels', `labels must be the tool names followed by ${END}`);
-  const needsEncoder = ['qts', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h', 'dtdr-cb', 'dtdr-g'].includes(a.method);
+  const needsEncoder = usesEncoder(a.method);
   if (a.encoder !== null && a.encoder !== undefined) {
     object('encoder', a.encoder);
     if (typeof a.encoder.id !== 'string') fail('encoder.id', 'the encoder id must be a string');
@@ -152,79 +145,10 @@ function readArtifact(json: unknown, options: { encoder?: Encoder; binary?: bool
   if (a.state !== undefined && a.state !== null) object('state', a.state);
   const l = Number(a.training?.historyLength ?? 3);
   const dim = a.encoder?.dimension ?? 0;
-  const L = labels.length;
-  let retriever: Retriever;
-  switch (a.method) {
-    case 'random':
-      optNum('state.seed', s.seed, { min: -(2 ** 53), max: 2 ** 53 });
-      retriever = new RandomRetriever(labels, Number(s.seed ?? 0));
-      break;
-    case 'bm25':
-      optNum('state.k1', s.k1, { min: 0 });
-      optNum('state.b', s.b, { min: 0, max: 1 });
-      retriever = new Bm25Retriever(labels, a.tools, Number(s.k1 ?? 1.2), Number(s.b ?? 0.75));
-      break;
-    case 'qts': {
-      const vectors = s.toolVectors as number[][];
-      if (!Array.isArray(vectors) || vectors.length !== a.tools.length || vectors.some((v) => v?.length !== dim)) fail('state.toolVectors', 'one vector per tool of the encoder dimension expected');
-      checkVectors('state.toolVectors', vectors, a.tools.length, dim);
-      optNum('state.temperature', s.temperature, { min: 1e-6, max: 1e6 });
-      retriever = new QtsRetriever(labels, vectors.map((v) => Float32Array.from(v)), Number(s.temperature ?? 0.05));
-      break;
-    }
-    case 'dr':
-      retriever = DependencyRetriever.fromState(labels, s as never);
-      break;
-    case 'dtdr-g':
-      retriever = GatedRetriever.fromState(a.tools, dim, s as unknown as GatedState);
-      break;
-    case 'dtdr-c':
-    case 'dtdr-cb': {
-      const centroids = s.centroids as number[][];
-      const graphs = s.graphs as never[];
-      if (!Array.isArray(centroids) || centroids.some((c) => c?.length !== dim)) fail('state.centroids', 'centroids must match the encoder dimension');
-      checkVectors('state.centroids', centroids, undefined, dim);
-      if (!Array.isArray(graphs) || graphs.length !== centroids.length) fail('state.graphs', 'one graph per cluster expected');
-      const hl = int('state.historyLength', s.historyLength, 0, MAX_HISTORY);
-      const clusterGraphs = graphs.map((g, i) => DependencyGraph.fromState(hl, g, { labels: L, field: `state.graphs[${i}]` }));
-      const global = DependencyGraph.fromState(hl, s.global as never, { labels: L, field: 'state.global' });
-      optNum('state.minSupport', s.minSupport, { min: 0 });
-      if (Array.isArray(s.sizes) && s.sizes.length === centroids.length) numbers('state.sizes', s.sizes, undefined, { min: 0 });
-      if (typeof s.plansPerCluster === 'number') num('state.plansPerCluster', s.plansPerCluster);
-      const sizes = Array.isArray(s.sizes) && s.sizes.length === centroids.length ? (s.sizes as number[]).map(Number) : clusterGraphs.map(startCount);
-      const cluster = new ClusterRetriever(labels, hl, centroids.map((c) => Float64Array.from(c)), clusterGraphs, global, Number(s.minSupport ?? 2), sizes, typeof s.plansPerCluster === 'number' && s.plansPerCluster > 0 ? s.plansPerCluster : null);
-      if (a.method === 'dtdr-cb') {
-        optNum('state.kappa', s.kappa, { min: 0 });
-        if (s.bm25 !== undefined) object('state.bm25', s.bm25);
-      }
-      const bm25 = (s.bm25 ?? {}) as { k1?: number; b?: number };
-      if (a.method === 'dtdr-cb') {
-        optNum('state.bm25.k1', bm25.k1, { min: 0 });
-        optNum('state.bm25.b', bm25.b, { min: 0, max: 1 });
-      }
-      retriever = a.method === 'dtdr-c' ? cluster : new ColdStartRetriever(cluster, new Bm25Retriever(labels, a.tools, Number(bm25.k1 ?? 1.2), Number(bm25.b ?? 0.75)), Number(s.kappa ?? 2));
-      break;
-    }
-    default: {
-      const head = LinearHead.fromState(s.head as LinearHeadState);
-      const classes = a.method === 'lr' ? labels.length - 1 : labels.length;
-      if (head.dim !== dim || head.classes !== classes) fail('state.head', `head is ${head.dim}→${head.classes}, expected ${dim}→${classes}`);
-      const vocabulary = (s.historyVocabulary ?? []) as number[];
-      if (!Array.isArray(vocabulary) || vocabulary.some((i) => !Number.isInteger(i) || i < 0 || i >= labels.length)) fail('state.historyVocabulary', 'history vocabulary must list label indices');
-      if (new Set(vocabulary).size !== vocabulary.length) fail('state.historyVocabulary', 'history vocabulary lists a label twice');
-      optNum('state.historyLength', s.historyLength, { min: 0, max: MAX_HISTORY, integer: true });
-      const hl = Number(s.historyLength ?? l);
-      if (a.method === 'dtdr-h' && head.sparseSize !== hl * (vocabulary.length + 2)) fail('state.head', 'one-hot block does not match the history vocabulary');
-      const replay = ReplayBuffer.fromState(s.replay as ReplayState | undefined, { field: 'state.replay', dim: head.dim, sparseSize: head.sparseSize, classes: head.classes });
-      retriever = new LearnedRetriever(a.method as 'lr' | 'dtdr-l' | 'dtdr-h', labels, hl, head, new Map(vocabulary.map((label, slot) => [label, slot])), [], replay);
-    }
-  }
+  // Each method reads and checks its own state (its registry entry's fromState, retrieval/train.ts).
+  const retriever = methodEntry(a.method)!.fromState({ tools: a.tools, labels, dim, historyLength: l, state: s });
   return { retriever, artifact: a };
 }
 
 /** A saved history length: at most the longest plan (MAX_PLAN_STEPS); trained models use 1–5. */
 const MAX_HISTORY = MAX_PLAN_STEPS;
-
-function checkVectors(field: string, v: unknown, count: number | undefined, dim: number): void {
-  vectors(field, v, count, dim);
-}

@@ -5,10 +5,8 @@
  *
  * - Removing is a mask on any retriever: the tool's probability becomes 0, the rest are
  *   renormalised (their order is untouched), and it is gone from `tools` and every prompt.
- * - Adding to DTDR-G is native: its state gains the tool's description vector, lexical entry and
- *   an empty column in every learned table (graph rows, cluster bags, the head with the lowest
- *   bias of any tool), so the gate's description signals rank it at once, with the same learned
- *   weights as before.
+ * - Adding to a method with native support (its registry entry's `withTools`: DTDR-G) is the
+ *   method's own (retrieval/default/with-tools.ts).
  * - Adding to the other methods mixes a description ranking in (embedding similarity when the
  *   model has an encoder, else BM25 over names and descriptions): P = (1 − β)·P_method + β·P_desc
  *   over old and new tools, β = 0.3, and a step whose description ranking puts an added tool
@@ -22,8 +20,6 @@ import { packMatrix, type PackedMatrix } from '../retrieval/kernels/matvec.js';
 import type { Ranking, RankInput, Retriever } from '../retrieval/types.js';
 import { terms } from '../base/text.js';
 import { END, type ToolSpec } from '../base/types.js';
-import type { GatedState } from '../retrieval/default/index.js';
-import type { LinearHeadState } from '../retrieval/linear-head.js';
 
 /** Weight of the description ranking for tools added to methods other than DTDR-G. */
 export const ADDED_TOOL_SHARE = 0.3;
@@ -39,66 +35,6 @@ export interface ToolChanges {
 }
 
 export const NO_CHANGES: ToolChanges = { removed: [], added: [], vectors: null };
-
-/**
- * DTDR-G's state with `added` tools inserted before END: every label index ≥ the old END moves by
- * `added.length`; the new columns start empty (no demonstration yet).
- */
-export function extendGatedState(state: GatedState, oldToolCount: number, added: number, addedVectors: number[][]): GatedState {
-  const T = oldToolCount;
-  const move = (label: number) => (label >= T ? label + added : label);
-  const remapRows = (rows: [string, [number, number][]][]) => rows.map(([key, row]) => [key, row.map(([l, w]) => [move(l), w] as [number, number])] as [string, [number, number][]]);
-  const e = state.evidence;
-  return {
-    ...state,
-    toolVectors: [...state.toolVectors, ...addedVectors],
-    addedTools: [...(state.addedTools ?? []), ...Array.from({ length: added }, (_, k) => T + k)],
-    evidence: e && {
-      ...e,
-      graphs: e.graphs.map(remapRows),
-      global: remapRows(e.global),
-      bags: e.bags.map((bag) => bag.map(([l, share]) => [move(l), share] as [number, number])),
-      vocabulary: e.vocabulary.map(move),
-      head: e.head && extendHeadState(e.head, T, added),
-      ...(e.replay ? { replay: { ...e.replay, targets: e.replay.targets.map((t) => t.map(move)) } } : {}),
-    },
-    ...(state.combinations ? { combinations: extendCombinations(state.combinations, T, added) } : {}),
-  };
-}
-
-/** The new-combination table with `added` empty slots (never demonstrated, no entry) before END's (empty too). */
-function extendCombinations(c: NonNullable<GatedState['combinations']>, T: number, added: number): NonNullable<GatedState['combinations']> {
-  const tools = c.offsets.slice(0, T + 1);
-  const last = tools[tools.length - 1];
-  return { ...c, offsets: [...tools, ...Array.from({ length: added + 1 }, () => last)], entry: [...c.entry.slice(0, T), ...Array.from({ length: added + 1 }, () => -1)] };
-}
-
-/** Inserts `added` empty classes before the END class (the last); their bias is the lowest of the tools'. */
-function extendHeadState(head: LinearHeadState, T: number, added: number): LinearHeadState {
-  const C = head.classes;
-  const C2 = C + added;
-  const widen = (rows: number, from: number[], fill: (row: number) => number): number[] => {
-    const out = new Array<number>(rows * C2);
-    for (let r = 0; r < rows; r++) {
-      for (let c = 0; c < T; c++) out[r * C2 + c] = from[r * C + c];
-      for (let k = 0; k < added; k++) out[r * C2 + T + k] = fill(r);
-      for (let c = T; c < C; c++) out[r * C2 + c + added] = from[r * C + c];
-    }
-    return out;
-  };
-  const biasRow = head.dim;
-  let lowest = Infinity;
-  for (let c = 0; c < T; c++) lowest = Math.min(lowest, head.weights[biasRow * C + c]);
-  return {
-    ...head,
-    classes: C2,
-    weights: widen(head.dim + 1, head.weights, (row) => (row === biasRow ? (Number.isFinite(lowest) ? lowest : 0) : 0)),
-    // CSR one-hot rows hold only demonstrated labels: none is new, END's column moves.
-    ...(head.support
-      ? { support: { start: head.support.start, cols: head.support.cols.map((c) => (c >= T ? c + added : c)) } }
-      : { sparseWeights: widen(head.sparseSize, head.sparseWeights, () => 0) }),
-  };
-}
 
 /** Checks tools to add against the current ones. */
 export function checkAddedTools(specs: ToolSpec[], current: readonly string[]): void {

@@ -4,7 +4,8 @@ import { terms, toolText } from '../base/text.js';
 import type { ToolSpec } from '../base/types.js';
 import { packMatrix, type PackedMatrix } from './kernels/matvec.js';
 import { makeRanking, softmaxInPlace } from './ranking.js';
-import type { EmbeddingNeeds, RankInput, Ranking, Retriever } from './types.js';
+import { optNum, vectors } from '../base/validate.js';
+import type { EmbeddingNeeds, RankInput, Ranking, Retriever, StateInput } from './types.js';
 
 export function requireVector(v: Float32Array | undefined, method: string, which: 'queryVector' | 'contextVector' | 'queryVectors' | 'contextVectors'): Float32Array {
   if (!v) throw new DtdrError('options', `${method} needs input.${which}`, { hint: 'rank through Dtdr/rankStep, which embeds for you' });
@@ -17,6 +18,11 @@ export class RandomRetriever implements Retriever {
   readonly needs: EmbeddingNeeds = { query: false, context: false };
   readonly historyLength = 0;
   constructor(readonly labels: readonly string[], readonly seed: number) {}
+
+  static fromState({ labels, state: s }: StateInput): RandomRetriever {
+    optNum('state.seed', s.seed, { min: -(2 ** 53), max: 2 ** 53 });
+    return new RandomRetriever(labels, Number(s.seed ?? 0));
+  }
 
   rank(input: RankInput): Ranking {
     const random = seededRandom(this.seed ^ hashString(`${input.query}\u0000${input.history.join('\u0001')}`));
@@ -43,6 +49,12 @@ export class Bm25Retriever implements Retriever {
   private readonly postings = new Map<string, { docs: Uint32Array; tf: Float64Array; denominator: Float64Array; idf: number }>();
   private readonly lengths: Float64Array;
   private readonly averageLength: number;
+
+  static fromState({ tools, labels, state: s }: StateInput): Bm25Retriever {
+    optNum('state.k1', s.k1, { min: 0 });
+    optNum('state.b', s.b, { min: 0, max: 1 });
+    return new Bm25Retriever(labels, tools, Number(s.k1 ?? 1.2), Number(s.b ?? 0.75));
+  }
 
   constructor(readonly labels: readonly string[], tools: ToolSpec[], readonly k1 = 1.2, readonly b = 0.75) {
     this.lengths = new Float64Array(tools.length);
@@ -102,6 +114,17 @@ export class QtsRetriever implements Retriever {
   readonly needs: EmbeddingNeeds = { query: true, context: false };
   readonly historyLength = 0;
   constructor(readonly labels: readonly string[], readonly toolVectors: Float32Array[], readonly temperature = 0.05) {}
+
+  static fromState({ tools, labels, dim, state: s }: StateInput): QtsRetriever {
+    const rows = s.toolVectors as number[][];
+    if (!Array.isArray(rows) || rows.length !== tools.length || rows.some((v) => v?.length !== dim)) {
+      const field = 'state.toolVectors';
+      throw new DtdrError('artifact', 'one vector per tool of the encoder dimension expected', { field });
+    }
+    vectors('state.toolVectors', rows, tools.length, dim);
+    optNum('state.temperature', s.temperature, { min: 1e-6, max: 1e6 });
+    return new QtsRetriever(labels, rows.map((v) => Float32Array.from(v)), Number(s.temperature ?? 0.05));
+  }
 
   /** The tool vectors in the float32 matrix kernel (built on first use). */
   private packed?: PackedMatrix;

@@ -1,8 +1,9 @@
 import { scoreStep, summarize } from '../base/metrics.js';
 import { Bm25Retriever } from './baselines.js';
-import type { ClusterRetriever } from './dependency.js';
+import { ClusterRetriever } from './dependency.js';
+import { object, optNum } from '../base/validate.js';
 import { makeRanking } from './ranking.js';
-import type { EmbeddingNeeds, LearnInput, RankInput, Ranking, Retriever } from './types.js';
+import type { EmbeddingNeeds, LearnInput, RankInput, Ranking, Retriever, StateInput } from './types.js';
 
 /**
  * DTDR-CB (ours): DTDR-C with a lexical cold-start fallback. The dependency graph keeps the say on
@@ -29,6 +30,19 @@ export class ColdStartRetriever implements Retriever {
     this.end = graph.labels.length - 1;
     this.index = new Map(graph.labels.map((label, i) => [label, i]));
     this.lexicalWeight = new Float64Array(graph.labels.length).fill(1);
+  }
+
+  /** DTDR-CB from a checked model file's state: the DTDR-C part, κ and the BM25 settings. */
+  static fromState(input: StateInput): ColdStartRetriever {
+    const s = input.state;
+    const cluster = ClusterRetriever.fromState(input);
+    optNum('state.kappa', s.kappa, { min: 0 });
+    if (s.bm25 !== undefined) object('state.bm25', s.bm25);
+    const bm25 = (s.bm25 ?? {}) as { k1?: number; b?: number };
+    optNum('state.bm25.k1', bm25.k1, { min: 0 });
+    optNum('state.bm25.b', bm25.b, { min: 0, max: 1 });
+    const lexical = new Bm25Retriever(input.labels, input.tools, Number(bm25.k1 ?? 1.2), Number(bm25.b ?? 0.75));
+    return new ColdStartRetriever(cluster, lexical, Number(s.kappa ?? 2));
   }
 
   get labels(): readonly string[] {

@@ -1,6 +1,7 @@
 import { kmeansGenerator } from 'ml-kmeans';
 import { DtdrError } from '../base/errors.js';
-import { array, int, labelWeights, numbers } from '../base/validate.js';
+import { array, int, labelWeights, num, numbers, optNum, vectors } from '../base/validate.js';
+import { MAX_PLAN_STEPS } from '../base/limits.js';
 import { planOrders, planSteps } from '../plans/plan.js';
 import type { Plan } from '../base/types.js';
 import { seededRandom } from '../base/random.js';
@@ -10,6 +11,7 @@ import { dotAt, drawProportional, packRows, twoLevelKMeans } from './kmeans.js';
 import { packMatrix, type PackedMatrix } from './kernels/matvec.js';
 import { makeRanking } from './ranking.js';
 import type { Backoff, EmbeddingNeeds, LearnInput, RankInput, Ranking, Retriever, TrainingProgress } from './types.js';
+import type { StateInput } from './types.js';
 
 export function labelIndices(labels: readonly string[]): Map<string, number> {
   return new Map(labels.map((l, i) => [l, i]));
@@ -209,6 +211,35 @@ export class ClusterRetriever implements Retriever {
     readonly plansPerCluster: number | null = null,
   ) {
     this.index = labelIndices(labels);
+  }
+
+  /** DTDR-C from a checked model file's state (DTDR-CB's cluster part too). */
+  static fromState({ labels, dim, state: s }: StateInput): ClusterRetriever {
+    const fail = (field: string, message: string): never => {
+      throw new DtdrError('artifact', message, { field });
+    };
+    const centroids = s.centroids as number[][];
+    const graphs = s.graphs as never[];
+    if (!Array.isArray(centroids) || centroids.some((c) => c?.length !== dim)) {
+      fail('state.centroids', 'centroids must match the encoder dimension');
+    }
+    vectors('state.centroids', centroids, undefined, dim);
+    const oneEach = Array.isArray(graphs) && graphs.length === centroids.length;
+    if (!oneEach) fail('state.graphs', 'one graph per cluster expected');
+    const hl = int('state.historyLength', s.historyLength, 0, MAX_PLAN_STEPS);
+    const L = labels.length;
+    const graphOf = (g: never, i: number) =>
+      DependencyGraph.fromState(hl, g, { labels: L, field: `state.graphs[${i}]` });
+    const clusterGraphs = graphs.map(graphOf);
+    const global = DependencyGraph.fromState(hl, s.global as never, { labels: L, field: 'state.global' });
+    optNum('state.minSupport', s.minSupport, { min: 0 });
+    const sized = Array.isArray(s.sizes) && s.sizes.length === centroids.length;
+    if (sized) numbers('state.sizes', s.sizes, undefined, { min: 0 });
+    if (typeof s.plansPerCluster === 'number') num('state.plansPerCluster', s.plansPerCluster);
+    const sizes = sized ? (s.sizes as number[]).map(Number) : clusterGraphs.map(startCount);
+    const perCluster = typeof s.plansPerCluster === 'number' && s.plansPerCluster > 0 ? s.plansPerCluster : null;
+    const rows = centroids.map((c) => Float64Array.from(c));
+    return new ClusterRetriever(labels, hl, rows, clusterGraphs, global, Number(s.minSupport ?? 2), sizes, perCluster);
   }
 
   /**

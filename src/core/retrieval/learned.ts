@@ -5,6 +5,12 @@ import { historyIndices, labelIndices } from './dependency.js';
 import { LinearHead, type LinearHeadOptions } from './linear-head.js';
 import { ReplayBuffer, trainLinearHead } from './linear-head-training.js';
 import { makeRanking, softmaxInPlace } from './ranking.js';
+import { DtdrError } from '../base/errors.js';
+import { MAX_PLAN_STEPS } from '../base/limits.js';
+import { optNum } from '../base/validate.js';
+import { type LinearHeadState } from './linear-head.js';
+import { type ReplayState } from './linear-head-training.js';
+import type { StateInput } from './types.js';
 import { ONLINE_HEAD, type EmbeddingNeeds, type LearnInput, type MethodName, type RankInput, type Ranking, type Retriever, type TrainingProgress } from './types.js';
 
 function runTraining(generator: Generator<{ epoch: number; epochs: number; loss: number }, LinearHead>, onProgress?: (p: TrainingProgress) => void): { head: LinearHead; losses: number[] } {
@@ -59,6 +65,35 @@ export class LearnedRetriever implements Retriever {
     this.needs = { query: method !== 'dtdr-l', context: method === 'dtdr-l' };
     this.index = labelIndices(labels);
     this.logits = new Float64Array(head.classes);
+  }
+
+  /** LR, DTDR-L or DTDR-H from a checked model file's state: the head, history vocabulary and replay buffer. */
+  static fromState(method: Extract<MethodName, 'lr' | 'dtdr-l' | 'dtdr-h'>, input: StateInput): LearnedRetriever {
+    const { labels, dim, historyLength, state: s } = input;
+    const fail = (field: string, message: string): never => {
+      throw new DtdrError('artifact', message, { field });
+    };
+    const head = LinearHead.fromState(s.head as LinearHeadState);
+    const classes = method === 'lr' ? labels.length - 1 : labels.length;
+    if (head.dim !== dim || head.classes !== classes) {
+      fail('state.head', `head is ${head.dim}→${head.classes}, expected ${dim}→${classes}`);
+    }
+    const vocabulary = (s.historyVocabulary ?? []) as number[];
+    if (!Array.isArray(vocabulary) || vocabulary.some((i) => !Number.isInteger(i) || i < 0 || i >= labels.length)) {
+      fail('state.historyVocabulary', 'history vocabulary must list label indices');
+    }
+    if (new Set(vocabulary).size !== vocabulary.length) {
+      fail('state.historyVocabulary', 'history vocabulary lists a label twice');
+    }
+    optNum('state.historyLength', s.historyLength, { min: 0, max: MAX_PLAN_STEPS, integer: true });
+    const hl = Number(s.historyLength ?? historyLength);
+    if (method === 'dtdr-h' && head.sparseSize !== hl * (vocabulary.length + 2)) {
+      fail('state.head', 'one-hot block does not match the history vocabulary');
+    }
+    const shape = { field: 'state.replay', dim: head.dim, sparseSize: head.sparseSize, classes: head.classes };
+    const replay = ReplayBuffer.fromState(s.replay as ReplayState | undefined, shape);
+    const slots = new Map(vocabulary.map((label, slot) => [label, slot]));
+    return new LearnedRetriever(method, labels, hl, head, slots, [], replay);
   }
 
   static fit(

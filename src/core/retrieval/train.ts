@@ -6,15 +6,13 @@ import { ColdStartRetriever, heldOutMrr } from './cold-start.js';
 import { seededRandom, shuffleInPlace } from '../base/random.js';
 import type { ClusterOptions } from './dependency.js';
 import { ClusterRetriever, DependencyRetriever } from './dependency.js';
-import { GatedRetriever, type FoldWorkers, type GatedOptions } from './default/index.js';
+import { GatedRetriever, type FoldWorkers, type GatedOptions, type GatedState } from './default/index.js';
+import { gatedStateWithTools } from './default/with-tools.js';
 import { LearnedRetriever } from './learned.js';
 import type { LinearHeadOptions } from './linear-head.js';
-import type { FitNeeds, MethodName, PeerName, Retriever, TrainingProgress } from './types.js';
+import type { FitNeeds, MethodName, PeerName, Retriever, StateInput, TrainingProgress } from './types.js';
 import { contextText, toolText } from '../base/text.js';
 import { END, type Plan, type PlanStep, type ToolSpec } from '../base/types.js';
-
-/** Every retrieval method, by name (`dtdr-g` is the default). */
-export const METHODS: readonly MethodName[] = ['random', 'bm25', 'qts', 'dr', 'lr', 'dtdr-c', 'dtdr-l', 'dtdr-h', 'dtdr-cb', 'dtdr-g'];
 
 /** Other packages' tool search that `dtdr eval` compares with (run at the edge; see PeerName). */
 export const PEERS: readonly PeerName[] = ['aisdk-search', 'orama-bm25', 'orama-vector', 'orama-hybrid'];
@@ -26,10 +24,7 @@ export function isPeer(name: string): name is PeerName {
 /** What `Dtdr.train` and `dtdr train` use when no method is given: DTDR-G, the gated combination. */
 export const DEFAULT_METHOD: MethodName = 'dtdr-g';
 
-/** Methods that can be trained on a tool set alone, with no demonstration. */
-export const TOOLS_ONLY_METHODS: readonly MethodName[] = ['random', 'bm25', 'qts', 'dtdr-g'];
 
-/** Training settings shared by every method (history length, clusters, seed, progress) and per-method options. */
 export interface TrainOptions {
   /** l: how many of the last tools DTDR conditions on. Default 3 (the paper's best). */
   historyLength?: number;
@@ -49,29 +44,165 @@ export interface TrainOptions {
    * the workers. Default: none (one thread). Used by trainRetriever, Dtdr.train and the CLI.
    */
   workers?: FoldWorkers;
-  /** Called as training advances (phase and fraction done). */
   onProgress?: (progress: TrainingProgress) => void;
 }
 
 export const TRAIN_DEFAULTS = { historyLength: 3, seed: 0 };
 
 
+/** What a method's fit gets: the tools, the demonstrations, the vectors its `needs` ask for, the options. */
+export interface MethodFit {
+  tools: ToolSpec[];
+  plans: Plan[];
+  /** Tool names then END. */
+  labels: string[];
+  vectors: FitVectors;
+  options: TrainOptions;
+  historyLength: number;
+  seed: number;
+}
+
+/**
+ * One method: its name, which texts its fit needs embedded (an encoder is then recorded in its
+ * model files and required to load them), whether it trains on tools alone, how it fits, how it
+ * reads its saved state, and how it takes tools added after training (null: the facade mixes a
+ * description ranking in, model/toolset.ts). The shape of transformers.js's SUPPORTED_TASKS.
+ */
+export interface MethodEntry {
+  name: MethodName;
+  needs: FitNeeds;
+  toolsOnly: boolean;
+  fit(input: MethodFit): Retriever;
+  fromState(input: StateInput): Retriever;
+  /** The saved state with tools added before END (`vectors`: their description vectors), or null. */
+  withTools: ((state: unknown, oldToolCount: number, vectors: number[][]) => unknown) | null;
+  /** The same fit with work spread over worker threads (TrainOptions.workers), where the method has one. */
+  fitParallel?: (input: MethodFit, workers: FoldWorkers) => Promise<Retriever>;
+}
+
+const NEEDS = (queries: boolean, tools: boolean, contexts: boolean): FitNeeds => ({ queries, tools, contexts });
+const clusterOptions = (f: MethodFit): ClusterOptions => {
+  const { clusters, kmeans } = f.options;
+  return { historyLength: f.historyLength, clusters, seed: f.seed, kmeans };
+};
+const learned = (name: 'lr' | 'dtdr-l' | 'dtdr-h', needs: FitNeeds): MethodEntry => ({
+  name,
+  needs,
+  toolsOnly: false,
+  fit: (f) => {
+    const vectors = { queries: f.vectors.queries, contexts: f.vectors.contexts };
+    const settings = { historyLength: f.historyLength, head: f.options.head, seed: f.seed };
+    return LearnedRetriever.fit(name, f.labels, f.plans, vectors, settings, f.options.onProgress);
+  },
+  fromState: (input) => LearnedRetriever.fromState(name, input),
+  withTools: null,
+});
+
+/** The method registry: one entry per method, in the order `dtdr eval` lists them. */
+export const METHOD_REGISTRY: MethodEntry[] = [
+  {
+    name: 'random',
+    needs: NEEDS(false, false, false),
+    toolsOnly: true,
+    fit: (f) => new RandomRetriever(f.labels, f.seed),
+    fromState: RandomRetriever.fromState.bind(RandomRetriever),
+    withTools: null,
+  },
+  {
+    name: 'bm25',
+    needs: NEEDS(false, false, false),
+    toolsOnly: true,
+    fit: (f) => new Bm25Retriever(f.labels, f.tools),
+    fromState: Bm25Retriever.fromState.bind(Bm25Retriever),
+    withTools: null,
+  },
+  {
+    name: 'qts',
+    needs: NEEDS(false, true, false),
+    toolsOnly: true,
+    fit: (f) => new QtsRetriever(f.labels, f.vectors.tools!),
+    fromState: QtsRetriever.fromState.bind(QtsRetriever),
+    withTools: null,
+  },
+  {
+    name: 'dr',
+    needs: NEEDS(false, false, false),
+    toolsOnly: false,
+    fit: (f) => DependencyRetriever.fit(f.labels, f.plans),
+    fromState: (input) => DependencyRetriever.fromState(input.labels, input.state as never),
+    withTools: null,
+  },
+  learned('lr', NEEDS(true, false, false)),
+  {
+    name: 'dtdr-c',
+    needs: NEEDS(true, false, false),
+    toolsOnly: false,
+    fit: (f) => ClusterRetriever.fit(f.labels, f.plans, f.vectors.queries!, clusterOptions(f), f.options.onProgress),
+    fromState: ClusterRetriever.fromState.bind(ClusterRetriever),
+    withTools: null,
+  },
+  learned('dtdr-l', NEEDS(false, false, true)),
+  learned('dtdr-h', NEEDS(true, false, false)),
+  {
+    name: 'dtdr-cb',
+    needs: NEEDS(true, false, false),
+    toolsOnly: false,
+    fit: (f) => fitColdStart(f.labels, f.tools, f.plans, f.vectors.queries!, clusterOptions(f), f.options.onProgress),
+    fromState: ColdStartRetriever.fromState.bind(ColdStartRetriever),
+    withTools: null,
+  },
+  {
+    name: 'dtdr-g',
+    needs: NEEDS(true, true, false),
+    toolsOnly: true,
+    fit: (f) => {
+      const options = gatedOptionsOf(f.options, f.seed);
+      return GatedRetriever.fit(f.tools, f.plans, f.vectors.queries!, f.vectors.tools!, options, f.options.onProgress);
+    },
+    fromState: (input) => GatedRetriever.fromState(input.tools, input.dim, input.state as unknown as GatedState),
+    withTools: (state, oldToolCount, vectors) => gatedStateWithTools(state as GatedState, oldToolCount, vectors),
+    fitParallel: (f, workers) => {
+      const options = gatedOptionsOf(f.options, f.seed);
+      const { queries, tools } = f.vectors;
+      return GatedRetriever.fitParallel(f.tools, f.plans, queries!, tools!, workers, options, f.options.onProgress);
+    },
+  },
+];
+
+/** Every method's name, in registry order. */
+export const METHODS: readonly MethodName[] = METHOD_REGISTRY.map((m) => m.name);
+
+/** The registry entry of a method (undefined for an unknown name). */
+export function methodEntry(name: string): MethodEntry | undefined {
+  return METHOD_REGISTRY.find((m) => m.name === name);
+}
+
 export function isMethod(name: string): name is MethodName {
-  return (METHODS as readonly string[]).includes(name);
+  return methodEntry(name) !== undefined;
 }
 
 export function assertMethod(name: string): MethodName {
-  if (!isMethod(name)) throw new DtdrError('options', `unknown method "${name}"`, { field: 'method', hint: `one of: ${METHODS.join(', ')}` });
-  return name;
+  if (isMethod(name)) return name;
+  throw new DtdrError('options', `unknown method "${name}"`, { field: 'method', hint: `one of: ${methodNames()}` });
+}
+
+function methodNames(): string {
+  return METHOD_REGISTRY.map((m) => m.name).join(', ');
 }
 
 /** Which texts a method needs embedded to fit. */
 export function fitNeeds(method: MethodName): FitNeeds {
-  return {
-    queries: method === 'lr' || method === 'dtdr-c' || method === 'dtdr-h' || method === 'dtdr-cb' || method === 'dtdr-g',
-    tools: method === 'qts' || method === 'dtdr-g',
-    contexts: method === 'dtdr-l',
-  };
+  return assertEntry(method).needs;
+}
+
+/** Whether a method embeds anything (its model files record the encoder, and loading checks it). */
+export function usesEncoder(method: string): boolean {
+  const needs = methodEntry(method)?.needs;
+  return needs !== undefined && (needs.queries || needs.tools || needs.contexts);
+}
+
+function assertEntry(name: string): MethodEntry {
+  return methodEntry(assertMethod(name))!;
 }
 
 export function labelsOf(tools: readonly ToolSpec[]): string[] {
@@ -112,33 +243,12 @@ export async function fitVectors(method: MethodName, tools: ToolSpec[], plans: P
 /** Fits a method on precomputed vectors: pure and synchronous. */
 export function fitRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[], vectors: FitVectors, options: TrainOptions = {}): Retriever {
   const labels = checkFitInputs(method, tools, plans);
-  const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
+  const historyLength = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
   const seed = options.seed ?? TRAIN_DEFAULTS.seed;
-  switch (method) {
-    case 'random':
-      return new RandomRetriever(labels, seed);
-    case 'bm25':
-      return new Bm25Retriever(labels, tools);
-    case 'qts':
-      return new QtsRetriever(labels, vectors.tools!);
-    case 'dr':
-      return DependencyRetriever.fit(labels, plans);
-    case 'dtdr-c':
-      return ClusterRetriever.fit(labels, plans, vectors.queries!, { historyLength: l, clusters: options.clusters, seed, kmeans: options.kmeans }, options.onProgress);
-    case 'dtdr-cb':
-      return fitColdStart(labels, tools, plans, vectors.queries!, { historyLength: l, clusters: options.clusters, seed, kmeans: options.kmeans }, options.onProgress);
-    case 'dtdr-g':
-      return GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, gatedOptionsOf(options, seed), options.onProgress);
-    case 'lr':
-    case 'dtdr-l':
-    case 'dtdr-h':
-      return LearnedRetriever.fit(method, labels, plans, { queries: vectors.queries, contexts: vectors.contexts }, { historyLength: l, head: options.head, seed }, options.onProgress);
-  }
+  return assertEntry(method).fit({ tools, plans, labels, vectors, options, historyLength, seed });
 }
 
-/**
- * Embeds what the method needs with `encoder`, then fits it (DTDR-G's cross-fitting on `options.workers` when given).
- */
+/** Embeds what the method needs with `encoder`, then fits it (DTDR-G's cross-fitting on `options.workers` when given). */
 export async function trainRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[], encoder: Encoder | undefined, options: TrainOptions = {}): Promise<Retriever> {
   const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
   const vectors = await fitVectors(method, tools, plans, encoder, l, {}, options.onProgress);
@@ -157,15 +267,20 @@ export const PARALLEL_FROM_PLANS = 1000;
  */
 export async function fitRetrieverWith(method: MethodName, tools: ToolSpec[], plans: Plan[], vectors: FitVectors, options: TrainOptions = {}): Promise<Retriever> {
   const workers = options.workers;
-  if (method !== 'dtdr-g' || !workers || workers.threads === 0 || plans.length < PARALLEL_FROM_PLANS) return fitRetriever(method, tools, plans, vectors, options);
-  checkFitInputs(method, tools, plans);
-  return GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, workers, gatedOptionsOf(options, options.seed ?? TRAIN_DEFAULTS.seed), options.onProgress);
+  const parallel = methodEntry(method)?.fitParallel;
+  if (!parallel || !workers || workers.threads === 0 || plans.length < PARALLEL_FROM_PLANS) {
+    return fitRetriever(method, tools, plans, vectors, options);
+  }
+  const labels = checkFitInputs(method, tools, plans);
+  const historyLength = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
+  const seed = options.seed ?? TRAIN_DEFAULTS.seed;
+  return parallel({ tools, plans, labels, vectors, options, historyLength, seed }, workers);
 }
 
 /** The tool labels, once the method, tools and plans are known to fit together (else a DtdrError). */
 function checkFitInputs(method: MethodName, tools: ToolSpec[], plans: Plan[]): string[] {
   assertMethod(method); // library callers without TypeScript can pass any string
-  if (plans.length === 0 && !TOOLS_ONLY_METHODS.includes(method)) {
+  if (plans.length === 0 && !assertEntry(method).toolsOnly) {
     throw new DtdrError('data', `${method} needs demonstrations to train on`, { hint: `give at least one plan, or train ${DEFAULT_METHOD} (or bm25) on the tools alone` });
   }
   if (tools.length === 0) throw new DtdrError('data', 'no tools to retrieve', { hint: 'give at least one tool' });
@@ -188,10 +303,7 @@ function gatedOptionsOf(options: TrainOptions, seed: number): GatedOptions {
   };
 }
 
-/**
- * DTDR-CB: κ ∈ {0.5, 2, 8, 32} picked on a held-out fifth of the demonstrations (at most 2,000 of its steps), then
- * refit on all.
- */
+/** DTDR-CB: κ ∈ {0.5, 2, 8, 32} picked on a held-out fifth of the demonstrations (at most 2,000 of its steps), then refit on all. */
 function fitColdStart(labels: string[], tools: ToolSpec[], plans: Plan[], queries: Float32Array[], options: ClusterOptions, onProgress?: (p: TrainingProgress) => void): ColdStartRetriever {
   const bm25 = new Bm25Retriever(labels, tools);
   const kappas = [0.5, 2, 8, 32];

@@ -132,17 +132,17 @@ export interface TrainingProgress {
   loss?: number;
 }
 
-/** Everything a method may fit on; vectors are present when the method's fitNeeds ask for them. */
-export interface FitInput {
+/** A checked model file's parts, for a method's state reader (`fromState` in the method registry, train.ts). */
+export interface StateInput {
   tools: ToolSpec[];
-  plans: Plan[];
-  /** encoder(plan.query) per plan. */
-  queryVectors?: Float32Array[];
-  /** encoder(tool description) per tool. */
-  toolVectors?: Float32Array[];
-  /** encoder(contextText) per training step, in the order of `trainingSteps(plans)`. */
-  contextVectors?: Float32Array[];
-  onProgress?: (progress: TrainingProgress) => void;
+  /** Tool names then END. */
+  labels: string[];
+  /** The encoder's dimension (0 for methods that embed nothing). */
+  dim: number;
+  /** The training history length l the file records (default 3). */
+  historyLength: number;
+  /** The method's saved state (`Retriever.state()`), a JSON object. */
+  state: Record<string, unknown>;
 }
 
 export interface FitNeeds {

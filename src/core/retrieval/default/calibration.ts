@@ -1,12 +1,12 @@
 /**
  * DTDR-G's calibration and conformal thresholds: held-out steps' probabilities under a gate and
- * temperature, each confidence group's split-conformal threshold, isotonic ECE for the diagnostics,
+ * temperature (their groups and thresholds: groups.ts), isotonic ECE for the diagnostics,
  * and the cap on how many held-out plans are scored.
  */
 import { seededRandom, shuffleInPlace } from '../../base/random.js';
 import { DESCRIPTIONS_GATE, shrinkInPlace } from './shrinkage.js';
 import { ENDS } from './layout.js';
-import { applyIsotonic, conformalThreshold, expectedCalibrationError, fitIsotonic, stepProbabilities, widestStep, type GateData } from './gate.js';
+import { applyIsotonic, expectedCalibrationError, fitIsotonic, stepProbabilities, widestStep, type GateData } from './gate.js';
 
 /** Held-out plans scored per cross-fitting scheme, at most (the demo set's 3,000 and UltraTool's 3,027 are all scored). */
 export const MAX_SCORED_PLANS = 9000;
@@ -19,15 +19,6 @@ export const MAX_SCORED_PLANS = 9000;
  */
 export function maxScoredPlans(labels: number): number {
   return Math.min(MAX_SCORED_PLANS, Math.round((MAX_SCORED_PLANS * 2000) / Math.max(1, labels)));
-}
-
-/**
- * Each group's split-conformal threshold for the coverage target. A group with fewer than 20
- * held-out scores gets 0: its sets widen by probability mass instead (selectCandidates).
- */
-export function groupThresholds(scores: { confident: number[]; unsure: number[] }, target: number): { confident: number; unsure: number } {
-  const threshold = (group: number[]) => (group.length >= 20 ? conformalThreshold(group, target) : 0);
-  return { confident: threshold(scores.confident), unsure: threshold(scores.unsure) };
 }
 
 /** `indices` when there are at most `cap` of them, else a seeded sample of `cap`, in their original order. */

@@ -1,5 +1,5 @@
 /**
- * Description match without hubs, for tools added after training (issue 22: new tools keep their
+ * Description match without hubs, for tools added after training (new tools keep their
  * voice at any tool-set size). Mean word-vector embeddings share a common direction, so a tool
  * whose description is made of frequent words is close to every request: among thousands of
  * tools such "hubs" crowd an added tool out of its own request's best matches. Subtracting the

@@ -1,5 +1,5 @@
 /**
- * Request coverage (issue 22): which words of the request the calls so far, and the candidate set,
+ * Request coverage: which words of the request the calls so far, and the candidate set,
  * explain. A word–tool alignment model, IBM Model 1 with a NULL word, is fitted by EM on (request
  * words, tools the plan calls) from the demonstrations and on (name and description words, tool)
  * from the tool descriptions, so that every tool, rare or added later, has a translation row.
@@ -263,4 +263,47 @@ export function unexplained(m: CoverageModel, words: Uint32Array, inSet: (a: num
   }
   if (found.length === 0) return [];
   return found.sort((x, y) => y.gain - x.gain).slice(0, m.maxInclude).map((x) => ({ tool: x.tool, word: m.names[x.word] }));
+}
+
+/**
+ * Demonstrations a rule's switches are scored on, at most (every stride-th beyond it): the
+ * new-combinations and sequence-words rules'.
+ */
+export const MAX_CHECKED_PLANS = 10_000;
+
+/** Whether the ascending `list` holds x (by halving). */
+export function sortedHas(list: Uint32Array, x: number): boolean {
+  let lo = 0;
+  let hi = list.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid] === x) return true;
+    if (list[mid] < x) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
+}
+
+/** Tools that share a word's alignment, at most: "email" is email_read's and email_send's. */
+export const WORD_TOOLS = 3;
+
+/** A word's best tools and the best one's gain over NULL. */
+export type StrongTools = { tools: number[]; gain: number };
+
+/**
+ * A request word's best tools: the fewest that hold `share` of its alignment (NULL included, at
+ * most WORD_TOOLS), and the best one's gain over NULL; undefined when that gain is below `gain` or
+ * WORD_TOOLS tools do not hold the share (a word many tools, or NULL, explain).
+ */
+export function strongTools(cov: CoverageModel, w: number, gain: number): StrongTools | undefined {
+  const tools = cov.tools[w];
+  const probs = cov.probs[w];
+  if (!tools || tools.length === 0 || probs[0] < gain * Math.max(cov.nullProb[w], 1e-9)) return undefined;
+  let total = cov.nullProb[w];
+  for (let k = 0; k < probs.length; k++) total += probs[k];
+  let mass = 0;
+  let k = 0;
+  while (k < tools.length && k < WORD_TOOLS && mass < cov.share * total) mass += probs[k++];
+  if (mass < cov.share * total) return undefined;
+  return { tools: Array.from(tools.subarray(0, k)), gain: probs[0] / Math.max(cov.nullProb[w], 1e-9) };
 }

@@ -56,7 +56,7 @@ export interface Rarity {
  * Demonstrated steps per label, from the pooled graph's unigram row, and the rarely or never
  * demonstrated tools. A tool added after training has floor values in every evidence signal:
  * the graphs and head say "never", when the truth is "never seen". Lifting such a tool's evidence
- * toward the step's best lets its description speak for it (issue 22: new tools keep their voice;
+ * toward the step's best lets its description speak for it (new tools keep their voice;
  * see `liftAdded` in signals.ts). The counts also decide a step's calibration group.
  */
 export function rarity(ev: Evidence, labels: number): Rarity {

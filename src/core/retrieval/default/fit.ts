@@ -8,13 +8,12 @@ import type { Plan, ToolSpec } from '../../base/types.js';
 import { historyIndices } from '../dependency.js';
 import { assignNearest, packRows, sphericalKMeans, type KMeansResult } from '../kmeans.js';
 import type { TrainingProgress } from '../types.js';
-import { fitCoverage, requestWords } from './coverage.js';
-import { fitCombinations } from './combinations.js';
-import { fitSequenceWords } from './sequence-words.js';
-import { calibrationScores, groupThresholds, isotonicEce, maxScoredPlans, scoredSubset } from './calibration.js';
+import { fitCoverage, requestWords, type CoverageModel } from './coverage.js';
+import { STEP_RULES, type RuleStates } from './step-rules.js';
+import { calibrationScores, isotonicEce, maxScoredPlans, scoredSubset } from './calibration.js';
 import { priorGate, toolsOnlyGate } from './combine.js';
-import { fitEvidence, planMemo, type Clustering, type Evidence } from './evidence.js';
-import { capScores, mondrianThresholds, rankQuantile, stepGroup } from './groups.js';
+import { fitEvidence, planMemo, rarity, type Clustering, type Evidence } from './evidence.js';
+import { emptyCalibration, fitCalibration, stepGroup } from './groups.js';
 import { expectedCalibrationError, fitTemperature, GateDataBuilder, trainGate } from './gate.js';
 import { CG, G, HEAD, S, SIGNALS } from './layout.js';
 import { resolveGatedOptions, type GatedOptions } from './options.js';
@@ -26,7 +25,6 @@ import type { LinearHeadOptions } from '../linear-head.js';
 import { noTerms, Workspace } from './workspace.js';
 import { fitNovelty } from './novelty.js';
 import { unseenShare } from './shrinkage.js';
-import { rarity } from './evidence.js';
 
 /**
  * Fits DTDR-G from demonstrations (or from tools alone): picks l and K on a held-out fold, scores
@@ -92,13 +90,16 @@ function prepareFit(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], t
   const { target, confidentAbove, neighbours, lexicalOrder, without } = resolved;
   const side = new ToolSide(tools, packRows(toolVectors, dim), dim, lexicalOrder);
   if (plans.length === 0) {
-    return { parts: { side, evidence: undefined, theta: toolsOnlyGate(), temperature: 1, target, confidentAbove, thresholds: { confident: 0, unsure: 0 }, neighbours, withoutSignals: without, calibration: { confident: [], unsure: [] }, addedTools: [] } };
+    const gate = { theta: toolsOnlyGate(), temperature: 1, target, confidentAbove, neighbours };
+    const rest = { withoutSignals: without, calibration: emptyCalibration(), addedTools: [], rules: {} };
+    return { parts: { side, evidence: undefined, ...gate, ...rest } };
   }
   return prepareSettings(tools, plans, queries, side, dim, resolved, options, onProgress);
 }
 
 function prepareSettings(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], side: ToolSide, dim: number, resolved: ReturnType<typeof resolveGatedOptions>, options: GatedOptions, onProgress?: (p: TrainingProgress) => void) {
   const { target, confidentAbove, neighbours, without, foldHeadSteps, headSteps, foldPlans } = resolved;
+  const { foldBy: foldByOption, thresholdsFrom: thresholdsOption } = resolved;
   const seed = options.seed ?? 0;
   const withoutIdx = new Set(without.map((s) => SIGNALS.indexOf(s)));
   const headOption: LinearHeadOptions | false | undefined = withoutIdx.has(HEAD) ? false : options.head;
@@ -116,8 +117,10 @@ function prepareSettings(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   // a new combination) tell nothing about repeats, which such data mostly gets: the gate then
   // learns from both kinds of held-out steps. With fewer than 10 sequences a held-out fold would
   // lose whole skills, not combinations: random folds only.
-  const foldBy: GatedDiagnostics['foldBy'] = options.foldBy ?? (sequences >= 10 && sequences / n < 0.1 ? 'plan+sequence' : 'plan');
-  const thresholdsFrom = options.thresholdsFrom ?? (foldBy === 'sequence' || (sequences >= 10 && repeats >= n / 2) ? 'sequence' : 'plan');
+  const repeated = sequences >= 10 && sequences / n < 0.1;
+  const foldBy: GatedDiagnostics['foldBy'] = foldByOption ?? (repeated ? 'plan+sequence' : 'plan');
+  const shared = sequences >= 10 && repeats >= n / 2;
+  const thresholdsFrom = thresholdsOption ?? (foldBy === 'sequence' || shared ? 'sequence' : 'plan');
   const gateSchemes: FoldScheme[] = foldBy === 'plan+sequence' ? ['sequence', 'plan'] : [foldBy];
   // A thresholds scheme the gate does not use is scored on the calibration half only.
   const schemes = gateSchemes.includes(thresholdsFrom) ? gateSchemes : [...gateSchemes, thresholdsFrom];
@@ -133,9 +136,9 @@ function prepareSettings(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   let K = options.clusters ?? 0;
   // l and K are picked by the graph signals' held-out MRR: evidence from foldPlans training plans
   // (a seeded sample beyond it) ranks them as one from every plan would, at a fraction of the cost.
-  const train0 = scoredSubset(plans.flatMap((p, i) => (foldOf[i] !== 0 ? [i] : [])), foldPlans, seed + 719);
+  const train0 = scoredSubset(plans.flatMap((p, i) => (foldOf[i] !== 0 ? [i] : [])), foldPlans, seed + SEED_SETTINGS_TRAIN);
   const scoredPlans = maxScoredPlans(side.labels.length);
-  const held0 = scoredSubset(plans.flatMap((p, i) => (foldOf[i] === 0 ? [i] : [])), scoredPlans / folds, seed + 401);
+  const held0 = scoredSubset(plans.flatMap((p, i) => (foldOf[i] === 0 ? [i] : [])), scoredPlans / folds, seed + SEED_SETTINGS_HELD_OUT);
   const quickScore = (ev: Evidence, signal: number) => {
     const w = new Workspace(side.labels.length, dim, ev.k);
     let rr = 0;
@@ -163,7 +166,7 @@ function prepareSettings(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   // every request is then assigned to its nearest: about 67 requests per cluster at K = 300.
   const cluster = (k: number, iterations?: number): KMeansResult => {
     if (n <= MAX_KMEANS_POINTS) return sphericalKMeans(all, n, dim, k, { seed, maxIterations: iterations });
-    const sample = scoredSubset(Array.from({ length: n }, (_, i) => i), MAX_KMEANS_POINTS, seed + 727);
+    const sample = scoredSubset(Array.from({ length: n }, (_, i) => i), MAX_KMEANS_POINTS, seed + SEED_KMEANS_SAMPLE);
     const rows = new Float32Array(sample.length * dim);
     sample.forEach((i, j) => rows.set(all.subarray(i * dim, (i + 1) * dim), j * dim));
     const km = sphericalKMeans(rows, sample.length, dim, k, { seed, maxIterations: iterations });
@@ -227,16 +230,23 @@ function finalEvidence(fit: Prepared, onProgress: (fraction: number) => void): E
   return fitEvidence(fit.side, fit.plans, fit.queries, fit.clustering, { historyLength: fit.l, seed: fit.seed, head: fit.headOption, headSteps: fit.headSteps, memo: fit.memo }, (p) => onProgress(p.fraction));
 }
 
-/** Request coverage (coverage.ts), the new-combination rule (combinations.ts) and the sequence-words rule (sequence-words.ts), from every demonstration. */
-function requestRules(fit: Prepared) {
+/** The word–tool alignment (coverage.ts) and each step rule's state (step-rules.ts), from every demonstration. */
+function requestRules(fit: Prepared): { coverage: CoverageModel; rules: RuleStates } {
   const coverage = fitCoverage(fit.tools, fit.plans, fit.side.index);
-  // Both rules read every request's words: found once.
+  // The word rules read every request's words: found once.
   const words = fit.plans.map((plan) => requestWords(coverage, plan.query));
-  return { coverage, combinations: fitCombinations(fit.plans, fit.side.index, fit.side.labels.length, coverage, words), sequenceWords: fitSequenceWords(fit.plans, fit.side.index, coverage, undefined, words) };
+  const input = { plans: fit.plans, toolIndex: fit.side.index, labels: fit.side.labels.length, coverage, words };
+  const rules: RuleStates = {};
+  for (const rule of STEP_RULES) {
+    const state = rule.fit(input);
+    if (state !== undefined) rules[rule.name] = state;
+  }
+  return { coverage, rules };
 }
 
 /** Gate, temperature, conformal thresholds and groups from the rounds' held-out steps (in round order). */
-function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverage, combinations, sequenceWords }: ReturnType<typeof requestRules>): GatedParts {
+function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: ReturnType<typeof requestRules>) {
+  const { coverage, rules } = fitted;
   const { plans, side, seed, target, confidentAbove, neighbours, without, folds, foldBy, thresholdsFrom, schemes, gateSchemes, l, K, selection, report } = fit;
   const n = plans.length;
   const small = tooFewToSplit(n);
@@ -283,22 +293,18 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverag
   const cal = calibrationScores(theta, temperature, calData, (i) => stepPoolCounts[calSteps[i]], unseen);
   const thresholdData = thresholdScheme === 0 ? calData : builder.build(thresholdSteps);
   const scored = thresholdScheme === 0 ? cal : calibrationScores(theta, temperature, thresholdData, (i) => stepPoolCounts[thresholdSteps[i]], unseen);
-  // Confident = a high calibrated top probability in a context calibration has seen (some
-  // demonstration has the recent calls in a row); each group gets its own conformal threshold.
-  const confidentStep = (i: number) => scored.top[i] >= confidentAbove && stepKnown[thresholdSteps[i]];
-  const confidentScores = scored.best.filter((_, i) => confidentStep(i));
-  const unsureScores = scored.best.filter((_, i) => !confidentStep(i));
-  const thresholds = groupThresholds({ confident: confidentScores, unsure: unsureScores }, target);
-  // Mondrian groups: each kind of step its own held-out scores and threshold (groups.ts).
-  const groupScores: Record<string, number[]> = {};
-  scored.best.forEach((b, i) => {
-    const step = thresholdSteps[i];
-    const key = stepGroup(stepKnown[step], stepPoolCounts[step][scored.topAt[i]], scored.top[i] >= confidentAbove);
-    (groupScores[key] ??= []).push(Math.fround(b));
-  });
-  for (const key of Object.keys(groupScores)) groupScores[key] = capScores(groupScores[key], MAX_GROUP_SCORES, seed + 503);
-  const newToolRank = rankQuantile(thresholdSteps.map((step) => stepDescRank[step]).filter((r) => r > 0), target);
-  const groups = { scores: groupScores, thresholds: mondrianThresholds(groupScores, target), newToolRank };
+  // Each held-out step's calibration group (groups.ts) from what its fold knew at rank time.
+  const calibration = fitCalibration(
+    scored.best.map((score, i) => {
+      const step = thresholdSteps[i];
+      return { group: stepGroup(stepKnown[step], stepPoolCounts[step][scored.topAt[i]], scored.top[i] >= confidentAbove), score };
+    }),
+    target,
+    seed + SEED_GROUP_SAMPLE,
+  );
+  const thresholds = { confident: calibration.thresholds.pools.confident, unsure: calibration.thresholds.pools.unsure };
+  const heldOut = { descriptionRanks: thresholdSteps.map((step) => stepDescRank[step]), target };
+  for (const rule of STEP_RULES) if (rules[rule.name] !== undefined) rule.calibrate?.(rules[rule.name], heldOut);
   const raw = calibrationScores(theta, 1, calData);
   const diagnostics: GatedDiagnostics = {
     folds,
@@ -317,9 +323,9 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverag
     selection,
   };
   report('calibration', 1);
-  const calibration = { confident: confidentScores.map(Math.fround), unsure: unsureScores.map(Math.fround) };
+  const model = { side, evidence: ev, theta, temperature, target, confidentAbove, neighbours, withoutSignals: without };
   const novelty = fitNovelty(fit.queries, side.dim, seed);
-  return { side, evidence: ev, theta, temperature, target, confidentAbove, thresholds, neighbours, withoutSignals: without, diagnostics, calibration, groups, addedTools: [], coverage, combinations, sequenceWords, novelty };
+  return { ...model, diagnostics, calibration, addedTools: [], coverage, rules, novelty };
 }
 
 /**
@@ -330,5 +336,8 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, { coverag
  */
 const MAX_KMEANS_POINTS = 20_000;
 
-/** Held-out scores kept per group, at most (a seeded sample beyond it). */
-const MAX_GROUP_SCORES = 4000;
+/** Offsets from the fit's seed, one per seeded draw, so that no two draws share a sequence. */
+const SEED_SETTINGS_TRAIN = 719;
+const SEED_SETTINGS_HELD_OUT = 401;
+const SEED_KMEANS_SAMPLE = 727;
+const SEED_GROUP_SAMPLE = 503;

@@ -1,59 +1,134 @@
 /**
- * DTDR-G's calibration groups (group-conditional, "Mondrian", split-conformal prediction). A step's
- * group is decided from what is known at rank time:
+ * DTDR-G's calibration: one group-conditional ("Mondrian") split-conformal scheme. A step's group is
+ * decided from what is known at rank time, as a typed value:
  *
- * - `seen` or `new`: some demonstration has the last calls in a row (from the plan's start when
- *   there are fewer than three), or none;
- * - `many`, `few` or `none`: demonstrated steps of the top-ranked label (≥ 20, 1–19, < 1);
- * - `high` or `low`: the top label's calibrated probability against `confidentAbove`;
- * - `tools-only`: a model trained without demonstrations (one group).
+ * - `history`: `seen` or `new` — some demonstration has the last calls in a row (from the plan's
+ *   start when there are fewer than three), or none;
+ * - `support`: `many`, `few` or `none` — demonstrated steps of the top-ranked label (≥ 20, 1–19, < 1);
+ * - `level`: `high` or `low` — the top label's calibrated probability against `confidentAbove`.
  *
- * Each group gets its own held-out conformal scores and threshold. A step is confident only in a
- * `seen/many/high` or `seen/few/high` group with at least MIN_CONFIDENT held-out scores; a group
- * with fewer than MIN_SCORES scores has no threshold (0): its sets widen by probability mass.
+ * Groups nest in two levels. The coarse level has two pools: `confident` (seen history, high level,
+ * any support) and `unsure` (every other step). Each group and each pool keeps its held-out scores
+ * (the probability of the best acceptable label) and gets its threshold from one function,
+ * `groupThreshold`. A step's threshold is the lower of its group's and its pool's (its pool's alone
+ * where the group is too thin for one); a step is confident only in a `seen/many/high` or
+ * `seen/few/high` group with at least MIN_CONFIDENT held-out scores. Models fitted before the fine
+ * level hold only the pools, and tools-only models one unsure pool: their steps are calibrated by
+ * the pools alone (confident: the `confident` pool), so they rank as they always did.
  */
 import { seededRandom, shuffleInPlace } from '../../base/random.js';
 import { conformalThreshold } from './gate.js';
 
-/** Held-out scores a group needs for its own conformal threshold. */
+/** Held-out scores a group or pool needs for its own conformal threshold. */
 export const MIN_SCORES = 20;
 /** Held-out scores a group needs before its steps may be called confident. */
 export const MIN_CONFIDENT = 50;
 /** Demonstrated steps from which a label counts as `many`. */
 export const MANY_DEMONSTRATIONS = 20;
+/** Held-out scores kept per group, at most (a seeded sample beyond it), so saved models stay small. */
+export const MAX_GROUP_SCORES = 4000;
 
-/** What a fitted model keeps per group: held-out scores (probability of the best acceptable label) and thresholds. */
-export interface GroupCalibration {
-  scores: Record<string, number[]>;
-  thresholds: Record<string, number>;
-  /**
-   * Never-demonstrated tools within this rank of the request's description match (by embedding or
-   * lexically) join the set and make the step unsure: the rank that held the needed tool in the
-   * coverage target's share of held-out steps, treating every tool as if it had no demonstrations.
-   * 0 when there were too few steps to say.
-   */
-  newToolRank: number;
+/** A step's calibration group. */
+export interface CalibrationGroup {
+  history: 'seen' | 'new';
+  support: 'many' | 'few' | 'none';
+  level: 'high' | 'low';
 }
 
-export function demonstrationBucket(count: number): 'many' | 'few' | 'none' {
+/** The coarse level: the pool a group belongs to. */
+export type Pool = 'confident' | 'unsure';
+
+/** Thresholds in use: one per pool, one per group of the fine level. */
+export interface Thresholds {
+  pools: Record<Pool, number>;
+  groups: Record<string, number>;
+}
+
+/** What a fitted model keeps for calibration: held-out scores per pool and per group, and the thresholds in use. */
+export interface Calibration {
+  pools: Record<Pool, number[]>;
+  /** Per group key (`groupKey`); absent in models fitted before the fine level. */
+  groups?: Record<string, number[]>;
+  thresholds: Thresholds;
+}
+
+export function demonstrationBucket(count: number): CalibrationGroup['support'] {
   return count >= MANY_DEMONSTRATIONS ? 'many' : count >= 1 ? 'few' : 'none';
 }
 
 /** The group of a step of a demonstration-trained model. */
-export function stepGroup(known: boolean, topCount: number, topHigh: boolean): string {
-  return `${known ? 'seen' : 'new'}/${demonstrationBucket(topCount)}/${topHigh ? 'high' : 'low'}`;
+export function stepGroup(known: boolean, topCount: number, topHigh: boolean): CalibrationGroup {
+  return { history: known ? 'seen' : 'new', support: demonstrationBucket(topCount), level: topHigh ? 'high' : 'low' };
 }
 
-/** Whether a group's steps may be called confident, given its held-out scores. */
-export function confidentGroup(group: string, calibration: GroupCalibration): boolean {
-  return (group === 'seen/many/high' || group === 'seen/few/high') && (calibration.scores[group]?.length ?? 0) >= MIN_CONFIDENT;
+/** A group's name in rankings, reports and model files: `history/support/level`. */
+export function groupKey(g: CalibrationGroup): string {
+  return `${g.history}/${g.support}/${g.level}`;
 }
 
-/** Each group's split-conformal threshold for the target (0 below MIN_SCORES scores). */
-export function mondrianThresholds(scores: Record<string, number[]>, target: number): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [group, list] of Object.entries(scores)) out[group] = list.length >= MIN_SCORES ? conformalThreshold(list, target) : 0;
-  return out;
+const HISTORY = ['seen', 'new'];
+const SUPPORT = ['many', 'few', 'none'];
+const LEVEL = ['high', 'low'];
+
+/** A group from its name; undefined for anything else (`tools-only`, say). */
+export function parseGroup(key: string): CalibrationGroup | undefined {
+  const [history, support, level, ...rest] = key.split('/');
+  if (rest.length > 0 || !HISTORY.includes(history) || !SUPPORT.includes(support) || !LEVEL.includes(level)) return undefined;
+  return { history, support, level } as CalibrationGroup;
+}
+
+/** The pool a group belongs to. */
+export function poolOf(g: CalibrationGroup): Pool {
+  return g.history === 'seen' && g.level === 'high' ? 'confident' : 'unsure';
+}
+
+/** The one threshold function: the split-conformal threshold of held-out scores (0 below MIN_SCORES scores). */
+export function groupThreshold(scores: readonly number[], target: number): number {
+  return scores.length >= MIN_SCORES ? conformalThreshold(scores, target) : 0;
+}
+
+/** Every pool's and group's threshold for a coverage target. */
+export function thresholdsOf(c: Pick<Calibration, 'pools' | 'groups'>, target: number): Thresholds {
+  const groups: Record<string, number> = {};
+  for (const [key, list] of Object.entries(c.groups ?? {})) groups[key] = groupThreshold(list, target);
+  return { pools: { confident: groupThreshold(c.pools.confident, target), unsure: groupThreshold(c.pools.unsure, target) }, groups };
+}
+
+/** A step's threshold: the lower of its group's and its pool's (its pool's where the group has none). */
+export function stepThreshold(t: Thresholds, g: CalibrationGroup): number {
+  const pool = t.pools[poolOf(g)];
+  const own = t.groups[groupKey(g)] ?? 0;
+  return own > 0 && pool > 0 ? Math.min(own, pool) : pool;
+}
+
+/** Whether a step of this group may be called confident, given the held-out scores. */
+export function confidentGroup(c: Calibration, g: CalibrationGroup): boolean {
+  if (poolOf(g) !== 'confident' || g.support === 'none') return false;
+  return (c.groups?.[groupKey(g)]?.length ?? 0) >= MIN_CONFIDENT;
+}
+
+/**
+ * The calibration from held-out steps (in order): pools keep every score, groups at most
+ * MAX_GROUP_SCORES (a sample drawn with `seed`). Pool thresholds come from the scores as computed,
+ * group thresholds from the stored (single-precision) ones, as learning recomputes them.
+ */
+export function fitCalibration(steps: readonly { group: CalibrationGroup; score: number }[], target: number, seed: number): Calibration {
+  const pools: Record<Pool, number[]> = { confident: [], unsure: [] };
+  const groups: Record<string, number[]> = {};
+  for (const { group, score } of steps) {
+    pools[poolOf(group)].push(score);
+    (groups[groupKey(group)] ??= []).push(Math.fround(score));
+  }
+  for (const key of Object.keys(groups)) groups[key] = capScores(groups[key], MAX_GROUP_SCORES, seed);
+  const thresholds = thresholdsOf({ pools, groups }, target);
+  return { pools: { confident: pools.confident.map(Math.fround), unsure: pools.unsure.map(Math.fround) }, groups, thresholds };
+}
+
+/** A held-out score of a step learned online, pooled where the fit pooled its held-out steps. */
+export function addScore(c: Calibration, score: number, group: CalibrationGroup | undefined, confident: boolean): void {
+  const s = Math.fround(score);
+  c.pools[group ? poolOf(group) : confident ? 'confident' : 'unsure'].push(s);
+  if (c.groups && group) (c.groups[groupKey(group)] ??= []).push(s);
 }
 
 /** The smallest rank r such that at least `target` of the held-out ranks are ≤ r (0 below MIN_SCORES ranks). */
@@ -66,4 +141,9 @@ export function rankQuantile(ranks: readonly number[], target: number): number {
 /** At most `cap` of a group's scores (a seeded sample), so saved models stay small. */
 export function capScores(list: number[], cap: number, seed: number): number[] {
   return list.length <= cap ? list : shuffleInPlace([...list], seededRandom(seed)).slice(0, cap);
+}
+
+/** The calibration of a model with no held-out steps (tools alone): empty pools, no threshold. */
+export function emptyCalibration(): Calibration {
+  return { pools: { confident: [], unsure: [] }, thresholds: { pools: { confident: 0, unsure: 0 }, groups: {} } };
 }

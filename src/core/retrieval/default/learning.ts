@@ -8,11 +8,9 @@ import { countPlans } from '../dependency.js';
 import { dotAt } from '../kmeans.js';
 import { trainLinearHead } from '../linear-head-training.js';
 import { ONLINE_HEAD, type LearnInput, type RankInput, type Ranking } from '../types.js';
-import { groupThresholds } from './calibration.js';
-import { learnCombinations } from './combinations.js';
-import { learnSequenceWords } from './sequence-words.js';
+import { STEP_RULES } from './step-rules.js';
 import { fitEvidence, headExamples } from './evidence.js';
-import { mondrianThresholds } from './groups.js';
+import { addScore, parseGroup, thresholdsOf } from './groups.js';
 import { KNOWN_HISTORY } from './layout.js';
 import type { GatedParts } from './state.js';
 import { fitNovelty, learnNovelty } from './novelty.js';
@@ -37,15 +35,12 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
         const r = rank({ query: plan.query, history: step.history, queryVector: queries[i] });
         let best = 0;
         for (const t of step.acceptable) best = Math.max(best, r.probabilities[side.index.get(t)!]);
-        // Pooled as the fit pooled its held-out steps: by the two legacy groups (top ≥ confidentAbove
-        // after demonstrated calls), which the request-coverage rules do not move.
-        const legacyConfident = r.group && r.group !== 'tools-only' ? r.group.startsWith('seen/') && r.group.endsWith('/high') : r.confident;
-        (legacyConfident ? p.calibration.confident : p.calibration.unsure).push(Math.fround(best));
-        if (p.groups && r.group) (p.groups.scores[r.group] ??= []).push(Math.fround(best));
+        // Pooled as the fit pooled its held-out steps: by the step's group (which the step rules
+        // do not move), or where the model ranks by pools alone, by whether the step was confident.
+        addScore(p.calibration, best, r.group ? parseGroup(r.group) : undefined, r.confident);
       }
     }
-    p.thresholds = groupThresholds(p.calibration, p.target);
-    if (p.groups) p.groups.thresholds = mondrianThresholds(p.groups.scores, p.target);
+    p.calibration.thresholds = thresholdsOf(p.calibration, p.target);
   } else {
     // Tools alone so far: one cluster around these plans, the default history length.
     const d = side.dim;
@@ -58,8 +53,10 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
   }
   ev.rarity = undefined;
   if (p.novelty) learnNovelty(p.novelty, queries);
-  if (p.combinations) learnCombinations(p.combinations, plans, side.index);
-  if (p.sequenceWords && p.coverage) learnSequenceWords(p.sequenceWords, plans, side.index, p.coverage);
+  for (const rule of STEP_RULES) {
+    const state = p.rules[rule.name];
+    if (state !== undefined) rule.learn?.(state, plans, side.index, p.coverage);
+  }
   const d = side.dim;
   const l = ev.historyLength;
   for (const [i, plan] of plans.entries()) {

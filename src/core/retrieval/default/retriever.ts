@@ -8,36 +8,25 @@ import type { Plan, ToolSpec } from '../../base/types.js';
 import { historyIndices } from '../dependency.js';
 import { withLazyOrder } from '../ranking.js';
 import type { EmbeddingNeeds, LearnInput, RankInput, Ranking, Retriever, TrainingProgress } from '../types.js';
-import { groupThresholds } from './calibration.js';
 import { combine } from './combine.js';
 import type { Evidence } from './evidence.js';
 import { fitGated, fitGatedParallel } from './fit.js';
 import type { FoldWorkers } from './cross-fit.js';
-import { C_MATCH, C_SUPPORT, FLOOR_GRAPH, GG, KNOWN_HISTORY, SIGNALS, type SignalName } from './layout.js';
+import { C_MATCH, C_SUPPORT, KNOWN_HISTORY, SIGNALS, type SignalName } from './layout.js';
 import { learnGated } from './learning.js';
 import type { GatedOptions } from './options.js';
-import { computeSignals, bestValues, rankAmong } from './signals.js';
+import { computeSignals } from './signals.js';
 import { rarity } from './evidence.js';
-import { confidentGroup, stepGroup } from './groups.js';
-import { EMBU, LEXU } from './layout.js';
+import { confidentGroup, groupKey, stepGroup, stepThreshold, thresholdsOf, type CalibrationGroup, type Thresholds } from './groups.js';
 import { CenteredMatch } from './centered.js';
-import { requestWordsOf, strongWords, unexplained, withAddedTools, type CoverageModel } from './coverage.js';
-import { newCombination } from './combinations.js';
-import { askedBeyond } from './sequence-words.js';
+import { requestWordsOf, strongWords, withAddedTools, type CoverageModel } from './coverage.js';
+import type { StepView } from './rule.js';
+import { STEP_RULES } from './step-rules.js';
 import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type GatedState } from './state.js';
 import type { ToolSide } from './tool-side.js';
 import { noTerms, SCORES, Workspace } from './workspace.js';
 import { NOVEL_P, noveltyPValue } from './novelty.js';
 import { descriptionProbabilities, nothingToShrink, shrinkInPlace, unseenKeep, unseenShare } from './shrinkage.js';
-
-/** An undemonstrated tool whose description probability is at least this share of the best one's keeps a step unsure. */
-const DESCRIPTION_PEER = 0.5;
-/** An added tool's description rank counts as evidence only where the rank it needs is below this share of the tools. */
-const RANK_IS_EVIDENCE = 0.6;
-/** Tools the descriptions prefer that never followed the calls so far, offered at most (the best first). */
-const CONTEXT_PEERS_OFFERED = 1;
-/** Below this many demonstrations the descriptions can keep a step unsure that no demonstration showed. */
-const FEW_RUNS = 100;
 
 /**
  * DTDR-G (ours, the default): one retriever that combines, per step, the signals that are each
@@ -113,13 +102,13 @@ export class GatedRetriever implements Retriever {
     return this.parts.confidentAbove;
   }
 
-  /** The conformal thresholds in use per group; set them (e.g. from `thresholdsFor`) to change the coverage target. */
-  get thresholds(): { confident: number; unsure: number } {
-    return this.parts.thresholds;
+  /** The conformal thresholds in use per pool and group; set them (e.g. from `thresholdsFor`) to change the coverage target. */
+  get thresholds(): Thresholds {
+    return this.parts.calibration.thresholds;
   }
 
-  set thresholds(value: { confident: number; unsure: number }) {
-    this.parts.thresholds = value;
+  set thresholds(value: Thresholds) {
+    this.parts.calibration.thresholds = value;
   }
 
   get neighbours(): number {
@@ -158,6 +147,22 @@ export class GatedRetriever implements Retriever {
    */
   private lastQuery: { text: string; terms: ReturnType<typeof noTerms>; tokens: string[]; words?: Uint32Array; strong?: Uint32Array; pValue?: number } = { text: '', terms: noTerms(), tokens: [] };
 
+  /** Per rarity counts: whether some tool has no demonstrations, and the Good–Turing unseen share. */
+  private shrinkFor: { counts: Float64Array; needed: boolean; unseen: number } | undefined;
+  /** The descriptions' probabilities of the step being ranked (scratch), and whether they are this step's. */
+  private descriptionBuffer = new Float64Array(0);
+  private described = false;
+
+  /** The descriptions' probabilities of the step being ranked, computed once per step. */
+  private descriptions(): Float64Array {
+    const L = this.side.labels.length;
+    if (this.described) return this.descriptionBuffer;
+    if (this.descriptionBuffer.length < L) this.descriptionBuffer = new Float64Array(L);
+    descriptionProbabilities(this.workspace.x, this.workspace.context, L, this.descriptionBuffer);
+    this.described = true;
+    return this.descriptionBuffer;
+  }
+
   rank(input: RankInput): Ranking {
     const q = input.queryVector;
     if (!q) throw new DtdrError('options', 'dtdr-g needs input.queryVector', { hint: 'rank through Dtdr/rankStep, which embeds for you' });
@@ -170,275 +175,126 @@ export class GatedRetriever implements Retriever {
       this.lastQuery = { text: input.query, terms: this.side.lexical.prepare(tokens), tokens };
     }
     computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history, added: this.added }, w, this.neighbours, this.without);
-    this.described = false;
     const max = combine(this.theta, w, L);
     const sum = w.kernel.run(SCORES, L, max, 1 / this.temperature);
     // The division also finds the best label (the first of the largest probabilities).
-    const best0 = w.kernel.divide(L, sum);
+    let arg = w.kernel.divide(L, sum);
     const probabilities = w.keepCopy(w.kernel.output, L);
     // The best label's share is exp(0) / sum.
     let top = 1 / sum;
-    let arg = best0;
     const knownHistory = w.known;
     const ev = this.evidence;
-    // Evidence decides the weight (shrinkage.ts): labels the demonstrations never used keep the
-    // descriptions' probabilities. A request unlike the demonstrations' (novelty.ts) ranks the same
-    // but is never confident: no held-out step measured such requests.
-    const pValue = ev ? this.requestPValue(q) : 1;
-    const novelRequest = pValue < NOVEL_P;
-    let shrunk = false;
-    if (ev) {
+    const cal = this.parts.calibration;
+    this.described = false;
+    const novelty = this.parts.novelty;
+    const pValue = ev && novelty ? (this.lastQuery.pValue ??= noveltyPValue(novelty, q)) : 1;
+    let undemonstrated = false;
+    if (ev && novelty) {
+      // Evidence decides the weight (shrinkage.ts): a tool no demonstration used keeps its share of
+      // the descriptions' probability, all of it for a request unlike the demonstrations'.
       const { counts } = rarity(ev, L);
       const end = this.side.end;
       const isEnd = (f: number) => f === end;
-      if (this.allDemonstrated?.counts !== counts) this.allDemonstrated = { counts, value: nothingToShrink(counts, L, isEnd), unseen: unseenShare(counts, L, isEnd) };
-      shrunk = !this.allDemonstrated.value;
-      if (shrunk) {
-        this.ensureDescriptions(L);
-        const keep = unseenKeep(this.allDemonstrated.unseen, pValue, NOVEL_P);
-        shrinkInPlace(probabilities, this.descriptions, counts, L, isEnd, keep);
+      if (this.shrinkFor?.counts !== counts) this.shrinkFor = { counts, needed: !nothingToShrink(counts, L, isEnd), unseen: unseenShare(counts, L, isEnd) };
+      undemonstrated = this.shrinkFor.needed;
+      if (undemonstrated) {
+        shrinkInPlace(probabilities, this.descriptions(), counts, L, isEnd, unseenKeep(this.shrinkFor.unseen, pValue, NOVEL_P));
         top = -1;
         for (let f = 0; f < L; f++) if (probabilities[f] > top) [top, arg] = [probabilities[f], f];
       }
     }
-    const groups = this.parts.groups;
-    if (!ev || !groups) {
-      // Tools alone, or a model fitted before groups: two groups, confident and unsure.
+    if (!ev || !cal.groups) {
+      // Tools alone, or a model fitted before the fine groups: calibrated by the two pools alone.
       const confident = ev !== undefined && top >= this.confidentAbove && knownHistory;
-      // Descriptions say nothing of when a plan is done (END ranks in the bottom tenth of UltraTool's
-      // END steps with tools alone): a model with no demonstrations always offers END.
-      const set = { threshold: confident ? this.thresholds.confident : this.thresholds.unsure, target: this.target, confident, ...(ev ? {} : { include: [this.side.end] }) };
+      // Descriptions say nothing of when a plan is done (with tools alone END ranks in the bottom
+      // tenth of UltraTool's END steps): a model with no demonstrations always offers END.
+      const end = ev ? {} : { include: [this.side.end] };
+      const set = { threshold: cal.thresholds.pools[confident ? 'confident' : 'unsure'], target: this.target, confident, ...end };
       return withLazyOrder({ labels: this.side.labels, probabilities, confident, set, ...(ev ? {} : { group: 'tools-only' }), ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) }, { unitRange: true });
     }
     // A scan from bestValue = probabilities[0] keeps index 0 when it is NaN, which −∞ does not.
     const best = Number.isNaN(probabilities[0]) ? 0 : arg;
     const { counts } = rarity(ev, L);
     const group = stepGroup(knownHistory, counts[best], top >= this.confidentAbove);
-    // A request unlike the demonstrations' was never calibrated: not confident, and says so.
-    const novel = novelRequest ? [`the request is unlike the demonstrations' (fewer than ${Math.round(NOVEL_P * 100)}% of them are as far from their nearest)`] : [];
-    // Never less careful than the two legacy groups: confident only where they are too, and a set
-    // at least as wide as theirs (the lower threshold; a thin group's is theirs alone).
-    const legacyConfident = top >= this.confidentAbove && knownHistory;
-    let confident = legacyConfident && confidentGroup(group, groups) && !novelRequest;
-    const legacy = legacyConfident ? this.thresholds.confident : this.thresholds.unsure;
-    const own = groups.thresholds[group] ?? 0;
-    const threshold = own > 0 && legacy > 0 ? Math.min(own, legacy) : legacy;
-    // Added tools not yet demonstrated within the held-out description rank join the set.
-    // Where that rank spans most of the tools (a few tools, few demonstrations), rank is no evidence
-    // at all: the descriptions must rank the tool about as high as their favourite.
-    const byRankAlone = groups.newToolRank < RANK_IS_EVIDENCE * (L - 1);
-    const fresh = this.parts.addedTools.length > 0 && groups.newToolRank > 0 ? this.parts.addedTools.filter((f) => counts[f] < 0.5 && !input.unavailable?.has(f) && (byRankAlone || this.describedAsWellAsBest(f, L))) : [];
-    const include = fresh.length > 0 ? this.askedNewTools(fresh, groups.newToolRank, q) : [];
-    // A request the descriptions give to a tool no demonstration used is not confident on the
-    // strength of those demonstrations: that tool joins the set.
-    const unbacked = best === this.side.end ? [] : shrunk ? this.descriptionPeers(counts, L, input.unavailable) : [];
-    // Only while the model has few demonstrations: a few features' runs leave whole steps unseen,
-    // where thousands of runs that never continue with a tool outweigh its description.
-    if (confident && unbacked.length === 0 && best !== this.side.end && this.demonstrations() < FEW_RUNS) {
-      this.ensureDescriptions(L);
-      const peers = this.contextPeers(best, L, input.unavailable);
-      if (peers.length > 0) {
-        confident = false;
-        for (const f of peers) if (!include.includes(f)) include.push(f);
-        const names = peers.map((f) => `"${this.side.labels[f]}"`).join(' and ');
-        novel.push(`the descriptions rank ${names} above "${this.side.labels[best]}", and no demonstration calls ${peers.length > 1 ? 'them' : 'it'} after these calls`);
+    let confident = confidentGroup(cal, group);
+    const threshold = stepThreshold(cal.thresholds, group);
+    const p = probabilities;
+    const unavailable = input.unavailable;
+    const include: number[] = [];
+    const view: StepView = {
+      side: this.side,
+      workspace: w,
+      query: input.query,
+      queryVector: q,
+      best,
+      history,
+      probabilities,
+      threshold,
+      confident,
+      include,
+      unavailable,
+      counts,
+      addedTools: this.parts.addedTools,
+      coverage: this.coverage,
+      requestWords: () => this.requestWords(),
+      strongWords: () => this.strongWords(),
+      centered: () => (this.centered ??= new CenteredMatch(this.side.toolVectors, this.side.end, this.side.dim)),
+      usable: (a) => p[a] > 0 && !unavailable?.has(a),
+      descriptions: () => this.descriptions(),
+      novelty: pValue,
+      undemonstrated,
+      demonstrations: ev.sizes.reduce((a, b) => a + b, 0),
+    };
+    // The step rules (step-rules.ts), in order: each may make the step unsure and add tools.
+    const first: number[] = [];
+    const after: number[] = [];
+    const because: string[] = [];
+    const laterBecause: string[] = [];
+    for (const rule of STEP_RULES) {
+      const state = this.parts.rules[rule.name];
+      if (state === undefined) continue;
+      const found = rule.check(state, view);
+      if (!found) continue;
+      if (found.unsure !== false) view.confident = false;
+      for (const f of found.tools) {
+        if (include.includes(f)) continue;
+        include.push(f);
+        (rule.last ? after : first).push(f);
       }
+      (rule.last ? laterBecause : because).push(...found.because);
     }
-    if (unbacked.length > 0) {
-      confident = false;
-      for (const f of unbacked) if (!include.includes(f)) include.push(f);
-      const names = unbacked.map((f) => `"${this.side.labels[f]}"`).join(' and ');
-      novel.push(`${names} ${unbacked.length > 1 ? 'match' : 'matches'} the request by description as well as the best-described tool and ${unbacked.length > 1 ? 'have' : 'has'} no demonstrations yet`);
-    }
-    const matched = include.length;
-    // An included tool only widens the set: confidence stays the group's. A tool added after
-    // training that is left out has no held-out evidence either way: the step is not confident.
-    const leftOut = fresh.filter((f) => !include.includes(f));
-    if (leftOut.length > 0) confident = false;
-    // Request coverage: a confident "the plan is done" while a request word no call so far and no
-    // set member explains, and some tool explains strongly, is not confident; that tool joins the set.
-    const uncovered = confident && best === this.side.end && this.coverage ? this.uncovered(this.coverage, probabilities, threshold, history, include, input.unavailable) : [];
-    if (uncovered.length > 0) confident = false;
-    for (const u of uncovered) include.push(u.tool);
-    const covered = [...novel, ...uncovered.map((u) => `no call so far and no tool in the set explains "${u.word}" in the request, which "${this.side.labels[u.tool]}" does`)];
-    // A new combination (combinations.ts): the request asks, in words, for a tool that no
-    // demonstration calls together with the calls so far. The memorised continuation is suspect.
-    // Where END is on top, only if its held-out false alarms there were few (combinations.ts).
-    const leaving = best !== this.side.end || this.parts.combinations?.atEnd ? this.leavingDemonstrations(history, probabilities, input.unavailable) : undefined;
-    if (leaving) {
-      confident = false;
-      for (const f of leaving.offer) if (!include.includes(f)) include.push(f);
-      const names = (f: number) => `"${this.side.labels[f]}"`;
-      const first = leaving.offer.length > 1 ? `; the demonstrations call ${names(leaving.offer[0])} right before it` : '';
-      covered.push(`the request asks for "${leaving.word}" (${names(leaving.tool)}), which no demonstration combines with ${history.map(names).join(' → ')}${first}`);
-    }
-    // Words the demonstrations never used (sequence-words.ts): many demonstrations make exactly
-    // these calls (END on top) or begin with them and the top tool, and none of their requests says
-    // a word this one says that another tool explains.
-    const next = best === this.side.end ? undefined : best;
-    // A removed tool on top (its probability is masked later, by the caller's view) says nothing of the plan.
-    const beyond = confident && !(next !== undefined && input.unavailable?.has(next)) ? this.askedBeyondCalls(history, next, probabilities, input.unavailable) : undefined;
-    if (beyond) {
-      confident = false;
-      for (const f of beyond.tools) if (!include.includes(f)) include.push(f);
-      const names = (list: readonly number[]) => list.map((f) => `"${this.side.labels[f]}"`).join(' → ');
-      const which = next === undefined ? `call ${names(history)} and nothing more` : `begin with ${names([...history, next])}`;
-      covered.push(`the request says "${beyond.word}" (${beyond.tools.map((f) => `"${this.side.labels[f]}"`).join(', ')}), which none of the ${beyond.plans} demonstrations that ${which} says`);
-    }
-    // The tools a rule named first, then the added tools the request matches by description: where
-    // the set has too little room for all (selectCandidates), the ones the cause names stay.
-    if (include.length > matched) include.unshift(...include.splice(matched));
-    const set = { threshold, target: this.target, confident, ...(include.length ? { include } : {}) };
-    const cause = confident ? undefined : this.groupCause(group, top, input.history, include.filter((f) => fresh.includes(f)), counts[best], leftOut, covered);
-    return withLazyOrder({ labels: this.side.labels, probabilities, confident, group, set, ...(cause ? { cause } : {}) }, { unitRange: true });
-  }
-
-  /**
-   * Tools no demonstration used that the descriptions rank about as high as their favourite for
-   * this step (at least DESCRIPTION_PEER of its probability), best first, at most two: the
-   * demonstrations cannot tell the request is not for them.
-   */
-  private descriptionPeers(counts: ArrayLike<number>, L: number, unavailable: ReadonlySet<number> | undefined): number[] {
-    const pT = this.descriptions;
-    let best = 0;
-    for (let f = 0; f < L; f++) if (f !== this.side.end && !unavailable?.has(f)) best = Math.max(best, pT[f]);
-    const peers: number[] = [];
-    for (let f = 0; f < L; f++) if (f !== this.side.end && counts[f] < 1 && !unavailable?.has(f) && pT[f] >= DESCRIPTION_PEER * best) peers.push(f);
-    return peers.sort((a, b) => pT[b] - pT[a] || a - b).slice(0, 2);
-  }
-
-  /**
-   * Tools the descriptions prefer to the learned top tool `best` that no demonstration ever called
-   * after these calls (at the pooled graph's floor), best first, at most two: the demonstrations
-   * never showed this step, so their confidence in `best` is not evidence against them.
-   */
-  private contextPeers(best: number, L: number, unavailable: ReadonlySet<number> | undefined): number[] {
-    const pT = this.descriptions;
-    const x = this.workspace.x;
-    const floor = Math.fround(Math.log(FLOOR_GRAPH));
-    const peers: number[] = [];
-    for (let f = 0; f < L; f++) if (f !== best && f !== this.side.end && !unavailable?.has(f) && pT[f] >= pT[best] && x[GG * L + f] <= floor) peers.push(f);
-    return peers.sort((a, b) => pT[b] - pT[a] || a - b).slice(0, CONTEXT_PEERS_OFFERED);
-  }
-
-  /** Descriptions' probabilities of the step being ranked (scratch), and whether they are this step's. */
-  private descriptions = new Float64Array(0);
-  private described = false;
-
-  /**
-   * Whether the descriptions rank tool `f` about as high as their favourite label for this step (at
-   * least DESCRIPTION_PEER of its probability): an added tool joins a set only where the request
-   * gives evidence for it, not by rank alone (among 8 tools every tool is within a few ranks).
-   */
-  private describedAsWellAsBest(f: number, L: number): boolean {
-    this.ensureDescriptions(L);
-    const pT = this.descriptions;
-    let best = 0;
-    // END too: where the calls so far served the request, no tool is asked for.
-    for (let g = 0; g < L; g++) best = Math.max(best, pT[g]);
-    return pT[f] >= DESCRIPTION_PEER * best;
-  }
-
-  /** How many demonstrations the model learned from (fitted and learned online). */
-  private demonstrations(): number {
-    let n = 0;
-    for (const size of this.evidence?.sizes ?? []) n += size;
-    return n;
-  }
-
-  /** Computes the descriptions' probabilities of this step once. */
-  private ensureDescriptions(L: number): void {
-    if (this.described) return;
-    if (this.descriptions.length < L) this.descriptions = new Float64Array(L);
-    descriptionProbabilities(this.workspace.x, this.workspace.context, L, this.descriptions);
-    this.described = true;
-  }
-  /** Whether every tool has a demonstration, for the rarity counts it was found for. */
-  private allDemonstrated: { counts: Float64Array; value: boolean; unseen: number } | undefined;
-
-  /** The request's conformal novelty p-value (novelty.ts), worked out once per request; 1 without a novelty model. */
-  private requestPValue(q: Float32Array): number {
-    const novelty = this.parts.novelty;
-    if (!novelty) return 1;
-    return (this.lastQuery.pValue ??= noveltyPValue(novelty, q));
-  }
-
-  /** Tools that explain words of the request rank() is ranking that the calls so far and the set leave unexplained (coverage.ts). */
-  private uncovered(cov: CoverageModel, p: ArrayLike<number>, threshold: number, history: readonly number[], include: readonly number[], unavailable: ReadonlySet<number> | undefined): { tool: number; word: string }[] {
-    const strong = (this.lastQuery.strong ??= strongWords(cov, this.requestWords(cov)));
-    if (strong.length === 0) return [];
-    const floor = threshold > 0 ? threshold : 0.1;
-    return unexplained(cov, strong, (a) => p[a] >= floor || history.includes(a) || include.includes(a), (a) => p[a] > 0 && !unavailable?.has(a));
+    confident = view.confident;
+    // The tools the rules named first, then those of the rules listed `last` (the added tools the
+    // request matches by description): where the set has too little room for all, the first stay.
+    const named = [...first, ...after];
+    const set = { threshold, target: this.target, confident, ...(named.length ? { include: named } : {}) };
+    const rules = [...because, ...laterBecause];
+    const cause = confident ? undefined : this.groupCause(group, top, input.history, counts[best], rules);
+    return withLazyOrder({ labels: this.side.labels, probabilities, confident, group: groupKey(group), set, ...(cause ? { cause } : {}) }, { unitRange: true });
   }
 
   /** The request's word ids in the alignment model (the request rank() saw last). */
-  private requestWords(cov: CoverageModel): Uint32Array {
-    return (this.lastQuery.words ??= requestWordsOf(cov, this.lastQuery.tokens));
+  private requestWords(): Uint32Array {
+    const cov = this.coverage;
+    return (this.lastQuery.words ??= cov ? requestWordsOf(cov, this.lastQuery.tokens) : new Uint32Array(0));
   }
 
-  /** The new-combination rule (combinations.ts), where the fit switched it on. */
-  private leavingDemonstrations(history: readonly number[], p: ArrayLike<number>, unavailable: ReadonlySet<number> | undefined) {
-    const combos = this.parts.combinations;
-    if (!combos?.enabled || !this.coverage || history.length === 0) return undefined;
-    const words = this.requestWords(this.coverage);
-    return newCombination(combos, this.coverage, words, history, (a) => p[a] > 0 && !unavailable?.has(a));
-  }
-
-  /** The sequence-words rule (sequence-words.ts), where the fit switched it on. */
-  private askedBeyondCalls(history: readonly number[], next: number | undefined, p: ArrayLike<number>, unavailable: ReadonlySet<number> | undefined) {
-    const said = this.parts.sequenceWords;
-    if (!said || !(next === undefined ? said.enabled : said.atSteps) || !this.coverage) return undefined;
-    const words = this.requestWords(this.coverage);
-    return askedBeyond(said, this.coverage, words, history, next, (a) => p[a] > 0 && !unavailable?.has(a));
-  }
-
-  /** Tools added after training, not yet demonstrated, within `rank` of the best description match (embedding or lexical) for this step. */
-  private askedNewTools(unseen: readonly number[], rank: number, q: Float32Array): number[] {
-    const x = this.workspace.x;
-    const L = this.side.labels.length;
-    const T = this.side.end;
-    const embBest = bestValues(x, EMBU * L, T, rank);
-    const lexBest = bestValues(x, LEXU * L, T, rank);
-    // The same rank by the centred description match (centered.ts): hubs do not crowd it.
-    const centered = (this.centered ??= new CenteredMatch(this.side.toolVectors, T, this.side.dim)).score(q);
-    const cenBest = bestValues(centered, 0, T, rank);
-    const kth = (best: number[]) => (best.length < rank ? -Infinity : best[rank - 1]);
-    const [emb, lex, cen] = [kth(embBest), kth(lexBest), kth(cenBest)];
-    const bestRank = new Map<number, number>();
-    for (const f of unseen) {
-      let r = Infinity;
-      if (x[EMBU * L + f] >= emb) r = rankAmong(embBest, x[EMBU * L + f]);
-      if (x[LEXU * L + f] > 0 && x[LEXU * L + f] >= lex) r = Math.min(r, rankAmong(lexBest, x[LEXU * L + f]));
-      // The centred match first: among thousands of tools the plain embedding and BM25 matches
-      // put hubs and one-word coincidences on top, so the tools they alone bring come after it.
-      if (r < Infinity) r += rank;
-      if (centered[f] >= cen) r = rankAmong(cenBest, centered[f]);
-      if (r < Infinity) bestRank.set(f, r);
-    }
-    const out = [...bestRank.keys()];
-    // Best matches first: by the centred match's rank, then the tools only the embedding or the
-    // lexical match brings, by their better rank there (ties by the centred match): where many
-    // added tools qualify, the set keeps the ones the request asks for most.
-    return out.length > 1 ? out.sort((a, b) => bestRank.get(a)! - bestRank.get(b)! || centered[b] - centered[a] || a - b) : out;
+  /** The request words request coverage can ever name (the request rank() saw last). */
+  private strongWords(): Uint32Array {
+    const cov = this.coverage;
+    return (this.lastQuery.strong ??= cov ? strongWords(cov, this.requestWords()) : new Uint32Array(0));
   }
 
   private centered: CenteredMatch | undefined;
 
-  /** Why a step is unsure under group calibration. */
-  private groupCause(group: string, top: number, history: readonly string[], include: number[], topCount: number, leftOut: number[], covered: string[] = []): string {
-    const why: string[] = [...covered];
-    if (leftOut.length > 0) why.push(`${leftOut.slice(0, 3).map((f) => `"${this.side.labels[f]}"`).join(', ')} ${leftOut.length === 1 ? 'was' : 'were'} added after training and ${leftOut.length === 1 ? 'has' : 'have'} no demonstrations yet: the set may miss ${leftOut.length === 1 ? 'it' : 'them'}`);
-    if (include.length > 0) {
-      const names = include.slice(0, 3).map((f) => `"${this.side.labels[f]}"`).join(', ');
-      const rank = this.parts.groups?.newToolRank ?? 0;
-      const one = include.length === 1;
-      why.push(`${names}${include.length > 3 ? ` and ${include.length - 3} more` : ''} ${one ? 'was' : 'were'} added after training, ${one ? 'has' : 'have'} no demonstrations yet and ${one ? 'is' : 'are'} among the request's ${rank} best description matches`);
-    }
-    if (topCount < 1) why.push('the top tool has no demonstrations');
-    else if (group.includes('/few/')) why.push(`the top tool has few demonstrations (${Math.round(topCount)})`);
+  /** Why a step is unsure under group calibration: the rules' reasons first. */
+  private groupCause(group: CalibrationGroup, top: number, history: readonly string[], count: number, rules: string[]) {
+    const why: string[] = [...rules];
+    if (count < 1) why.push('the top tool has no demonstrations');
+    else if (group.support === 'few') why.push(`the top tool has few demonstrations (${Math.round(count)})`);
     const base = this.unsureCause(top, history);
     if (base) why.push(base);
-    const scores = this.parts.groups?.scores[group]?.length ?? 0;
+    const scores = this.parts.calibration.groups?.[groupKey(group)]?.length ?? 0;
     if (why.length === 0) why.push(`too few held-out steps like this one (${scores}) to be sure`);
     return why.join('; ');
   }
@@ -448,9 +304,9 @@ export class GatedRetriever implements Retriever {
    * (for coverage-against-size curves; set `thresholds` to use them). Zero where a group has too
    * few scores, as at fit time.
    */
-  thresholdsFor(target: number): { confident: number; unsure: number } {
+  thresholdsFor(target: number): Thresholds {
     if (!(target > 0 && target < 1)) throw new DtdrError('options', `target must be in (0, 1), got ${target}`, { field: 'target' });
-    return groupThresholds(this.parts.calibration, target);
+    return thresholdsOf(this.parts.calibration, target);
   }
 
   /** Why a step is unsure, from what its signals could and could not find. */

@@ -277,7 +277,7 @@ function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Work
  * tool, each evidence signal moves from its value toward the step's best, by 1 / (1 + its
  * demonstrated steps since), so it is ranked by its description against the demonstrated tools.
  * Tools that were there when the demonstrations were recorded are left as the evidence has them:
- * lifting them too cost MRR and confident misses on UltraTool's dev split (issue 22), and let a
+ * lifting them too cost MRR and confident misses on UltraTool's dev split, and let a
  * description match outrank a sequence the model had just learned.
  */
 function liftAdded(side: ToolSide, ev: Evidence, w: Workspace, added: ReadonlySet<number>): void {

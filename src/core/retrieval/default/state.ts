@@ -15,10 +15,12 @@ import { DependencyGraph } from '../graph.js';
 import { LinearHead, type LinearHeadState } from '../linear-head.js';
 import { ReplayBuffer, type ReplayState } from '../linear-head-training.js';
 import { headSparseSize, type Evidence } from './evidence.js';
-import type { GroupCalibration } from './groups.js';
-import { checkSequenceWordsState, sequenceWordsFromState, sequenceWordsState, type SequenceWords, type SequenceWordsState } from './sequence-words.js';
-import { checkCombinationsState, combinationsFromState, combinationsState, type Combinations, type CombinationsState } from './combinations.js';
+import type { Calibration } from './groups.js';
+import type { SequenceWordsState } from './rules/sequence-words.js';
+import type { CombinationsState } from './rules/new-combinations.js';
 import { checkCoverageState, coverageFromState, coverageState, type CoverageModel, type CoverageState } from './coverage.js';
+import type { SavedState } from './rule.js';
+import { STEP_RULES, type RuleStates } from './step-rules.js';
 import { checkNoveltyState, noveltyFromState, noveltyState, type Novelty, type NoveltyState } from './novelty.js';
 import { G, KNOWN_HISTORY, S, SIGNALS, type SignalName } from './layout.js';
 import { ToolSide } from './tool-side.js';
@@ -31,17 +33,14 @@ export interface GatedParts {
   temperature: number;
   target: number;
   confidentAbove: number;
-  thresholds: { confident: number; unsure: number };
   neighbours: number;
   withoutSignals: SignalName[];
   diagnostics?: GatedDiagnostics;
-  /** Held-out conformal scores (probability of the best acceptable label) per group, kept so learning can pool new ones. */
-  calibration: { confident: number[]; unsure: number[] };
   /**
-   * Group-conditional calibration (groups.ts): held-out scores and thresholds per kind of step.
-   * Absent in models fitted before it: they rank and call steps confident as they did.
+   * Held-out conformal scores and thresholds per pool and per group (groups.ts), kept so learning
+   * can pool new ones. Models fitted before the fine groups hold the pools alone and rank as they did.
    */
-  groups?: GroupCalibration;
+  calibration: Calibration;
   /** Tools added after training (Dtdr.addTools), by label index: while no demonstration calls one, it joins the sets of requests that ask for it. */
   addedTools: number[];
   /**
@@ -50,17 +49,9 @@ export interface GatedParts {
    * Absent in models fitted before it: no coverage rule.
    */
   coverage?: CoverageModel;
-  /**
-   * Which tools the demonstrations call together (combinations.ts), and whether the new-combination
-   * rule is on. Absent in models fitted before it: no such rule.
-   */
-  combinations?: Combinations;
-  /**
-   * The words each well-demonstrated tool sequence's requests used (sequence-words.ts), and whether
-   * the rule is on. Absent in models fitted before it: no such rule.
-   */
-  sequenceWords?: SequenceWords;
-  /** A sample of the demonstrations' requests and how near each lies to the others (novelty.ts). Absent in older files: every request is trusted. */
+  /** Each step rule's state by rule name (step-rules.ts); a rule without one (models fitted before it) is silent. */
+  rules: RuleStates;
+  /** A sample of the demonstrations' requests and how near each lies to the others (novelty.ts). Absent in older files: every request is familiar. */
   novelty?: Novelty;
 }
 
@@ -108,18 +99,18 @@ export interface GatedState {
   };
   /** Held-out conformal scores per group (absent in older files: learning then uses new scores only). */
   calibration?: { confident: number[]; unsure: number[] };
-  /** Per-group held-out scores and thresholds (absent in files written before them: two groups, as then). */
-  groups?: GroupCalibration;
+  /** Per-group held-out scores and thresholds (absent in files written before them: the two pools alone). */
+  groups?: { scores: Record<string, number[]>; thresholds: Record<string, number>; newToolRank: number };
   /** Label indices of the tools added after training (absent: none). */
   addedTools?: number[];
   /** Request coverage's word–tool alignment (absent in files written before it: no coverage rule). */
   coverage?: CoverageState;
+  /** Requests the novelty score compares with (absent in files written before it: every request familiar). */
+  novelty?: NoveltyState;
   /** Tools the demonstrations combine, and the new-combination rule's switch (absent in files written before it: no such rule). */
   combinations?: CombinationsState;
   /** The words each well-demonstrated sequence's requests used (absent in files written before it: no such rule). */
   sequenceWords?: SequenceWordsState;
-  /** Requests the novelty score compares with (absent in files written before it: every request trusted). */
-  novelty?: NoveltyState;
   diagnostics?: GatedDiagnostics;
 }
 
@@ -128,7 +119,7 @@ export function gatedState(p: GatedParts): GatedState {
   const ev = p.evidence;
   const d = p.side.dim;
   const rows = (a: Float32Array, count: number) => Array.from({ length: count }, (_, i) => Array.from(a.subarray(i * d, (i + 1) * d)));
-  return {
+  const out: GatedState = {
     historyLength: (p.evidence?.historyLength ?? 0),
     neighbours: p.neighbours,
     lexicalOrder: p.side.lexicalOrder,
@@ -137,7 +128,7 @@ export function gatedState(p: GatedParts): GatedState {
     temperature: p.temperature,
     target: p.target,
     confidentAbove: p.confidentAbove,
-    thresholds: p.thresholds,
+    thresholds: { ...p.calibration.thresholds.pools },
     toolVectors: rows(p.side.toolVectors, p.side.tools.length),
     evidence: ev
       ? {
@@ -152,15 +143,20 @@ export function gatedState(p: GatedParts): GatedState {
           replay: ev.replay.state(),
         }
       : null,
-    calibration: p.calibration,
-    ...(p.groups ? { groups: p.groups } : {}),
+    calibration: { ...p.calibration.pools },
+    ...(p.calibration.groups
+      ? { groups: { scores: p.calibration.groups, thresholds: p.calibration.thresholds.groups, newToolRank: 0 } }
+      : {}),
     ...(p.addedTools.length ? { addedTools: p.addedTools } : {}),
     ...(p.coverage ? { coverage: coverageState(p.coverage) } : {}),
-    ...(p.combinations ? { combinations: combinationsState(p.combinations) } : {}),
-    ...(p.sequenceWords ? { sequenceWords: sequenceWordsState(p.sequenceWords) } : {}),
     ...(p.novelty ? { novelty: noveltyState(p.novelty) } : {}),
-    ...(p.diagnostics ? { diagnostics: p.diagnostics } : {}),
   };
+  for (const rule of STEP_RULES) {
+    const state = p.rules[rule.name];
+    if (state !== undefined) rule.save(state, out as unknown as SavedState);
+  }
+  if (p.diagnostics) out.diagnostics = p.diagnostics;
+  return out;
 }
 
 /** A saved state back in memory, checked: a bad field is a DtdrError naming it. */
@@ -209,10 +205,10 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     ev.sizes = Array.isArray(e.sizes) && e.sizes.length === graphs.length ? e.sizes.map(Number) : graphs.map(startCount);
   }
   const th = s.thresholds ?? { confident: 0, unsure: 0 };
-  const calibration = s.calibration && Array.isArray(s.calibration.confident) && Array.isArray(s.calibration.unsure)
+  const pools = s.calibration && Array.isArray(s.calibration.confident) && Array.isArray(s.calibration.unsure)
     ? { confident: s.calibration.confident.map(Number), unsure: s.calibration.unsure.map(Number) }
     : { confident: [], unsure: [] };
-  let groups: GroupCalibration | undefined;
+  let groups: NonNullable<GatedState['groups']> | undefined;
   if (s.groups !== undefined) {
     const g = s.groups;
     if (!g || typeof g !== 'object' || !g.scores || typeof g.scores !== 'object' || !g.thresholds || typeof g.thresholds !== 'object') fail('groups', 'groups must hold scores and thresholds per group');
@@ -223,25 +219,39 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
   }
   const addedTools = s.addedTools ?? [];
   if (!Array.isArray(addedTools) || addedTools.some((f) => !Number.isInteger(f) || f < 0 || f >= tools.length)) fail('addedTools', 'addedTools must list tool indices');
+  // One calibration in memory: the saved pools (`thresholds`, `calibration`) and, where saved, the groups.
+  const calibration: Calibration = {
+    pools,
+    ...(groups ? { groups: groups.scores } : {}),
+    thresholds: { pools: { confident: th.confident, unsure: th.unsure }, groups: groups?.thresholds ?? {} },
+  };
   return {
     side,
     evidence: ev,
-    groups,
+    calibration,
     addedTools: [...addedTools],
     ...(s.coverage ? { coverage: coverageFromState(s.coverage) } : {}),
-    ...(s.combinations ? { combinations: combinationsFromState(s.combinations) } : {}),
-    ...(s.sequenceWords && s.coverage ? { sequenceWords: sequenceWordsFromState(s.sequenceWords) } : {}),
     ...(s.novelty ? { novelty: noveltyFromState(s.novelty, dim) } : {}),
+    rules: loadRules(s),
     theta: Float64Array.from(s.theta),
     temperature: Number(s.temperature) || 1,
     target: Number(s.target) || 0.95,
     confidentAbove: Number(s.confidentAbove ?? 0.5),
-    thresholds: th,
     neighbours: Number(s.neighbours) || 5,
     withoutSignals: without,
     diagnostics: s.diagnostics,
-    calibration,
   };
+}
+
+/** Each step rule's state from a checked file (models with evidence only: tools alone have no rules). */
+function loadRules(s: GatedState): RuleStates {
+  const out: RuleStates = {};
+  if (!s.evidence) return out;
+  for (const rule of STEP_RULES) {
+    const state = rule.load(s as unknown as SavedState);
+    if (state !== undefined) out[rule.name] = state;
+  }
+  return out;
 }
 
 /** A saved history length: at most the longest plan (MAX_PLAN_STEPS); trained models use 1–5. */
@@ -272,12 +282,8 @@ export function checkGatedState(state: unknown, tools: readonly ToolSpec[], dime
   }
   if (s.diagnostics !== undefined) object('state.diagnostics', s.diagnostics);
   if (s.coverage !== undefined) checkCoverageState('state.coverage', s.coverage, tools.length);
-  if (s.combinations !== undefined) checkCombinationsState('state.combinations', s.combinations, L);
-  if (s.sequenceWords !== undefined) {
-    if (s.coverage === undefined) stateError('state.sequenceWords', 'needs state.coverage (its word ids are the alignment\'s)');
-    checkSequenceWordsState('state.sequenceWords', s.sequenceWords, L, (s.coverage as CoverageState).words.length);
-  }
   if (s.novelty !== undefined) checkNoveltyState('state.novelty', s.novelty, dimension);
+  for (const rule of STEP_RULES) rule.validate?.(s as SavedState, L);
   if (s.evidence === null || s.evidence === undefined) return;
   const e = object('state.evidence', s.evidence) as unknown as NonNullable<GatedState['evidence']>;
   const l = int('state.historyLength', s.historyLength, 0, MAX_HISTORY);

@@ -1,5 +1,5 @@
 /**
- * Which tools the demonstrations combine (issue 22: new combinations of familiar steps). A request
+ * The new-combinations rule: which tools the demonstrations combine. A request
  * word that a tool explains strongly (request coverage, coverage.ts), where no demonstration calls
  * that tool together with the calls so far, says the plan is leaving the demonstrations: the
  * memorised continuation is likely wrong. Such a step is not confident, and the tool — or, when the
@@ -17,10 +17,11 @@
  * the measured precisions. (The alignment model behind it saw every request, the held-out ones
  * included: the score is optimistic, but only the switch depends on it.)
  */
-import type { Plan } from '../../base/types.js';
-import { int, num, numbers, object, stateError } from '../../base/validate.js';
-import { sequenceKey } from '../../plans/plan.js';
-import { requestWords, type CoverageModel } from './coverage.js';
+import type { Plan } from '../../../base/types.js';
+import { int, num, numbers, object, stateError } from '../../../base/validate.js';
+import { sequenceKey } from '../../../plans/plan.js';
+import type { StepRule } from '../rule.js';
+import { MAX_CHECKED_PLANS, requestWords, sortedHas, strongTools, type CoverageModel } from '../coverage.js';
 
 /** Held-out precision the rule needs to be switched on. */
 export const PRECISION = 0.75;
@@ -30,9 +31,6 @@ export const MIN_FIRED = 20;
 export const END_ALARMS = 0.2;
 /** Share of a tool's demonstrated calls that one tool directly precedes, for that tool to be its entry. */
 export const ENTRY_SHARE = 0.9;
-/** Demonstrations a rule's switches are scored on, at most (every stride-th beyond it): this rule's and the sequence-words rule's. */
-export const MAX_CHECKED_PLANS = 10_000;
-
 export interface Combinations {
   /** Per label: the labels some demonstration calls together with it (sorted; itself included). */
   together: Uint32Array[];
@@ -153,22 +151,6 @@ export function demonstratedWith(c: Combinations, history: readonly number[], a:
   return true;
 }
 
-/** Whether the ascending `list` holds x (by halving). */
-export function sortedHas(list: Uint32Array, x: number): boolean {
-  let lo = 0;
-  let hi = list.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (list[mid] === x) return true;
-    if (list[mid] < x) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return false;
-}
-
-/** Tools that share a word's alignment, at most: "email" is email_read's and email_send's. */
-export const WORD_TOOLS = 3;
-
 /**
  * The request word, of those that ask for tools no demonstration combines with the calls so far: the
  * fewest of its best tools that hold `share` of its alignment (NULL included, at most WORD_TOOLS),
@@ -185,24 +167,6 @@ export function askedApart(cov: CoverageModel, words: Uint32Array, history: read
     if (strong.gain > bestGain) [best, bestGain] = [{ word: cov.names[w], tools: strong.tools }, strong.gain];
   }
   return best;
-}
-
-/**
- * A request word's best tools: the fewest that hold `share` of its alignment (NULL included, at
- * most WORD_TOOLS), and the best one's gain over NULL; undefined when that gain is below `gain` or
- * WORD_TOOLS tools do not hold the share (a word many tools, or NULL, explain).
- */
-export function strongTools(cov: CoverageModel, w: number, gain: number): { tools: number[]; gain: number } | undefined {
-  const tools = cov.tools[w];
-  const probs = cov.probs[w];
-  if (!tools || tools.length === 0 || probs[0] < gain * Math.max(cov.nullProb[w], 1e-9)) return undefined;
-  let total = cov.nullProb[w];
-  for (let k = 0; k < probs.length; k++) total += probs[k];
-  let mass = 0;
-  let k = 0;
-  while (k < tools.length && k < WORD_TOOLS && mass < cov.share * total) mass += probs[k++];
-  if (mass < cov.share * total) return undefined;
-  return { tools: Array.from(tools.subarray(0, k)), gain: probs[0] / Math.max(cov.nullProb[w], 1e-9) };
 }
 
 /**
@@ -247,4 +211,44 @@ export function checkCombinationsState(field: string, v: unknown, labels: number
 export function combinationsFromState(s: CombinationsState): Combinations {
   const together = Array.from({ length: s.offsets.length - 1 }, (_, a) => Uint32Array.from(s.together.slice(s.offsets[a], s.offsets[a + 1])));
   return { together, entry: Int32Array.from(s.entry), enabled: s.enabled, fired: s.fired, precision: s.precision, endAlarms: s.endAlarms, atEnd: s.atEnd };
+}
+
+/**
+ * The rule in the pipeline (step-rules.ts): the request asks, in words, for a tool that no
+ * demonstration calls together with the calls so far, so the memorised continuation is suspect.
+ * Where END is on top, only if its held-out false alarms there were few (`atEnd`).
+ */
+export const newCombinationsRule: StepRule<Combinations> = {
+  name: 'new-combinations',
+  fit: (f) => fitCombinations(f.plans, f.toolIndex, f.labels, f.coverage, f.words),
+  learn: (c, plans, toolIndex) => learnCombinations(c, plans, toolIndex),
+  validate(saved, labels) {
+    if (saved.combinations !== undefined) checkCombinationsState('state.combinations', saved.combinations, labels);
+  },
+  load: (saved) => (saved.combinations ? combinationsFromState(saved.combinations as CombinationsState) : undefined),
+  save(c, into) {
+    into.combinations = combinationsState(c);
+  },
+  withTools(saved, T, added) {
+    const c = saved.combinations as CombinationsState | undefined;
+    if (c) saved.combinations = combinationsWithTools(c, T, added);
+  },
+  check(c, v) {
+    if ((v.best === v.side.end && !c.atEnd) || !c.enabled || !v.coverage || v.history.length === 0) return null;
+    const found = newCombination(c, v.coverage, v.requestWords(), v.history, v.usable);
+    if (!found) return null;
+    const names = (f: number) => `"${v.side.labels[f]}"`;
+    const first = found.offer.length > 1 ? `; the demonstrations call ${names(found.offer[0])} right before it` : '';
+    const history = v.history.map(names).join(' → ');
+    const asks = `the request asks for "${found.word}" (${names(found.tool)})`;
+    return { tools: found.offer, because: [`${asks}, which no demonstration combines with ${history}${first}`] };
+  },
+};
+
+/** The new-combination table with `added` empty slots (never demonstrated, no entry) before END's (empty too). */
+function combinationsWithTools(c: CombinationsState, T: number, added: number): CombinationsState {
+  const tools = c.offsets.slice(0, T + 1);
+  const last = tools[tools.length - 1];
+  const offsets = [...tools, ...Array.from({ length: added + 1 }, () => last)];
+  return { ...c, offsets, entry: [...c.entry.slice(0, T), ...Array.from({ length: added + 1 }, () => -1)] };
 }

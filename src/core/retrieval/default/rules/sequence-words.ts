@@ -1,5 +1,5 @@
 /**
- * What the demonstrations of a plan say (issue 22: words the demonstrations never used). At a
+ * The sequence-words rule: words the demonstrations of a plan never used. At a
  * confident step, take the demonstrations that make exactly the calls so far (END on top: the
  * plan would end) or that begin with the calls so far and the top tool. When at least
  * MIN_SEQUENCE_PLANS of them exist and none of their requests used a word this request uses — a
@@ -17,10 +17,10 @@
  * side is on with at least MIN_FIRED firings right in PRECISION of them (the demo set 0.76 and the
  * synthetic worlds: on; UltraTool 0.085: off, where those steps decide as before).
  */
-import type { Plan } from '../../base/types.js';
-import { array, int, num, numbers, object, stateError } from '../../base/validate.js';
-import { requestWords, type CoverageModel } from './coverage.js';
-import { MAX_CHECKED_PLANS, MIN_FIRED, PRECISION, sortedHas, strongTools } from './combinations.js';
+import type { Plan } from '../../../base/types.js';
+import { array, int, num, numbers, object, stateError } from '../../../base/validate.js';
+import type { StepRule } from '../rule.js';
+import { MAX_CHECKED_PLANS, requestWords, sortedHas, strongTools, type CoverageModel } from '../coverage.js';
 
 /** Demonstrations a sequence needs before its requests' words count. */
 export const MIN_SEQUENCE_PLANS = 20;
@@ -30,6 +30,10 @@ export const MIN_EXPECTED = 3;
 export const WORD_GAIN = 10;
 /** Share of held-out END steps on which the rule may fire (false alarms) for it to be on. */
 export const MAX_ALARMS = 0.05;
+/** Held-out precision the step side needs to be switched on. */
+export const PRECISION = 0.75;
+/** Held-out steps the step side must fire on before its precision counts. */
+export const MIN_FIRED = 20;
 
 export interface SequenceWords {
   /** A word counts when its best tool explains it at least this many times better than NULL does (WORD_GAIN by default). */
@@ -265,3 +269,44 @@ export function sequenceWordsFromState(s: SequenceWordsState): SequenceWords {
   });
   return { gain: s.gain, plans: s.plans, df: Uint32Array.from(s.df), sequences, alarms: s.alarms, enabled: s.enabled, fired: s.fired, precision: s.precision, atSteps: s.atSteps };
 }
+
+/**
+ * The rule in the pipeline (step-rules.ts), at a step still confident: many demonstrations make
+ * exactly these calls (END on top) or begin with them and the top tool, and none of their requests
+ * says a word this one says that another tool explains.
+ */
+export const sequenceWordsRule: StepRule<SequenceWords> = {
+  name: 'sequence-words',
+  fit: (f) => fitSequenceWords(f.plans, f.toolIndex, f.coverage, undefined, f.words),
+  learn(s, plans, toolIndex, coverage) {
+    if (coverage) learnSequenceWords(s, plans, toolIndex, coverage);
+  },
+  validate(saved, labels) {
+    if (saved.sequenceWords === undefined) return;
+    const why = "needs state.coverage (its word ids are the alignment's)";
+    if (saved.coverage === undefined) stateError('state.sequenceWords', why);
+    const words = (saved.coverage as { words: unknown[] }).words.length;
+    checkSequenceWordsState('state.sequenceWords', saved.sequenceWords, labels, words);
+  },
+  load(saved) {
+    const state = saved.sequenceWords as SequenceWordsState | undefined;
+    return state && saved.coverage ? sequenceWordsFromState(state) : undefined;
+  },
+  save(s, into) {
+    into.sequenceWords = sequenceWordsState(s);
+  },
+  check(s, v) {
+    const next = v.best === v.side.end ? undefined : v.best;
+    // A removed tool on top (its probability is masked later, by the caller's view) says nothing of the plan.
+    if (!v.confident || !v.coverage || (next !== undefined && v.unavailable?.has(next))) return null;
+    if (!(next === undefined ? s.enabled : s.atSteps)) return null;
+    const found = askedBeyond(s, v.coverage, v.requestWords(), v.history, next, v.usable);
+    if (!found) return null;
+    const names = (list: readonly number[], join: string) => list.map((f) => `"${v.side.labels[f]}"`).join(join);
+    const calls = names(next === undefined ? v.history : [...v.history, next], ' → ');
+    const which = next === undefined ? `call ${calls} and nothing more` : `begin with ${calls}`;
+    const said = `the request says "${found.word}" (${names(found.tools, ', ')})`;
+    const none = `which none of the ${found.plans} demonstrations that ${which} says`;
+    return { tools: found.tools, because: [`${said}, ${none}`] };
+  },
+};

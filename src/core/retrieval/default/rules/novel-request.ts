@@ -1,0 +1,21 @@
+/**
+ * The novel-request rule: a request unlike the demonstrations' (its conformal novelty p-value,
+ * novelty.ts, below NOVEL_P) is never confident. No held-out step measured requests like it, and
+ * demonstrations from a few features say nothing of the others. It adds no tool: the ranking
+ * already gave a never-demonstrated tool all of its description's share for such a request.
+ */
+import { NOVEL_P } from '../novelty.js';
+import type { StepRule } from '../rule.js';
+
+export const novelRequestRule: StepRule<object> = {
+  name: 'novel-request',
+  fit: () => ({}),
+  // Models fitted before request novelty have no sample to compare with: the rule stays silent.
+  load: (saved) => (saved.novelty !== undefined ? {} : undefined),
+  save: () => undefined,
+  check(_state, v) {
+    if (v.novelty >= NOVEL_P) return null;
+    const share = Math.round(NOVEL_P * 100);
+    return { tools: [], because: [`the request is unlike the demonstrations' (fewer than ${share}% of them are as far from their nearest)`] };
+  },
+};
