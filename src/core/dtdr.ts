@@ -13,6 +13,7 @@ import { checkPlans, copyPlan, readPlan, readPlans, type ChainPlanInput } from '
 import { GatedRetriever } from './retrieval/default/index.js';
 import { decodeBinaryModel, encodeBinaryModel } from './model/binary.js';
 import { toolText } from './base/text.js';
+import { checkNesting, MAX_MODEL_NESTING } from './base/limits.js';
 import type { Plan, ToolSpec } from './base/types.js';
 
 /** Demonstrations stored with a model for prompt examples. */
@@ -119,6 +120,11 @@ export class Dtdr {
   get tools(): ToolSpec[] {
     const removed = new Set(this.changes.removed);
     return [...this.baseTools, ...this.changes.added].filter((t) => !removed.has(t.name));
+  }
+
+  /** The tools removed with `removeTools` (and not added back): adapters never offer or run them. */
+  get removedTools(): string[] {
+    return [...this.changes.removed];
   }
 
   /**
@@ -285,6 +291,8 @@ export class Dtdr {
       throw new DtdrError('artifact', message, { file: source, field, hint: 'the model file was damaged or edited by hand: restore it from a backup or retrain' });
     };
     const binary = saved instanceof Uint8Array;
+    // The binary decoder checks its header's nesting; a JSON artifact is checked here, before anything walks it.
+    if (!binary) checkNesting(saved, MAX_MODEL_NESTING, { what: 'the model', code: 'artifact', file: source });
     const artifact = binary ? decodeBinaryModel(saved, source) : saved;
     const { retriever, artifact: a } = loadRetriever(artifact, { encoder, source, binary });
     if ((retriever.needs.query || retriever.needs.context) && !encoder) {
