@@ -1,14 +1,14 @@
-import { loadRetriever, saveRetriever, toolsHash, type ModelArtifact } from './model/artifact.js';
+import { loadRetriever, saveRetriever, withTools, type ModelArtifact } from './model/artifact.js';
 import type { Encoder } from './base/encoder.js';
 import { DtdrError } from './base/errors.js';
 import type { GatedDiagnostics, GatedState } from './retrieval/default/index.js';
 import type { Backoff, LearnInput, MethodName, RankInput, Ranking, Retriever } from './retrieval/types.js';
 import { checkSelectOptions, selectCandidates, type Candidate, type SelectOptions } from './selection/select.js';
 import { contextText } from './base/text.js';
-import { DEFAULT_METHOD, embedAll, fitNeeds, labelsOf, TRAIN_DEFAULTS, trainRetriever, type TrainOptions } from './retrieval/train.js';
+import { DEFAULT_METHOD, embedAll, fitNeeds, TRAIN_DEFAULTS, trainRetriever, type TrainOptions } from './retrieval/train.js';
 import { chainPlan, planSteps, planTools } from './plans/plan.js';
 import { checkHistory, checkPlanSizes, checkQuery, checkTools } from './base/checks.js';
-import { ChangedToolSet, checkAddedTools, checkRemovedTools, copyChanges, extendGatedState, NO_CHANGES, readToolChanges, type ToolChanges } from './model/toolset.js';
+import { canCompactGatedTool, ChangedToolSet, checkAddedTools, checkRemovedTools, compactGatedState, copyChanges, extendGatedState, NO_CHANGES, readToolChanges, withToolVectors, type ToolChanges } from './model/toolset.js';
 import { checkPlans, copyPlan, readPlan, readPlans, type ChainPlanInput } from './plans/input.js';
 import { GatedRetriever } from './retrieval/default/index.js';
 import { decodeBinaryModel, encodeBinaryModel } from './model/binary.js';
@@ -18,6 +18,12 @@ import type { Plan, ToolSpec } from './base/types.js';
 
 /** Demonstrations stored with a model for prompt examples. */
 const EXAMPLES_KEPT = 64;
+/**
+ * The newest demonstrations handed to `learn` that `forget` can take out again. Older ones are
+ * folded into the saved state forget starts from (in batches of half this), as training plans
+ * are: a year of learning keeps the model's size and each call's cost bounded.
+ */
+export const MAX_FORGETTABLE = 1000;
 
 export interface Retrieval {
   /** F_t: the tools (and maybe END) to show the model next, best first. */
@@ -124,7 +130,7 @@ export class Dtdr {
 
   /** The tools removed with `removeTools` (and not added back): adapters never offer or run them. */
   get removedTools(): string[] {
-    return [...this.changes.removed];
+    return [...this.changes.removed, ...(this.changes.dropped ?? [])];
   }
 
   /**
@@ -145,7 +151,11 @@ export class Dtdr {
     const back = specs.filter((t) => removed.has(t.name));
     const fresh = specs.filter((t) => !removed.has(t.name)).map((t) => ({ ...t }));
     checkAddedTools(fresh, [...this.baseTools, ...this.changes.added].map((t) => t.name));
-    if (back.length > 0) this.changes = { ...this.changes, removed: this.changes.removed.filter((n) => !back.some((t) => t.name === n)) };
+    if (back.length > 0) {
+      this.changes = { ...this.changes, removed: this.changes.removed.filter((n) => !back.some((t) => t.name === n)) };
+      await this.replaceSpecs(back);
+    }
+    if (this.changes.dropped?.some((n) => fresh.some((t) => t.name === n))) this.changes = { ...this.changes, dropped: this.changes.dropped.filter((n) => !fresh.some((t) => t.name === n)) };
     if (fresh.length > 0) {
       if (this.base instanceof GatedRetriever) {
         const encoder = this.requireEncoder('adding tools');
@@ -153,9 +163,8 @@ export class Dtdr {
         const state = extendGatedState(this.base.state(), this.baseTools.length, fresh.length, vectors.map((v) => Array.from(v)));
         if (this.beforeLearning) {
           const before = this.beforeLearning;
-          const tools = [...before.tools, ...fresh.map((t) => ({ name: t.name, description: t.description }))];
           const extended = extendGatedState(before.state as GatedState, before.tools.length, fresh.length, vectors.map((v) => Array.from(v)));
-          this.beforeLearning = { ...before, tools, labels: labelsOf(tools), toolsHash: toolsHash(tools), state: extended };
+          this.beforeLearning = withTools(before, [...before.tools, ...fresh.map((t) => ({ name: t.name, description: t.description }))], extended);
         }
         this.baseTools = [...this.baseTools, ...fresh];
         this.base = GatedRetriever.fromState(this.baseTools, encoder.dimension, state);
@@ -189,8 +198,44 @@ export class Dtdr {
 
   private removeNow(names: string[]): void {
     checkRemovedTools(names, this.tools.map((t) => t.name));
-    this.changes = { ...this.changes, removed: [...this.changes.removed, ...names] };
+    // DTDR-G's added tools that nothing was learned about leave the model; others are masked.
+    const masked = names.filter((name) => !this.dropGatedTool(name));
+    this.changes = { ...this.changes, removed: [...this.changes.removed, ...masked] };
     this.view = this.applyChanges();
+  }
+
+  /** Takes an added, never-demonstrated tool out of DTDR-G's state (and the state forget replays from); false when it cannot. */
+  private dropGatedTool(name: string): boolean {
+    const [r, before] = [this.baseTools.findIndex((t) => t.name === name), this.beforeLearning];
+    const rBefore = before ? before.tools.findIndex((t) => t.name === name) : -1;
+    if (!(this.base instanceof GatedRetriever) || !this.encoder || r < 0) return false;
+    const state = this.base.state();
+    if (!canCompactGatedTool(state, this.baseTools.length, r) || (before && !canCompactGatedTool(before.state as GatedState, before.tools.length, rBefore))) return false;
+    this.baseTools = this.baseTools.filter((_, i) => i !== r);
+    this.base = GatedRetriever.fromState(this.baseTools, this.encoder.dimension, compactGatedState(state, this.baseTools.length + 1, r));
+    if (before) this.beforeLearning = withTools(before, before.tools.filter((_, i) => i !== rBefore), compactGatedState(before.state as GatedState, before.tools.length, rBefore));
+    this.changes = { ...this.changes, dropped: [...(this.changes.dropped ?? []), name] };
+    return true;
+  }
+
+  /** Gives tools the model has (removed ones being added back) the specs given: their new description and schemas. */
+  private async replaceSpecs(specs: ToolSpec[]): Promise<void> {
+    const byName = new Map(specs.map((t) => [t.name, { ...t }]));
+    const update = (tools: ToolSpec[]) => tools.map((t) => byName.get(t.name) ?? t);
+    if (this.base instanceof GatedRetriever) {
+      const encoder = this.requireEncoder('adding tools');
+      const vectors = (await encoder.embed(specs.map((t) => toolText(t.name, t.description)))).map((v) => Array.from(v));
+      const at = (tools: ToolSpec[]) => specs.map((t) => tools.findIndex((b) => b.name === t.name));
+      this.base = GatedRetriever.fromState((this.baseTools = update(this.baseTools)), encoder.dimension, withToolVectors(this.base.state(), at(this.baseTools), vectors));
+      const before = this.beforeLearning;
+      if (before) this.beforeLearning = withTools(before, update(before.tools), withToolVectors(before.state as GatedState, at(before.tools), vectors));
+      return;
+    }
+    // Other methods: the tool's spec (prompts, schemas) and its description vector are new; the method's own tables are as trained.
+    this.baseTools = update(this.baseTools);
+    const added = update(this.changes.added);
+    const vectors = this.changes.vectors && this.encoder ? (await this.encoder.embed([...this.baseTools, ...added].map((t) => toolText(t.name, t.description)))).map((v) => Array.from(v)) : this.changes.vectors;
+    this.changes = { ...this.changes, added, vectors };
   }
 
   /** Demonstrations folded in after training, oldest first (kept so `forget` can take them out). */
@@ -221,13 +266,25 @@ export class Dtdr {
       if (input) this.base.learn!(input);
       this.view = this.applyChanges();
       this.learned.push(...given);
+      if (this.learned.length > MAX_FORGETTABLE) await this.foldOldestLearned(this.learned.length - MAX_FORGETTABLE / 2);
     });
+  }
+
+  /** Folds the `count` oldest learned demonstrations into the state `forget` replays from: they can no longer be forgotten. */
+  private async foldOldestLearned(count: number): Promise<void> {
+    const oldest = this.learned.slice(0, count);
+    const { retriever, artifact } = loadRetriever(this.beforeLearning!, { encoder: this.encoder });
+    const input = await this.learnInput(oldest, retriever);
+    if (input) retriever.learn!(input);
+    this.beforeLearning = JSON.parse(JSON.stringify(saveRetriever(retriever, artifact.tools, this.encoder, artifact.training)));
+    this.learned = this.learned.slice(count);
   }
 
   /**
    * Removes what came from demonstrations handed to `learn` — by plan id, or by a predicate —
    * by replaying the remaining ones onto the model as it was before learning. Returns how many
-   * were forgotten. (Demonstrations the model was trained on need a new training to leave it.)
+   * were forgotten. The newest learned demonstrations can be (at least MAX_FORGETTABLE / 2 of them,
+   * at most MAX_FORGETTABLE); older ones, like those the model was trained on, need a new training to leave it.
    */
   async forget(which: readonly string[] | ((plan: Plan) => boolean)): Promise<number> {
     if (typeof which !== 'function' && !Array.isArray(which)) throw new DtdrError('options', 'forget takes plan ids or a predicate', { field: 'which' });
@@ -370,7 +427,7 @@ export class Dtdr {
     const c = this.changes;
     return {
       ...artifact,
-      ...(c.removed.length === 0 && c.added.length === 0 ? {} : { toolChanges: copyChanges(c) }),
+      ...(c.removed.length === 0 && c.added.length === 0 && !c.dropped?.length ? {} : { toolChanges: copyChanges(c) }),
       ...(this.beforeLearning && this.learned.length > 0 ? { learning: { plans: this.learned.map(copyPlan), before: this.beforeLearning } } : {}),
     };
   }

@@ -16,6 +16,7 @@
  */
 import { checkTools } from '../base/checks.js';
 import { DtdrError } from '../base/errors.js';
+import { isValidToolName } from '../base/limits.js';
 import { MAX_VECTOR_NUMBER } from '../base/validate.js';
 import { LexicalIndex } from '../retrieval/lexical.js';
 import { packMatrix, type PackedMatrix } from '../retrieval/kernels/matvec.js';
@@ -36,6 +37,11 @@ export interface ToolChanges {
   added: ToolSpec[];
   /** Description vectors of every tool, base then added (null without an encoder: BM25 is used). */
   vectors: number[][] | null;
+  /**
+   * Tools removed that left the model entirely (DTDR-G's added, never-demonstrated tools): their
+   * names only, so adapters still refuse them. Absent: none.
+   */
+  dropped?: string[];
 }
 
 export const NO_CHANGES: ToolChanges = { removed: [], added: [], vectors: null };
@@ -98,6 +104,70 @@ function extendHeadState(head: LinearHeadState, T: number, added: number): Linea
       ? { support: { start: head.support.start, cols: head.support.cols.map((c) => (c >= T ? c + added : c)) } }
       : { sparseWeights: widen(head.sparseSize, head.sparseWeights, () => 0) }),
   };
+}
+
+/**
+ * Whether DTDR-G's tool `r` (one added after training) can leave its state exactly: no
+ * demonstration taught anything about it or any tool after it, so its label is in no learned
+ * table but the empty column `extendGatedState` made (and the head's, which only renormalises).
+ */
+export function canCompactGatedTool(state: GatedState, toolCount: number, r: number): boolean {
+  if (!(state.addedTools ?? []).includes(r)) return false;
+  const taught = (label: number) => label >= r && label < toolCount;
+  const e = state.evidence;
+  if (e) {
+    const rows = [...e.graphs.flat(), ...e.global];
+    if (rows.some(([, row]) => row.some(([l]) => taught(l)))) return false;
+    if (e.bags.some((bag) => bag.some(([l]) => taught(l))) || e.vocabulary.some(taught)) return false;
+    if (e.replay?.targets.some((t) => t.some(taught))) return false;
+    if (e.head?.support?.cols.some(taught)) return false;
+  }
+  const c = state.combinations;
+  if (c && (c.together.some(taught) || c.entry.some(taught) || c.offsets[r] !== c.offsets[toolCount])) return false;
+  const w = state.sequenceWords;
+  return !w || !w.tools.some(taught);
+}
+
+/** DTDR-G's state without tool `r` (canCompactGatedTool holds): the inverse of extendGatedState for one tool. */
+export function compactGatedState(state: GatedState, toolCount: number, r: number): GatedState {
+  const move = (label: number) => (label > r ? label - 1 : label);
+  const remapRows = (rows: [string, [number, number][]][]) => rows.map(([key, row]) => [key, row.map(([l, w]) => [move(l), w] as [number, number])] as [string, [number, number][]]);
+  const e = state.evidence;
+  const c = state.combinations;
+  return {
+    ...state,
+    toolVectors: state.toolVectors.filter((_, i) => i !== r),
+    addedTools: (state.addedTools ?? []).filter((l) => l !== r).map(move),
+    evidence: e && {
+      ...e,
+      graphs: e.graphs.map(remapRows),
+      global: remapRows(e.global),
+      bags: e.bags.map((bag) => bag.map(([l, share]) => [move(l), share] as [number, number])),
+      vocabulary: e.vocabulary.map(move),
+      head: e.head && dropHeadClass(e.head, r),
+      ...(e.replay ? { replay: { ...e.replay, targets: e.replay.targets.map((t) => t.map(move)) } } : {}),
+    },
+    ...(c ? { combinations: { ...c, offsets: c.offsets.filter((_, i) => i !== r + 1), entry: c.entry.filter((_, i) => i !== r).map((l) => (l < 0 ? l : move(l))) } } : {}),
+  };
+}
+
+/** The head without class `r`: its column leaves the weights (the other classes' logits are untouched). */
+function dropHeadClass(head: LinearHeadState, r: number): LinearHeadState {
+  const C = head.classes;
+  const drop = (from: number[]) => from.filter((_, i) => i % C !== r);
+  return {
+    ...head,
+    classes: C - 1,
+    weights: drop(head.weights),
+    ...(head.support ? { support: { start: head.support.start, cols: head.support.cols.map((l) => (l > r ? l - 1 : l)) } } : { sparseWeights: drop(head.sparseWeights) }),
+  };
+}
+
+/** DTDR-G's state with the description vectors of tools `indices` replaced (a removed tool added back with a new description). */
+export function withToolVectors(state: GatedState, indices: number[], vectors: number[][]): GatedState {
+  const toolVectors = [...state.toolVectors];
+  indices.forEach((i, k) => (toolVectors[i] = vectors[k]));
+  return { ...state, toolVectors };
 }
 
 /** Checks tools to add against the current ones. */
@@ -242,7 +312,7 @@ export class ChangedToolSet implements Retriever {
 
 /** A deep copy of tool-set changes (what a saved model holds). */
 export function copyChanges(c: ToolChanges): ToolChanges {
-  return { removed: [...c.removed], added: c.added.map((t) => ({ ...t })), vectors: c.vectors ? c.vectors.map((v) => [...v]) : null };
+  return { removed: [...c.removed], added: c.added.map((t) => ({ ...t })), vectors: c.vectors ? c.vectors.map((v) => [...v]) : null, ...(c.dropped?.length ? { dropped: [...c.dropped] } : {}) };
 }
 
 /** The tool-set changes saved with a model, checked. */
@@ -266,5 +336,6 @@ export function readToolChanges(artifact: { tools: ToolSpec[]; encoder?: { dimen
   const dim = artifact.encoder?.dimension;
   if (c.vectors != null && (!Array.isArray(c.vectors) || c.vectors.length !== names.size || c.vectors.some((v) => !Array.isArray(v) || v.length !== dim))) fail('vectors', 'one description vector per tool of the encoder dimension expected');
   c.vectors?.forEach((v, i) => v.forEach((x, j) => (typeof x === 'number' && Math.abs(x) <= MAX_VECTOR_NUMBER) || fail(`vectors[${i}][${j}]`, `must be a finite number in [-${MAX_VECTOR_NUMBER}, ${MAX_VECTOR_NUMBER}], got ${JSON.stringify(x)}`)));
-  return { removed: [...c.removed!], added: c.added!.map((t) => ({ ...t })), vectors: c.vectors ?? null };
+  if (c.dropped !== undefined && (!Array.isArray(c.dropped) || c.dropped.some((n) => !isValidToolName(n) || names.has(n)))) fail('dropped', 'must list names of tools the model no longer has');
+  return { removed: [...c.removed!], added: c.added!.map((t) => ({ ...t })), vectors: c.vectors ?? null, ...(c.dropped?.length ? { dropped: [...c.dropped] } : {}) };
 }

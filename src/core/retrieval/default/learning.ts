@@ -8,18 +8,17 @@ import { countPlans } from '../dependency.js';
 import { dotAt } from '../kmeans.js';
 import { trainLinearHead } from '../linear-head-training.js';
 import { ONLINE_HEAD, type LearnInput, type RankInput, type Ranking } from '../types.js';
-import { groupThresholds } from './calibration.js';
 import { learnCombinations } from './combinations.js';
 import { learnSequenceWords } from './sequence-words.js';
 import { fitEvidence, headExamples } from './evidence.js';
-import { mondrianThresholds } from './groups.js';
 import { KNOWN_HISTORY } from './layout.js';
+import { addSampledScore, sampledThreshold } from './score-sample.js';
 import type { GatedParts } from './state.js';
 
 /**
  * Online learning, in time proportional to the new plans: first their steps are scored by the
- * model as it is (they are held out for it) and pooled with the stored conformal scores, which
- * re-sets the thresholds; then each plan joins its nearest cluster (graph counts, tool bag, a
+ * model as it is (they are held out for it) and pooled with the stored conformal scores (a bounded
+ * uniform sample of all of them), which re-sets the thresholds; then each plan joins its nearest cluster (graph counts, tool bag, a
  * running-mean centroid), the pooled graph, and the head continues training on its steps. The
  * gate and temperature stay as fitted. A model trained on tools alone gains its first evidence.
  * Returns true when the model gained its first evidence (its workspace must grow).
@@ -31,6 +30,14 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
   const side = p.side;
   const ev = p.evidence;
   if (ev) {
+    // Each score list is a bounded uniform sample of every score it was given (score-sample.ts);
+    // only the lists this call touched get a new threshold.
+    const seen = (p.scoreCounts ??= {});
+    const touched = new Set<string>();
+    const pool = (list: number[], name: string, score: number) => {
+      seen[name] = addSampledScore(list, seen[name] ?? list.length, score, name);
+      touched.add(name);
+    };
     for (const [i, plan] of plans.entries()) {
       for (const step of planSteps(plan)) {
         const r = rank({ query: plan.query, history: step.history, queryVector: queries[i] });
@@ -39,12 +46,21 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
         // Pooled as the fit pooled its held-out steps: by the two legacy groups (top ≥ confidentAbove
         // after demonstrated calls), which the request-coverage rules do not move.
         const legacyConfident = r.group && r.group !== 'tools-only' ? r.group.startsWith('seen/') && r.group.endsWith('/high') : r.confident;
-        (legacyConfident ? p.calibration.confident : p.calibration.unsure).push(Math.fround(best));
-        if (p.groups && r.group) (p.groups.scores[r.group] ??= []).push(Math.fround(best));
+        if (legacyConfident) pool(p.calibration.confident, 'confident', Math.fround(best));
+        else pool(p.calibration.unsure, 'unsure', Math.fround(best));
+        if (p.groups && r.group) pool((p.groups.scores[r.group] ??= []), `group:${r.group}`, Math.fround(best));
       }
     }
-    p.thresholds = groupThresholds(p.calibration, p.target);
-    if (p.groups) p.groups.thresholds = mondrianThresholds(p.groups.scores, p.target);
+    // New threshold objects: the old ones may be shared with a saved state.
+    p.thresholds = {
+      confident: touched.has('confident') ? sampledThreshold(p.calibration.confident, p.target) : p.thresholds.confident,
+      unsure: touched.has('unsure') ? sampledThreshold(p.calibration.unsure, p.target) : p.thresholds.unsure,
+    };
+    if (p.groups) {
+      const thresholds = { ...p.groups.thresholds };
+      for (const name of touched) if (name.startsWith('group:')) thresholds[name.slice(6)] = sampledThreshold(p.groups.scores[name.slice(6)], p.target);
+      p.groups.thresholds = thresholds;
+    }
   } else {
     // Tools alone so far: one cluster around these plans, the default history length.
     const d = side.dim;

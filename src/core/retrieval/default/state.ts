@@ -41,6 +41,8 @@ export interface GatedParts {
    * Absent in models fitted before it: they rank and call steps confident as they did.
    */
   groups?: GroupCalibration;
+  /** How many scores each list has been given in all (score-sample.ts): absent until the first `learn`. */
+  scoreCounts?: Record<string, number>;
   /** Tools added after training (Dtdr.addTools), by label index: while no demonstration calls one, it joins the sets of requests that ask for it. */
   addedTools: number[];
   /**
@@ -107,6 +109,8 @@ export interface GatedState {
   calibration?: { confident: number[]; unsure: number[] };
   /** Per-group held-out scores and thresholds (absent in files written before them: two groups, as then). */
   groups?: GroupCalibration;
+  /** How many scores each calibration list has been given in all, for its bounded sample (absent until the first `learn`). */
+  scoreCounts?: Record<string, number>;
   /** Label indices of the tools added after training (absent: none). */
   addedTools?: number[];
   /** Request coverage's word–tool alignment (absent in files written before it: no coverage rule). */
@@ -149,6 +153,7 @@ export function gatedState(p: GatedParts): GatedState {
       : null,
     calibration: p.calibration,
     ...(p.groups ? { groups: p.groups } : {}),
+    ...(p.scoreCounts ? { scoreCounts: { ...p.scoreCounts } } : {}),
     ...(p.addedTools.length ? { addedTools: p.addedTools } : {}),
     ...(p.coverage ? { coverage: coverageState(p.coverage) } : {}),
     ...(p.combinations ? { combinations: combinationsState(p.combinations) } : {}),
@@ -221,6 +226,7 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     side,
     evidence: ev,
     groups,
+    ...(s.scoreCounts ? { scoreCounts: { ...s.scoreCounts } } : {}),
     addedTools: [...addedTools],
     ...(s.coverage ? { coverage: coverageFromState(s.coverage) } : {}),
     ...(s.combinations ? { combinations: combinationsFromState(s.combinations) } : {}),
@@ -262,6 +268,10 @@ export function checkGatedState(state: unknown, tools: readonly ToolSpec[], dime
     const c = object('state.calibration', s.calibration);
     numbers('state.calibration.confident', c.confident, undefined, { min: 0, max: 1 });
     numbers('state.calibration.unsure', c.unsure, undefined, { min: 0, max: 1 });
+  }
+  if (s.scoreCounts !== undefined) {
+    const counts = object('state.scoreCounts', s.scoreCounts);
+    for (const [name, n] of Object.entries(counts)) if (!Number.isSafeInteger(n) || (n as number) < 0) stateError(`state.scoreCounts.${name}`, 'must be a count (an integer ≥ 0)');
   }
   if (s.diagnostics !== undefined) object('state.diagnostics', s.diagnostics);
   if (s.coverage !== undefined) checkCoverageState('state.coverage', s.coverage, tools.length);
