@@ -194,9 +194,14 @@ function readHeader(bytes: Uint8Array): Json {
 
 /** A binary model with `header` in place of its own, its sections kept and its checksum recomputed. */
 export function withHeader(bytes: Uint8Array, header: Json): Uint8Array {
+  return withHeaderText(bytes, JSON.stringify(header) ?? 'null');
+}
+
+/** withHeader for a header given as text (one JSON.stringify cannot write, e.g. nested 100,000 levels). */
+export function withHeaderText(bytes: Uint8Array, headerText: string): Uint8Array {
   const oldLength = new DataView(bytes.buffer, bytes.byteOffset).getUint32(12, true);
   const sections = bytes.subarray(Math.ceil((16 + oldLength) / 8) * 8, bytes.length - 32);
-  const text = new TextEncoder().encode(JSON.stringify(header) ?? 'null');
+  const text = new TextEncoder().encode(headerText);
   const start = Math.ceil((16 + text.length) / 8) * 8;
   const out = new Uint8Array(start + sections.length + 32);
   out.set(bytes.subarray(0, 12));
