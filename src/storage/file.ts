@@ -5,6 +5,7 @@ import type { EmbeddingStore } from '../core/base/encoder.js';
 import { basename, dirname, join } from 'node:path';
 import type { ModelArtifact } from '../core/model/artifact.js';
 import { DtdrError } from '../core/base/errors.js';
+import { jsonNestsDeeper, MAX_MODEL_NESTING } from '../core/base/limits.js';
 import { decodeBinaryModel, encodeBinaryModel, isBinaryModel } from '../core/model/binary.js';
 
 /**
@@ -99,6 +100,7 @@ export function readModelFile(path: string): unknown {
   removeStaleTemporaries(path);
   const bytes = readFileSync(path);
   if (isBinaryModel(bytes)) return decodeBinaryModel(bytes, path);
+  if (jsonNestsDeeper(bytes, MAX_MODEL_NESTING)) throw new DtdrError('artifact', `the model nests deeper than ${MAX_MODEL_NESTING} levels`, { file: path, hint: 'the file is damaged or not a dtdr model; retrain it' });
   const text = decodeUtf8(bytes, path, 'artifact');
   try {
     return JSON.parse(text);

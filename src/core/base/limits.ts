@@ -78,3 +78,24 @@ export function checkNesting(value: unknown, limit: number, where: { what: strin
     throw new DtdrError(where.code, `${where.what} nests deeper than ${limit} levels`, { field: where.field, file: where.file, hint: 'flatten it: no real tool schema, argument or model nests this deep' });
   }
 }
+
+/**
+ * Whether JSON text (as UTF-8 bytes) nests arrays and objects deeper than `limit`: one pass over
+ * the bytes, before parsing, so a file of 10 million brackets is refused in milliseconds instead
+ * of parsed for seconds. Brackets inside strings do not count.
+ */
+export function jsonNestsDeeper(bytes: Uint8Array, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (inString) {
+      if (b === 0x5c) i++; // a backslash escapes the next byte
+      else if (b === 0x22) inString = false;
+    } else if (b === 0x22) inString = true;
+    else if (b === 0x5b || b === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (b === 0x5d || b === 0x7d) depth--;
+  }
+  return false;
+}

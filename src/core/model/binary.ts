@@ -10,7 +10,7 @@
  */
 import { sha256 } from '@noble/hashes/sha2';
 import { DtdrError } from '../base/errors.js';
-import { MAX_MODEL_NESTING, nestingDepth } from '../base/limits.js';
+import { jsonNestsDeeper, MAX_MODEL_NESTING, nestingDepth } from '../base/limits.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
 export const BINARY_MAGIC = 'DTDRMDL\0';
@@ -126,6 +126,7 @@ export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
   const headerLength = view.getUint32(12, true);
   if (16 + headerLength > bytes.length - 32) fail('header length points past the end of the file');
   let parsed: { sections: Section[]; body: unknown };
+  if (jsonNestsDeeper(bytes.subarray(16, 16 + headerLength), MAX_MODEL_NESTING)) fail(`the header nests deeper than ${MAX_MODEL_NESTING} levels`);
   try {
     parsed = JSON.parse(utf8Decode(bytes.subarray(16, 16 + headerLength)));
   } catch {
