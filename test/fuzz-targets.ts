@@ -23,7 +23,8 @@ export const FUZZ_TOOLS: ToolSpec[] = [
   { name: 'contacts_search', description: 'find a contact' },
   { name: 'email_send', description: 'send an email', parameters: { type: 'object', properties: { to: { type: 'string' }, n: { type: 'integer', minimum: 0 } } } },
 ];
-export const fuzzEncoder = wordAxisEncoder(['search', 'files', 'find', 'contact', 'send', 'email']);
+export const FUZZ_WORDS = ['search', 'files', 'find', 'contact', 'send', 'email'];
+export const fuzzEncoder = wordAxisEncoder(FUZZ_WORDS);
 const PLANS = [
   chainPlan('1', 'email the file', ['files_search', 'email_send']),
   chainPlan('2', 'find a contact and email them', ['contacts_search', 'email_send']),
