@@ -66,8 +66,15 @@ export function nestingDepth(value: unknown, limit: number): number {
     const d = depth + 1;
     if (d > limit) return limit + 1;
     if (d > deepest) deepest = d;
-    if (Array.isArray(v)) for (const x of v) stack.push([x, d]);
-    else for (const k in v) if (Object.hasOwn(v, k)) stack.push([(v as Record<string, unknown>)[k], d]);
+    // Only arrays and objects go on the stack: a model's long number arrays cost no memory here.
+    if (Array.isArray(v)) {
+      for (const x of v) if (x && typeof x === 'object') stack.push([x, d]);
+    } else {
+      for (const k in v) {
+        const x = (v as Record<string, unknown>)[k];
+        if (Object.hasOwn(v, k) && x && typeof x === 'object') stack.push([x, d]);
+      }
+    }
   }
   return deepest;
 }
