@@ -123,6 +123,18 @@ describe('schema checks in time linear in the answer', () => {
     expect(call({ tags: Array.from({ length: 10_000 }, (_, i) => ({ id: i, name: `item ${i}` })) }).kind).toBe('call');
   });
 
+  it('uniqueItems reads each item a few times, not once per pair', () => {
+    let reads = 0;
+    const items = Array.from({ length: 2000 }, (_, i) => ({
+      get id() {
+        reads++;
+        return i;
+      },
+    }));
+    expect(call({ tags: items }).kind).toBe('call');
+    expect(reads).toBeLessThan(10 * items.length); // pair by pair: about 2 × 2,000² reads
+  });
+
   it('a pattern with nested quantifiers is skipped, not run (it would take about 2^30 steps here); safe patterns are checked', () => {
     expect(isSafePattern('^(a+)+$')).toBe(false);
     expect(isSafePattern('^(a|aa)*$')).toBe(false);
