@@ -240,10 +240,10 @@ export class Dtdr {
 
   /** Demonstrations folded in after training, oldest first (kept so `forget` can take them out). */
   private learned: Plan[] = [];
-  /** The trained state before the first `learn`, replayed from when forgetting. */
+  /** The state before the forgettable learned demonstrations, replayed from when forgetting. */
   private beforeLearning?: ModelArtifact;
 
-  /** How many demonstrations `learn` has folded in since training. */
+  /** How many learned demonstrations `forget` can still take out (at most MAX_FORGETTABLE). */
   get learnedCount(): number {
     return this.learned.length;
   }
