@@ -23,7 +23,8 @@ export const FUZZ_TOOLS: ToolSpec[] = [
   { name: 'contacts_search', description: 'find a contact' },
   { name: 'email_send', description: 'send an email', parameters: { type: 'object', properties: { to: { type: 'string' }, n: { type: 'integer', minimum: 0 } } } },
 ];
-export const fuzzEncoder = wordAxisEncoder(['search', 'files', 'find', 'contact', 'send', 'email']);
+export const FUZZ_WORDS = ['search', 'files', 'find', 'contact', 'send', 'email'];
+export const fuzzEncoder = wordAxisEncoder(FUZZ_WORDS);
 const PLANS = [
   chainPlan('1', 'email the file', ['files_search', 'email_send']),
   chainPlan('2', 'find a contact and email them', ['contacts_search', 'email_send']),
@@ -194,9 +195,14 @@ function readHeader(bytes: Uint8Array): Json {
 
 /** A binary model with `header` in place of its own, its sections kept and its checksum recomputed. */
 export function withHeader(bytes: Uint8Array, header: Json): Uint8Array {
+  return withHeaderText(bytes, JSON.stringify(header) ?? 'null');
+}
+
+/** withHeader for a header given as text (one JSON.stringify cannot write, e.g. nested 100,000 levels). */
+export function withHeaderText(bytes: Uint8Array, headerText: string): Uint8Array {
   const oldLength = new DataView(bytes.buffer, bytes.byteOffset).getUint32(12, true);
   const sections = bytes.subarray(Math.ceil((16 + oldLength) / 8) * 8, bytes.length - 32);
-  const text = new TextEncoder().encode(JSON.stringify(header) ?? 'null');
+  const text = new TextEncoder().encode(headerText);
   const start = Math.ceil((16 + text.length) / 8) * 8;
   const out = new Uint8Array(start + sections.length + 32);
   out.set(bytes.subarray(0, 12));
@@ -239,8 +245,10 @@ export const binaryModelTarget: FuzzTarget = {
     const base = pick(random, models!);
     const how = random();
     let bytes: Uint8Array;
-    if (how < 0.4) bytes = encodeBinaryModel(mutated(base.json, base.paths, random)); // a valid container of a broken model
-    else if (how < 0.8) bytes = withHeader(base.bytes, mutated(base.header, base.headerPaths, random)); // a broken section table or body, checksum right
+    if (how < 0.3) bytes = encodeBinaryModel(mutated(base.json, base.paths, random)); // a valid container of a broken model
+    else if (how < 0.6) bytes = withHeader(base.bytes, mutated(base.header, base.headerPaths, random)); // a broken section table or body, checksum right
+    else if (how < 0.75) bytes = withHeader(base.bytes, withSectionReferences(base.header, random)); // sections referenced many times, or overlapping
+    else if (how < 0.85) bytes = withHeaderText(base.bytes, nestedHeader(base.header, base.headerPaths, random)); // a part of the header nested deep
     else {
       bytes = base.bytes.slice(0, random() < 0.3 ? Math.floor(random() * base.bytes.length) : base.bytes.length);
       if (bytes.length > 0) bytes[Math.floor(random() * bytes.length)] ^= 1 << Math.floor(random() * 8);
@@ -248,6 +256,48 @@ export const binaryModelTarget: FuzzTarget = {
     return loadAndRank(bytes, random);
   },
 };
+
+/**
+ * The header with section-reference mutations: a section referenced again (up to 5,000 times,
+ * anywhere in the body), a section table entry copied onto another's bytes or widened to overlap
+ * the next, or a section's length grown.
+ */
+function withSectionReferences(header: Json, random: Random): Json {
+  const h = structuredClone(header) as { sections: { offset: number; length: number; rows: number; dtype: string }[]; body: Record<string, unknown> };
+  if (h.sections.length === 0) return h;
+  const i = Math.floor(random() * h.sections.length);
+  const s = h.sections[i];
+  const ref = () => ({ $dtdrSection: i, ...(s.rows ? { $dtdrWidth: s.rows } : {}) });
+  const how = random();
+  if (how < 0.4) {
+    const count = pick(random, [2, 3, 10, 1000, 5000]);
+    h.body[pick(random, ['extra', 'state', 'tools', 'examples'])] = Array.from({ length: count }, ref);
+  } else if (how < 0.6) {
+    h.sections.push({ ...s, offset: pick(random, h.sections).offset });
+    h.body.extra = { $dtdrSection: h.sections.length - 1, ...(s.rows ? { $dtdrWidth: s.rows } : {}) };
+  } else if (how < 0.8) {
+    s.length = s.length + pick(random, [1, 2, 8, 1000, 2 ** 20]);
+  } else {
+    h.body.extra = [ref(), { nested: ref() }];
+  }
+  return h;
+}
+
+/** The header as text with one value (the body, or any path in it) nested 2 to 200,000 levels deep in arrays or objects. */
+function nestedHeader(header: Json, headerPaths: (string | number)[][], random: Random): string {
+  const depth = pick(random, [2, 63, 97, 1000, 200_000]);
+  const path = pick(random, headerPaths);
+  const h = structuredClone(header) as Record<string | number, unknown>;
+  const mark = '"DTDR_FUZZ_NESTED"';
+  let parent = h as Record<string | number, unknown> | undefined;
+  for (const key of path.slice(0, -1)) parent = parent?.[key] as Record<string | number, unknown> | undefined;
+  const text = (inner: string) => (random() < 0.5 ? `${'['.repeat(depth)}${inner}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}${inner}${'}'.repeat(depth)}`);
+  if (path.length === 0 || !parent || typeof parent !== 'object') return text(JSON.stringify(h));
+  const key = path[path.length - 1];
+  const inner = JSON.stringify(parent[key]) ?? 'null';
+  parent[key] = 'DTDR_FUZZ_NESTED';
+  return JSON.stringify(h).replace(mark, text(inner));
+}
 
 // ——— dataset reader and answer parsers (fast-check generators, drawn with the case's seed) ———
 

@@ -20,12 +20,27 @@ export interface AdapterOptions {
 
 export interface StepChoice {
   retrieval: Retrieval;
-  /** Tool names to offer, best first (no END). */
+  /** Tool names to offer, best first (no END): all of them in `available`. */
   tools: string[];
+  /** The tools this step may run at all (see availableTools): a soft mode offers these. */
+  available: ReadonlySet<string>;
   /** Whether dtdr thinks the plan may be complete (END among the candidates). */
   mayEnd: boolean;
   /** A short hint for the model, e.g. for a soft mode that keeps every tool. */
   hint: string;
+}
+
+/**
+ * The tools a step may offer and run — the one rule every adapter follows: the current listing
+ * (the app's tools, or the server's latest tools/list), less every tool removed from the model.
+ * Without a listing: the model's tools and `alwaysInclude`. A tool removed with `removeTools` is
+ * never in it, even where the app still passes it; a tool the model knows but the listing lacks
+ * (a server dropped it, another server owns it) is not either.
+ */
+export function availableTools(model: Dtdr, listing: readonly string[] | undefined, alwaysInclude: readonly string[] = []): Set<string> {
+  const removed = new Set(model.removedTools);
+  const names = listing ?? [...model.tools.map((t) => t.name), ...alwaysInclude];
+  return new Set(names.filter((n) => !removed.has(n)));
 }
 
 export async function chooseTools(model: Dtdr, query: string, history: string[], allTools: readonly string[] | undefined, options: AdapterOptions): Promise<StepChoice> {
@@ -36,14 +51,15 @@ export async function chooseTools(model: Dtdr, query: string, history: string[],
   options.onRetrieval?.(retrieval, { query, history: usable });
   const max = options.maxTools ?? 8;
   if (!Number.isInteger(max) || max < 1) throw new DtdrError('options', `maxTools must be a positive integer, got ${options.maxTools}`, { field: 'maxTools' });
-  const retrieved = retrieval.candidates.map((c) => c.tool).filter((t) => t !== END);
   const always = options.alwaysInclude ?? [];
-  const unknownToDtdr = (allTools ?? []).filter((t) => !known.has(t));
-  const tools = [...new Set([...always, ...retrieved.slice(0, Math.max(0, max - always.length)), ...unknownToDtdr])];
+  const available = availableTools(model, allTools, always);
+  const retrieved = retrieval.candidates.map((c) => c.tool).filter((t) => t !== END && available.has(t));
+  const unknownToDtdr = [...available].filter((t) => !known.has(t));
+  const tools = [...new Set([...always, ...retrieved.slice(0, Math.max(0, max - always.length)), ...unknownToDtdr])].filter((t) => available.has(t));
   const mayEnd = retrieval.candidates.some((c) => c.tool === END);
-  const listed = retrieval.candidates.slice(0, max).map((c) => `${c.tool} (${c.probability.toFixed(2)})`).join(', ');
+  const listed = retrieval.candidates.filter((c) => c.tool === END || available.has(c.tool)).slice(0, max).map((c) => `${c.tool} (${c.probability.toFixed(2)})`).join(', ');
   const hint = `Tools most likely needed for the next step, by dtdr's retrieval: ${listed}.${retrieval.widened ? ` dtdr is unsure: ${retrieval.reason}.` : ''}`;
-  return { retrieval, tools, mayEnd, hint };
+  return { retrieval, tools, available, mayEnd, hint };
 }
 
 /** The text of a chat message's content: a string, or the text parts of an array. */

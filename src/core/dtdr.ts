@@ -1,4 +1,4 @@
-import { loadRetriever, saveRetriever, toolsHash, type ModelArtifact } from './model/artifact.js';
+import { loadRetriever, saveRetriever, withTools, type ModelArtifact } from './model/artifact.js';
 import type { Encoder } from './base/encoder.js';
 import { DtdrError } from './base/errors.js';
 import type { GatedDiagnostics } from './retrieval/default/index.js';
@@ -16,6 +16,7 @@ import type { ToolChanges } from './model/toolset.js';
 import { checkPlans, copyPlan, readPlan, readPlans, type ChainPlanInput } from './plans/input.js';
 import { decodeBinaryModel, encodeBinaryModel } from './model/binary.js';
 import { toolText } from './base/text.js';
+import { checkNesting, MAX_MODEL_NESTING } from './base/limits.js';
 import type { Plan, ToolSpec } from './base/types.js';
 
 /**
@@ -23,12 +24,18 @@ import type { Plan, ToolSpec } from './base/types.js';
  * they number at most this many (about a second's fit on two cores at 1,000 runs over 260 tools);
  * beyond it, learning folds new runs in without a refit.
  */
-export const REFIT_UP_TO = 2000;
+export const REFIT_UP_TO = 1000;
 /** It refits when its learned runs have grown by this factor since the last fit (always on the first). */
 const REFIT_GROWTH = 1.1;
 
 /** Demonstrations stored with a model for prompt examples. */
 const EXAMPLES_KEPT = 64;
+/**
+ * The newest demonstrations handed to `learn` that `forget` can take out again. Older ones are
+ * folded into the saved state forget starts from (in batches of half this), as training plans
+ * are: a year of learning keeps the model's size and each call's cost bounded.
+ */
+export const MAX_FORGETTABLE = 1000;
 
 export interface Retrieval {
   /** F_t: the tools (and maybe END) to show the model next, best first. */
@@ -133,6 +140,11 @@ export class Dtdr {
     return [...this.baseTools, ...this.changes.added].filter((t) => !removed.has(t.name));
   }
 
+  /** The tools removed with `removeTools` (and not added back): adapters never offer or run them. */
+  get removedTools(): string[] {
+    return [...this.changes.removed, ...(this.changes.dropped ?? [])];
+  }
+
   /**
    * Adds tools after training. They are retrievable at once from their descriptions, with no
    * demonstration; what the model learned is kept (DTDR-G extends its tables natively, other
@@ -151,21 +163,24 @@ export class Dtdr {
     const back = specs.filter((t) => removed.has(t.name));
     const fresh = specs.filter((t) => !removed.has(t.name)).map((t) => ({ ...t }));
     checkAddedTools(fresh, [...this.baseTools, ...this.changes.added].map((t) => t.name));
-    if (back.length > 0) this.changes = { ...this.changes, removed: this.changes.removed.filter((n) => !back.some((t) => t.name === n)) };
+    if (back.length > 0) {
+      this.changes = { ...this.changes, removed: this.changes.removed.filter((n) => !back.some((t) => t.name === n)) };
+      await this.replaceSpecs(back);
+    }
+    if (this.changes.dropped?.some((n) => fresh.some((t) => t.name === n))) this.changes = { ...this.changes, dropped: this.changes.dropped.filter((n) => !fresh.some((t) => t.name === n)) };
     if (fresh.length > 0) {
       const entry = methodEntry(this.base.method)!;
       if (entry.withTools) {
         // The method takes tools natively (its registry entry's withTools): its state grows.
-        const withTools = entry.withTools;
+        const extend = entry.withTools;
         const encoder = this.requireEncoder('adding tools');
         const embedded = await encoder.embed(fresh.map((t) => toolText(t.name, t.description)));
         const vectors = embedded.map((v) => Array.from(v));
-        const state = withTools(this.base.state(), this.baseTools.length, vectors);
+        const state = extend(this.base.state(), this.baseTools.length, vectors);
         if (this.beforeLearning) {
           const before = this.beforeLearning;
-          const tools = [...before.tools, ...fresh.map((t) => ({ name: t.name, description: t.description }))];
-          const extended = withTools(before.state, before.tools.length, vectors);
-          this.beforeLearning = { ...before, tools, labels: labelsOf(tools), toolsHash: toolsHash(tools), state: extended };
+          const extended = extend(before.state, before.tools.length, vectors);
+          this.beforeLearning = withTools(before, [...before.tools, ...fresh.map((t) => ({ name: t.name, description: t.description }))], extended);
         }
         this.baseTools = [...this.baseTools, ...fresh];
         const labels = labelsOf(this.baseTools);
@@ -203,16 +218,63 @@ export class Dtdr {
 
   private removeNow(names: string[]): void {
     checkRemovedTools(names, this.tools.map((t) => t.name));
-    this.changes = { ...this.changes, removed: [...this.changes.removed, ...names] };
+    // DTDR-G's added tools that nothing was learned about leave the model; others are masked.
+    const masked = names.filter((name) => !this.dropGatedTool(name));
+    this.changes = { ...this.changes, removed: [...this.changes.removed, ...masked] };
     this.view = this.applyChanges();
+  }
+
+  /** Takes an added, never-demonstrated tool out of the method's state (and the state forget replays from); false when it cannot. */
+  private dropGatedTool(name: string): boolean {
+    const [r, before] = [this.baseTools.findIndex((t) => t.name === name), this.beforeLearning];
+    const rBefore = before ? before.tools.findIndex((t) => t.name === name) : -1;
+    const without = methodEntry(this.base.method)?.withoutTool;
+    if (!without || !this.encoder || r < 0) return false;
+    const state = without(this.base.state(), this.baseTools.length, r);
+    const stateBefore = before ? without(before.state, before.tools.length, rBefore) : undefined;
+    if (state === undefined || (before && stateBefore === undefined)) return false;
+    this.baseTools = this.baseTools.filter((_, i) => i !== r);
+    this.base = this.fromState(this.baseTools, state);
+    if (before) this.beforeLearning = withTools(before, before.tools.filter((_, i) => i !== rBefore), stateBefore);
+    this.changes = { ...this.changes, dropped: [...(this.changes.dropped ?? []), name] };
+    return true;
+  }
+
+  /** The method's retriever over `tools` from its saved `state`. */
+  private fromState(tools: ToolSpec[], state: unknown): Retriever {
+    const entry = methodEntry(this.base.method)!;
+    const dim = this.requireEncoder('changing tools').dimension;
+    return entry.fromState({ tools, labels: labelsOf(tools), dim, historyLength: this.base.historyLength, state: state as Record<string, unknown> });
+  }
+
+  /** Gives tools the model has (removed ones being added back) the specs given: their new description and schemas. */
+  private async replaceSpecs(specs: ToolSpec[]): Promise<void> {
+    const byName = new Map(specs.map((t) => [t.name, { ...t }]));
+    const update = (tools: ToolSpec[]) => tools.map((t) => byName.get(t.name) ?? t);
+    const revector = methodEntry(this.base.method)?.withToolVectors;
+    if (revector) {
+      const encoder = this.requireEncoder('adding tools');
+      const vectors = (await encoder.embed(specs.map((t) => toolText(t.name, t.description)))).map((v) => Array.from(v));
+      const at = (tools: ToolSpec[]) => specs.map((t) => tools.findIndex((b) => b.name === t.name));
+      this.baseTools = update(this.baseTools);
+      this.base = this.fromState(this.baseTools, revector(this.base.state(), at(this.baseTools), vectors));
+      const before = this.beforeLearning;
+      if (before) this.beforeLearning = withTools(before, update(before.tools), revector(before.state, at(before.tools), vectors));
+      return;
+    }
+    // Other methods: the tool's spec (prompts, schemas) and its description vector are new; the method's own tables are as trained.
+    this.baseTools = update(this.baseTools);
+    const added = update(this.changes.added);
+    const vectors = this.changes.vectors && this.encoder ? (await this.encoder.embed([...this.baseTools, ...added].map((t) => toolText(t.name, t.description)))).map((v) => Array.from(v)) : this.changes.vectors;
+    this.changes = { ...this.changes, added, vectors };
   }
 
   /** Demonstrations folded in after training, oldest first (kept so `forget` can take them out). */
   private learned: Plan[] = [];
-  /** The trained state before the first `learn`, replayed from when forgetting. */
+  /** The state before the forgettable learned demonstrations, replayed from when forgetting. */
   private beforeLearning?: ModelArtifact;
 
-  /** How many demonstrations `learn` has folded in since training. */
+  /** How many learned demonstrations `forget` can still take out (at most MAX_FORGETTABLE). */
   get learnedCount(): number {
     return this.learned.length;
   }
@@ -238,19 +300,26 @@ export class Dtdr {
         if (input) this.base.learn!(input);
       }
       this.view = this.applyChanges();
+      if (this.learned.length > MAX_FORGETTABLE) {
+        await this.foldOldestLearned(this.learned.length - MAX_FORGETTABLE / 2);
+        this.folded = true;
+      }
     });
   }
 
   /** How many learned demonstrations the model was last refitted on (see REFIT_UP_TO). */
   private fittedOn = 0;
+  /** Whether learned demonstrations were folded into the state `forget` replays from (no refit can see them again). */
+  private folded = false;
 
   /**
    * A default-method model that started from its tools alone holds every demonstration it has
-   * learned: while they are few (≤ REFIT_UP_TO), learning refits it on all of them, so its
-   * calibration and confidence are those of a model trained on the same runs.
+   * learned: while they are few (≤ REFIT_UP_TO, none folded away), learning refits it on all of
+   * them, so its calibration and confidence are those of a model trained on the same runs.
    */
   private refitsOnLearn(): boolean {
-    return this.method === DEFAULT_METHOD && this.training.plans === 0 && this.learned.length <= REFIT_UP_TO && this.encoder !== undefined;
+    const ok = this.method === DEFAULT_METHOD && this.training.plans === 0 && !this.folded;
+    return ok && this.learned.length <= REFIT_UP_TO && this.encoder !== undefined;
   }
 
   /** Trains the model anew on `plans` over the same tools (tool changes stay as they are). */
@@ -260,10 +329,21 @@ export class Dtdr {
     this.fittedOn = plans.length;
   }
 
+  /** Folds the `count` oldest learned demonstrations into the state `forget` replays from: they can no longer be forgotten. */
+  private async foldOldestLearned(count: number): Promise<void> {
+    const oldest = this.learned.slice(0, count);
+    const { retriever, artifact } = loadRetriever(this.beforeLearning!, { encoder: this.encoder });
+    const input = await this.learnInput(oldest, retriever);
+    if (input) retriever.learn!(input);
+    this.beforeLearning = JSON.parse(JSON.stringify(saveRetriever(retriever, artifact.tools, this.encoder, artifact.training)));
+    this.learned = this.learned.slice(count);
+  }
+
   /**
    * Removes what came from demonstrations handed to `learn` — by plan id, or by a predicate —
    * by replaying the remaining ones onto the model as it was before learning. Returns how many
-   * were forgotten. (Demonstrations the model was trained on need a new training to leave it.)
+   * were forgotten. The newest learned demonstrations can be (at least MAX_FORGETTABLE / 2 of them,
+   * at most MAX_FORGETTABLE); older ones, like those the model was trained on, need a new training to leave it.
    */
   async forget(which: readonly string[] | ((plan: Plan) => boolean)): Promise<number> {
     if (typeof which !== 'function' && !Array.isArray(which)) throw new DtdrError('options', 'forget takes plan ids or a predicate', { field: 'which' });
@@ -337,6 +417,8 @@ export class Dtdr {
       throw new DtdrError('artifact', message, { file: source, field, hint: 'the model file was damaged or edited by hand: restore it from a backup or retrain' });
     };
     const binary = saved instanceof Uint8Array;
+    // The binary decoder checks its header's nesting; a JSON artifact is checked here, before anything walks it.
+    if (!binary) checkNesting(saved, MAX_MODEL_NESTING, { what: 'the model', code: 'artifact', file: source });
     const artifact = binary ? decodeBinaryModel(saved, source) : saved;
     const { retriever, artifact: a } = loadRetriever(artifact, { encoder, source, binary });
     if ((retriever.needs.query || retriever.needs.context) && !encoder) {
@@ -425,7 +507,7 @@ export class Dtdr {
     const c = this.changes;
     return {
       ...artifact,
-      ...(c.removed.length === 0 && c.added.length === 0 ? {} : { toolChanges: copyChanges(c) }),
+      ...(c.removed.length === 0 && c.added.length === 0 && !c.dropped?.length ? {} : { toolChanges: copyChanges(c) }),
       ...(this.beforeLearning && this.learned.length > 0 ? { learning: { plans: this.learned.map(copyPlan), before: this.beforeLearning } } : {}),
     };
   }

@@ -1,25 +1,83 @@
 /** Model files (Node): the binary v2 container, or JSON text for `.json` paths; written atomically. */
 import { decodeUtf8 } from '../data/utf8.js';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { EmbeddingStore } from '../core/base/encoder.js';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { ModelArtifact } from '../core/model/artifact.js';
 import { DtdrError } from '../core/base/errors.js';
+import { jsonNestsDeeper, MAX_MODEL_NESTING } from '../core/base/limits.js';
 import { decodeBinaryModel, encodeBinaryModel, isBinaryModel } from '../core/model/binary.js';
 
 /**
- * Writes a file atomically: a temporary file beside the target, then a rename, so a crash
- * mid-write leaves the previous file intact. `what` names the file in the error ("the model").
+ * Writes a file atomically and durably: a temporary file beside the target, written and fsynced,
+ * then a rename and an fsync of the folder, so a crash or power cut mid-write leaves the previous
+ * file intact and a finished save survives. Temporary files a killed writer left behind are removed
+ * first. `what` names the file in the error ("the model").
  */
 export function writeFileAtomically(path: string, data: string | Uint8Array, what: string): void {
   mkdirSync(dirname(path), { recursive: true });
+  removeStaleTemporaries(path);
   const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
   try {
-    writeFileSync(temporary, data);
+    const fd = openSync(temporary, 'w');
+    try {
+      writeFileSync(fd, data);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temporary, path);
+    syncFolder(dirname(path));
   } catch (cause) {
     rmSync(temporary, { force: true });
     throw new DtdrError('artifact', `cannot write ${what}: ${cause instanceof Error ? cause.message : String(cause)}`, { file: path, cause });
+  }
+}
+
+/** Makes a rename in `folder` durable; where folders cannot be opened for it (Windows), the rename is as durable as the OS makes it. */
+function syncFolder(folder: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(folder, 'r');
+    fsyncSync(fd);
+  } catch {
+    // not supported here
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Whether process `pid` is running (signal 0 checks without sending anything). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes `<path>.<pid>.<ms>.tmp` files whose writer is gone (killed mid-save): another process's
+ * save in progress is left alone. Failing to remove one is not an error.
+ */
+export function removeStaleTemporaries(path: string): void {
+  const name = basename(path);
+  let entries: string[];
+  try {
+    entries = readdirSync(dirname(path));
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    if (!entry.startsWith(`${name}.`) || !entry.endsWith('.tmp')) continue;
+    const match = /^\.(\d+)\.(\d+)\.tmp$/.exec(entry.slice(name.length));
+    if (!match) continue;
+    const pid = Number(match[1]);
+    // Our own pid (a container restarts with the same one): stale when written before this process started.
+    const stale = pid === process.pid ? Number(match[2]) < Date.now() - process.uptime() * 1000 : !isRunning(pid);
+    if (!stale) continue;
+    rmSync(join(dirname(path), entry), { force: true });
   }
 }
 
@@ -39,8 +97,10 @@ export function checkModelPath(path: string): void {
 /** Reads a model file; a missing or non-JSON file is a DtdrError naming it. */
 export function readModelFile(path: string): unknown {
   if (!existsSync(path)) throw new DtdrError('artifact', `model file "${path}" does not exist`, { hint: 'train one with `dtdr train --out FILE`' });
+  removeStaleTemporaries(path);
   const bytes = readFileSync(path);
   if (isBinaryModel(bytes)) return decodeBinaryModel(bytes, path);
+  if (jsonNestsDeeper(bytes, MAX_MODEL_NESTING)) throw new DtdrError('artifact', `the model nests deeper than ${MAX_MODEL_NESTING} levels`, { file: path, hint: 'the file is damaged or not a dtdr model; retrain it' });
   const text = decodeUtf8(bytes, path, 'artifact');
   try {
     return JSON.parse(text);

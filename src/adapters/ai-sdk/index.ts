@@ -33,7 +33,9 @@
  * Tool names. Every name given to dtdr here (the `tools` option, `alwaysInclude`, the keys passed
  * to `guard`) must follow the tool-name rule (limits.ts), which every provider's own rule is
  * stricter than: a name that breaks it is refused with a DtdrError naming it, at once. Tools dtdr
- * does not know stay offered but never enter its history or hint.
+ * does not know stay offered but never enter its history or hint. A tool removed from the model
+ * (`removeTools`) is never offered or run, in either mode, even though it is still passed in; the
+ * listing is the `tools` option, else the names given to `guard`.
  *
  * @module dtdr/ai-sdk
  */
@@ -131,16 +133,22 @@ export function dtdrPrepareStep(model: Dtdr, options: DtdrPrepareStepOptions = {
   for (const [i, name] of (options.tools ?? []).entries()) checkToolName(name, { field: `tools[${i}]` });
   for (const [i, name] of (options.alwaysInclude ?? []).entries()) checkToolName(name, { field: `alwaysInclude[${i}]` });
   let last: StepChoice | undefined;
-  /** Each step's allowed set (null: every tool, soft mode), keyed by the step's own messages array. */
-  const allowedAt = new WeakMap<object, ReadonlySet<string> | null>();
+  /** The tool names given to `guard`: the listing when the `tools` option is not given. */
+  let guarded: readonly string[] | undefined;
+  /** Each step's allowed set (soft mode: every available tool), keyed by the step's own messages array. */
+  const allowedAt = new WeakMap<object, Allowed>();
   const prepare = async (step: StepOptions): Promise<PrepareStepResult<ToolSet>> => {
-    const choice = await chooseTools(model, requestOf(step), historyOf(step), options.tools, options);
+    const listing = options.tools ?? guarded;
+    const choice = await chooseTools(model, requestOf(step), historyOf(step), listing, options);
     last = choice;
     if (options.mode === 'soft') {
-      allowedAt.set(step.messages, null);
-      return softResult(step, choice.hint, options.system);
+      // Every tool stays active but a removed or unlisted one; a tool dtdr cannot name (no listing, no guard) is not refused.
+      allowedAt.set(step.messages, listing ? allowedOf(choice.available) : notRemoved(model));
+      const result = softResult(step, choice.hint, options.system);
+      // activeTools only when some tool is left out: the SDK then looks tools up in its own copy of the map.
+      return listing && listing.some((name) => !choice.available.has(name)) ? { ...result, activeTools: [...choice.available] } : result;
     }
-    allowedAt.set(step.messages, new Set(choice.tools));
+    allowedAt.set(step.messages, allowedOf(new Set(choice.tools)));
     const confident = !choice.retrieval.widened && !choice.mayEnd;
     return {
       activeTools: choice.tools,
@@ -150,11 +158,13 @@ export function dtdrPrepareStep(model: Dtdr, options: DtdrPrepareStepOptions = {
   Object.defineProperty(prepare, 'last', { get: () => last });
   return Object.assign(prepare, {
     guard<T extends ToolSet>(tools: T): T {
-      const wrapped: Record<string, unknown> = {};
+      // A null-prototype object with own properties only: a tool named "__proto__" is a tool, and
+      // a call named "toString" or "constructor" finds no tool (the SDK answers NoSuchToolError).
+      const wrapped = Object.create(null) as Record<string, unknown>;
       for (const [name, t] of Object.entries(tools)) {
         checkToolName(name, { field: `tools.${name}` });
         const execute = (t as { execute?: (...args: unknown[]) => unknown }).execute;
-        wrapped[name] = execute
+        const value = execute
           ? {
               ...t,
               execute: async (input: unknown, callOptions?: { messages?: unknown }, ...rest: unknown[]) => {
@@ -166,17 +176,32 @@ export function dtdrPrepareStep(model: Dtdr, options: DtdrPrepareStepOptions = {
                     hint: 'pass the same dtdrPrepareStep as prepareStep to the generateText/streamText call that runs these guarded tools, and return its messages unchanged',
                   });
                 }
-                if (allowed !== null && !allowed.has(name)) {
-                  throw new DtdrError('tool-call', `Tool "${name}" is not available at this step. Available tools: ${[...allowed].join(', ')}.`);
+                if (!allowed.allows(name)) {
+                  throw new DtdrError('tool-call', `Tool "${name}" is not available at this step. Available tools: ${allowed.names().join(', ')}.`);
                 }
                 return execute(input, callOptions, ...rest);
               },
             }
           : t;
+        Object.defineProperty(wrapped, name, { value, enumerable: true, writable: true, configurable: true });
       }
+      guarded = Object.keys(wrapped);
       return wrapped as T;
     },
   }) as unknown as DtdrPrepareStep;
+}
+
+/** What a step may run: a call is checked with `allows`; `names` are listed in the refusal. */
+interface Allowed {
+  allows(name: string): boolean;
+  names(): string[];
+}
+const allowedOf = (set: ReadonlySet<string>): Allowed => ({ allows: (name) => set.has(name), names: () => [...set] });
+
+/** Soft mode without a listing: every name but the model's removed tools. */
+function notRemoved(model: Dtdr): Allowed {
+  const removed = new Set(model.removedTools);
+  return { allows: (name) => !removed.has(name), names: () => model.tools.map((t) => t.name) };
 }
 
 /** Options of {@link dtdrToolSearch}. */

@@ -21,14 +21,15 @@
  *
  * Tool names. The agent's tool names must follow the tool-name rule (limits.ts), which every
  * provider's own rule is stricter than: a name that breaks it is refused with a DtdrError naming
- * it at the first model call. Tools dtdr does not know stay offered but never enter its history.
+ * it at the first model call. Tools dtdr does not know stay offered but never enter its history; a
+ * tool removed from the model (`removeTools`) is never shown or run, though the agent still has it.
  *
  * @module dtdr/langchain
  */
 import type { Dtdr } from '../../core/dtdr.js';
 import { checkToolName } from '../../core/base/limits.js';
 import { importOptional } from '../../encoders/hub.js';
-import { chooseTools, messageText, type AdapterOptions, type StepChoice } from '../shared.js';
+import { availableTools, chooseTools, messageText, type AdapterOptions, type StepChoice } from '../shared.js';
 
 const { createMiddleware, ToolMessage } = await importOptional<typeof import('langchain')>('langchain', 'dtdr/langchain');
 
@@ -82,14 +83,15 @@ export function dtdrToolSelector(model: Dtdr, options: DtdrToolSelectorOptions =
       const { query, history } = requestAndHistory(request.messages as unknown as MessageLike[]);
       const tools = (request.tools ?? []) as { name?: string }[];
       tools.forEach((t, i) => typeof t.name === 'string' && checkToolName(t.name, { field: `tools[${i}].name` }));
-      let shown = tools;
+      const names = tools.map((t) => t.name).filter((n): n is string => typeof n === 'string');
+      // Without a request there is nothing to retrieve for: every available tool is shown (never a removed one).
+      let keep: ReadonlySet<string> = availableTools(model, names);
       if (query && tools.length > 0) {
-        const names = tools.map((t) => t.name).filter((n): n is string => typeof n === 'string');
         const choice = await chooseTools(model, query, history, names, options);
         options.onChoice?.(choice);
-        const keep = new Set(choice.tools);
-        shown = tools.filter((t) => typeof t.name !== 'string' || keep.has(t.name));
+        keep = new Set(choice.tools);
       }
+      const shown = tools.filter((t) => typeof t.name !== 'string' || keep.has(t.name));
       const response = await handler({ ...request, tools: shown as typeof request.tools });
       if (response && typeof response === 'object') offeredTo.set(response, new Set(shown.map((t) => t.name).filter((n): n is string => typeof n === 'string')));
       return response;

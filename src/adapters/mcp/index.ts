@@ -17,7 +17,9 @@
  * history); `callTool` sends a call to the server only when its tool is in that set, and answers
  * any other call — or one made before the first `step` — with an MCP error result
  * (`isError: true`) without sending it: fail closed. State is per run object, never shared:
- * `step` with a different request than the run's first is refused (start a new run).
+ * `step` with a different request than the run's first is refused (start a new run). Each step
+ * reads the server's tools/list again, so a tool the server dropped, a tool removed from the model
+ * and a tool the model knows but this server does not list are never offered, so never sent.
  *
  * Tool names. Every tool name read from a server must follow the tool-name rule (limits.ts; MCP's
  * own SEP-986 names all do): a server listing a name that breaks it gets a DtdrError naming the
@@ -119,7 +121,6 @@ export interface WatchOptions {
 export async function watchMcpTools(client: McpClientLike, model: Dtdr, options: WatchOptions = {}): Promise<McpWatch> {
   const owns = options.owns ?? (() => true);
   let stopped = false;
-  let queue: Promise<unknown> = Promise.resolve();
   const refresh = async (): Promise<ToolSetDiff> => {
     const listed = await mcpTools(client);
     const names = new Set(listed.map((t) => t.name));
@@ -132,7 +133,28 @@ export async function watchMcpTools(client: McpClientLike, model: Dtdr, options:
     if (added.length + removed.length > 0) options.onChange?.(diff);
     return diff;
   };
-  const serial = () => (queue = queue.then(refresh, refresh));
+  // Coalesced: one refresh in flight and at most one waiting; notifications that arrive while one
+  // waits join it (it reads the list after all of them), so a burst costs two tools/list calls.
+  let inFlight: Promise<ToolSetDiff> | undefined;
+  let waiting: Promise<ToolSetDiff> | undefined;
+  const start = (): Promise<ToolSetDiff> => {
+    const run = refresh();
+    inFlight = run;
+    const clear = () => {
+      if (inFlight === run) inFlight = undefined;
+    };
+    run.then(clear, clear);
+    return run;
+  };
+  const serial = (): Promise<ToolSetDiff> => {
+    if (waiting) return waiting;
+    if (!inFlight) return start();
+    waiting = inFlight.then(() => undefined, () => undefined).then(() => {
+      waiting = undefined;
+      return start();
+    });
+    return waiting;
+  };
   await serial();
   if (typeof client.setNotificationHandler === 'function') {
     const schema = options.notificationSchema ?? (await listChangedSchema());
@@ -141,7 +163,7 @@ export async function watchMcpTools(client: McpClientLike, model: Dtdr, options:
       serial().catch((error) => (options.onError ? options.onError(error) : console.error(`dtdr: could not follow the MCP tool list: ${error instanceof Error ? error.message : String(error)}`)));
     });
   }
-  return { refresh: () => serial() as Promise<ToolSetDiff>, stop: () => void (stopped = true) };
+  return { refresh: serial, stop: () => void (stopped = true) };
 }
 
 /** The SDK's schema for notifications/tools/list_changed (v1, then the v2 client package). */
@@ -181,7 +203,6 @@ export function dtdrMcpRun(client: McpClientLike, model: Dtdr, options: AdapterO
   }
   for (const [i, name] of (options.alwaysInclude ?? []).entries()) checkToolName(name, { field: `alwaysInclude[${i}]` });
   let request: string | undefined;
-  let listed: ToolSpec[] | undefined;
   let offered: ReadonlySet<string> | undefined;
   const history: string[] = [];
   const refuse = (text: string): McpCallResult => ({ content: [{ type: 'text', text }], isError: true });
@@ -194,7 +215,9 @@ export function dtdrMcpRun(client: McpClientLike, model: Dtdr, options: AdapterO
         throw new DtdrError('options', 'a dtdrMcpRun is for one request: this step asks for another', { field: 'query', hint: 'create a new run with dtdrMcpRun for each user request' });
       }
       request = query;
-      listed ??= await mcpTools(client);
+      // The server's tools now, at every step: a tool it dropped since the last step (and the
+      // model removed) is not offered, and one the model knows but this server does not list never is.
+      const listed = await mcpTools(client);
       const choice = await chooseTools(model, query, history, listed.map((t) => t.name), options);
       offered = new Set(choice.tools);
       const byName = new Map(listed.map((t) => [t.name, t]));

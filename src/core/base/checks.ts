@@ -4,7 +4,7 @@
  * a raw TypeError from deep inside.
  */
 import { DtdrError } from './errors.js';
-import { checkToolName, formatCount, MAX_DESCRIPTION_CHARS, MAX_PLAN_LINKS, MAX_PLAN_STEPS, MAX_QUERY_CHARS } from './limits.js';
+import { checkNesting, checkToolName, formatCount, MAX_NESTING, MAX_DESCRIPTION_CHARS, MAX_PLAN_LINKS, MAX_PLAN_STEPS, MAX_QUERY_CHARS } from './limits.js';
 import { END, type ToolSpec } from './types.js';
 
 /**
@@ -24,6 +24,9 @@ export function checkTools(tools: unknown, field = 'tools'): asserts tools is To
     if (seen.has(name)) throw new DtdrError('options', `duplicate tool name "${name}"`, { field: `${where}.name`, hint: 'tool names must be unique: merge or rename the duplicates' });
     if (description !== undefined && typeof description !== 'string') throw new DtdrError('options', `the description of "${name}" must be a string`, { field: `${where}.description` });
     checkDescriptionLength(description, `${where}.description`);
+    const { parameters, returns } = t as { parameters?: unknown; returns?: unknown };
+    checkNesting(parameters, MAX_NESTING, { what: `the parameters schema of "${name}"`, code: 'options', field: `${where}.parameters` });
+    checkNesting(returns, MAX_NESTING, { what: `the returns schema of "${name}"`, code: 'options', field: `${where}.returns` });
     seen.add(name);
   });
 }

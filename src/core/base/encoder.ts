@@ -1,3 +1,5 @@
+import { MAX_VECTOR_NUMBER } from './validate.js';
+
 /** A sentence encoder: texts in, unit-norm vectors out (a zero vector for text it cannot read). */
 export interface Encoder {
   /** Stable name recorded in trained models, e.g. `dtdr-glove-100d` or `Xenova/all-MiniLM-L6-v2`. */
@@ -91,6 +93,14 @@ export interface EmbeddingStore {
   set(entries: readonly [string, Float32Array][]): Promise<void>;
 }
 
+/** Whether a vector read from a store has the encoder's length and only finite coordinates of at most MAX_VECTOR_NUMBER. */
+function isStoredVector(v: unknown, dimension: number): v is Float32Array {
+  if (!v || (v as Float32Array).length !== dimension) return false;
+  const x = v as Float32Array;
+  for (let i = 0; i < x.length; i++) if (!(Math.abs(x[i]) <= MAX_VECTOR_NUMBER)) return false;
+  return true;
+}
+
 /**
  * Wraps an encoder so that every text it has ever embedded is kept in `store`, keyed by the
  * encoder's fingerprint (or id) and the text: a reloaded app does not re-embed its
@@ -111,7 +121,9 @@ export function withPersistentCache(encoder: Encoder, store: EmbeddingStore, mem
       const found = new Map<string, Float32Array>();
       unique.forEach((t, i) => {
         const v = stored[i];
-        if (v && v.length === encoder.dimension) found.set(t, v);
+        // A stored vector is used only when it is whole and sane (a damaged line, or one written by
+        // another program, could hold NaN or 3e38); otherwise its text is embedded again and rewritten.
+        if (isStoredVector(v, encoder.dimension)) found.set(t, v);
       });
       const missing = unique.filter((t) => !found.has(t));
       if (missing.length > 0) {

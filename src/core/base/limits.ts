@@ -43,3 +43,66 @@ export function checkToolName(name: unknown, where: { field?: string; file?: str
     throw new DtdrError(code, `tool name ${shown} breaks the tool-name rule: ${TOOL_NAME_RULE}`, { ...details, hint: 'rename the tool (e.g. replace other characters with "_")' });
   }
 }
+
+/**
+ * Deepest nesting of arrays and objects accepted anywhere a structure is read: a tool's JSON
+ * Schema, a model call's arguments. Real schemas nest a handful of levels; recursion over a
+ * structure 100,000 levels deep would overflow the stack.
+ */
+export const MAX_NESTING = 64;
+/** Deepest nesting of a saved model (its tool schemas nest up to MAX_NESTING inside it). */
+export const MAX_MODEL_NESTING = MAX_NESTING + 32;
+
+/**
+ * How deep `value` nests arrays and objects, counted without recursion and given up (returning
+ * `limit + 1`) as soon as it passes `limit`: safe on any input, however deep.
+ */
+export function nestingDepth(value: unknown, limit: number): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (!v || typeof v !== 'object' || ArrayBuffer.isView(v)) continue;
+    const d = depth + 1;
+    if (d > limit) return limit + 1;
+    if (d > deepest) deepest = d;
+    // Only arrays and objects go on the stack: a model's long number arrays cost no memory here.
+    if (Array.isArray(v)) {
+      for (const x of v) if (x && typeof x === 'object') stack.push([x, d]);
+    } else {
+      for (const k in v) {
+        const x = (v as Record<string, unknown>)[k];
+        if (Object.hasOwn(v, k) && x && typeof x === 'object') stack.push([x, d]);
+      }
+    }
+  }
+  return deepest;
+}
+
+/** Throws a DtdrError when `value` nests deeper than `limit`. */
+export function checkNesting(value: unknown, limit: number, where: { what: string; code: 'options' | 'data' | 'artifact' | 'tool-call'; field?: string; file?: string }): void {
+  if (nestingDepth(value, limit) > limit) {
+    throw new DtdrError(where.code, `${where.what} nests deeper than ${limit} levels`, { field: where.field, file: where.file, hint: 'flatten it: no real tool schema, argument or model nests this deep' });
+  }
+}
+
+/**
+ * Whether JSON text (as UTF-8 bytes) nests arrays and objects deeper than `limit`: one pass over
+ * the bytes, before parsing, so a file of 10 million brackets is refused in milliseconds instead
+ * of parsed for seconds. Brackets inside strings do not count.
+ */
+export function jsonNestsDeeper(bytes: Uint8Array, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (inString) {
+      if (b === 0x5c) i++; // a backslash escapes the next byte
+      else if (b === 0x22) inString = false;
+    } else if (b === 0x22) inString = true;
+    else if (b === 0x5b || b === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (b === 0x5d || b === 0x7d) depth--;
+  }
+  return false;
+}

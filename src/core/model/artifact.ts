@@ -54,6 +54,11 @@ export function toolsHash(tools: readonly ToolSpec[]): string {
   return bytesToHex(sha256(utf8Encode(JSON.stringify(tools.map((t) => [t.name, t.description ?? '', t.parameters ?? null, t.returns ?? null])))));
 }
 
+/** A saved model (e.g. the state `forget` replays from) with new tools and the state that matches them. */
+export function withTools(artifact: ModelArtifact, tools: ToolSpec[], state: unknown): ModelArtifact {
+  return { ...artifact, tools, labels: labelsOf(tools), toolsHash: toolsHash(tools), state };
+}
+
 export function saveRetriever(retriever: Retriever, tools: ToolSpec[], encoder: Encoder | undefined, training: ModelArtifact['training'], examples: ModelArtifact['examples'] = []): ModelArtifact {
   const savedTools = tools.map((t) => ({ name: t.name, description: t.description, ...(t.parameters ? { parameters: t.parameters } : {}), ...(t.returns ? { returns: t.returns } : {}) }));
   return {

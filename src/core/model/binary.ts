@@ -10,6 +10,7 @@
  */
 import { sha256 } from '@noble/hashes/sha2';
 import { DtdrError } from '../base/errors.js';
+import { jsonNestsDeeper, MAX_MODEL_NESTING, nestingDepth } from '../base/limits.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
 export const BINARY_MAGIC = 'DTDRMDL\0';
@@ -93,7 +94,23 @@ export function encodeBinaryModel(artifact: unknown): Uint8Array {
   return out;
 }
 
-/** Decodes a v2 container; anything damaged is a DtdrError naming the file. */
+/**
+ * Bytes of memory a decoded element and a decoded row of a packed number[][] may take at most
+ * (a JS number array holds doubles; each row is an array of its own): the decoder's budget per
+ * element read, checked for the whole file before anything is allocated.
+ */
+const DECODED_ELEMENT_BYTES = 8;
+const DECODED_ROW_BYTES = 64;
+/** The most a file of `fileBytes` may decode to (well above any file dtdr writes: 16x for the worst, width-1 rows of int32). */
+export const decodeBudget = (fileBytes: number): number => 24 * fileBytes + (1 << 20);
+
+/**
+ * Decodes a v2 container; anything damaged is a DtdrError naming the file. Before allocating,
+ * the decoder accounts for everything it will build: the header nests at most MAX_MODEL_NESTING
+ * levels, each section lies inside the file, no two overlap, each is referenced at most once
+ * (the encoder writes one reference per section), and their decoded size fits a budget from the
+ * file's size — so no file, however crafted, decodes to more than a fixed multiple of its size.
+ */
 export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
   const fail = (message: string, hint = 'the file is damaged or truncated: restore it from a backup or retrain'): never => {
     throw new DtdrError('artifact', message, { file, hint });
@@ -109,36 +126,69 @@ export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
   const headerLength = view.getUint32(12, true);
   if (16 + headerLength > bytes.length - 32) fail('header length points past the end of the file');
   let parsed: { sections: Section[]; body: unknown };
+  if (jsonNestsDeeper(bytes.subarray(16, 16 + headerLength), MAX_MODEL_NESTING)) fail(`the header nests deeper than ${MAX_MODEL_NESTING} levels`);
   try {
     parsed = JSON.parse(utf8Decode(bytes.subarray(16, 16 + headerLength)));
   } catch {
     return fail('the header is not valid JSON');
   }
+  if (nestingDepth(parsed, MAX_MODEL_NESTING) > MAX_MODEL_NESTING) fail(`the header nests deeper than ${MAX_MODEL_NESTING} levels`);
   const start = Math.ceil((16 + headerLength) / 8) * 8;
   const end = bytes.length - 32;
   if (!parsed || !Array.isArray(parsed.sections)) fail('the header has no section table');
-  const read = (index: unknown, width: unknown): unknown => {
-    if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= parsed.sections.length) return fail(`a section reference (${JSON.stringify(index)}) names no section of the ${parsed.sections.length}`);
-    const s = parsed.sections[index as number];
-    if (!s || typeof s !== 'object' || typeof s.dtype !== 'string' || !Object.hasOwn(BYTES, s.dtype) || !Number.isInteger(s.length) || !Number.isInteger(s.offset) || s.offset < 0 || s.offset % 8 !== 0) return fail(`section ${String(index)} is malformed`);
+  const sections = parsed.sections;
+  // The section table: each well-formed, inside the file, none overlapping another.
+  sections.forEach((s, index) => {
+    if (!s || typeof s !== 'object' || typeof s.dtype !== 'string' || !Object.hasOwn(BYTES, s.dtype) || !Number.isInteger(s.length) || !Number.isInteger(s.offset) || s.offset < 0 || s.offset % 8 !== 0) fail(`section ${index} is malformed`);
+    if (s.length < 0 || start + s.offset + s.length * BYTES[s.dtype] > end) fail(`section ${index} runs past the end of the file`);
+  });
+  const byOffset = sections.map((_, i) => i).sort((a, b) => sections[a].offset - sections[b].offset);
+  for (let k = 1; k < byOffset.length; k++) {
+    const before = sections[byOffset[k - 1]];
+    if (before.offset + before.length * BYTES[before.dtype] > sections[byOffset[k]].offset) fail(`sections ${byOffset[k - 1]} and ${byOffset[k]} overlap`);
+  }
+  // Every reference, accounted for before any section is read.
+  const referenced = new Uint8Array(sections.length);
+  let budget = decodeBudget(bytes.length);
+  const account = (index: unknown, width: unknown): void => {
+    if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= sections.length) fail(`a section reference (${JSON.stringify(index)}) names no section of the ${sections.length}`);
+    const i = index as number;
+    const s = sections[i];
+    if (referenced[i]) fail(`section ${i} is referenced more than once`);
+    referenced[i] = 1;
     // rows is the row length of a packed number[][] (0 for a flat number[]): it must agree with the reference.
-    if (s.rows !== (width === undefined ? 0 : width)) fail(`section ${String(index)} has a row width (${JSON.stringify(s.rows)}) that its reference does not (${JSON.stringify(width ?? 0)})`);
+    if (s.rows !== (width === undefined ? 0 : width)) fail(`section ${i} has a row width (${JSON.stringify(s.rows)}) that its reference does not (${JSON.stringify(width ?? 0)})`);
+    if (width !== undefined && (!Number.isInteger(width) || (width as number) < 1 || s.length % (width as number) !== 0)) fail(`section ${i} has a bad row width`);
+    budget -= s.length * DECODED_ELEMENT_BYTES + (width === undefined ? 0 : (s.length / (width as number)) * DECODED_ROW_BYTES) + DECODED_ROW_BYTES;
+    if (budget < 0) fail(`the sections decode to more memory than a file of ${bytes.length} bytes can hold`);
+  };
+  const references = (v: unknown): void => {
+    if (Array.isArray(v)) for (const x of v) references(x);
+    else if (v && typeof v === 'object') {
+      const o = v as Record<string, unknown>;
+      if (Object.hasOwn(o, '$dtdrSection')) account(o.$dtdrSection, o.$dtdrWidth);
+      else for (const k in o) if (Object.hasOwn(o, k)) references(o[k]);
+    }
+  };
+  references(parsed.body);
+  const read = (index: number, width: number | undefined): unknown => {
+    const s = sections[index];
     const from = start + s.offset;
-    if (s.length < 0 || from + s.length * BYTES[s.dtype] > end) fail(`section ${String(index)} runs past the end of the file`);
-    const buffer = bytes.buffer.slice(bytes.byteOffset + from, bytes.byteOffset + from + s.length * BYTES[s.dtype]);
-    const values = Array.from(s.dtype === 'i32' ? new Int32Array(buffer) : s.dtype === 'f32' ? new Float32Array(buffer) : new Float64Array(buffer));
+    const values = new Array<number>(s.length);
+    // Read in place (no copy of the section): the file's bytes may sit at any alignment.
+    if (s.dtype === 'i32') for (let k = 0; k < s.length; k++) values[k] = view.getInt32(from + 4 * k, true);
+    else if (s.dtype === 'f32') for (let k = 0; k < s.length; k++) values[k] = view.getFloat32(from + 4 * k, true);
+    else for (let k = 0; k < s.length; k++) values[k] = view.getFloat64(from + 8 * k, true);
     if (width === undefined) return values;
-    const w = Number(width);
-    if (!Number.isInteger(w) || w < 1 || values.length % w !== 0) fail(`section ${String(index)} has a bad row width`);
     const rows: number[][] = [];
-    for (let r = 0; r < values.length; r += w) rows.push(values.slice(r, r + w));
+    for (let r = 0; r < values.length; r += width) rows.push(values.slice(r, r + width));
     return rows;
   };
   const walk = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(walk);
     if (v && typeof v === 'object') {
       const o = v as Record<string, unknown>;
-      if ('$dtdrSection' in o) return read(o.$dtdrSection, o.$dtdrWidth);
+      if (Object.hasOwn(o, '$dtdrSection')) return read(o.$dtdrSection as number, o.$dtdrWidth as number | undefined);
       return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, walk(x)]));
     }
     return v;

@@ -14,6 +14,7 @@
  */
 import { checkTools } from '../base/checks.js';
 import { DtdrError } from '../base/errors.js';
+import { isValidToolName } from '../base/limits.js';
 import { MAX_VECTOR_NUMBER } from '../base/validate.js';
 import { LexicalIndex } from '../retrieval/lexical.js';
 import { packMatrix, type PackedMatrix } from '../retrieval/kernels/matvec.js';
@@ -32,9 +33,15 @@ export interface ToolChanges {
   added: ToolSpec[];
   /** Description vectors of every tool, base then added (null without an encoder: BM25 is used). */
   vectors: number[][] | null;
+  /**
+   * Tools removed that left the model entirely (DTDR-G's added, never-demonstrated tools): their
+   * names only, so adapters still refuse them. Absent: none.
+   */
+  dropped?: string[];
 }
 
 export const NO_CHANGES: ToolChanges = { removed: [], added: [], vectors: null };
+
 
 /** Checks tools to add against the current ones. */
 export function checkAddedTools(specs: ToolSpec[], current: readonly string[]): void {
@@ -178,7 +185,7 @@ export class ChangedToolSet implements Retriever {
 
 /** A deep copy of tool-set changes (what a saved model holds). */
 export function copyChanges(c: ToolChanges): ToolChanges {
-  return { removed: [...c.removed], added: c.added.map((t) => ({ ...t })), vectors: c.vectors ? c.vectors.map((v) => [...v]) : null };
+  return { removed: [...c.removed], added: c.added.map((t) => ({ ...t })), vectors: c.vectors ? c.vectors.map((v) => [...v]) : null, ...(c.dropped?.length ? { dropped: [...c.dropped] } : {}) };
 }
 
 /** The tool-set changes saved with a model, checked. */
@@ -202,5 +209,6 @@ export function readToolChanges(artifact: { tools: ToolSpec[]; encoder?: { dimen
   const dim = artifact.encoder?.dimension;
   if (c.vectors != null && (!Array.isArray(c.vectors) || c.vectors.length !== names.size || c.vectors.some((v) => !Array.isArray(v) || v.length !== dim))) fail('vectors', 'one description vector per tool of the encoder dimension expected');
   c.vectors?.forEach((v, i) => v.forEach((x, j) => (typeof x === 'number' && Math.abs(x) <= MAX_VECTOR_NUMBER) || fail(`vectors[${i}][${j}]`, `must be a finite number in [-${MAX_VECTOR_NUMBER}, ${MAX_VECTOR_NUMBER}], got ${JSON.stringify(x)}`)));
-  return { removed: [...c.removed!], added: c.added!.map((t) => ({ ...t })), vectors: c.vectors ?? null };
+  if (c.dropped !== undefined && (!Array.isArray(c.dropped) || c.dropped.some((n) => !isValidToolName(n) || names.has(n)))) fail('dropped', 'must list names of tools the model no longer has');
+  return { removed: [...c.removed!], added: c.added!.map((t) => ({ ...t })), vectors: c.vectors ?? null, ...(c.dropped?.length ? { dropped: [...c.dropped] } : {}) };
 }

@@ -14,9 +14,18 @@ export function utf8Encode(text: string): Uint8Array {
   return Uint8Array.from(out);
 }
 
-/** Strict decoding: malformed input throws (the caller turns it into a DtdrError). */
+/** Strict decoding: malformed input throws (the caller turns it into a DtdrError). Linear: TextDecoder where the engine has one, else a loop that joins code units in chunks. */
 export function utf8Decode(bytes: Uint8Array): string {
-  let out = '';
+  const Decoder = (globalThis as { TextDecoder?: typeof TextDecoder }).TextDecoder;
+  if (Decoder) {
+    try {
+      return new Decoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      throw new Error('invalid UTF-8');
+    }
+  }
+  const parts: string[] = [];
+  const units: number[] = [];
   for (let i = 0; i < bytes.length; ) {
     const b = bytes[i];
     let c: number;
@@ -31,8 +40,12 @@ export function utf8Decode(bytes: Uint8Array): string {
       if (bytes[i + k] >> 6 !== 2) throw new Error(`invalid UTF-8 at byte ${i + k}`);
       c = (c << 6) | (bytes[i + k] & 63);
     }
-    out += String.fromCodePoint(c);
+    if (c > 0x10ffff) throw new Error(`invalid UTF-8 at byte ${i}`);
+    if (c < 0x10000) units.push(c);
+    else units.push(0xd800 + ((c - 0x10000) >> 10), 0xdc00 + ((c - 0x10000) & 1023));
+    if (units.length >= 8192) parts.push(String.fromCharCode(...units.splice(0)));
     i += n;
   }
-  return out;
+  parts.push(String.fromCharCode(...units));
+  return parts.join('');
 }

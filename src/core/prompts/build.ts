@@ -93,11 +93,13 @@ export interface SelectionPromptInput {
 }
 
 /**
- * Tool descriptions are data, not instructions: JSON-quote them, and escape `<` and `>` so a
- * description cannot open or close the prompt's own tags (`</tools>`, `<tool_call>`).
+ * Tool descriptions, and the user's request, are data, not instructions: JSON-quote them, and
+ * escape `<` and `>` so they cannot open or close the prompt's own tags (`</tools>`,
+ * `<tool_call>`) or a chat turn (`<|im_end|>`), and the Unicode line separators, which some
+ * readers take for line breaks.
  */
 export function quoteData(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e');
+  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
 }
 
 /**
@@ -229,7 +231,7 @@ export function buildSelectionPrompt(input: SelectionPromptInput): BuiltPrompt {
     if (more.length > 0) system.push({ text: `More examples:\n${more.map(demonstrationText).join('\n\n')}`, cacheable: false });
   }
   if (note) system.push({ text: note, cacheable: false });
-  const user = `${input.query}\n\n${historyText(input.history, input.maxHistory)}`;
+  const user = `${quoteData(input.query)}\n\n${historyText(input.history, input.maxHistory)}`;
   const allowed = [...shownTools.map((t) => t.name), END];
   const openaiTools = format === 'openai' ? shownTools.map((t) => toOpenAITool(t, false)) : undefined;
   return assemble('select', format, strategy, system, user, allowed, openaiTools, note);
@@ -242,7 +244,7 @@ export function buildArgumentsPrompt(input: { query: string; history: readonly (
     { text: `You are the function-calling agent of an on-device assistant. Fill in the arguments of ` + `${promptName(tool.name)} for the user's request, using values from the request and from ` + `earlier results. Follow the signature exactly.`, cacheable: true },
     { text: answerInstruction(format, 'arguments'), cacheable: true },
   ];
-  if (format !== 'openai') system.push({ text: `${format === 'react' ? 'Function:' : 'Function signature within <tools></tools> XML tags:'}\n` + toolBlock([tool], format, true), cacheable: false });
-  const user = `${input.query}\n\n${historyText(input.history, input.maxHistory)}`;
+  if (format !== 'openai') system.push({ text: `${format === 'react' ? 'Function:' : 'Function signature within <tools></tools> XML tags:'}\n${toolBlock([tool], format, true)}`, cacheable: false });
+  const user = `${quoteData(input.query)}\n\n${historyText(input.history, input.maxHistory)}`;
   return assemble('arguments', format, 'hard', system, user, [tool.name], format === 'openai' ? [toOpenAITool(tool, true)] : undefined);
 }

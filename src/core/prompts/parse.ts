@@ -1,6 +1,6 @@
-import { Validator } from '@cfworker/json-schema';
-import { END, type JsonSchema, type ToolSpec } from '../base/types.js';
+import { END, type ToolSpec } from '../base/types.js';
 import type { BuiltPrompt, PromptFormat } from './build.js';
+import { argumentProblems } from './schema-check.js';
 
 /** A tool call: the tool's name and its arguments. */
 export interface ToolCall {
@@ -225,8 +225,6 @@ export function parseAnswer(format: PromptFormat, answer: unknown): ParsedAnswer
   }
 }
 
-const validators = new WeakMap<JsonSchema, Validator>();
-
 /** What validateCall checks an answer against, besides the tool set. */
 export interface ValidateCallOptions {
   /**
@@ -259,15 +257,8 @@ export function validateCall(parsed: ParsedAnswer, tools: readonly ToolSpec[], a
   if (!tool) return err('unknown-tool', `There is no function named "${name}". Choose one of: ` + `${allowedNames.join(', ')}${allowed?.includes(END) ? `, or ${END}` : ''}.`, [...(allowed ?? allowedNames)]);
   if (allowed && !allowed.includes(name)) return err('not-allowed', `"${name}" is not available at this step. Choose one of: ` + `${allowedNames.join(', ')}${allowed.includes(END) ? `, or ${END}` : ''}.`, [...allowed]);
   if (tool.parameters && checkArguments) {
-    let validator = validators.get(tool.parameters);
-    if (!validator) validators.set(tool.parameters, (validator = new Validator(tool.parameters, '2020-12', false)));
-    const result = validator.validate(parsed.call.arguments);
-    if (!result.valid) {
-      const problems = result.errors
-        .filter((e) => e.keyword !== 'properties' && e.keyword !== '$ref')
-        .map((e) => `${e.instanceLocation.replace(/^#\/?/, '') || 'arguments'}: ${e.error}`);
-      return err('invalid-arguments', `The arguments of ${name} do not match its signature: ${[...new Set(problems)].slice(0, 5).join('; ')}.`);
-    }
+    const problems = argumentProblems(tool.parameters, parsed.call.arguments);
+    if (problems.length > 0) return err('invalid-arguments', `The arguments of ${name} do not match its signature: ${[...new Set(problems)].slice(0, 5).join('; ')}.`);
   }
   return parsed;
 }

@@ -7,6 +7,7 @@ import { seededRandom, shuffleInPlace } from '../base/random.js';
 import type { ClusterOptions } from './dependency.js';
 import { ClusterRetriever, DependencyRetriever } from './dependency.js';
 import { GatedRetriever, type FoldWorkers, type GatedOptions, type GatedState } from './default/index.js';
+import { gatedStateWithoutTool, withToolVectors } from './default/without-tool.js';
 import { gatedStateWithTools } from './default/with-tools.js';
 import { LearnedRetriever } from './learned.js';
 import type { LinearHeadOptions } from './linear-head.js';
@@ -76,6 +77,13 @@ export interface MethodEntry {
   fromState(input: StateInput): Retriever;
   /** The saved state with tools added before END (`vectors`: their description vectors), or null. */
   withTools: ((state: unknown, oldToolCount: number, vectors: number[][]) => unknown) | null;
+  /**
+   * The saved state without tool `r` of `toolCount` (Dtdr.removeTools), where it can leave exactly
+   * (nothing learned about it); undefined: the facade masks it instead.
+   */
+  withoutTool?: (state: unknown, toolCount: number, r: number) => unknown;
+  /** The saved state with new description vectors for tools `indices` (a removed tool added back with a new spec). */
+  withToolVectors?: (state: unknown, indices: number[], vectors: number[][]) => unknown;
   /** The same fit with work spread over worker threads (TrainOptions.workers), where the method has one. */
   fitParallel?: (input: MethodFit, workers: FoldWorkers) => Promise<Retriever>;
 }
@@ -161,6 +169,8 @@ export const METHOD_REGISTRY: MethodEntry[] = [
     },
     fromState: (input) => GatedRetriever.fromState(input.tools, input.dim, input.state as unknown as GatedState),
     withTools: (state, oldToolCount, vectors) => gatedStateWithTools(state as GatedState, oldToolCount, vectors),
+    withoutTool: (state, toolCount, r) => gatedStateWithoutTool(state as GatedState, toolCount, r),
+    withToolVectors: (state, indices, vectors) => withToolVectors(state as GatedState, indices, vectors),
     fitParallel: (f, workers) => {
       const options = gatedOptionsOf(f.options, f.seed);
       const { queries, tools } = f.vectors;

@@ -50,6 +50,11 @@ export interface Calibration {
   /** Per group key (`groupKey`); absent in models fitted before the fine level. */
   groups?: Record<string, number[]>;
   thresholds: Thresholds;
+  /**
+   * How many scores each list has been given in all (`confident`, `unsure`, `group:<key>`), for
+   * the bounded uniform sample online learning keeps (score-sample.ts); absent until the first learn.
+   */
+  seen?: Record<string, number>;
 }
 
 export function demonstrationBucket(count: number): CalibrationGroup['support'] {

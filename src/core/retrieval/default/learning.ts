@@ -10,15 +10,16 @@ import { trainLinearHead } from '../linear-head-training.js';
 import { ONLINE_HEAD, type LearnInput, type RankInput, type Ranking } from '../types.js';
 import { STEP_RULES } from './step-rules.js';
 import { fitEvidence, headExamples } from './evidence.js';
-import { addScore, parseGroup, thresholdsOf } from './groups.js';
+import { groupKey, parseGroup, poolOf } from './groups.js';
 import { KNOWN_HISTORY } from './layout.js';
+import { addSampledScore, sampledThreshold } from './score-sample.js';
 import type { GatedParts } from './state.js';
 import { fitNovelty, learnNovelty } from './novelty.js';
 
 /**
  * Online learning, in time proportional to the new plans: first their steps are scored by the
- * model as it is (they are held out for it) and pooled with the stored conformal scores, which
- * re-sets the thresholds; then each plan joins its nearest cluster (graph counts, tool bag, a
+ * model as it is (they are held out for it) and pooled with the stored conformal scores (a bounded
+ * uniform sample of all of them), which re-sets the thresholds; then each plan joins its nearest cluster (graph counts, tool bag, a
  * running-mean centroid), the pooled graph, and the head continues training on its steps. The
  * gate and temperature stay as fitted. A model trained on tools alone gains its first evidence.
  * Returns true when the model gained its first evidence (its workspace must grow).
@@ -30,6 +31,14 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
   const side = p.side;
   const ev = p.evidence;
   if (ev) {
+    // Each score list is a bounded uniform sample of every score it was given (score-sample.ts);
+    // only the lists this call touched get a new threshold.
+    const seen = (p.calibration.seen ??= {});
+    const touched = new Set<string>();
+    const pool = (list: number[], name: string, score: number) => {
+      seen[name] = addSampledScore(list, seen[name] ?? list.length, score, name);
+      touched.add(name);
+    };
     for (const [i, plan] of plans.entries()) {
       for (const step of planSteps(plan)) {
         const r = rank({ query: plan.query, history: step.history, queryVector: queries[i] });
@@ -37,10 +46,21 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
         for (const t of step.acceptable) best = Math.max(best, r.probabilities[side.index.get(t)!]);
         // Pooled as the fit pooled its held-out steps: by the step's group (which the step rules
         // do not move), or where the model ranks by pools alone, by whether the step was confident.
-        addScore(p.calibration, best, r.group ? parseGroup(r.group) : undefined, r.confident);
+        const group = r.group ? parseGroup(r.group) : undefined;
+        const score = Math.fround(best);
+        const poolName = group ? poolOf(group) : r.confident ? 'confident' : 'unsure';
+        pool(p.calibration.pools[poolName], poolName, score);
+        if (p.calibration.groups && group) pool((p.calibration.groups[groupKey(group)] ??= []), `group:${groupKey(group)}`, score);
       }
     }
-    p.calibration.thresholds = thresholdsOf(p.calibration, p.target);
+    // New threshold objects: the old ones may be shared with a saved state.
+    const old = p.calibration.thresholds;
+    const thresholds = { pools: { ...old.pools }, groups: { ...old.groups } };
+    for (const name of touched) {
+      if (name.startsWith('group:')) thresholds.groups[name.slice(6)] = sampledThreshold(p.calibration.groups![name.slice(6)], p.target);
+      else thresholds.pools[name as 'confident' | 'unsure'] = sampledThreshold(p.calibration.pools[name as 'confident' | 'unsure'], p.target);
+    }
+    p.calibration.thresholds = thresholds;
   } else {
     // Tools alone so far: one cluster around these plans, the default history length.
     const d = side.dim;

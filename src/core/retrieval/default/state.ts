@@ -101,6 +101,8 @@ export interface GatedState {
   calibration?: { confident: number[]; unsure: number[] };
   /** Per-group held-out scores and thresholds (absent in files written before them: the two pools alone). */
   groups?: { scores: Record<string, number[]>; thresholds: Record<string, number>; newToolRank: number };
+  /** How many scores each calibration list has been given in all, for its bounded sample (absent until the first `learn`). */
+  scoreCounts?: Record<string, number>;
   /** Label indices of the tools added after training (absent: none). */
   addedTools?: number[];
   /** Request coverage's word–tool alignment (absent in files written before it: no coverage rule). */
@@ -147,6 +149,7 @@ export function gatedState(p: GatedParts): GatedState {
     ...(p.calibration.groups
       ? { groups: { scores: p.calibration.groups, thresholds: p.calibration.thresholds.groups, newToolRank: 0 } }
       : {}),
+    ...(p.calibration.seen ? { scoreCounts: { ...p.calibration.seen } } : {}),
     ...(p.addedTools.length ? { addedTools: p.addedTools } : {}),
     ...(p.coverage ? { coverage: coverageState(p.coverage) } : {}),
     ...(p.novelty ? { novelty: noveltyState(p.novelty) } : {}),
@@ -228,7 +231,7 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
   return {
     side,
     evidence: ev,
-    calibration,
+    calibration: { ...calibration, ...(s.scoreCounts ? { seen: { ...s.scoreCounts } } : {}) },
     addedTools: [...addedTools],
     ...(s.coverage ? { coverage: coverageFromState(s.coverage) } : {}),
     ...(s.novelty ? { novelty: noveltyFromState(s.novelty, dim) } : {}),
@@ -279,6 +282,10 @@ export function checkGatedState(state: unknown, tools: readonly ToolSpec[], dime
     const c = object('state.calibration', s.calibration);
     numbers('state.calibration.confident', c.confident, undefined, { min: 0, max: 1 });
     numbers('state.calibration.unsure', c.unsure, undefined, { min: 0, max: 1 });
+  }
+  if (s.scoreCounts !== undefined) {
+    const counts = object('state.scoreCounts', s.scoreCounts);
+    for (const [name, n] of Object.entries(counts)) if (!Number.isSafeInteger(n) || (n as number) < 0) stateError(`state.scoreCounts.${name}`, 'must be a count (an integer ≥ 0)');
   }
   if (s.diagnostics !== undefined) object('state.diagnostics', s.diagnostics);
   if (s.coverage !== undefined) checkCoverageState('state.coverage', s.coverage, tools.length);
