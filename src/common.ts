@@ -16,32 +16,98 @@ export { METHODS, type TrainOptions } from './core/retrieval/train.js';
 export type { Backoff, MethodName, Ranking, TrainingProgress } from './core/retrieval/types.js';
 export type { ExperimentalGatedSettings, FoldWorkers, GatedOptions } from './core/retrieval/default/index.js';
 export type { LinearHeadOptions } from './core/retrieval/linear-head.js';
-export { selectCandidates, SELECT_DEFAULTS, type Candidate, type CandidateSet, type SelectOptions } from './core/selection/select.js';
+export {
+  selectCandidates,
+  SELECT_DEFAULTS,
+  type Candidate,
+  type CandidateSet,
+  type SelectOptions,
+} from './core/selection/select.js';
 // The 27-tool phone-assistant world used by `npm start`, the playground and the examples.
 export { DEMO_QUERIES, DEMO_TOOLS, demoDataset } from './demo/toolset.js';
 
 // ── Sentence encoders ─────────────────────────────────────────────────────────────────────────
-export { BUNDLED_ENCODER_ID, createOnnxEncoder, loadOnnxEncoder, type EncoderDevice, type EncoderDtype, type EncoderOptions, type ModelFiles, type OnnxEncoderInit, type OnnxRuntime } from './encoders/onnx.js';
-export { withEmbeddingCache, withPersistentCache, type EmbeddingStore, type Encoder, type EncoderBackend } from './core/base/encoder.js';
+export {
+  BUNDLED_ENCODER_ID,
+  createOnnxEncoder,
+  loadOnnxEncoder,
+  type EncoderDevice,
+  type EncoderDtype,
+  type EncoderOptions,
+  type ModelFiles,
+  type OnnxEncoderInit,
+  type OnnxRuntime,
+} from './encoders/onnx.js';
+export {
+  withEmbeddingCache,
+  withPersistentCache,
+  type EmbeddingStore,
+  type Encoder,
+  type EncoderBackend,
+} from './core/base/encoder.js';
 
 // ── Data files (the TaskBench layout: tool_desc.json, data.jsonl, split_ids.json) ─────────────
-export { datasetFromFiles, parsePlans, parseSplitIds, parseToolDescriptions, parseToolList, type DatasetFiles } from './core/plans/dataset.js';
+export {
+  datasetFromFiles,
+  parsePlans,
+  parseSplitIds,
+  parseToolDescriptions,
+  parseToolList,
+  type DatasetFiles,
+} from './core/plans/dataset.js';
 export type { Dataset } from './core/base/types.js';
 
 // ── Prompts for the local model, and parsing its answer ───────────────────────────────────────
-export { buildArgumentsPrompt, buildSelectionPrompt, FORMATS, STRATEGIES, type BuiltPrompt, type ChatMessage, type PastCall, type PromptFormat, type PromptSegment, type SelectionPromptInput, type Strategy } from './core/prompts/build.js';
-export { parseAnswer, parseHermes, parseOpenAI, parseReAct, validateCall, type ParsedAnswer, type ToolCall, type ToolCallErrorKind, type ValidateCallOptions } from './core/prompts/parse.js';
+export {
+  buildArgumentsPrompt,
+  buildSelectionPrompt,
+  FORMATS,
+  STRATEGIES,
+  type BuiltPrompt,
+  type ChatMessage,
+  type PastCall,
+  type PromptFormat,
+  type PromptSegment,
+  type SelectionPromptInput,
+  type Strategy,
+} from './core/prompts/build.js';
+export {
+  parseAnswer,
+  parseHermes,
+  parseOpenAI,
+  parseReAct,
+  validateCall,
+  type ParsedAnswer,
+  type ToolCall,
+  type ToolCallErrorKind,
+  type ValidateCallOptions,
+} from './core/prompts/parse.js';
 export { sealToolToSpec, toOpenAITool, toolsFromOpenAI, type OpenAITool } from './core/plans/tools.js';
 export { promptTokens, type PromptTokens, type TokenCounter } from './core/prompts/tokens.js';
 
 // ── The agent loop and local models ───────────────────────────────────────────────────────────
-export { Agent, ScriptedModel, type AgentOptions, type AgentRun, type GenerateRequest, type LocalModel, type PreparedStep } from './core/agent/agent.js';
+export {
+  Agent,
+  ScriptedModel,
+  type AgentOptions,
+  type AgentRun,
+  type GenerateRequest,
+  type LocalModel,
+  type PreparedStep,
+} from './core/agent/agent.js';
 export { openAICompatibleModel, type OpenAICompatibleOptions } from './llm/openai-http.js';
 export { transformersModel, type TransformersModelOptions } from './llm/transformers.js';
 export { parseWebllmAnswer, webllmResponseFormat, type WebllmResponseFormat } from './llm/webllm.js';
 
 // ── Evaluation ────────────────────────────────────────────────────────────────────────────────
-export { evaluateMethods, splitDataset, type EvaluateOptions, type EvaluationResult, type MethodResult, type Split } from './core/evaluation/evaluate.js';
+export {
+  evaluateMethods,
+  splitDataset,
+  type EvaluateOptions,
+  type EvaluationResult,
+  type MethodResult,
+  type Split,
+} from './core/evaluation/evaluate.js';
 export { scoreStep, summarize, type MetricSummary, type StepScore } from './core/base/metrics.js';
 export { studyPrompts, type PromptStudy } from './core/evaluation/prompt-study.js';
 
@@ -52,7 +118,14 @@ export type { ToolChanges } from './core/model/toolset.js';
 
 // ── Errors and input bounds ───────────────────────────────────────────────────────────────────
 export { DtdrError, type DtdrErrorCode, type DtdrErrorDetails } from './core/base/errors.js';
-export { isValidToolName, MAX_DESCRIPTION_CHARS, MAX_PLAN_STEPS, MAX_QUERY_CHARS, MAX_TOOL_NAME_CHARS, TOOL_NAME_RULE } from './core/base/limits.js';
+export {
+  isValidToolName,
+  MAX_DESCRIPTION_CHARS,
+  MAX_PLAN_STEPS,
+  MAX_QUERY_CHARS,
+  MAX_TOOL_NAME_CHARS,
+  TOOL_NAME_RULE,
+} from './core/base/limits.js';
 
 // ── Advanced: writing a retriever of your own ─────────────────────────────────────────────────
 export type { EmbeddingNeeds, LearnInput, RankInput, Retriever } from './core/retrieval/types.js';

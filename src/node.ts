@@ -1,5 +1,6 @@
 /**
- * dtdr for Node: what `dtdr` resolves to under Node's `node` condition (and `dtdr/node` by name). The same API as the browser entry, with files on disk instead of IndexedDB, plus dataset folders, Qwen3 token counts and worker threads.
+ * dtdr for Node: what `dtdr` resolves to under Node's `node` condition (and `dtdr/node` by name). The same API as the
+ * browser entry, with files on disk instead of IndexedDB, plus dataset folders, Qwen3 token counts and worker threads.
  *
  * @module dtdr/node
  */

@@ -28,7 +28,13 @@ beforeAll(async () => {
 describe('dtdrToolSelector in createAgent', () => {
   it('passes the model only the retrieved tools, step by step, with the calls so far as history', async () => {
     const ran: string[] = [];
-    const tools = DEMO_TOOLS.map((t) => tool(async () => (ran.push(t.name), 'ok'), { name: t.name, description: t.description, schema: z.object({}).passthrough() }));
+    const tools = DEMO_TOOLS.map((t) =>
+      tool(async () => (ran.push(t.name), 'ok'), {
+        name: t.name,
+        description: t.description,
+        schema: z.object({}).passthrough(),
+      }),
+    );
     RecordingModel.seen = [];
     const llm = new RecordingModel({
       toolCalls: [
@@ -39,7 +45,11 @@ describe('dtdrToolSelector in createAgent', () => {
       ],
     });
     const choices: string[][] = [];
-    const agent = createAgent({ model: llm, tools, middleware: [dtdrToolSelector(model, { maxTools: 5, onChoice: (c) => choices.push(c.tools) })] });
+    const agent = createAgent({
+      model: llm,
+      tools,
+      middleware: [dtdrToolSelector(model, { maxTools: 5, onChoice: (c) => choices.push(c.tools) })],
+    });
     await agent.invoke({ messages: [new HumanMessage('Email the quarterly report to Maria')] });
     expect(ran).toEqual(['files_search', 'contacts_search', 'email_send']);
     expect(RecordingModel.seen.length).toBeGreaterThanOrEqual(4);
@@ -56,7 +66,13 @@ describe('dtdrToolSelector in createAgent', () => {
 describe('dtdrToolSelector guards the tool calls too', () => {
   const setup = () => {
     const ran: string[] = [];
-    const tools = DEMO_TOOLS.map((t) => tool(async () => (ran.push(t.name), 'ok'), { name: t.name, description: t.description, schema: z.object({}).passthrough() }));
+    const tools = DEMO_TOOLS.map((t) =>
+      tool(async () => (ran.push(t.name), 'ok'), {
+        name: t.name,
+        description: t.description,
+        schema: z.object({}).passthrough(),
+      }),
+    );
     return { ran, tools };
   };
   const toolMessages = (messages: { type?: string; getType?: () => string; content: unknown; status?: string }[]) =>
@@ -79,8 +95,16 @@ describe('dtdrToolSelector guards the tool calls too', () => {
     const { ran, tools } = setup();
     // Each run's model calls the tool the other run is offered (alarm_set for the email run).
     const middleware = dtdrToolSelector(model, { maxTools: 3 });
-    const email = createAgent({ model: new RecordingModel({ toolCalls: [[{ name: 'alarm_set', args: {}, id: '1' }], []] }), tools, middleware: [middleware] });
-    const alarm = createAgent({ model: new RecordingModel({ toolCalls: [[{ name: 'alarm_set', args: {}, id: '1' }], []] }), tools, middleware: [middleware] });
+    const email = createAgent({
+      model: new RecordingModel({ toolCalls: [[{ name: 'alarm_set', args: {}, id: '1' }], []] }),
+      tools,
+      middleware: [middleware],
+    });
+    const alarm = createAgent({
+      model: new RecordingModel({ toolCalls: [[{ name: 'alarm_set', args: {}, id: '1' }], []] }),
+      tools,
+      middleware: [middleware],
+    });
     await Promise.all([
       email.invoke({ messages: [new HumanMessage('Email the quarterly report to Maria')] }),
       alarm.invoke({ messages: [new HumanMessage('Wake me up at 7 tomorrow, set an alarm')] }),
@@ -88,4 +112,3 @@ describe('dtdrToolSelector guards the tool calls too', () => {
     expect(ran).toEqual(['alarm_set']); // the alarm run's call only
   });
 });
-

@@ -21,9 +21,22 @@ import type { Encoder } from '../src/core/base/encoder.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 
-const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
-const call = (toolName: string, id: string) => ({ content: [{ type: 'tool-call' as const, toolCallId: id, toolName, input: '{}' }], finishReason: { unified: 'tool-calls' as const, raw: 'tool_calls' }, usage, warnings: [] });
-const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }], finishReason: { unified: 'stop' as const, raw: 'stop' }, usage, warnings: [] });
+const usage = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 5, text: 5, reasoning: 0 },
+};
+const call = (toolName: string, id: string) => ({
+  content: [{ type: 'tool-call' as const, toolCallId: id, toolName, input: '{}' }],
+  finishReason: { unified: 'tool-calls' as const, raw: 'tool_calls' },
+  usage,
+  warnings: [],
+});
+const text = (t: string) => ({
+  content: [{ type: 'text' as const, text: t }],
+  finishReason: { unified: 'stop' as const, raw: 'stop' },
+  usage,
+  warnings: [],
+});
 
 let encoder: Encoder;
 let trained: unknown;
@@ -37,7 +50,16 @@ beforeAll(async () => {
 });
 
 function aiTools(executed: string[], names = DEMO_TOOLS.map((t) => t.name)): ToolSet {
-  return Object.fromEntries(names.map((name) => [name, tool({ description: name, inputSchema: jsonSchema({ type: 'object', properties: {} }), execute: async () => (executed.push(name), { ok: true }) })]));
+  return Object.fromEntries(
+    names.map((name) => [
+      name,
+      tool({
+        description: name,
+        inputSchema: jsonSchema({ type: 'object', properties: {} }),
+        execute: async () => (executed.push(name), { ok: true }),
+      }),
+    ]),
+  );
 }
 
 describe('AI SDK: a removed tool is never offered or run', () => {
@@ -46,10 +68,19 @@ describe('AI SDK: a removed tool is never offered or run', () => {
     await model.removeTools(REMOVED);
     const executed: string[] = [];
     const tools = aiTools(executed);
-    const llm = new MockLanguageModelV3({ doGenerate: [call('phone_call', 'c1'), call('web_search', 'c2'), text('done')] });
+    const llm = new MockLanguageModelV3({
+      doGenerate: [call('phone_call', 'c1'), call('web_search', 'c2'), text('done')],
+    });
     const step = dtdrPrepareStep(model, { tools: Object.keys(tools), maxTools: 2, requireWhenConfident: false });
-    await generateText({ model: llm, tools: step.guard(tools), prepareStep: step, stopWhen: stepCountIs(4), prompt: 'Call my mother and search the web for her address' });
-    for (const c of llm.doGenerateCalls) for (const name of REMOVED) expect((c.tools ?? []).map((t) => t.name)).not.toContain(name);
+    await generateText({
+      model: llm,
+      tools: step.guard(tools),
+      prepareStep: step,
+      stopWhen: stepCountIs(4),
+      prompt: 'Call my mother and search the web for her address',
+    });
+    for (const c of llm.doGenerateCalls)
+      for (const name of REMOVED) expect((c.tools ?? []).map((t) => t.name)).not.toContain(name);
     expect(executed).toEqual([]);
   });
 
@@ -60,7 +91,13 @@ describe('AI SDK: a removed tool is never offered or run', () => {
     const tools = aiTools(executed);
     const llm = new MockLanguageModelV3({ doGenerate: [call('phone_call', 'c1'), text('done')] });
     const step = dtdrPrepareStep(model, { mode: 'soft' });
-    await generateText({ model: llm, tools: step.guard(tools), prepareStep: step, stopWhen: stepCountIs(3), prompt: 'Call my mother' });
+    await generateText({
+      model: llm,
+      tools: step.guard(tools),
+      prepareStep: step,
+      stopWhen: stepCountIs(3),
+      prompt: 'Call my mother',
+    });
     const offered = (llm.doGenerateCalls[0].tools ?? []).map((t) => t.name);
     expect(offered.length).toBe(DEMO_TOOLS.length - REMOVED.length);
     expect(offered).not.toContain('phone_call');
@@ -77,7 +114,13 @@ describe('AI SDK: a removed tool is never offered or run', () => {
     expect(Object.keys(guarded)).toEqual(['__proto__', 'alarm_set']);
     expect(Object.hasOwn(guarded, '__proto__')).toBe(true);
     const llm = new MockLanguageModelV3({ doGenerate: [call('toString', 'c1'), text('done')] });
-    const result = await generateText({ model: llm, tools: guarded, prepareStep: step, stopWhen: stepCountIs(3), prompt: 'Set an alarm for 7' });
+    const result = await generateText({
+      model: llm,
+      tools: guarded,
+      prepareStep: step,
+      stopWhen: stepCountIs(3),
+      prompt: 'Set an alarm for 7',
+    });
     const answered = result.steps[0].content.filter((c) => c.type === 'tool-error' || c.type === 'tool-result');
     expect(answered.map((c) => c.type)).toEqual(['tool-error']);
     expect(executed).toEqual([]);
@@ -97,7 +140,13 @@ describe('LangChain: a removed tool is never shown or run', () => {
     const model = freshModel();
     await model.removeTools(REMOVED);
     const ran: string[] = [];
-    const tools = DEMO_TOOLS.map((t) => lcTool(async () => (ran.push(t.name), 'ok'), { name: t.name, description: t.description, schema: z.object({}).passthrough() }));
+    const tools = DEMO_TOOLS.map((t) =>
+      lcTool(async () => (ran.push(t.name), 'ok'), {
+        name: t.name,
+        description: t.description,
+        schema: z.object({}).passthrough(),
+      }),
+    );
     RecordingModel.seen = [];
     const llm = new RecordingModel({ toolCalls: [[{ name: 'phone_call', args: {}, id: '1' }], []] });
     const agent = createAgent({ model: llm, tools, middleware: [dtdrToolSelector(model, { maxTools: 2 })] });
@@ -120,13 +169,22 @@ const until = async (check: () => boolean) => {
   expect(check()).toBe(true);
 };
 
-describe('MCP: each step reads the server\'s tools', () => {
+describe("MCP: each step reads the server's tools", () => {
   it('a tool the server drops mid-run is not offered or sent at later steps; a tool the model knows but the server does not list never is', async () => {
     const model = freshModel();
     await model.addTools([{ name: 'bank_transfer', description: 'Transfer money from the bank account to someone' }]);
     const server = new McpServer({ name: 'assistant', version: '1.0.0' });
     const ran: string[] = [];
-    const registered = new Map(DEMO_TOOLS.map((t) => [t.name, server.registerTool(t.name, { description: t.description }, async () => (ran.push(t.name), { content: [{ type: 'text', text: 'ok' }] }))]));
+    const registered = new Map(
+      DEMO_TOOLS.map((t) => [
+        t.name,
+        server.registerTool(
+          t.name,
+          { description: t.description },
+          async () => (ran.push(t.name), { content: [{ type: 'text', text: 'ok' }] }),
+        ),
+      ]),
+    );
     const client = await connect(server);
     await watchMcpTools(client, model, { owns: (name) => name !== 'bank_transfer' });
     // The model ranks bank_transfer first for this request (added by its description); this server never lists it.

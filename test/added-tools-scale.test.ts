@@ -22,7 +22,9 @@ import type { Encoder } from '../src/core/base/encoder.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { ADDED_AT_SCALE as ADDED, grownTo, trainWithoutAdded } from './worlds/added-tools.js';
 
-const FIXTURE = JSON.parse(readFileSync(new URL('./fixtures/added-tool-requests.json', import.meta.url), 'utf8')) as { requests: Record<string, string[]> };
+const FIXTURE = JSON.parse(readFileSync(new URL('./fixtures/added-tool-requests.json', import.meta.url), 'utf8')) as {
+  requests: Record<string, string[]>;
+};
 
 let encoder: Encoder;
 let saved: unknown;

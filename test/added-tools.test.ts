@@ -14,7 +14,9 @@ import { planTools } from '../src/core/plans/plan.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 
-const FIXTURE = JSON.parse(readFileSync(new URL('./fixtures/added-tool-requests.json', import.meta.url), 'utf8')) as { requests: Record<string, string[]> };
+const FIXTURE = JSON.parse(readFileSync(new URL('./fixtures/added-tool-requests.json', import.meta.url), 'utf8')) as {
+  requests: Record<string, string[]>;
+};
 const CHECKED = ['location_current', 'translate_text', 'restaurant_book', 'photos_search'];
 const PLANS = generateDemoPlans(600, 1);
 
@@ -27,7 +29,12 @@ describe.each(CHECKED)('%s, added after training', (name) => {
   const tool = DEMO_TOOLS.find((t) => t.name === name)!;
   let model: Dtdr;
   beforeAll(async () => {
-    model = await Dtdr.train({ tools: DEMO_TOOLS.filter((t) => t !== tool), plans: PLANS.filter((p) => !planTools(p).includes(name)), encoder, seed: 0 });
+    model = await Dtdr.train({
+      tools: DEMO_TOOLS.filter((t) => t !== tool),
+      plans: PLANS.filter((p) => !planTools(p).includes(name)),
+      encoder,
+      seed: 0,
+    });
     await model.addTools([tool]);
   }, 120_000);
 
@@ -47,7 +54,8 @@ describe.each(CHECKED)('%s, added after training', (name) => {
   it('says why a set leaves the new tool out', async () => {
     for (const q of FIXTURE.requests[name]) {
       const r = await model.retrieve(q);
-      if (!r.candidates.some((c) => c.tool === name)) expect(r.reason).toMatch(/added after training|no demonstrations/);
+      if (!r.candidates.some((c) => c.tool === name))
+        expect(r.reason).toMatch(/added after training|no demonstrations/);
     }
   });
 });

@@ -37,22 +37,33 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the binary container', () => {
   it('packs numbers into typed sections and gives back exactly what it was given', () => {
-    const value = { a: [1, 2, 3], big: Array.from({ length: 40 }, (_, i) => i * 0.1), ints: Array.from({ length: 20 }, (_, i) => i - 5), f32: Array.from({ length: 20 }, (_, i) => Math.fround(i / 3)), rows: Array.from({ length: 10 }, (_, i) => [i, i / 7]), text: 'é', nested: { x: null, y: [true, 'b'] } };
+    const value = {
+      a: [1, 2, 3],
+      big: Array.from({ length: 40 }, (_, i) => i * 0.1),
+      ints: Array.from({ length: 20 }, (_, i) => i - 5),
+      f32: Array.from({ length: 20 }, (_, i) => Math.fround(i / 3)),
+      rows: Array.from({ length: 10 }, (_, i) => [i, i / 7]),
+      text: 'é',
+      nested: { x: null, y: [true, 'b'] },
+    };
     expect(decodeBinaryModel(encodeBinaryModel(value))).toEqual(value);
   });
 
   it('refuses any truncation or any flipped bit with a typed error (fast-check, 2,000 cases)', () => {
     const bytes = encodeBinaryModel({ format: 'x', numbers: Array.from({ length: 64 }, (_, i) => i / 3) });
-    fc.assert(fc.property(fc.nat({ max: bytes.length * 8 - 1 }), fc.boolean(), (bit, truncate) => {
-      const damaged = truncate ? bytes.slice(0, Math.floor(bit / 8)) : bytes.slice();
-      if (!truncate) damaged[bit >> 3] ^= 1 << (bit & 7);
-      try {
-        decodeBinaryModel(damaged, 'm.dtdr');
-        return false;
-      } catch (e) {
-        return DtdrError.isInstance(e) && e.code === 'artifact' && e.file === 'm.dtdr';
-      }
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.nat({ max: bytes.length * 8 - 1 }), fc.boolean(), (bit, truncate) => {
+        const damaged = truncate ? bytes.slice(0, Math.floor(bit / 8)) : bytes.slice();
+        if (!truncate) damaged[bit >> 3] ^= 1 << (bit & 7);
+        try {
+          decodeBinaryModel(damaged, 'm.dtdr');
+          return false;
+        } catch (e) {
+          return DtdrError.isInstance(e) && e.code === 'artifact' && e.file === 'm.dtdr';
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 
@@ -150,7 +161,10 @@ describe('model files (Node)', () => {
       for (;;) writeModelFile(${JSON.stringify(target)}, big);
     `;
     for (const delay of [150, 400, 900]) {
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: 'ignore' });
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        cwd: ROOT,
+        stdio: 'ignore',
+      });
       await new Promise((r) => setTimeout(r, delay));
       child.kill('SIGKILL');
       await new Promise((r) => child.once('exit', r));

@@ -5,7 +5,26 @@ import { METHODS } from '../src/core/retrieval/train.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { ROOT, wordAxisEncoder } from './helpers.js';
 
-const encoder = wordAxisEncoder(['email', 'mail', 'text', 'message', 'call', 'play', 'music', 'weather', 'remind', 'alarm', 'navigate', 'directions', 'photos', 'file', 'note', 'contacts', 'search', 'send']);
+const encoder = wordAxisEncoder([
+  'email',
+  'mail',
+  'text',
+  'message',
+  'call',
+  'play',
+  'music',
+  'weather',
+  'remind',
+  'alarm',
+  'navigate',
+  'directions',
+  'photos',
+  'file',
+  'note',
+  'contacts',
+  'search',
+  'send',
+]);
 const plans = generateDemoPlans(300, 1);
 
 describe('model artifacts', () => {
@@ -20,7 +39,8 @@ describe('model artifacts', () => {
     }
   });
 
-  const artifact = async () => JSON.parse(JSON.stringify(await Dtdr.train({ method: 'dtdr-c', tools: DEMO_TOOLS, plans, encoder })));
+  const artifact = async () =>
+    JSON.parse(JSON.stringify(await Dtdr.train({ method: 'dtdr-c', tools: DEMO_TOOLS, plans, encoder })));
   const rejects = (json: unknown, pattern: RegExp) => {
     let error: unknown;
     try {
@@ -35,15 +55,23 @@ describe('model artifacts', () => {
 
   it('records format, version, method, encoder and tools', async () => {
     const a = await artifact();
-    expect(a).toMatchObject({ format: 'dtdr-model', version: 3, method: 'dtdr-c', encoder: { id: 'test-words', dimension: 18 } });
+    expect(a).toMatchObject({
+      format: 'dtdr-model',
+      version: 3,
+      method: 'dtdr-c',
+      encoder: { id: 'test-words', dimension: 18 },
+    });
     expect(a.tools).toHaveLength(DEMO_TOOLS.length);
     expect(a.toolsHash).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('rejects what is not a dtdr model', () => rejects({ hello: 1 }, /model.json, format: not a dtdr model/));
-  it('rejects a newer format version', async () => rejects({ ...(await artifact()), version: 99 }, /version 99 is newer/));
-  it('rejects an unknown method', async () => rejects({ ...(await artifact()), method: 'magic' }, /unknown method "magic"/));
-  it('rejects labels that do not match the tools', async () => rejects({ ...(await artifact()), labels: ['x'] }, /labels must be the tool names/));
+  it('rejects a newer format version', async () =>
+    rejects({ ...(await artifact()), version: 99 }, /version 99 is newer/));
+  it('rejects an unknown method', async () =>
+    rejects({ ...(await artifact()), method: 'magic' }, /unknown method "magic"/));
+  it('rejects labels that do not match the tools', async () =>
+    rejects({ ...(await artifact()), labels: ['x'] }, /labels must be the tool names/));
   it('rejects corrupt state', async () => {
     const a = await artifact();
     a.state.centroids = [[1, 2]];
@@ -51,18 +79,31 @@ describe('model artifacts', () => {
   });
   it('rejects a model loaded with another encoder', async () => {
     const a = await artifact();
-    expect(() => Dtdr.load(a, wordAxisEncoder(['x', 'y']), 'model.json')).toThrow(/trained with encoder test-words \(18-d\) but loaded with test-words \(2-d\)/);
+    expect(() => Dtdr.load(a, wordAxisEncoder(['x', 'y']), 'model.json')).toThrow(
+      /trained with encoder test-words \(18-d\) but loaded with test-words \(2-d\)/,
+    );
   });
 });
 
 describe('training', () => {
-  it.each(['dtdr-c', 'dtdr-l', 'dtdr-h'] as const)('%s is deterministic for a seed and reports progress', async (method) => {
-    const phases = new Set<string>();
-    const a = await Dtdr.train({ method, tools: DEMO_TOOLS, plans, encoder, seed: 3, head: { epochs: 3 }, onProgress: (p) => phases.add(p.phase) });
-    const b = await Dtdr.train({ method, tools: DEMO_TOOLS, plans, encoder, seed: 3, head: { epochs: 3 } });
-    expect(JSON.stringify(a.toJSON().state)).toBe(JSON.stringify(b.toJSON().state));
-    expect(phases).toContain(method === 'dtdr-c' ? 'k-means' : 'training');
-  });
+  it.each(['dtdr-c', 'dtdr-l', 'dtdr-h'] as const)(
+    '%s is deterministic for a seed and reports progress',
+    async (method) => {
+      const phases = new Set<string>();
+      const a = await Dtdr.train({
+        method,
+        tools: DEMO_TOOLS,
+        plans,
+        encoder,
+        seed: 3,
+        head: { epochs: 3 },
+        onProgress: (p) => phases.add(p.phase),
+      });
+      const b = await Dtdr.train({ method, tools: DEMO_TOOLS, plans, encoder, seed: 3, head: { epochs: 3 } });
+      expect(JSON.stringify(a.toJSON().state)).toBe(JSON.stringify(b.toJSON().state));
+      expect(phases).toContain(method === 'dtdr-c' ? 'k-means' : 'training');
+    },
+  );
 });
 
 describe('the shipped demo model (public/dtdr-demo.model.dtdr)', () => {
@@ -71,11 +112,17 @@ describe('the shipped demo model (public/dtdr-demo.model.dtdr)', () => {
     const { loadEncoder } = await import('../src/encoders/node.js');
     const { demoDataset } = await import('../src/demo/toolset.js');
     const real = await loadEncoder();
-    const shipped = Dtdr.load(readModelFile(`${ROOT}/public/dtdr-demo.model.dtdr`), real, 'public/dtdr-demo.model.dtdr');
+    const shipped = Dtdr.load(
+      readModelFile(`${ROOT}/public/dtdr-demo.model.dtdr`),
+      real,
+      'public/dtdr-demo.model.dtdr',
+    );
     const dataset = demoDataset();
     const fresh = await Dtdr.train({ tools: dataset.tools, plans: dataset.plans, encoder: real });
     expect(shipped.method).toBe('dtdr-g');
-    expect(JSON.stringify(shipped.toJSON().state)).toBe(JSON.stringify(JSON.parse(JSON.stringify(fresh.toJSON().state))));
+    expect(JSON.stringify(shipped.toJSON().state)).toBe(
+      JSON.stringify(JSON.parse(JSON.stringify(fresh.toJSON().state))),
+    );
     const r = await shipped.retrieve('Email the invoice to Anna', ['files_search', 'contacts_search']);
     expect(r.candidates[0].tool).toBe('email_send');
   }, 60_000);

@@ -6,7 +6,10 @@ import { STEP_RULES } from '../src/core/retrieval/default/step-rules.js';
 import { METHOD_REGISTRY } from '../src/core/retrieval/train.js';
 import { ROOT } from './helpers.js';
 
-const importsOf = (file: string) => [...readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)[^'";]*?from\s+['"]([^'"]+)['"]/g)].map((m) => m[1]);
+const importsOf = (file: string) =>
+  [...readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)[^'";]*?from\s+['"]([^'"]+)['"]/g)].map(
+    (m) => m[1],
+  );
 
 function closure(entry: string): Map<string, string[]> {
   const seen = new Map<string, string[]>();
@@ -20,14 +23,18 @@ function closure(entry: string): Map<string, string[]> {
   return seen;
 }
 
-const external = (graph: Map<string, string[]>) => new Set([...graph.values()].flat().filter((s) => !s.startsWith('.')));
+const external = (graph: Map<string, string[]>) =>
+  new Set([...graph.values()].flat().filter((s) => !s.startsWith('.')));
 
 describe('code boundaries', () => {
   it('the core imports no DOM, node:*, ONNX Runtime, transformers.js or IndexedDB code', () => {
     const core = join(ROOT, 'src/core');
     for (const f of readdirSync(core, { recursive: true }) as string[]) {
       if (!f.endsWith('.ts')) continue;
-      for (const s of importsOf(join(core, f))) expect(s, `${f} imports ${s}`).toMatch(/^(\.|ml-kmeans$|ml-matrix$|@cfworker\/json-schema$|@noble\/hashes\/(sha2|utils)$)/);
+      for (const s of importsOf(join(core, f)))
+        expect(s, `${f} imports ${s}`).toMatch(
+          /^(\.|ml-kmeans$|ml-matrix$|@cfworker\/json-schema$|@noble\/hashes\/(sha2|utils)$)/,
+        );
     }
   });
 
@@ -43,22 +50,32 @@ describe('code boundaries', () => {
   // never from a later one, and no file imports itself back through others.
   const STAGES = ['base', 'plans', 'retrieval', 'selection', 'model', 'prompts', 'dtdr.ts', 'agent', 'evaluation'];
   const core = join(ROOT, 'src/core');
-  const coreFiles = (readdirSync(core, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => f.split('\\').join('/'));
+  const coreFiles = (readdirSync(core, { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => f.split('\\').join('/'));
   const stageOf = (file: string) => STAGES.indexOf(file.split('/')[0]);
   const coreImports = (file: string) =>
     importsOf(join(core, file))
       .filter((s) => s.startsWith('.'))
-      .map((s) => relative(core, resolve(dirname(join(core, file)), s.replace(/\.js$/, '.ts'))).split('\\').join('/'));
+      .map((s) =>
+        relative(core, resolve(dirname(join(core, file)), s.replace(/\.js$/, '.ts')))
+          .split('\\')
+          .join('/'),
+      );
 
   it('src/core holds only the stage folders and the facade', () => {
-    for (const f of coreFiles) expect(stageOf(f), `${f} is outside the stages of docs/architecture.md`).toBeGreaterThanOrEqual(0);
+    for (const f of coreFiles)
+      expect(stageOf(f), `${f} is outside the stages of docs/architecture.md`).toBeGreaterThanOrEqual(0);
   });
 
   it('every core import goes to the same stage or an earlier one', () => {
     for (const f of coreFiles) {
       for (const target of coreImports(f)) {
         expect(target.startsWith('..'), `${f} imports ${target}, outside src/core`).toBe(false);
-        expect(stageOf(target), `${f} (${STAGES[stageOf(f)]}) imports ${target} (${STAGES[stageOf(target)]}), a later stage`).toBeLessThanOrEqual(stageOf(f));
+        expect(
+          stageOf(target),
+          `${f} (${STAGES[stageOf(f)]}) imports ${target} (${STAGES[stageOf(target)]}), a later stage`,
+        ).toBeLessThanOrEqual(stageOf(f));
       }
     }
   });
@@ -89,7 +106,8 @@ describe('code boundaries', () => {
     const stages = [...doc.matchAll(/^\| \d+ \| `([^`]+?)\/?` \|/gm)].map((m) => m[1]);
     expect(stages).toEqual(STAGES);
     const defaults = readdirSync(join(core, 'retrieval/default')).filter((f) => f.endsWith('.ts') && f !== 'index.ts');
-    for (const f of defaults) expect(doc, `docs/architecture.md does not describe retrieval/default/${f}`).toContain(`| \`${f}\` |`);
+    for (const f of defaults)
+      expect(doc, `docs/architecture.md does not describe retrieval/default/${f}`).toContain(`| \`${f}\` |`);
   });
 
   it('every file in retrieval/default/rules/ is one step rule, listed once in step-rules.ts and in the docs', () => {
@@ -103,7 +121,10 @@ describe('code boundaries', () => {
       expect(rule, `rules/${f} exports no StepRule`).toBeDefined();
       const js = f.replace(/\.ts$/, '.js');
       expect(registry, `step-rules.ts does not import rules/${f}`).toContain(`from './rules/${js}'`);
-      const listed = registry.match(/STEP_RULES[^=]*= \[([^\]]*)\]/)?.[1].split(',').map((s) => s.trim());
+      const listed = registry
+        .match(/STEP_RULES[^=]*= \[([^\]]*)\]/)?.[1]
+        .split(',')
+        .map((s) => s.trim());
       expect(listed, `STEP_RULES lacks ${rule}`).toContain(rule);
       expect(doc, `docs/architecture.md does not name rules/${f}`).toContain(`\`${f}\``);
     }

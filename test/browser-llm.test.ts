@@ -27,23 +27,53 @@ describe.skipIf(!ready)('a local model in the browser (transformers.js, WASM, he
   beforeAll(async () => {
     outDir = mkdtempSync(join(tmpdir(), 'dtdr-browser-lm-'));
     const { build } = await import('vite');
-    await build({ root: join(ROOT, 'test/browser-lm'), base: './', logLevel: 'error', configFile: false, publicDir: false, build: { outDir, emptyOutDir: true, target: 'es2022', chunkSizeWarningLimit: 4096 } });
+    await build({
+      root: join(ROOT, 'test/browser-lm'),
+      base: './',
+      logLevel: 'error',
+      configFile: false,
+      publicDir: false,
+      build: { outDir, emptyOutDir: true, target: 'es2022', chunkSizeWarningLimit: 4096 },
+    });
     writeTinyLm(join(outDir, 'models', 'tiny-lm'), 3);
     // transformers.js's own ONNX Runtime build, served locally (it would come from a CDN otherwise).
     const ort = join(ROOT, 'node_modules/@huggingface/transformers/node_modules/onnxruntime-web/dist');
     mkdirSync(join(outDir, 'ort'));
-    for (const f of ['ort-wasm-simd-threaded.asyncify.mjs', 'ort-wasm-simd-threaded.asyncify.wasm']) copyFileSync(join(ort, f), join(outDir, 'ort', f));
+    for (const f of ['ort-wasm-simd-threaded.asyncify.mjs', 'ort-wasm-simd-threaded.asyncify.wasm'])
+      copyFileSync(join(ort, f), join(outDir, 'ort', f));
     const port = await new Promise<number>((done) => {
       const s = createServer().listen(0, '127.0.0.1', () => {
         const { port } = s.address() as { port: number };
         s.close(() => done(port));
       });
     });
-    server = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', outDir], { stdio: 'ignore' });
+    server = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', outDir], {
+      stdio: 'ignore',
+    });
     url = `http://127.0.0.1:${port}/index.html`;
-    for (let i = 0; i < 100 && !(await fetch(url).then((r) => r.ok, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+    for (
+      let i = 0;
+      i < 100 &&
+      !(await fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      ));
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 100));
     const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
     close = () => browser.close();
     page = await browser.newPage();
     page.on('request', (r) => {
@@ -67,6 +97,8 @@ describe.skipIf(!ready)('a local model in the browser (transformers.js, WASM, he
     expect(status).toBe('done: 12/12 answers valid');
     expect(outside).toEqual([]);
     // transformers.js probes optional files (generation_config.json …); a 404 for those is expected.
-    expect(failed.filter((f) => !/generation_config\.json|preprocessor_config\.json|processor_config\.json/.test(f))).toEqual([]);
+    expect(
+      failed.filter((f) => !/generation_config\.json|preprocessor_config\.json|processor_config\.json/.test(f)),
+    ).toEqual([]);
   }, 240_000);
 });

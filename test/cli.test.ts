@@ -16,7 +16,10 @@ describe('dtdr embed', () => {
   it('prints one unit-norm vector per input line, offline', () => {
     const r = runCli(['embed'], 'book a flight\nreserve a plane ticket\n');
     expect(r.code).toBe(0);
-    const vectors = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as number[]);
+    const vectors = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as number[]);
     expect(vectors).toHaveLength(2);
     for (const v of vectors) {
       expect(v).toHaveLength(100);
@@ -51,7 +54,16 @@ describe('dtdr train / retrieve', () => {
   });
 
   it('retrieves ranked candidates with probabilities and the back-off signal', () => {
-    const r = runCli(['retrieve', '--model', model, '--query', 'email the invoice to Anna', '--history', 'files_search,contacts_search', '--json']);
+    const r = runCli([
+      'retrieve',
+      '--model',
+      model,
+      '--query',
+      'email the invoice to Anna',
+      '--history',
+      'files_search,contacts_search',
+      '--json',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.ranked[0].tool).toBe('email_send');
@@ -60,7 +72,20 @@ describe('dtdr train / retrieve', () => {
   });
 
   it('prints the prompt with its Qwen3 token counts', () => {
-    const r = runCli(['prompt', '--model', model, '--query', 'email the invoice to Anna', '--history', 'files_search,contacts_search', '--strategy', 'hard-weighted', '--format', 'hermes', '--json']);
+    const r = runCli([
+      'prompt',
+      '--model',
+      model,
+      '--query',
+      'email the invoice to Anna',
+      '--history',
+      'files_search,contacts_search',
+      '--strategy',
+      'hard-weighted',
+      '--format',
+      'hermes',
+      '--json',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.prompt).toContain('"name":"email_send"');
@@ -146,16 +171,24 @@ describe('dtdr train / retrieve with the default method', () => {
     const data = join(dir, 'tools-only');
     mkdirSync(data, { recursive: true });
     writeFileSync(join(data, 'data.jsonl'), '');
-    writeFileSync(join(data, 'tool_desc.json'), JSON.stringify({ nodes: [
-      { id: 'weather_forecast', desc: 'Get the weather forecast for a city' },
-      { id: 'sms_send', desc: 'Send a text message to a phone number' },
-      { id: 'alarm_set', desc: 'Set a wake-up alarm' },
-    ] }));
+    writeFileSync(
+      join(data, 'tool_desc.json'),
+      JSON.stringify({
+        nodes: [
+          { id: 'weather_forecast', desc: 'Get the weather forecast for a city' },
+          { id: 'sms_send', desc: 'Send a text message to a phone number' },
+          { id: 'alarm_set', desc: 'Set a wake-up alarm' },
+        ],
+      }),
+    );
     const model = join(dir, 'tools-only.json');
     const t = runCli(['train', '--data', data, '--out', model]);
     expect(t.code, t.stderr).toBe(0);
     expect(t.stderr).toMatch(/trained dtdr-g on the tools alone/);
-    const r = runCli(['retrieve', '--model', model, '--query-file', '-', '--json'], 'Will it rain in Paris tomorrow?\n');
+    const r = runCli(
+      ['retrieve', '--model', model, '--query-file', '-', '--json'],
+      'Will it rain in Paris tomorrow?\n',
+    );
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.method).toBe('dtdr-g');
@@ -176,7 +209,13 @@ describe('dtdr train / retrieve with the default method', () => {
   it('eval --split novel keeps only new tool sequences, --methods default picks dtdr-g, --json has ece and confidentMissRate', () => {
     const data = join(dir, 'novel');
     mkdirSync(data, { recursive: true });
-    const plan = (id: string, q: string, tools: string[]) => JSON.stringify({ id, user_request: q, task_nodes: tools.map((task) => ({ task })), task_links: tools.slice(1).map((t, i) => ({ source: tools[i], target: t })) });
+    const plan = (id: string, q: string, tools: string[]) =>
+      JSON.stringify({
+        id,
+        user_request: q,
+        task_nodes: tools.map((task) => ({ task })),
+        task_links: tools.slice(1).map((t, i) => ({ source: tools[i], target: t })),
+      });
     const lines = [
       ...Array.from({ length: 12 }, (_, i) => plan(`a${i}`, `text anna ${i}`, ['contacts_search', 'sms_send'])),
       ...Array.from({ length: 12 }, (_, i) => plan(`b${i}`, `email ben ${i}`, ['contacts_search', 'email_send'])),
@@ -184,8 +223,26 @@ describe('dtdr train / retrieve with the default method', () => {
     writeFileSync(join(data, 'data.jsonl'), lines.join('\n'));
     const test = join(dir, 'novel-test');
     mkdirSync(test, { recursive: true });
-    writeFileSync(join(test, 'data.jsonl'), [plan('n0', 'email and text anna', ['contacts_search', 'email_send', 'sms_send']), plan('o0', 'text anna', ['contacts_search', 'sms_send'])].join('\n'));
-    const r = runCli(['eval', '--data', test, '--train', data, '--split', 'novel', '--methods', 'default', '--json', '--allow-undescribed']);
+    writeFileSync(
+      join(test, 'data.jsonl'),
+      [
+        plan('n0', 'email and text anna', ['contacts_search', 'email_send', 'sms_send']),
+        plan('o0', 'text anna', ['contacts_search', 'sms_send']),
+      ].join('\n'),
+    );
+    const r = runCli([
+      'eval',
+      '--data',
+      test,
+      '--train',
+      data,
+      '--split',
+      'novel',
+      '--methods',
+      'default',
+      '--json',
+      '--allow-undescribed',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out).toMatchObject({ defaultMethod: 'dtdr-g', testPlans: 1, steps: 4 });

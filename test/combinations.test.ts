@@ -48,7 +48,11 @@ describe('which tools demonstrations combine', () => {
 
   it('learns new combinations online', () => {
     const learned = fitCombinations(plans, index, L, undefined);
-    learnCombinations(learned, [chainPlan('c', 'find a cafe and text Ann', ['maps_search', 'contacts_search', 'sms_send'])], index);
+    learnCombinations(
+      learned,
+      [chainPlan('c', 'find a cafe and text Ann', ['maps_search', 'contacts_search', 'sms_send'])],
+      index,
+    );
     expect(demonstratedWith(learned, [0], 2)).toBe(true);
     expect(demonstratedWith(learned, [3], 2)).toBe(false);
   });
@@ -59,7 +63,8 @@ describe('which tools demonstrations combine', () => {
     const back = combinationsFromState(s);
     expect(Array.from(back.entry)).toEqual(Array.from(c.entry));
     expect(back.together.map((l) => Array.from(l))).toEqual(c.together.map((l) => Array.from(l)));
-    const refused = (change: Record<string, unknown>, field: RegExp) => expect(() => checkCombinationsState('state.combinations', { ...s, ...change }, L)).toThrow(field);
+    const refused = (change: Record<string, unknown>, field: RegExp) =>
+      expect(() => checkCombinationsState('state.combinations', { ...s, ...change }, L)).toThrow(field);
     refused({ entry: s.entry.map(() => 99) }, /state\.combinations\.entry/);
     refused({ entry: s.entry.map(() => L - 1) }, /state\.combinations\.entry/); // END before a tool
     refused({ enabled: 'yes' }, /state\.combinations\.enabled/);
@@ -75,12 +80,23 @@ describe('the rule, switched on by held-out precision', () => {
   // Requests say what they need; three sequences, each demonstrated 30 times, with varied names
   // (so the alignment's NULL word takes the filler). A fixture this small has few words: the
   // alignment gain asked of a word is 5 here (100 by default, for real vocabularies).
-  const names = 'ann ben cara dan eve finn gus hal ivy jon kim lou max ned ola pam quin rob sue tom uma val wes xia yan zed abe bea cal dee'.split(' ');
+  const names =
+    'ann ben cara dan eve finn gus hal ivy jon kim lou max ned ola pam quin rob sue tom uma val wes xia yan zed abe bea cal dee'.split(
+      ' ',
+    );
   const places = 'cafe diner bistro pub grill deli bakery tavern canteen eatery'.split(' ');
   const plans = [
-    ...names.map((n, i) => chainPlan(`m${i}`, `find a ${places[i % 10]} near ${n} and book a table`, ['maps_search', 'restaurant_book'])),
+    ...names.map((n, i) =>
+      chainPlan(`m${i}`, `find a ${places[i % 10]} near ${n} and book a table`, ['maps_search', 'restaurant_book']),
+    ),
     ...names.map((n, i) => chainPlan(`t${i}`, `text ${n} a message`, ['contacts_search', 'sms_send'])),
-    ...names.map((n, i) => chainPlan(`x${i}`, `find a ${places[(i + 3) % 10]} for ${n} then text the address`, ['maps_search', 'contacts_search', 'sms_send'])),
+    ...names.map((n, i) =>
+      chainPlan(`x${i}`, `find a ${places[(i + 3) % 10]} for ${n} then text the address`, [
+        'maps_search',
+        'contacts_search',
+        'sms_send',
+      ]),
+    ),
   ];
   const coverage = fitCoverage(tools, plans, index, { gain: 5 });
 
@@ -96,7 +112,13 @@ describe('the rule, switched on by held-out precision', () => {
 
   it('stays off where request words do not foretell the plan', () => {
     // The same requests with their plans shuffled across sequences: words now name the wrong tools.
-    const scrambled = plans.map((p, i) => chainPlan(p.id, plans[(i * 7 + 11) % plans.length].query, p.order.map((k) => p.nodes[k].tool)));
+    const scrambled = plans.map((p, i) =>
+      chainPlan(
+        p.id,
+        plans[(i * 7 + 11) % plans.length].query,
+        p.order.map((k) => p.nodes[k].tool),
+      ),
+    );
     const c = fitCombinations(scrambled, index, L, fitCoverage(tools, scrambled, index, { gain: 5 }));
     expect(c.enabled).toBe(false);
     expect(c.atEnd).toBe(false);
@@ -113,7 +135,11 @@ describe('the rule, switched on by held-out precision', () => {
     // restaurant_book, with maps_search, always called right before it.
     const text = Uint32Array.of(coverage.words.get('text')!);
     expect(newCombination({ ...c, enabled: true }, coverage, text, [1], () => true)).toBeUndefined();
-    expect(newCombination({ ...c, enabled: true }, coverage, words, [1], () => true)).toEqual({ word: 'table', tool: 3, offer: [0, 3] });
+    expect(newCombination({ ...c, enabled: true }, coverage, words, [1], () => true)).toEqual({
+      word: 'table',
+      tool: 3,
+      offer: [0, 3],
+    });
     expect(newCombination({ ...c, enabled: false }, coverage, words, [0], () => true)).toBeUndefined();
   });
 });

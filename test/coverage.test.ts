@@ -10,7 +10,16 @@ import { Dtdr } from '../src/core/dtdr.js';
 import { DtdrError } from '../src/core/base/errors.js';
 import { chainPlan } from '../src/core/plans/plan.js';
 import type { ToolSpec } from '../src/core/base/types.js';
-import { checkCoverageState, coverageFromState, coverageState, fitCoverage, requestWords, strongWords, unexplained, withAddedTools } from '../src/core/retrieval/default/coverage.js';
+import {
+  checkCoverageState,
+  coverageFromState,
+  coverageState,
+  fitCoverage,
+  requestWords,
+  strongWords,
+  unexplained,
+  withAddedTools,
+} from '../src/core/retrieval/default/coverage.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 
@@ -21,9 +30,15 @@ const tools: ToolSpec[] = [
 ];
 const index = new Map(tools.map((t, i) => [t.name, i] as [string, number]));
 const plans = [
-  ...Array.from({ length: 20 }, (_, i) => chainPlan(`w${i}`, `kindly tell me the weather in city${i % 5}`, ['weather_get'])),
-  ...Array.from({ length: 20 }, (_, i) => chainPlan(`s${i}`, `kindly text person${i % 4} that I am late`, ['contacts_search', 'sms_send'])),
-  ...Array.from({ length: 10 }, (_, i) => chainPlan(`c${i}`, `kindly find the number of person${i % 4}`, ['contacts_search'])),
+  ...Array.from({ length: 20 }, (_, i) =>
+    chainPlan(`w${i}`, `kindly tell me the weather in city${i % 5}`, ['weather_get']),
+  ),
+  ...Array.from({ length: 20 }, (_, i) =>
+    chainPlan(`s${i}`, `kindly text person${i % 4} that I am late`, ['contacts_search', 'sms_send']),
+  ),
+  ...Array.from({ length: 10 }, (_, i) =>
+    chainPlan(`c${i}`, `kindly find the number of person${i % 4}`, ['contacts_search']),
+  ),
 ];
 
 describe('the word–tool alignment (IBM Model 1 with a NULL word)', () => {
@@ -42,7 +57,9 @@ describe('the word–tool alignment (IBM Model 1 with a NULL word)', () => {
   it('finds the tool for a word the calls and the set leave unexplained, and nothing when they explain it', () => {
     const words = requestWords(m, 'kindly text anna the weather');
     const called = (set: string[]) => (a: number) => set.includes(tools[a].name);
-    expect(unexplained(m, words, called(['weather_get']), () => true).map((u) => tools[u.tool].name)).toEqual(['sms_send']);
+    expect(unexplained(m, words, called(['weather_get']), () => true).map((u) => tools[u.tool].name)).toEqual([
+      'sms_send',
+    ]);
     expect(unexplained(m, words, called(['weather_get', 'sms_send']), () => true)).toEqual([]);
     // a tool that cannot be offered (removed) never joins
     expect(unexplained(m, words, called(['weather_get']), (a) => tools[a].name !== 'sms_send')).toEqual([]);
@@ -55,7 +72,9 @@ describe('the word–tool alignment (IBM Model 1 with a NULL word)', () => {
     expect(strong).toEqual(['text', 'weather']);
     const called = (set: string[]) => (a: number) => set.includes(tools[a].name);
     for (const set of [[], ['weather_get'], ['sms_send'], ['weather_get', 'sms_send'], ['contacts_search']]) {
-      expect(unexplained(m, strongWords(m, words), called(set), () => true)).toEqual(unexplained(m, words, called(set), () => true));
+      expect(unexplained(m, strongWords(m, words), called(set), () => true)).toEqual(
+        unexplained(m, words, called(set), () => true),
+      );
     }
   });
 
@@ -63,7 +82,14 @@ describe('the word–tool alignment (IBM Model 1 with a NULL word)', () => {
     const all = [...tools, { name: 'music_play', description: 'Play a song or playlist' }];
     const extended = withAddedTools(m, all, [3]);
     const words = requestWords(extended, 'play a song');
-    expect(unexplained(extended, words, () => false, () => true).map((u) => all[u.tool].name)).toContain('music_play');
+    expect(
+      unexplained(
+        extended,
+        words,
+        () => false,
+        () => true,
+      ).map((u) => all[u.tool].name),
+    ).toContain('music_play');
     expect(m.words.has('song')).toBe(false); // the fitted model is untouched
   });
 
@@ -89,21 +115,28 @@ describe('request coverage in DTDR-G', () => {
   it('is fitted, saved and loaded with the model; a model saved without it loads and ranks the same', async () => {
     const encoder = await loadEncoder();
     const model = await Dtdr.train({ tools: DEMO_TOOLS, plans: generateDemoPlans(300, 1), encoder, seed: 0 });
-    const saved = JSON.parse(JSON.stringify(model.toJSON())) as { state: { coverage?: unknown; sequenceWords?: unknown } };
+    const saved = JSON.parse(JSON.stringify(model.toJSON())) as {
+      state: { coverage?: unknown; sequenceWords?: unknown };
+    };
     expect(saved.state.coverage).toBeDefined();
     const fromBinary = Dtdr.load(model.toBinary(), encoder);
     const old = JSON.parse(JSON.stringify(saved));
     delete old.state.coverage;
     delete old.state.sequenceWords; // its word ids are the alignment's: a file without coverage has neither
     const legacy = Dtdr.load(old, encoder);
-    for (const [query, history] of [['Find a vegan restaurant near me and text the address to Sam', ['maps_search_place']], ['Call the nearest pharmacy', []]] as [string, string[]][]) {
+    for (const [query, history] of [
+      ['Find a vegan restaurant near me and text the address to Sam', ['maps_search_place']],
+      ['Call the nearest pharmacy', []],
+    ] as [string, string[]][]) {
       const a = await model.retrieve(query, history);
       const b = await fromBinary.retrieve(query, history);
       expect(b.candidates.map((c) => c.tool)).toEqual(a.candidates.map((c) => c.tool));
       expect(b.confident).toBe(a.confident);
       // without coverage the probabilities are the same: the rule only widens sets
       const logs = (p: Float64Array | Float32Array | number[]) => Array.from(p, Math.log);
-      expect(logs((await legacy.retrieve(query, history)).ranking.probabilities)).toEqual(logs(a.ranking.probabilities).map((v) => expect.closeTo(v, 5)));
+      expect(logs((await legacy.retrieve(query, history)).ranking.probabilities)).toEqual(
+        logs(a.ranking.probabilities).map((v) => expect.closeTo(v, 5)),
+      );
     }
     // The sequence-words table's word ids are the alignment's: without it, or with another word count, the file is refused.
     const orphan = JSON.parse(JSON.stringify(saved));

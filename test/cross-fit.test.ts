@@ -6,10 +6,22 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CrossFitter, foldAssignment, type CrossFitSetup, type FoldWorkers, type RoundOutput } from '../src/core/retrieval/default/cross-fit.js';
+import {
+  CrossFitter,
+  foldAssignment,
+  type CrossFitSetup,
+  type FoldWorkers,
+  type RoundOutput,
+} from '../src/core/retrieval/default/cross-fit.js';
 import { GateDataBuilder } from '../src/core/retrieval/default/gate.js';
 import { GatedRetriever } from '../src/core/retrieval/default/index.js';
-import { fitRetriever, fitRetrieverWith, fitVectors, PARALLEL_FROM_PLANS, type FitVectors } from '../src/core/retrieval/train.js';
+import {
+  fitRetriever,
+  fitRetrieverWith,
+  fitVectors,
+  PARALLEL_FROM_PLANS,
+  type FitVectors,
+} from '../src/core/retrieval/train.js';
 import type { Plan, ToolSpec } from '../src/core/base/types.js';
 import { demoDataset } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
@@ -55,13 +67,25 @@ describe('GateDataBuilder parts', () => {
     const first = new GateDataBuilder(2, 3);
     const second = new GateDataBuilder(2, 3);
     const steps: [number[], number[]][] = [
-      [[1, 0.5, 0.25], [4, 7]],
+      [
+        [1, 0.5, 0.25],
+        [4, 7],
+      ],
       [[1, 0.1, 0.3], [2]],
-      [[1, 0.9, 0.7], [0, 1, 5]],
+      [
+        [1, 0.9, 0.7],
+        [0, 1, 5],
+      ],
     ];
     steps.forEach(([context, labels], i) => {
       const target = i < 2 ? first : second;
-      for (const b of [direct, target]) b.add(context, labels, (s, f) => f * 10 + s + 0.1 * i, (f) => f % 2 === 1);
+      for (const b of [direct, target])
+        b.add(
+          context,
+          labels,
+          (s, f) => f * 10 + s + 0.1 * i,
+          (f) => f % 2 === 1,
+        );
     });
     first.append(second.parts());
     expect(first.build()).toEqual(direct.build());
@@ -90,8 +114,22 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
   });
 
   it('runs a round a worker did not return on the caller’s thread, and a failed worker changes nothing', async () => {
-    const dropped = await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, inProcessWorkers({ drop: [0, 2] }), {});
-    const failed = await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, inProcessWorkers({ fail: true }), {});
+    const dropped = await GatedRetriever.fitParallel(
+      tools,
+      plans,
+      vectors.queries!,
+      vectors.tools!,
+      inProcessWorkers({ drop: [0, 2] }),
+      {},
+    );
+    const failed = await GatedRetriever.fitParallel(
+      tools,
+      plans,
+      vectors.queries!,
+      vectors.tools!,
+      inProcessWorkers({ fail: true }),
+      {},
+    );
     expect(fingerprint(dropped)).toBe(fingerprint(sequential));
     expect(fingerprint(failed)).toBe(fingerprint(sequential));
   });
@@ -100,7 +138,11 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
     // The setup a fit hands its workers, caught by a double.
     let setup: CrossFitSetup | undefined;
     let rounds = 0;
-    const spy: FoldWorkers = { threads: 1, run: (s, r) => ((setup = s), (rounds = r), { claim: () => r, results: Promise.resolve([]) }), close() {} };
+    const spy: FoldWorkers = {
+      threads: 1,
+      run: (s, r) => ((setup = s), (rounds = r), { claim: () => r, results: Promise.resolve([]) }),
+      close() {},
+    };
     await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, spy, {});
     expect(rounds).toBeGreaterThan(1);
     const workers = foldWorkers({ threads: 1 });
@@ -122,10 +164,15 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
 
   it('the built worker (dist, what the package runs) returns the same rounds', async () => {
     const built = new URL('../dist/workers/node.js', import.meta.url);
-    if (!existsSync(built)) return void console.warn('dist/ is not built (npm run build): the built worker is not checked here');
+    if (!existsSync(built))
+      return void console.warn('dist/ is not built (npm run build): the built worker is not checked here');
     let setup: CrossFitSetup | undefined;
     let rounds = 0;
-    const spy: FoldWorkers = { threads: 1, run: (s, r) => ((setup = s), (rounds = r), { claim: () => r, results: Promise.resolve([]) }), close() {} };
+    const spy: FoldWorkers = {
+      threads: 1,
+      run: (s, r) => ((setup = s), (rounds = r), { claim: () => r, results: Promise.resolve([]) }),
+      close() {},
+    };
     await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, spy, {});
     const { foldWorkers: builtWorkers } = (await import(built.href)) as { foldWorkers: typeof foldWorkers };
     const workers = builtWorkers({ threads: 1 });
@@ -143,12 +190,19 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
   it('a worker that cannot help says why, and cancel ends a fit’s workers', async () => {
     let setup: CrossFitSetup | undefined;
     let rounds = 0;
-    const spy: FoldWorkers = { threads: 1, run: (s, r) => ((setup = s), (rounds = r), { claim: () => r, results: Promise.resolve([]) }), close() {} };
+    const spy: FoldWorkers = {
+      threads: 1,
+      run: (s, r) => ((setup = s), (rounds = r), { claim: () => r, results: Promise.resolve([]) }),
+      close() {},
+    };
     await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, spy, {});
     // A schema the structured clone refuses (a function inside it): no round from the worker, and the reason.
     const unclonable = { type: 'object', properties: {}, check: () => true } as unknown as ToolSpec['parameters'];
     const broken = foldWorkers({ threads: 1 });
-    const none = await broken.run({ ...setup!, tools: setup!.tools.map((t, i) => (i === 0 ? { ...t, parameters: unclonable } : t)) }, rounds).results;
+    const none = await broken.run(
+      { ...setup!, tools: setup!.tools.map((t, i) => (i === 0 ? { ...t, parameters: unclonable } : t)) },
+      rounds,
+    ).results;
     expect(none).toEqual([]);
     expect(broken.errors.join('\n')).toMatch(/cross-fitting worker failed/);
     // Cancelled at once: nothing left to claim, and the results settle.
@@ -164,7 +218,11 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
     const setupFor = async ({ foldPlans, folds }: { foldPlans?: number; folds?: number }) => {
       const options = { ...(folds ? { folds } : {}), ...(foldPlans ? { experimental: { foldPlans } } : {}) };
       let setup: CrossFitSetup | undefined;
-      const spy: FoldWorkers = { threads: 1, run: (s, r) => ((setup = s), { claim: () => r, results: Promise.resolve([]) }), close() {} };
+      const spy: FoldWorkers = {
+        threads: 1,
+        run: (s, r) => ((setup = s), { claim: () => r, results: Promise.resolve([]) }),
+        close() {},
+      };
       await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, spy, options);
       return setup!;
     };
@@ -186,21 +244,38 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
     }
     // A cap at the largest round's training set: the model of no cap, bit for bit.
     expect(largest).toBeLessThan(plans.length);
-    const atLargest = GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, { experimental: { foldPlans: largest } });
+    const atLargest = GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, {
+      experimental: { foldPlans: largest },
+    });
     expect(fingerprint(atLargest)).toBe(fingerprint(sequential));
     // Below it the rounds (and the settings' fit) see fewer plans: another gate, and the same on worker threads.
-    const few = GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, { experimental: { foldPlans: 100 } });
+    const few = GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, {
+      experimental: { foldPlans: 100 },
+    });
     expect(fingerprint(few)).not.toBe(fingerprint(sequential));
-    const fewParallel = await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, inProcessWorkers(), { experimental: { foldPlans: 100 } });
+    const fewParallel = await GatedRetriever.fitParallel(
+      tools,
+      plans,
+      vectors.queries!,
+      vectors.tools!,
+      inProcessWorkers(),
+      { experimental: { foldPlans: 100 } },
+    );
     expect(fingerprint(fewParallel)).toBe(fingerprint(few));
-    expect(() => GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, { experimental: { foldPlans: 0 } })).toThrow(DtdrError);
+    expect(() =>
+      GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, { experimental: { foldPlans: 0 } }),
+    ).toThrow(DtdrError);
   }, 120_000);
 
   it('cross-fits with two folds from 2 × foldPlans demonstrations on (each round still trains on foldPlans plans), three below, as many as asked', async () => {
     const setupFor = async ({ foldPlans, folds }: { foldPlans?: number; folds?: number }) => {
       const options = { ...(folds ? { folds } : {}), ...(foldPlans ? { experimental: { foldPlans } } : {}) };
       let setup: CrossFitSetup | undefined;
-      const spy: FoldWorkers = { threads: 1, run: (s, r) => ((setup = s), { claim: () => r, results: Promise.resolve([]) }), close() {} };
+      const spy: FoldWorkers = {
+        threads: 1,
+        run: (s, r) => ((setup = s), { claim: () => r, results: Promise.resolve([]) }),
+        close() {},
+      };
       await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, spy, options);
       return setup!;
     };
@@ -224,8 +299,18 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
     const small = await fitRetrieverWith('dtdr-g', tools, plans, vectors, { workers });
     expect(plans.length).toBeLessThan(PARALLEL_FROM_PLANS);
     expect(workers.ran).toEqual([]); // too few demonstrations: this thread alone
-    expect(fingerprint(small as GatedRetriever)).toBe(fingerprint(fitRetriever('dtdr-g', tools, plans, vectors) as GatedRetriever));
-    await expect(fitRetrieverWith('dtdr-g', tools, [{ id: 'x', query: 'q', nodes: [{ tool: 'nope' }], links: [] } as unknown as Plan], vectors, { workers })).rejects.toThrow(/not in the tool set/);
+    expect(fingerprint(small as GatedRetriever)).toBe(
+      fingerprint(fitRetriever('dtdr-g', tools, plans, vectors) as GatedRetriever),
+    );
+    await expect(
+      fitRetrieverWith(
+        'dtdr-g',
+        tools,
+        [{ id: 'x', query: 'q', nodes: [{ tool: 'nope' }], links: [] } as unknown as Plan],
+        vectors,
+        { workers },
+      ),
+    ).rejects.toThrow(/not in the tool set/);
   });
 
   it('foldWorkers checks its thread count', () => {

@@ -23,7 +23,12 @@ describe.skipIf(!hasSharedData)('DTDR-G on UltraTool: official split and its nov
     const encoder = await loadEncoder();
     const dataset = readDatasetDir(`${SHARED_DATA}/ultratool`);
     const split = splitDataset(dataset);
-    const retriever = fitRetriever('dtdr-g', dataset.tools, split.train, await fitVectors('dtdr-g', dataset.tools, split.train, encoder, 3));
+    const retriever = fitRetriever(
+      'dtdr-g',
+      dataset.tools,
+      split.train,
+      await fitVectors('dtdr-g', dataset.tools, split.train, encoder, 3),
+    );
     // One fit scores both: the novel split is the official test plans whose sequence no demonstration has.
     const seen = new Set(split.train.map(sequenceKey));
     const all: StepScore[] = [];
@@ -33,10 +38,16 @@ describe.skipIf(!hasSharedData)('DTDR-G on UltraTool: official split and its nov
       for (const step of planSteps(plan)) {
         const ranking = retriever.rank({ query: step.query, history: step.history, queryVector });
         const set = selectCandidates(ranking);
-        const score = scoreStep(ranking.order, ranking.labels, step.acceptable, set.candidates.map((c) => c.tool), {
-          confidence: ranking.probabilities[ranking.order[0]],
-          widened: set.widened,
-        });
+        const score = scoreStep(
+          ranking.order,
+          ranking.labels,
+          step.acceptable,
+          set.candidates.map((c) => c.tool),
+          {
+            confidence: ranking.probabilities[ranking.order[0]],
+            widened: set.widened,
+          },
+        );
         all.push(score);
         if (!seen.has(sequenceKey(plan))) novel.push(score);
       }
@@ -72,14 +83,20 @@ describe.skipIf(!hasSharedData)('DTDR-G on RestBench-TMDB and Seal-Tools, seed 0
   it('RestBench (70 demonstrations): MRR ≥ 0.70, above DTDR-CB (0.610)', async () => {
     const dataset = readDatasetDir(`${SHARED_DATA}/restbench-tmdb`);
     const split = splitDataset(dataset, { seed: 0 });
-    const r = await evaluateMethods(dataset.tools, split.train, split.test, await loadEncoder(), { methods: ['dtdr-g'], timingPasses: 1 });
+    const r = await evaluateMethods(dataset.tools, split.train, split.test, await loadEncoder(), {
+      methods: ['dtdr-g'],
+      timingPasses: 1,
+    });
     expect(r.results['dtdr-g']!.mrr).toBeGreaterThanOrEqual(0.7);
   }, 120_000);
 
   it('Seal-Tools (4,076 tools, mostly never demonstrated): MRR ≥ 0.80, far above BM25 (0.530)', async () => {
     const dataset = readDatasetDir(`${SHARED_DATA}/seal-tools`);
     const split = splitDataset(dataset, { seed: 0 });
-    const r = await evaluateMethods(dataset.tools, split.train, split.test, await loadEncoder(), { methods: ['bm25', 'dtdr-g'], timingPasses: 1 });
+    const r = await evaluateMethods(dataset.tools, split.train, split.test, await loadEncoder(), {
+      methods: ['bm25', 'dtdr-g'],
+      timingPasses: 1,
+    });
     expect(r.results.bm25!.mrr).toBeCloseTo(0.53, 2);
     expect(r.results['dtdr-g']!.mrr).toBeGreaterThanOrEqual(0.8);
   }, 300_000);
@@ -87,7 +104,10 @@ describe.skipIf(!hasSharedData)('DTDR-G on RestBench-TMDB and Seal-Tools, seed 0
   it('Seal-Tools from the tools alone (no demonstration): at least BM25 − 0.02', async () => {
     const dataset = readDatasetDir(`${SHARED_DATA}/seal-tools`);
     const split = splitDataset(dataset, { seed: 0 });
-    const r = await evaluateMethods(dataset.tools, [], split.test, await loadEncoder(), { methods: ['bm25', 'dtdr-g'], timingPasses: 1 });
+    const r = await evaluateMethods(dataset.tools, [], split.test, await loadEncoder(), {
+      methods: ['bm25', 'dtdr-g'],
+      timingPasses: 1,
+    });
     expect(r.results['dtdr-g']!.mrr).toBeGreaterThanOrEqual(r.results.bm25!.mrr - 0.02);
   }, 120_000);
 });
@@ -98,7 +118,10 @@ describe('DTDR-G on the compositional demo set (requests that recombine the demo
     // confident-miss 0.068 before the sequence-words rule).
     const test = parsePlans(readFileSync(new URL('./fixtures/demo-compositional.jsonl', import.meta.url), 'utf8'));
     const demo = demoDataset();
-    const r = await evaluateMethods(demo.tools, demo.plans, test, await loadEncoder(), { methods: ['dtdr-c', 'dtdr-g'], timingPasses: 1 });
+    const r = await evaluateMethods(demo.tools, demo.plans, test, await loadEncoder(), {
+      methods: ['dtdr-c', 'dtdr-g'],
+      timingPasses: 1,
+    });
     const g = r.results['dtdr-g']!;
     expect(g.coverage).toBeGreaterThanOrEqual(0.94);
     expect(g.setSize).toBeLessThanOrEqual(5);
@@ -111,13 +134,20 @@ describe('DTDR-G on demonstrations that repeat a few sequences many times (gener
   // Regression: cross-fitting by sequence alone taught the gate that memorised sequences never
   // continue, and a model on 420 generated demonstrations scored MRR 0.50 on requests that repeat
   // them (DTDR-H: 0.97). The gate now learns from random folds and sequence folds together.
-  it.each([600, 1000])('a seeded 70/30 split of %i demo plans: MRR ≥ 0.95 and coverage ≥ 0.95 on repeats', async (count) => {
-    const demo = demoDataset(count);
-    const split = splitDataset(demo, { seed: 0 });
-    const r = await evaluateMethods(demo.tools, split.train, split.test, await loadEncoder(), { methods: ['dtdr-g'], timingPasses: 0 });
-    const g = r.results['dtdr-g']!;
-    expect(g.mrr).toBeGreaterThanOrEqual(0.95);
-    expect(g.coverage).toBeGreaterThanOrEqual(0.95);
-    expect(g.setSize).toBeLessThanOrEqual(5);
-  }, 120_000);
+  it.each([600, 1000])(
+    'a seeded 70/30 split of %i demo plans: MRR ≥ 0.95 and coverage ≥ 0.95 on repeats',
+    async (count) => {
+      const demo = demoDataset(count);
+      const split = splitDataset(demo, { seed: 0 });
+      const r = await evaluateMethods(demo.tools, split.train, split.test, await loadEncoder(), {
+        methods: ['dtdr-g'],
+        timingPasses: 0,
+      });
+      const g = r.results['dtdr-g']!;
+      expect(g.mrr).toBeGreaterThanOrEqual(0.95);
+      expect(g.coverage).toBeGreaterThanOrEqual(0.95);
+      expect(g.setSize).toBeLessThanOrEqual(5);
+    },
+    120_000,
+  );
 });

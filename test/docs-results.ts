@@ -22,7 +22,12 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const RESULTS_FILE = join(ROOT, 'docs', 'results.json');
 
-type Metrics = Partial<Record<'mrr' | 'f1' | 'top1' | 'recall5' | 'coverage' | 'setSize' | 'ece' | 'confidentMissRate' | 'firstStepMrr', number>>;
+type Metrics = Partial<
+  Record<
+    'mrr' | 'f1' | 'top1' | 'recall5' | 'coverage' | 'setSize' | 'ece' | 'confidentMissRate' | 'firstStepMrr',
+    number
+  >
+>;
 
 export interface EvalRun {
   title: string;
@@ -61,9 +66,20 @@ export const readResults = (file = RESULTS_FILE): Results => JSON.parse(readFile
 
 /** The method names as the tables print them. */
 const METHOD_LABELS: Record<string, string> = {
-  random: 'random', bm25: 'BM25', qts: 'QTS', dr: 'DR (static, last tool)', lr: 'LR (static, learned)',
-  'dtdr-c': 'DTDR-C', 'dtdr-l': 'DTDR-L', 'dtdr-h': 'DTDR-H', 'dtdr-cb': 'DTDR-CB', 'dtdr-g': 'DTDR-G (default)',
-  'orama-bm25': 'peer: Orama BM25', 'orama-vector': 'peer: Orama vector', 'orama-hybrid': 'peer: Orama hybrid', 'aisdk-search': 'peer: AI SDK tool search',
+  random: 'random',
+  bm25: 'BM25',
+  qts: 'QTS',
+  dr: 'DR (static, last tool)',
+  lr: 'LR (static, learned)',
+  'dtdr-c': 'DTDR-C',
+  'dtdr-l': 'DTDR-L',
+  'dtdr-h': 'DTDR-H',
+  'dtdr-cb': 'DTDR-CB',
+  'dtdr-g': 'DTDR-G (default)',
+  'orama-bm25': 'peer: Orama BM25',
+  'orama-vector': 'peer: Orama vector',
+  'orama-hybrid': 'peer: Orama hybrid',
+  'aisdk-search': 'peer: AI SDK tool search',
 };
 const isPeer = (m: string) => m.startsWith('orama-') || m === 'aisdk-search';
 const label = (m: string) => METHOD_LABELS[m] ?? m;
@@ -89,18 +105,29 @@ export function lookup(results: Results, path: string): string {
   }
   if (typeof at === 'number') return formatMetric(parts[parts.length - 1], at);
   if (typeof at === 'string') return at;
-  if (at && typeof at === 'object' && 'value' in at) return String((at).value);
+  if (at && typeof at === 'object' && 'value' in at) return String(at.value);
   throw new Error(`results.json's ${path} is not a figure`);
 }
 
 const row = (cells: string[]) => `| ${cells.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
 const rule = (align: ('left' | 'right')[]) => `|${align.map((a) => (a === 'right' ? '---:' : '---')).join('|')}|`;
-const caption = (command: string, date: string, extra?: string) => `\`${command}\` · ${date}${extra ? ` · ${extra}` : ''}`;
+const caption = (command: string, date: string, extra?: string) =>
+  `\`${command}\` · ${date}${extra ? ` · ${extra}` : ''}`;
 
 /** One `dtdr eval` run, every method it scored. */
 export function evalTable(run: EvalRun): string {
   const methods = Object.keys(run.results);
-  const cols: [string, keyof Metrics][] = [['MRR', 'mrr'], ['1st-step MRR', 'firstStepMrr'], ['F1', 'f1'], ['top-1', 'top1'], ['recall@5', 'recall5'], ['coverage', 'coverage'], ['mean |F_t|', 'setSize'], ['ECE', 'ece'], ['confident-miss', 'confidentMissRate']];
+  const cols: [string, keyof Metrics][] = [
+    ['MRR', 'mrr'],
+    ['1st-step MRR', 'firstStepMrr'],
+    ['F1', 'f1'],
+    ['top-1', 'top1'],
+    ['recall@5', 'recall5'],
+    ['coverage', 'coverage'],
+    ['mean |F_t|', 'setSize'],
+    ['ECE', 'ece'],
+    ['confident-miss', 'confidentMissRate'],
+  ];
   const used = cols.filter(([, k]) => methods.some((m) => run.results[m][k] !== undefined));
   const lines = [
     `**${run.title}**: ${run.trainPlans.toLocaleString('en-US')} demonstrations, ${run.testPlans.toLocaleString('en-US')} test plans, ${run.steps.toLocaleString('en-US')} steps${run.tools ? `, ${run.tools.toLocaleString('en-US')} tools` : ''}.`,
@@ -126,12 +153,27 @@ export function evalSummary(results: Results): string {
       const ms = Object.keys(run.results).filter((m) => m !== 'dtdr-g' && pick(m) && run.results[m].mrr !== undefined);
       if (ms.length === 0) return '';
       const m = ms.reduce((a, b) => (run.results[b].mrr! > run.results[a].mrr! ? b : a));
-      return `${label(m).replace(/^peer: /, '').replace(/ \(.*\)$/, '')} ${formatMetric('mrr', run.results[m].mrr)}`;
+      return `${label(m)
+        .replace(/^peer: /, '')
+        .replace(/ \(.*\)$/, '')} ${formatMetric('mrr', run.results[m].mrr)}`;
     };
-    lines.push(row([run.title.split(',')[0] + (run.split === 'novel' ? ', novel sequences' : ''), run.steps.toLocaleString('en-US'), formatMetric('mrr', g.mrr), best((m) => !isPeer(m)), best(isPeer), formatMetric('coverage', g.coverage), formatMetric('setSize', g.setSize)]));
+    lines.push(
+      row([
+        run.title.split(',')[0] + (run.split === 'novel' ? ', novel sequences' : ''),
+        run.steps.toLocaleString('en-US'),
+        formatMetric('mrr', g.mrr),
+        best((m) => !isPeer(m)),
+        best(isPeer),
+        formatMetric('coverage', g.coverage),
+        formatMetric('setSize', g.setSize),
+      ]),
+    );
   }
   const dates = [...new Set(Object.values(results.eval).map((r) => r.date))].join(', ');
-  lines.push('', `\`dtdr eval --data ../shared/data/<dataset> --json\` (\`--split novel\` for the novel row) · ${dates}`);
+  lines.push(
+    '',
+    `\`dtdr eval --data ../shared/data/<dataset> --json\` (\`--split novel\` for the novel row) · ${dates}`,
+  );
   return lines.join('\n');
 }
 
@@ -140,7 +182,13 @@ export function genericTable(results: Results, id: string): string {
   const t = results.tables[id];
   if (!t) throw new Error(`results.json has no table "${id}"`);
   const cell = (c: Cell) => (typeof c === 'string' ? c : lookup(results, c.ref));
-  return [row(t.columns), rule(t.align), ...t.rows.map((r) => row(r.map(cell))), '', caption(t.command, t.date, t.note)].join('\n');
+  return [
+    row(t.columns),
+    rule(t.align),
+    ...t.rows.map((r) => row(r.map(cell))),
+    '',
+    caption(t.command, t.date, t.note),
+  ].join('\n');
 }
 
 /** What a `results:NAME` block holds. */
@@ -171,7 +219,8 @@ export function rewrite(text: string, results: Results): string {
  * 20), option values in code and everything in generated blocks, code fences, code spans, HTML
  * comments, links and image paths are not figures.
  */
-const HAND_FIGURE = /(?<![\w.\-/])(\d[\d,.]*\s?%|\d[\d,.]*\s?(?:µs|ms|s|MB|MiB|KB|KiB|GB|GiB)\b|\d[\d,.]*\s?×|\d[\d,]* of \d[\d,]*|\d[\d,]*\.\d+(?![\d.]*\.\d))(?![\w.]*\d)/g;
+const HAND_FIGURE =
+  /(?<![\w.\-/])(\d[\d,.]*\s?%|\d[\d,.]*\s?(?:µs|ms|s|MB|MiB|KB|KiB|GB|GiB)\b|\d[\d,.]*\s?×|\d[\d,]* of \d[\d,]*|\d[\d,]*\.\d+(?![\d.]*\.\d))(?![\w.]*\d)/g;
 
 export function handTypedFigures(text: string): { line: number; figure: string; context: string }[] {
   const blanked = text
@@ -186,7 +235,8 @@ export function handTypedFigures(text: string): { line: number; figure: string; 
   const lines = blanked.split('\n');
   const original = text.split('\n');
   lines.forEach((l, i) => {
-    for (const m of l.matchAll(HAND_FIGURE)) found.push({ line: i + 1, figure: m[1], context: original[i].trim().slice(0, 120) });
+    for (const m of l.matchAll(HAND_FIGURE))
+      found.push({ line: i + 1, figure: m[1], context: original[i].trim().slice(0, 120) });
   });
   return found;
 }
@@ -222,7 +272,11 @@ export function checkDocs(results: Results, files = docFiles(), root = ROOT): Ch
     const rel = relative(root, file);
     for (const m of text.matchAll(BLOCK)) {
       try {
-        if (m[2] !== renderBlock(results, m[1])) problems.push({ file: rel, message: `results:${m[1]} is stale or was edited by hand (npm run check -- docs-results rewrites it)` });
+        if (m[2] !== renderBlock(results, m[1]))
+          problems.push({
+            file: rel,
+            message: `results:${m[1]} is stale or was edited by hand (npm run check -- docs-results rewrites it)`,
+          });
       } catch (e) {
         problems.push({ file: rel, message: (e as Error).message });
       }
@@ -230,35 +284,70 @@ export function checkDocs(results: Results, files = docFiles(), root = ROOT): Ch
     for (const m of text.matchAll(FIGURE)) {
       try {
         const want = lookup(results, m[1]);
-        if (m[2] !== want) problems.push({ file: rel, message: `figure ${m[1]} reads "${m[2]}" where results.json has "${want}"` });
+        if (m[2] !== want)
+          problems.push({ file: rel, message: `figure ${m[1]} reads "${m[2]}" where results.json has "${want}"` });
       } catch (e) {
         problems.push({ file: rel, message: (e as Error).message });
       }
     }
     if (checksFigures(file)) {
-      for (const f of handTypedFigures(text)) problems.push({ file: `${rel}:${f.line}`, message: `"${f.figure}" is a figure typed by hand: put it in docs/results.json and render it with a <!-- figure:… --> or results block (${f.context})` });
+      for (const f of handTypedFigures(text))
+        problems.push({
+          file: `${rel}:${f.line}`,
+          message: `"${f.figure}" is a figure typed by hand: put it in docs/results.json and render it with a <!-- figure:… --> or results block (${f.context})`,
+        });
     }
   }
   return problems;
 }
 
 /** A `dtdr eval --json` output as an eval run of the results file. */
-export function evalRunFromJson(json: { dataset: string; split: string; trainPlans: number; testPlans: number; steps: number; results: Record<string, Metrics & Record<string, unknown>> }, previous: EvalRun | undefined, file: string, date: string): [string, EvalRun] {
+export function evalRunFromJson(
+  json: {
+    dataset: string;
+    split: string;
+    trainPlans: number;
+    testPlans: number;
+    steps: number;
+    results: Record<string, Metrics & Record<string, unknown>>;
+  },
+  previous: EvalRun | undefined,
+  file: string,
+  date: string,
+): [string, EvalRun] {
   const novel = /novel/.test(json.split);
   const key = `${json.dataset}${novel ? '-novel' : ''}`;
-  const keep: (keyof Metrics)[] = ['mrr', 'firstStepMrr', 'f1', 'top1', 'recall5', 'coverage', 'setSize', 'ece', 'confidentMissRate'];
-  const results = Object.fromEntries(Object.entries(json.results).map(([m, r]) => [m, Object.fromEntries(keep.filter((k) => r[k] !== undefined).map((k) => [k, r[k] as number]))]));
-  return [key, {
-    title: previous?.title ?? `${json.dataset}, ${json.split}`,
-    dataset: json.dataset,
-    split: novel ? 'novel' : json.split,
-    trainPlans: json.trainPlans,
-    testPlans: json.testPlans,
-    steps: json.steps,
-    ...(previous?.tools ? { tools: previous.tools } : {}),
-    command: `dtdr eval --data ../shared/data/${json.dataset}${novel ? ' --split novel' : ''} --methods ${Object.keys(json.results).join(',')} --json`,
-    date,
-    source: `one run (${file})`,
-    results,
-  }];
+  const keep: (keyof Metrics)[] = [
+    'mrr',
+    'firstStepMrr',
+    'f1',
+    'top1',
+    'recall5',
+    'coverage',
+    'setSize',
+    'ece',
+    'confidentMissRate',
+  ];
+  const results = Object.fromEntries(
+    Object.entries(json.results).map(([m, r]) => [
+      m,
+      Object.fromEntries(keep.filter((k) => r[k] !== undefined).map((k) => [k, r[k] as number])),
+    ]),
+  );
+  return [
+    key,
+    {
+      title: previous?.title ?? `${json.dataset}, ${json.split}`,
+      dataset: json.dataset,
+      split: novel ? 'novel' : json.split,
+      trainPlans: json.trainPlans,
+      testPlans: json.testPlans,
+      steps: json.steps,
+      ...(previous?.tools ? { tools: previous.tools } : {}),
+      command: `dtdr eval --data ../shared/data/${json.dataset}${novel ? ' --split novel' : ''} --methods ${Object.keys(json.results).join(',')} --json`,
+      date,
+      source: `one run (${file})`,
+      results,
+    },
+  ];
 }

@@ -49,7 +49,11 @@ describe('withPersistentCache + fileEmbeddingStore', () => {
     await withPersistentCache(counting(), fileEmbeddingStore(path), 0).embed(['send email']);
     const other = { ...counting(), id: 'another-encoder' };
     const seen: string[] = [];
-    const wrapped = withPersistentCache({ ...other, embed: async (t) => (seen.push(...t), other.embed(t)) }, fileEmbeddingStore(path), 0);
+    const wrapped = withPersistentCache(
+      { ...other, embed: async (t) => (seen.push(...t), other.embed(t)) },
+      fileEmbeddingStore(path),
+      0,
+    );
     await wrapped.embed(['send email']);
     expect(seen).toEqual(['send email']);
   });

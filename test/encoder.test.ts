@@ -31,7 +31,11 @@ describe('the bundled offline encoder', () => {
   });
 
   it('places paraphrases closer than unrelated requests', async () => {
-    const [a, b, c] = await encoder.embed(['book a flight to paris', 'reserve a plane ticket to paris', 'turn off the kitchen lights']);
+    const [a, b, c] = await encoder.embed([
+      'book a flight to paris',
+      'reserve a plane ticket to paris',
+      'turn off the kitchen lights',
+    ]);
     const dot = (x: Float32Array, y: Float32Array) => x.reduce((s, v, i) => s + v * y[i], 0);
     expect(dot(a, b)).toBeGreaterThan(dot(a, c));
   });
@@ -91,12 +95,20 @@ describe('any local ONNX model folder, on ONNX Runtime Web (WASM)', () => {
     expect(v[0]).toBeCloseTo(2.25 / n, 6);
   });
 
-  it('has the same fingerprint whether its manifest.json lists the files\' SHA-256 or they are hashed', async () => {
+  it("has the same fingerprint whether its manifest.json lists the files' SHA-256 or they are hashed", async () => {
     const { createHash } = await import('node:crypto');
     const { readFileSync } = await import('node:fs');
     const hashed = (await loadEncoder({ model: folder, cacheSize: 0 })).fingerprint;
-    const sha = (f: string) => createHash('sha256').update(readFileSync(join(folder, f))).digest('hex');
-    writeFileSync(join(folder, 'manifest.json'), JSON.stringify({ sha256: { 'onnx/model.onnx': sha('onnx/model.onnx'), 'tokenizer.json': sha('tokenizer.json') } }));
+    const sha = (f: string) =>
+      createHash('sha256')
+        .update(readFileSync(join(folder, f)))
+        .digest('hex');
+    writeFileSync(
+      join(folder, 'manifest.json'),
+      JSON.stringify({
+        sha256: { 'onnx/model.onnx': sha('onnx/model.onnx'), 'tokenizer.json': sha('tokenizer.json') },
+      }),
+    );
     const listed = (await loadEncoder({ model: folder, cacheSize: 0 })).fingerprint;
     rmSync(join(folder, 'manifest.json'));
     expect(hashed).toMatch(/^[0-9a-f]{64}$/);
@@ -104,7 +116,9 @@ describe('any local ONNX model folder, on ONNX Runtime Web (WASM)', () => {
   });
 
   it('names the missing weight file and the dtype asked for', async () => {
-    await expect(loadEncoder({ model: folder, dtype: 'q8' })).rejects.toThrow(/no weight file for dtype q8.*onnx\/model_quantized\.onnx/);
+    await expect(loadEncoder({ model: folder, dtype: 'q8' })).rejects.toThrow(
+      /no weight file for dtype q8.*onnx\/model_quantized\.onnx/,
+    );
   });
 
   it('names the file when tokenizer.json is broken', async () => {
@@ -119,7 +133,9 @@ describe('any local ONNX model folder, on ONNX Runtime Web (WASM)', () => {
 
 describe('optional peer dependencies', () => {
   it('a missing optional package is a typed error that names the package to install', async () => {
-    const error = (await importOptional('@huggingface/not-installed', 'a hub encoder').catch((e: unknown) => e)) as DtdrError;
+    const error = (await importOptional('@huggingface/not-installed', 'a hub encoder').catch(
+      (e: unknown) => e,
+    )) as DtdrError;
     expect(DtdrError.isInstance(error)).toBe(true);
     expect(error.message).toMatch(/a hub encoder needs the optional package @huggingface\/not-installed/);
     expect(error.hint).toBe('npm install @huggingface/not-installed');

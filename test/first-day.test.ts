@@ -90,7 +90,15 @@ async function scores(model: Dtdr, test: Plan[]): Promise<StepScore[]> {
     for (const step of planSteps(plan)) {
       const r = await model.rank(step.query, step.history);
       const set = selectCandidates(r);
-      out.push(scoreStep(r.order, r.labels, step.acceptable, set.candidates.map((c) => c.tool), { widened: set.widened }));
+      out.push(
+        scoreStep(
+          r.order,
+          r.labels,
+          step.acceptable,
+          set.candidates.map((c) => c.tool),
+          { widened: set.widened },
+        ),
+      );
     }
   }
   return out;
@@ -124,11 +132,15 @@ describe('an 8-tool home app with its first 20 runs', () => {
   };
   const demonstrated = new Map<string, number>();
   for (const d of fixture.demonstrations) for (const t of d.tools) demonstrated.set(t, (demonstrated.get(t) ?? 0) + 1);
-  const steps = (list: { query: string; plan: string[] }[]) => list.flatMap((r, i) => planSteps(chainPlan(`r${i}`, r.query, r.plan)));
+  const steps = (list: { query: string; plan: string[] }[]) =>
+    list.flatMap((r, i) => planSteps(chainPlan(`r${i}`, r.query, r.plan)));
 
   for (const path of ['train', 'learn'] as const) {
     it(`${path}: no confident step is wrong, sets hold the needed tool in ≥ 90% of steps, and every reason's counts are true`, async () => {
-      const model = path === 'train' ? await Dtdr.train({ tools: fixture.tools, plans: fixture.demonstrations, encoder }) : await Dtdr.train({ tools: fixture.tools, encoder });
+      const model =
+        path === 'train'
+          ? await Dtdr.train({ tools: fixture.tools, plans: fixture.demonstrations, encoder })
+          : await Dtdr.train({ tools: fixture.tools, encoder });
       if (path === 'learn') for (let i = 0; i < 20; i += 5) await model.learn(fixture.demonstrations.slice(i, i + 5));
       let covered = 0;
       const all = steps(fixture.requests);
@@ -136,11 +148,13 @@ describe('an 8-tool home app with its first 20 runs', () => {
         const r = await model.retrieve(step.query, step.history);
         const ok = r.candidates.some((c) => step.acceptable.includes(c.tool));
         covered += +ok;
-        if (r.confident) expect(ok, `"${step.query}" after [${step.history.join(", ")}] is confident and wrong`).toBe(true);
+        if (r.confident)
+          expect(ok, `"${step.query}" after [${step.history.join(', ')}] is confident and wrong`).toBe(true);
         // "the top tool has few demonstrations (n)" names the top tool's demonstrated calls.
         const few = /the top tool has few demonstrations \((\d+)\)/.exec(r.reason ?? '');
         if (few) expect(Number(few[1])).toBe(demonstrated.get(r.ranking.labels[r.ranking.order[0]]) ?? 0);
-        for (const named of (r.reason ?? '').matchAll(/"(\w+)" (?:matches|was added)[^;]*no demonstrations yet/g)) expect(demonstrated.has(named[1]), r.reason).toBe(false);
+        for (const named of (r.reason ?? '').matchAll(/"(\w+)" (?:matches|was added)[^;]*no demonstrations yet/g))
+          expect(demonstrated.has(named[1]), r.reason).toBe(false);
       }
       expect(covered / all.length).toBeGreaterThanOrEqual(0.9);
     });
@@ -182,7 +196,10 @@ describe.skipIf(!hasSharedData)('skewed and random first runs: UltraTool (real d
     const ut = readDatasetDir(`${SHARED_DATA}/ultratool`);
     const official = new Set(ut.testIds ?? []);
     // Held out from the training plans, as eval:app-life does; the official test plans stay untouched.
-    const train = shuffleInPlace(ut.plans.filter((p) => !official.has(p.id)), seededRandom(7919));
+    const train = shuffleInPlace(
+      ut.plans.filter((p) => !official.has(p.id)),
+      seededRandom(7919),
+    );
     [tools, test, pool] = [ut.tools, train.slice(0, 500), train.slice(500)];
   });
 

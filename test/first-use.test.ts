@@ -11,14 +11,20 @@ import { demoDataset, Dtdr, DtdrError } from '../src/node.js';
 import { runCli } from './helpers.js';
 
 describe('an empty request: one answer in library and CLI', () => {
-  it.each(['', '   ', '\n\t'])('Dtdr.retrieve(%j) throws DtdrError "options" (it used to answer END)', async (query) => {
-    const { tools, plans } = demoDataset(60);
-    const model = await Dtdr.train({ tools, plans: plans.slice(0, 40), method: 'bm25' });
-    const error = await model.retrieve(query, []).then(() => undefined, (e: unknown) => e);
-    expect(DtdrError.isInstance(error)).toBe(true);
-    expect((error as DtdrError).code).toBe('options');
-    expect((error as DtdrError).message).toMatch(/must not be empty/);
-  });
+  it.each(['', '   ', '\n\t'])(
+    'Dtdr.retrieve(%j) throws DtdrError "options" (it used to answer END)',
+    async (query) => {
+      const { tools, plans } = demoDataset(60);
+      const model = await Dtdr.train({ tools, plans: plans.slice(0, 40), method: 'bm25' });
+      const error = await model.retrieve(query, []).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(DtdrError.isInstance(error)).toBe(true);
+      expect((error as DtdrError).code).toBe('options');
+      expect((error as DtdrError).message).toMatch(/must not be empty/);
+    },
+  );
 
   it('the CLI refuses it with exit 2 and the same words', () => {
     const r = runCli(['retrieve', '--model', 'public/dtdr-demo.model.dtdr', '--query', ' ']);
@@ -53,11 +59,28 @@ describe('dtdr eval --report', () => {
 
   it('prints the calibration groups by name, not 0…4', () => {
     const { tools, plans } = demoDataset(240);
-    writeFileSync(join(dir, 'tool_desc.json'), JSON.stringify({ nodes: tools.map((t) => ({ id: t.name, desc: t.description })) }));
-    writeFileSync(join(dir, 'data.jsonl'), plans.map((p) => JSON.stringify({ id: p.id, query: p.query, tools: p.order.map((i) => p.nodes[i].tool) })).join('\n'));
-    const r = runCli(['eval', '--data', dir, '--methods', 'default', '--no-ablations', '--report', join(dir, 'report.html')], undefined, undefined, 300_000);
+    writeFileSync(
+      join(dir, 'tool_desc.json'),
+      JSON.stringify({ nodes: tools.map((t) => ({ id: t.name, desc: t.description })) }),
+    );
+    writeFileSync(
+      join(dir, 'data.jsonl'),
+      plans
+        .map((p) => JSON.stringify({ id: p.id, query: p.query, tools: p.order.map((i) => p.nodes[i].tool) }))
+        .join('\n'),
+    );
+    const r = runCli(
+      ['eval', '--data', dir, '--methods', 'default', '--no-ablations', '--report', join(dir, 'report.html')],
+      undefined,
+      undefined,
+      300_000,
+    );
     expect(r.code, r.stderr).toBe(0);
-    const groups = r.stdout.slice(r.stdout.indexOf('by calibration group')).split('\n').slice(2).filter((l) => l.trim());
+    const groups = r.stdout
+      .slice(r.stdout.indexOf('by calibration group'))
+      .split('\n')
+      .slice(2)
+      .filter((l) => l.trim());
     expect(groups.length).toBeGreaterThan(0);
     for (const line of groups) expect(line).not.toMatch(/^\d+\s/);
     expect(groups.join('\n')).toMatch(/^(seen|new)/m);

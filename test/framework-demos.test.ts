@@ -3,7 +3,12 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './helpers.js';
 
-const run = (name: string) => spawnSync(process.execPath, ['--import', 'tsx', `demos/frameworks/${name}.ts`], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+const run = (name: string) =>
+  spawnSync(process.execPath, ['--import', 'tsx', `demos/frameworks/${name}.ts`], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
 
 describe('demos/frameworks', () => {
   it('ai-sdk.ts plans the request with a few tools per step', () => {
@@ -19,7 +24,7 @@ describe('demos/frameworks', () => {
     expect(r.stdout).toMatch(/after the server added currency_convert: currency_convert/);
   }, 120_000);
 
-  it('langchain.ts runs the agent through dtdr\'s selector', () => {
+  it("langchain.ts runs the agent through dtdr's selector", () => {
     const r = run('langchain');
     expect(r.stdout).toContain('tools called: maps_search_place → maps_directions');
   }, 120_000);

@@ -9,7 +9,13 @@ import { sha256 } from '@noble/hashes/sha2';
 import fc from 'fast-check';
 import { Dtdr } from '../src/core/dtdr.js';
 import { DtdrError } from '../src/core/base/errors.js';
-import { datasetFromFiles, parsePlans, parseSplitIds, parseToolDescriptions, parseToolList } from '../src/core/plans/dataset.js';
+import {
+  datasetFromFiles,
+  parsePlans,
+  parseSplitIds,
+  parseToolDescriptions,
+  parseToolList,
+} from '../src/core/plans/dataset.js';
 import { encodeBinaryModel } from '../src/core/model/binary.js';
 import { chainPlan } from '../src/core/plans/plan.js';
 import { parseAnswer, parseHermes, parseOpenAI, parseReAct, validateCall } from '../src/core/prompts/parse.js';
@@ -19,9 +25,17 @@ import type { ToolSpec } from '../src/core/base/types.js';
 import { wordAxisEncoder } from './helpers.js';
 
 export const FUZZ_TOOLS: ToolSpec[] = [
-  { name: 'files_search', description: 'search files', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
+  {
+    name: 'files_search',
+    description: 'search files',
+    parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+  },
   { name: 'contacts_search', description: 'find a contact' },
-  { name: 'email_send', description: 'send an email', parameters: { type: 'object', properties: { to: { type: 'string' }, n: { type: 'integer', minimum: 0 } } } },
+  {
+    name: 'email_send',
+    description: 'send an email',
+    parameters: { type: 'object', properties: { to: { type: 'string' }, n: { type: 'integer', minimum: 0 } } },
+  },
 ];
 export const FUZZ_WORDS = ['search', 'files', 'find', 'contact', 'send', 'email'];
 export const fuzzEncoder = wordAxisEncoder(FUZZ_WORDS);
@@ -77,13 +91,22 @@ export async function runTarget(target: FuzzTarget, runs: number, seed: number):
     } catch (e) {
       if (!DtdrError.isInstance(e)) {
         failureCount++;
-        if (failures.length < 5) failures.push({ index: i, error: e instanceof Error ? `${e.name}: ${e.message}\n${e.stack?.split('\n').slice(1, 4).join('\n')}` : String(e) });
+        if (failures.length < 5)
+          failures.push({
+            index: i,
+            error:
+              e instanceof Error
+                ? `${e.name}: ${e.message}\n${e.stack?.split('\n').slice(1, 4).join('\n')}`
+                : String(e),
+          });
       }
     }
     times[i] = performance.now() - t0;
   }
   const sorted = Float64Array.from(times).sort();
-  const slowest = Array.from(times.keys()).sort((a, b) => times[b] - times[a]).slice(0, 5);
+  const slowest = Array.from(times.keys())
+    .sort((a, b) => times[b] - times[a])
+    .slice(0, 5);
   let slowestRetimedMs = 0;
   for (const i of slowest) {
     let best = Infinity;
@@ -98,14 +121,57 @@ export async function runTarget(target: FuzzTarget, runs: number, seed: number):
     }
     slowestRetimedMs = Math.max(slowestRetimedMs, best);
   }
-  return { target: target.name, cases: runs, failures, failureCount, maxMs: sorted[runs - 1] ?? 0, p99Ms: sorted[Math.min(runs - 1, Math.floor(runs * 0.99))] ?? 0, slowestRetimedMs };
+  return {
+    target: target.name,
+    cases: runs,
+    failures,
+    failureCount,
+    maxMs: sorted[runs - 1] ?? 0,
+    p99Ms: sorted[Math.min(runs - 1, Math.floor(runs * 0.99))] ?? 0,
+    slowestRetimedMs,
+  };
 }
 
 // ——— structure-aware mutation of a saved model ———
 
 const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)];
 const DELETE = Symbol('delete');
-const ODD_VALUES: unknown[] = [NaN, Infinity, -Infinity, -1, 0, -0, 1, 2, 3, 9999, -3, 0.5, 1.5, 2 ** 31, 2 ** 32 + 1, 2 ** 53 + 2, 1e308, -1e308, 1e-320, 'abc', '1', '', '0.5', null, true, false, [], {}, [1, 2], [[0, 1]], { a: 1 }, 'END', 'files_search', DELETE];
+const ODD_VALUES: unknown[] = [
+  NaN,
+  Infinity,
+  -Infinity,
+  -1,
+  0,
+  -0,
+  1,
+  2,
+  3,
+  9999,
+  -3,
+  0.5,
+  1.5,
+  2 ** 31,
+  2 ** 32 + 1,
+  2 ** 53 + 2,
+  1e308,
+  -1e308,
+  1e-320,
+  'abc',
+  '1',
+  '',
+  '0.5',
+  null,
+  true,
+  false,
+  [],
+  {},
+  [1, 2],
+  [[0, 1]],
+  { a: 1 },
+  'END',
+  'files_search',
+  DELETE,
+];
 
 /** Every path (list of keys) to a value in `v`. */
 function paths(v: Json, prefix: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
@@ -116,7 +182,11 @@ function paths(v: Json, prefix: (string | number)[] = [], out: (string | number)
 }
 
 function mutateAt(root: Json, path: (string | number)[], random: Random): Json {
-  if (path.length === 0) return pick(random, ODD_VALUES.filter((x) => x !== DELETE));
+  if (path.length === 0)
+    return pick(
+      random,
+      ODD_VALUES.filter((x) => x !== DELETE),
+    );
   if (!root || typeof root !== 'object') return root;
   let parent = root as Record<string | number, unknown>;
   for (const key of path.slice(0, -1)) {
@@ -135,13 +205,26 @@ function mutateAt(root: Json, path: (string | number)[], random: Random): Json {
     else if (how === 1) current.push(current.length > 0 ? structuredClone(current[current.length - 1]) : 0);
     else if (how === 2) current.shift();
     else if (how === 3) current.length = 0;
-    else if (how === 4 && current.length > 0) current.splice(Math.floor(random() * current.length), 0, structuredClone(current[Math.floor(random() * current.length)]));
+    else if (how === 4 && current.length > 0)
+      current.splice(
+        Math.floor(random() * current.length),
+        0,
+        structuredClone(current[Math.floor(random() * current.length)]),
+      );
     else current.reverse();
     return root;
   }
   if (typeof current === 'number' && op < 0.6) {
     // A near miss: off by one, negated, scaled, or a large integer.
-    parent[key] = pick(random, [current + 1, current - 1, -current, current * 1e6, current + 0.5, Math.round(current) + 2 ** 31, current * NaN]);
+    parent[key] = pick(random, [
+      current + 1,
+      current - 1,
+      -current,
+      current * 1e6,
+      current + 0.5,
+      Math.round(current) + 2 ** 31,
+      current * NaN,
+    ]);
     return root;
   }
   const value = pick(random, ODD_VALUES);
@@ -220,8 +303,11 @@ async function loadAndRank(saved: unknown, random: Random): Promise<void> {
   const history = names.length === 0 ? [] : Array.from({ length: Math.floor(random() * 3) }, () => pick(random, names));
   const r = await model.retrieve(pick(random, ['email the file', 'find a contact', 'write a note', '']), history);
   const p = r.ranking.probabilities;
-  for (let i = 0; i < p.length; i++) if (!Number.isFinite(p[i])) throw new Error(`loaded, then ranked with probability ${p[i]} for ${r.ranking.labels[i]}`);
-  if (!r.candidates.every((c) => Number.isFinite(c.probability))) throw new Error('a candidate has a non-finite probability');
+  for (let i = 0; i < p.length; i++)
+    if (!Number.isFinite(p[i]))
+      throw new Error(`loaded, then ranked with probability ${p[i]} for ${r.ranking.labels[i]}`);
+  if (!r.candidates.every((c) => Number.isFinite(c.probability)))
+    throw new Error('a candidate has a non-finite probability');
 }
 
 export const jsonModelTarget: FuzzTarget = {
@@ -245,10 +331,14 @@ export const binaryModelTarget: FuzzTarget = {
     const base = pick(random, models!);
     const how = random();
     let bytes: Uint8Array;
-    if (how < 0.3) bytes = encodeBinaryModel(mutated(base.json, base.paths, random)); // a valid container of a broken model
-    else if (how < 0.6) bytes = withHeader(base.bytes, mutated(base.header, base.headerPaths, random)); // a broken section table or body, checksum right
-    else if (how < 0.75) bytes = withHeader(base.bytes, withSectionReferences(base.header, random)); // sections referenced many times, or overlapping
-    else if (how < 0.85) bytes = withHeaderText(base.bytes, nestedHeader(base.header, base.headerPaths, random)); // a part of the header nested deep
+    if (how < 0.3)
+      bytes = encodeBinaryModel(mutated(base.json, base.paths, random)); // a valid container of a broken model
+    else if (how < 0.6)
+      bytes = withHeader(base.bytes, mutated(base.header, base.headerPaths, random)); // a broken section table or body, checksum right
+    else if (how < 0.75)
+      bytes = withHeader(base.bytes, withSectionReferences(base.header, random)); // sections referenced many times, or overlapping
+    else if (how < 0.85)
+      bytes = withHeaderText(base.bytes, nestedHeader(base.header, base.headerPaths, random)); // a part of the header nested deep
     else {
       bytes = base.bytes.slice(0, random() < 0.3 ? Math.floor(random() * base.bytes.length) : base.bytes.length);
       if (bytes.length > 0) bytes[Math.floor(random() * bytes.length)] ^= 1 << Math.floor(random() * 8);
@@ -263,7 +353,10 @@ export const binaryModelTarget: FuzzTarget = {
  * the next, or a section's length grown.
  */
 function withSectionReferences(header: Json, random: Random): Json {
-  const h = structuredClone(header) as { sections: { offset: number; length: number; rows: number; dtype: string }[]; body: Record<string, unknown> };
+  const h = structuredClone(header) as {
+    sections: { offset: number; length: number; rows: number; dtype: string }[];
+    body: Record<string, unknown>;
+  };
   if (h.sections.length === 0) return h;
   const i = Math.floor(random() * h.sections.length);
   const s = h.sections[i];
@@ -291,7 +384,10 @@ function nestedHeader(header: Json, headerPaths: (string | number)[][], random: 
   const mark = '"DTDR_FUZZ_NESTED"';
   let parent = h as Record<string | number, unknown> | undefined;
   for (const key of path.slice(0, -1)) parent = parent?.[key] as Record<string | number, unknown> | undefined;
-  const text = (inner: string) => (random() < 0.5 ? `${'['.repeat(depth)}${inner}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}${inner}${'}'.repeat(depth)}`);
+  const text = (inner: string) =>
+    random() < 0.5
+      ? `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`
+      : `${'{"a":'.repeat(depth)}${inner}${'}'.repeat(depth)}`;
   if (path.length === 0 || !parent || typeof parent !== 'object') return text(JSON.stringify(h));
   const key = path[path.length - 1];
   const inner = JSON.stringify(parent[key]) ?? 'null';
@@ -301,21 +397,78 @@ function nestedHeader(header: Json, headerPaths: (string | number)[][], random: 
 
 // ——— dataset reader and answer parsers (fast-check generators, drawn with the case's seed) ———
 
-const taskNode = fc.record({ task: fc.oneof(fc.constantFrom('a', 'b', 'c', 'END', '', 'a b', 'x<y'), fc.string()), arguments: fc.option(fc.jsonValue(), { nil: undefined }) }, { requiredKeys: [] });
-const planRecord = fc.record({
-  id: fc.oneof(fc.string(), fc.integer(), fc.constant(null)),
-  user_request: fc.oneof(fc.string(), fc.constant(''), fc.integer()),
-  task_nodes: fc.oneof(fc.array(taskNode, { maxLength: 5 }), fc.jsonValue()),
-  task_links: fc.oneof(fc.array(fc.record({ source: fc.oneof(fc.constantFrom('a', 'b', 'c'), fc.string(), fc.integer()), target: fc.oneof(fc.constantFrom('a', 'b', 'c'), fc.string()) }, { requiredKeys: [] }), { maxLength: 5 }), fc.jsonValue()),
-}, { requiredKeys: [] });
-const jsonlText = fc.tuple(fc.array(fc.oneof(planRecord.map((r) => JSON.stringify(r)), fc.string(), fc.jsonValue().map((v) => JSON.stringify(v))), { maxLength: 6 }), fc.constantFrom('\n', '\r\n')).map(([lines, sep]) => lines.join(sep));
+const taskNode = fc.record(
+  {
+    task: fc.oneof(fc.constantFrom('a', 'b', 'c', 'END', '', 'a b', 'x<y'), fc.string()),
+    arguments: fc.option(fc.jsonValue(), { nil: undefined }),
+  },
+  { requiredKeys: [] },
+);
+const planRecord = fc.record(
+  {
+    id: fc.oneof(fc.string(), fc.integer(), fc.constant(null)),
+    user_request: fc.oneof(fc.string(), fc.constant(''), fc.integer()),
+    task_nodes: fc.oneof(fc.array(taskNode, { maxLength: 5 }), fc.jsonValue()),
+    task_links: fc.oneof(
+      fc.array(
+        fc.record(
+          {
+            source: fc.oneof(fc.constantFrom('a', 'b', 'c'), fc.string(), fc.integer()),
+            target: fc.oneof(fc.constantFrom('a', 'b', 'c'), fc.string()),
+          },
+          { requiredKeys: [] },
+        ),
+        { maxLength: 5 },
+      ),
+      fc.jsonValue(),
+    ),
+  },
+  { requiredKeys: [] },
+);
+const jsonlText = fc
+  .tuple(
+    fc.array(
+      fc.oneof(
+        planRecord.map((r) => JSON.stringify(r)),
+        fc.string(),
+        fc.jsonValue().map((v) => JSON.stringify(v)),
+      ),
+      { maxLength: 6 },
+    ),
+    fc.constantFrom('\n', '\r\n'),
+  )
+  .map(([lines, sep]) => lines.join(sep));
 const toolDescText = fc.oneof(
   fc.string(),
   fc.jsonValue().map((v) => JSON.stringify(v)),
-  fc.record({ nodes: fc.array(fc.record({ id: fc.oneof(fc.constantFrom('a', 'b', 'c'), fc.string(), fc.integer()), desc: fc.oneof(fc.string(), fc.jsonValue()) }, { requiredKeys: [] }), { maxLength: 4 }) }).map((v) => JSON.stringify(v)),
+  fc
+    .record({
+      nodes: fc.array(
+        fc.record(
+          {
+            id: fc.oneof(fc.constantFrom('a', 'b', 'c'), fc.string(), fc.integer()),
+            desc: fc.oneof(fc.string(), fc.jsonValue()),
+          },
+          { requiredKeys: [] },
+        ),
+        { maxLength: 4 },
+      ),
+    })
+    .map((v) => JSON.stringify(v)),
 );
-const splitText = fc.oneof(fc.string(), fc.jsonValue().map((v) => JSON.stringify(v)), fc.record({ test_ids: fc.array(fc.oneof(fc.string(), fc.integer()), { maxLength: 4 }) }).map((v) => JSON.stringify(v)));
-const datasetCase = fc.record({ data: fc.option(jsonlText, { nil: undefined }), toolDescriptions: fc.option(toolDescText, { nil: undefined }), splitIds: fc.option(splitText, { nil: undefined }), allowEmpty: fc.boolean() });
+const splitText = fc.oneof(
+  fc.string(),
+  fc.jsonValue().map((v) => JSON.stringify(v)),
+  fc
+    .record({ test_ids: fc.array(fc.oneof(fc.string(), fc.integer()), { maxLength: 4 }) })
+    .map((v) => JSON.stringify(v)),
+);
+const datasetCase = fc.record({
+  data: fc.option(jsonlText, { nil: undefined }),
+  toolDescriptions: fc.option(toolDescText, { nil: undefined }),
+  splitIds: fc.option(splitText, { nil: undefined }),
+  allowEmpty: fc.boolean(),
+});
 
 /** One value of `arb` drawn with a seed from `random`. */
 function draw<T>(arb: fc.Arbitrary<T>, random: Random): T {
@@ -342,32 +495,93 @@ export const datasetTarget: FuzzTarget = {
     datasetFromFiles({
       name: 'fuzz',
       ...(c.data !== undefined ? { data: { text: c.data, file: 'data.jsonl' } } : {}),
-      ...(c.toolDescriptions !== undefined ? { toolDescriptions: { text: c.toolDescriptions, file: 'tool_desc.json' } } : {}),
+      ...(c.toolDescriptions !== undefined
+        ? { toolDescriptions: { text: c.toolDescriptions, file: 'tool_desc.json' } }
+        : {}),
       ...(c.splitIds !== undefined ? { splitIds: { text: c.splitIds, file: 'split_ids.json' } } : {}),
     });
   },
 };
 
-const callJson = fc.record({ name: fc.oneof(fc.constantFrom('files_search', 'email_send', 'END', 'nope', ''), fc.string(), fc.jsonValue()), arguments: fc.oneof(fc.jsonValue(), fc.jsonValue().map((v) => JSON.stringify(v)), fc.record({ query: fc.oneof(fc.string(), fc.integer()), to: fc.jsonValue(), n: fc.jsonValue() }, { requiredKeys: [] })) }, { requiredKeys: [] });
+const callJson = fc.record(
+  {
+    name: fc.oneof(fc.constantFrom('files_search', 'email_send', 'END', 'nope', ''), fc.string(), fc.jsonValue()),
+    arguments: fc.oneof(
+      fc.jsonValue(),
+      fc.jsonValue().map((v) => JSON.stringify(v)),
+      fc.record(
+        { query: fc.oneof(fc.string(), fc.integer()), to: fc.jsonValue(), n: fc.jsonValue() },
+        { requiredKeys: [] },
+      ),
+    ),
+  },
+  { requiredKeys: [] },
+);
 const answerText = fc.oneof(
   fc.string(),
   fc.string({ unit: 'binary' }),
   fc.jsonValue().map((v) => JSON.stringify(v)),
   callJson.map((c) => `<tool_call>${JSON.stringify(c)}</tool_call>`),
-  fc.tuple(callJson, fc.string()).map(([c, s]) => `<think>${s}</think>\n<tool_call>\n${JSON.stringify(c)}\n</tool_call>${s}`),
+  fc
+    .tuple(callJson, fc.string())
+    .map(([c, s]) => `<think>${s}</think>\n<tool_call>\n${JSON.stringify(c)}\n</tool_call>${s}`),
   fc.tuple(fc.string(), fc.string()).map(([a, b]) => `Thought: ${b}\nAction: ${a}\nAction Input: ${b}`),
-  callJson.map((c) => `Action: ${typeof c.name === 'string' ? c.name : JSON.stringify(c.name)}\nAction Input: ${JSON.stringify(c.arguments)}\nObservation: x`),
+  callJson.map(
+    (c) =>
+      `Action: ${typeof c.name === 'string' ? c.name : JSON.stringify(c.name)}\nAction Input: ${JSON.stringify(c.arguments)}\nObservation: x`,
+  ),
   callJson.map((c) => `\`\`\`json\n${JSON.stringify(c)}\n\`\`\``),
-  fc.array(fc.constantFrom('<tool_call>', '</tool_call>', '<think>', '</think>', 'Action:', 'Action Input:', '{', '}', '"', '\n', 'END', 'Final Answer'), { maxLength: 30 }).map((parts) => parts.join('')),
+  fc
+    .array(
+      fc.constantFrom(
+        '<tool_call>',
+        '</tool_call>',
+        '<think>',
+        '</think>',
+        'Action:',
+        'Action Input:',
+        '{',
+        '}',
+        '"',
+        '\n',
+        'END',
+        'Final Answer',
+      ),
+      { maxLength: 30 },
+    )
+    .map((parts) => parts.join('')),
 );
-const openAIAnswer = fc.oneof(answerText, fc.jsonValue(), fc.record({ tool_calls: fc.array(fc.record({ function: callJson }, { requiredKeys: [] }), { maxLength: 3 }), content: fc.option(fc.string()) }, { requiredKeys: [] }), fc.array(callJson, { maxLength: 3 }));
-const parserCase = fc.record({ text: answerText, openai: openAIAnswer, format: fc.constantFrom<'openai' | 'hermes' | 'react'>('openai', 'hermes', 'react'), allowed: fc.option(fc.subarray(['files_search', 'email_send', 'contacts_search', 'END']), { nil: undefined }), check: fc.boolean() });
+const openAIAnswer = fc.oneof(
+  answerText,
+  fc.jsonValue(),
+  fc.record(
+    {
+      tool_calls: fc.array(fc.record({ function: callJson }, { requiredKeys: [] }), { maxLength: 3 }),
+      content: fc.option(fc.string()),
+    },
+    { requiredKeys: [] },
+  ),
+  fc.array(callJson, { maxLength: 3 }),
+);
+const parserCase = fc.record({
+  text: answerText,
+  openai: openAIAnswer,
+  format: fc.constantFrom<'openai' | 'hermes' | 'react'>('openai', 'hermes', 'react'),
+  allowed: fc.option(fc.subarray(['files_search', 'email_send', 'contacts_search', 'END']), { nil: undefined }),
+  check: fc.boolean(),
+});
 
 export const parserTarget: FuzzTarget = {
   name: 'answer parsers',
   run(random) {
     const c = draw(parserCase, random);
-    const answers = [parseHermes(c.text), parseReAct(c.text), parseOpenAI(c.openai), parseAnswer(c.format, c.text), parseAnswer(c.format, c.openai)];
+    const answers = [
+      parseHermes(c.text),
+      parseReAct(c.text),
+      parseOpenAI(c.openai),
+      parseAnswer(c.format, c.text),
+      parseAnswer(c.format, c.openai),
+    ];
     for (const a of answers) {
       if (!['call', 'end', 'error'].includes(a.kind)) throw new Error(`parser answered kind ${String(a.kind)}`);
       const v = validateCall(a, FUZZ_TOOLS, c.allowed, { checkArguments: c.check });

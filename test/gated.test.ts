@@ -10,7 +10,13 @@ import { DtdrError } from '../src/core/base/errors.js';
 import { sequenceKey } from '../src/core/evaluation/evaluate.js';
 import { expectedCalibrationError } from '../src/core/base/metrics.js';
 import { chainPlan } from '../src/core/plans/plan.js';
-import { conformalThreshold, fitTemperature, gateLoss, GateDataBuilder, stepProbabilities } from '../src/core/retrieval/default/gate.js';
+import {
+  conformalThreshold,
+  fitTemperature,
+  gateLoss,
+  GateDataBuilder,
+  stepProbabilities,
+} from '../src/core/retrieval/default/gate.js';
 import type { GatedRetriever } from '../src/core/retrieval/default/index.js';
 import { selectCandidates } from '../src/core/selection/select.js';
 import { DEFAULT_METHOD } from '../src/core/retrieval/train.js';
@@ -25,9 +31,26 @@ const tools: ToolSpec[] = [
   { name: 'mail_send', description: 'send an email' },
   { name: 'route', description: 'directions to an address' },
 ];
-const encoder = wordAxisEncoder(['restaurant', 'shop', 'text', 'message', 'email', 'directions', 'phone', 'person', 'address', 'find', 'send', 'anna', 'ben', 'navigate', 'mail']);
+const encoder = wordAxisEncoder([
+  'restaurant',
+  'shop',
+  'text',
+  'message',
+  'email',
+  'directions',
+  'phone',
+  'person',
+  'address',
+  'find',
+  'send',
+  'anna',
+  'ben',
+  'navigate',
+  'mail',
+]);
 const names = (r: { candidates: { tool: string }[] }) => r.candidates.map((c) => c.tool);
-const rankOf = (r: { ranking: { order: Uint32Array; labels: readonly string[] } }, tool: string) => Array.from(r.ranking.order).findIndex((i) => r.ranking.labels[i] === tool);
+const rankOf = (r: { ranking: { order: Uint32Array; labels: readonly string[] } }, tool: string) =>
+  Array.from(r.ranking.order).findIndex((i) => r.ranking.labels[i] === tool);
 
 describe('DTDR-G is the default method', () => {
   it('Dtdr.train uses it when no method is given', async () => {
@@ -71,9 +94,15 @@ describe('from the tools alone (no demonstration)', () => {
 
 describe('with demonstrations: calibrated, conformal, saved exactly', () => {
   const plans = [
-    ...Array.from({ length: 30 }, (_, i) => chainPlan(`t${i}`, i % 2 ? 'text anna' : 'send anna a text message', ['contact_lookup', 'sms_send'])),
-    ...Array.from({ length: 30 }, (_, i) => chainPlan(`e${i}`, i % 2 ? 'email ben' : 'send ben an email', ['contact_lookup', 'mail_send'])),
-    ...Array.from({ length: 30 }, (_, i) => chainPlan(`r${i}`, i % 2 ? 'navigate to a shop' : 'directions to a restaurant', ['place_search', 'route'])),
+    ...Array.from({ length: 30 }, (_, i) =>
+      chainPlan(`t${i}`, i % 2 ? 'text anna' : 'send anna a text message', ['contact_lookup', 'sms_send']),
+    ),
+    ...Array.from({ length: 30 }, (_, i) =>
+      chainPlan(`e${i}`, i % 2 ? 'email ben' : 'send ben an email', ['contact_lookup', 'mail_send']),
+    ),
+    ...Array.from({ length: 30 }, (_, i) =>
+      chainPlan(`r${i}`, i % 2 ? 'navigate to a shop' : 'directions to a restaurant', ['place_search', 'route']),
+    ),
   ];
 
   it('learns the next tool from the request and the calls so far, and ends the plan', async () => {
@@ -88,7 +117,8 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
     const first = await model.retrieve('text anna', ['contact_lookup']);
     const kept = Float64Array.from(first.ranking.probabilities);
     // Many more steps than one shared block of probabilities holds.
-    for (let i = 0; i < 100; i++) await model.retrieve(i % 2 ? 'email ben' : 'directions to a restaurant', i % 3 ? ['contact_lookup'] : []);
+    for (let i = 0; i < 100; i++)
+      await model.retrieve(i % 2 ? 'email ben' : 'directions to a restaurant', i % 3 ? ['contact_lookup'] : []);
     expect(Array.from(first.ranking.probabilities)).toEqual(Array.from(kept));
   });
 
@@ -121,7 +151,9 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
     for (const history of [[], ['contact_lookup'], ['place_search', 'route']]) {
       const a = await model.retrieve('text anna', history);
       const b = await loaded.retrieve('text anna', history);
-      expect(Array.from(b.ranking.probabilities)).toEqual(Array.from(a.ranking.probabilities).map((p) => expect.closeTo(p, 6)));
+      expect(Array.from(b.ranking.probabilities)).toEqual(
+        Array.from(a.ranking.probabilities).map((p) => expect.closeTo(p, 6)),
+      );
       expect(names(b)).toEqual(names(a));
     }
   });
@@ -141,9 +173,9 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
     // and the order does move this request's log-probabilities (so the check above can fail)
     const ordered = await Dtdr.train({ tools, plans, encoder, gated: { experimental: { lexicalOrder: 8 } } });
     expect(logs(await ordered.retrieve(query, [])).some((v, i) => Math.abs(v - logs(a)[i]) > 1e-3)).toBe(true);
-    await expect(Dtdr.train({ tools, plans, encoder, gated: { experimental: { lexicalOrder: -1 } } })).rejects.toSatisfy(
-      (e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && e.field === 'lexicalOrder',
-    );
+    await expect(
+      Dtdr.train({ tools, plans, encoder, gated: { experimental: { lexicalOrder: -1 } } }),
+    ).rejects.toSatisfy((e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && e.field === 'lexicalOrder');
     const bad = JSON.parse(JSON.stringify(saved));
     bad.state.lexicalOrder = 'soon';
     expect(() => Dtdr.load(bad, encoder)).toThrow(/lexicalOrder/);
@@ -152,8 +184,16 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
   it('ranks a step the same whatever was ranked before it (per-request caches: terms, plain BM25, tool dots, head logits)', async () => {
     const saved = (await Dtdr.train({ tools, plans, encoder })).toJSON();
     const model = Dtdr.load(saved, encoder);
-    const steps: [string, string[]][] = [['text anna', []], ['text anna', ['contact_lookup']], ['email ben', ['contact_lookup']], ['text anna', ['contact_lookup']], ['directions to a restaurant', []], ['text anna', []]];
-    const fresh = async (query: string, history: string[]) => Array.from((await Dtdr.load(saved, encoder).retrieve(query, history)).ranking.probabilities);
+    const steps: [string, string[]][] = [
+      ['text anna', []],
+      ['text anna', ['contact_lookup']],
+      ['email ben', ['contact_lookup']],
+      ['text anna', ['contact_lookup']],
+      ['directions to a restaurant', []],
+      ['text anna', []],
+    ];
+    const fresh = async (query: string, history: string[]) =>
+      Array.from((await Dtdr.load(saved, encoder).retrieve(query, history)).ranking.probabilities);
     for (const [query, history] of steps) {
       const inSequence = Array.from((await model.retrieve(query, history)).ranking.probabilities);
       expect(inSequence).toEqual(await fresh(query, history));
@@ -181,20 +221,27 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
 
   it('trains cross-fitting heads on at most foldHeadSteps steps: the gate learns from them, the final head sees every step; below 1 is an error', async () => {
     const all = (await Dtdr.train({ tools, plans, encoder })).retriever as GatedRetriever;
-    const few = (await Dtdr.train({ tools, plans, encoder, gated: { experimental: { foldHeadSteps: 3 } } })).retriever as GatedRetriever;
-    const headOf = (r: GatedRetriever) => Array.from((r as unknown as { parts: { evidence: { head: { weights: Float64Array } } } }).parts.evidence.head.weights);
+    const few = (await Dtdr.train({ tools, plans, encoder, gated: { experimental: { foldHeadSteps: 3 } } }))
+      .retriever as GatedRetriever;
+    const headOf = (r: GatedRetriever) =>
+      Array.from(
+        (r as unknown as { parts: { evidence: { head: { weights: Float64Array } } } }).parts.evidence.head.weights,
+      );
     expect(headOf(few)).toEqual(headOf(all));
     expect(Array.from(few.theta)).not.toEqual(Array.from(all.theta));
-    await expect(Dtdr.train({ tools, plans, encoder, gated: { experimental: { foldHeadSteps: 0 } } })).rejects.toSatisfy(
-      (e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && e.field === 'foldHeadSteps',
-    );
+    await expect(
+      Dtdr.train({ tools, plans, encoder, gated: { experimental: { foldHeadSteps: 0 } } }),
+    ).rejects.toSatisfy((e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && e.field === 'foldHeadSteps');
   });
 
   it('trains the final head on at most headSteps steps (a seeded sample), the graphs on every step; below 1 is an error', async () => {
     const all = (await Dtdr.train({ tools, plans, encoder })).retriever as GatedRetriever;
-    const few = (await Dtdr.train({ tools, plans, encoder, gated: { experimental: { headSteps: 5 } } })).retriever as GatedRetriever;
-    const roomy = (await Dtdr.train({ tools, plans, encoder, gated: { experimental: { headSteps: 1e6 } } })).retriever as GatedRetriever;
-    const evidenceOf = (r: GatedRetriever) => (r as unknown as { parts: { evidence: { head: { weights: Float64Array }; global: unknown } } }).parts.evidence;
+    const few = (await Dtdr.train({ tools, plans, encoder, gated: { experimental: { headSteps: 5 } } }))
+      .retriever as GatedRetriever;
+    const roomy = (await Dtdr.train({ tools, plans, encoder, gated: { experimental: { headSteps: 1e6 } } }))
+      .retriever as GatedRetriever;
+    const evidenceOf = (r: GatedRetriever) =>
+      (r as unknown as { parts: { evidence: { head: { weights: Float64Array }; global: unknown } } }).parts.evidence;
     expect(Array.from(evidenceOf(few).head.weights)).not.toEqual(Array.from(evidenceOf(all).head.weights));
     expect(evidenceOf(few).global).toEqual(evidenceOf(all).global);
     // A cap above the data's steps changes nothing.
@@ -205,9 +252,16 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
   });
 
   it('can leave signals out (ablations), and names the signals it knows', async () => {
-    const model = await Dtdr.train({ tools, plans, encoder, gated: { experimental: { without: ['head', 'cluster-graph'] } } });
+    const model = await Dtdr.train({
+      tools,
+      plans,
+      encoder,
+      gated: { experimental: { without: ['head', 'cluster-graph'] } },
+    });
     expect((await model.retrieve('text anna', ['contact_lookup'])).candidates[0].tool).toBe('sms_send');
-    await expect(Dtdr.train({ tools, plans, encoder, gated: { experimental: { without: ['nope' as never] } } })).rejects.toSatisfy(
+    await expect(
+      Dtdr.train({ tools, plans, encoder, gated: { experimental: { without: ['nope' as never] } } }),
+    ).rejects.toSatisfy(
       (e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && /unknown signal "nope"/.test(e.message),
     );
   });
@@ -215,10 +269,20 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
 
 describe('conformal thresholds from new combinations', () => {
   // 12 two-call sequences, each demonstrated 4 times: most plans repeat a sequence.
-  const word: Record<string, string> = { place_search: 'restaurant', contact_lookup: 'person', sms_send: 'text', mail_send: 'email', route: 'directions' };
+  const word: Record<string, string> = {
+    place_search: 'restaurant',
+    contact_lookup: 'person',
+    sms_send: 'text',
+    mail_send: 'email',
+    route: 'directions',
+  };
   const names5 = Object.keys(word);
   const pairs = names5.flatMap((a) => names5.filter((b) => b !== a).map((b) => [a, b])).slice(0, 12);
-  const plans = pairs.flatMap(([a, b], s) => Array.from({ length: 4 }, (_, k) => chainPlan(`p${s}-${k}`, `${word[a]} then ${word[b]}${k % 2 ? ' anna' : ' ben'}`, [a, b])));
+  const plans = pairs.flatMap(([a, b], s) =>
+    Array.from({ length: 4 }, (_, k) =>
+      chainPlan(`p${s}-${k}`, `${word[a]} then ${word[b]}${k % 2 ? ' anna' : ' ben'}`, [a, b]),
+    ),
+  );
 
   it('by default, when most plans repeat a sequence, come from folds that hold out whole sequences; ranking does not depend on it', async () => {
     const bySequence = await Dtdr.train({ tools, plans, encoder });
@@ -236,7 +300,9 @@ describe('conformal thresholds from new combinations', () => {
   });
 
   it('rejects an unknown source', async () => {
-    await expect(Dtdr.train({ tools, plans, encoder, gated: { experimental: { thresholdsFrom: 'random' as never } } })).rejects.toSatisfy(
+    await expect(
+      Dtdr.train({ tools, plans, encoder, gated: { experimental: { thresholdsFrom: 'random' as never } } }),
+    ).rejects.toSatisfy(
       (e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && e.field === 'thresholdsFrom',
     );
   });
@@ -249,16 +315,33 @@ describe('the statistics behind it, by hand', () => {
     expect(conformalThreshold(scores, 0.95)).toBe(0); // ⌊11 · 0.05⌋ = 0: too few steps, keep everything
   });
 
-  it('temperature scaling: the held-out loss is −log of each step\'s acceptable probability, averaged; the search finds its minimum', () => {
+  it("temperature scaling: the held-out loss is −log of each step's acceptable probability, averaged; the search finds its minimum", () => {
     // Two signals, one context; three steps of two or three candidates (one with no acceptable candidate: skipped).
     const builder = new GateDataBuilder(2, 1);
     const rows = [
-      [[2, 0], [0, 1], [1, 1]],
-      [[0, 2], [1, 0]],
-      [[1, 0], [0, 0]],
+      [
+        [2, 0],
+        [0, 1],
+        [1, 1],
+      ],
+      [
+        [0, 2],
+        [1, 0],
+      ],
+      [
+        [1, 0],
+        [0, 0],
+      ],
     ];
     const accepted = [[0], [0], []];
-    rows.forEach((values, i) => builder.add([1], values.map((_, k) => k), (s, k) => values[k][s], (k) => accepted[i].includes(k)));
+    rows.forEach((values, i) =>
+      builder.add(
+        [1],
+        values.map((_, k) => k),
+        (s, k) => values[k][s],
+        (k) => accepted[i].includes(k),
+      ),
+    );
     const data = builder.build();
     const theta = Float64Array.from([1, 0.5]);
     for (const T of [0.5, 1, 3]) {
@@ -288,12 +371,14 @@ describe('the statistics behind it, by hand', () => {
     const set = selectCandidates(ranking);
     expect(set.candidates.map((c) => c.tool)).toEqual(['a', 'b', 'c']);
     expect(set).toMatchObject({ widened: true, target: 0.9 });
-    expect(set.reason).toBe('the top tool has calibrated probability 0.50 < 0.6; widened to 3 tools to hold an acceptable one in 90% of such steps');
+    expect(set.reason).toBe(
+      'the top tool has calibrated probability 0.50 < 0.6; widened to 3 tools to hold an acceptable one in 90% of such steps',
+    );
   });
 });
 
 describe('the compositional demo set', () => {
-  it('combines the generator\'s scenarios in new ways: no plan repeats a demonstrated sequence', () => {
+  it("combines the generator's scenarios in new ways: no plan repeats a demonstrated sequence", () => {
     const test = parsePlans(readFileSync(new URL('./fixtures/demo-compositional.jsonl', import.meta.url), 'utf8'));
     const seen = new Set(generateDemoPlans().map(sequenceKey));
     expect(test.length).toBeGreaterThanOrEqual(45);

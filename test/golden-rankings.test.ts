@@ -27,12 +27,21 @@ describe('golden rankings of the shipped demo model', () => {
   it('ranks the recorded steps exactly as before (top 5, probabilities to 6 digits, confidence and set)', async () => {
     const { readModelFile } = await import('../src/storage/file.js');
     const { loadEncoder } = await import('../src/encoders/node.js');
-    const model = Dtdr.load(readModelFile(`${ROOT}/public/dtdr-demo.model.dtdr`), await loadEncoder(), 'public/dtdr-demo.model.dtdr');
+    const model = Dtdr.load(
+      readModelFile(`${ROOT}/public/dtdr-demo.model.dtdr`),
+      await loadEncoder(),
+      'public/dtdr-demo.model.dtdr',
+    );
     const rows: string[] = [];
     for (const [query, history] of STEPS) {
       const r = await model.retrieve(query, history);
-      const top = Array.from(r.ranking.top!(5), (i) => `${r.ranking.labels[i]} ${r.ranking.probabilities[i].toPrecision(6)}`);
-      rows.push(`${query} | ${history.join(' → ') || '(start)'} | ${r.confident ? 'confident' : 'unsure'} | set ${r.candidates.length} | ${top.join(', ')}`);
+      const top = Array.from(
+        r.ranking.top!(5),
+        (i) => `${r.ranking.labels[i]} ${r.ranking.probabilities[i].toPrecision(6)}`,
+      );
+      rows.push(
+        `${query} | ${history.join(' → ') || '(start)'} | ${r.confident ? 'confident' : 'unsure'} | set ${r.candidates.length} | ${top.join(', ')}`,
+      );
     }
     expect(rows).toMatchSnapshot();
   }, 60_000);

@@ -31,11 +31,13 @@ const PLANS = [
   chainPlan('4', 'find a contact', ['contacts_search']),
 ];
 
-type Json = Record<string, any>;  
+type Json = Record<string, any>;
 const saved: Partial<Record<MethodName, Json>> = {};
 beforeAll(async () => {
   for (const method of ['dtdr-g', 'dtdr-c', 'dtdr-h', 'qts', 'dr'] as const) {
-    saved[method] = JSON.parse(JSON.stringify((await Dtdr.train({ method, tools: TOOLS, plans: PLANS, encoder })).toJSON()));
+    saved[method] = JSON.parse(
+      JSON.stringify((await Dtdr.train({ method, tools: TOOLS, plans: PLANS, encoder })).toJSON()),
+    );
   }
 });
 
@@ -77,41 +79,61 @@ describe('a model whose numbers cannot be right is refused at load, naming the f
   });
 
   it('a 1e999 weight (JSON.parse reads Infinity) and a string in a vector', () => {
-    expect(loadError(edited('dtdr-c', (a) => (a.state.centroids[0][1] = JSON.parse('1e999')))).field).toBe('state.centroids[0][1]');
-    expect(loadError(edited('dtdr-h', (a) => (a.state.head.weights[3] = JSON.parse('1e999')))).field).toBe('state.head.weights[3]');
+    expect(loadError(edited('dtdr-c', (a) => (a.state.centroids[0][1] = JSON.parse('1e999')))).field).toBe(
+      'state.centroids[0][1]',
+    );
+    expect(loadError(edited('dtdr-h', (a) => (a.state.head.weights[3] = JSON.parse('1e999')))).field).toBe(
+      'state.head.weights[3]',
+    );
     expect(loadError(edited('qts', (a) => (a.state.toolVectors[1][2] = 'x'))).field).toBe('state.toolVectors[1][2]');
-    expect(loadError(edited('dtdr-g', (a) => (a.state.toolVectors[0][0] = '0.5'))).field).toBe('state.toolVectors[0][0]');
+    expect(loadError(edited('dtdr-g', (a) => (a.state.toolVectors[0][0] = '0.5'))).field).toBe(
+      'state.toolVectors[0][0]',
+    );
     expect(loadError(edited('dr', (a) => (a.state.frequency[0] = 'abc'))).field).toBe('state.frequency[0]');
   });
 
   it('graph labels of 9999 or −1 (DTDR-G, DTDR-C, DR)', () => {
     expect(saved['dtdr-g']!.state.evidence).not.toBeNull();
-    expect(loadError(edited('dtdr-g', (a) => (a.state.evidence.graphs[0][0][1][0][0] = 9999))).field).toBe('state.evidence.graphs[0][0][1][0][0]');
-    expect(loadError(edited('dtdr-g', (a) => (a.state.evidence.global[0][1][0][0] = -1))).field).toBe('state.evidence.global[0][1][0][0]');
-    expect(loadError(edited('dtdr-c', (a) => (a.state.graphs[0][0][1][0][0] = -1))).field).toBe('state.graphs[0][0][1][0][0]');
-    expect(loadError(edited('dr', (a) => (a.state.transitions[0][1][0][0] = 9999))).field).toBe('state.transitions[0][1][0][0]');
+    expect(loadError(edited('dtdr-g', (a) => (a.state.evidence.graphs[0][0][1][0][0] = 9999))).field).toBe(
+      'state.evidence.graphs[0][0][1][0][0]',
+    );
+    expect(loadError(edited('dtdr-g', (a) => (a.state.evidence.global[0][1][0][0] = -1))).field).toBe(
+      'state.evidence.global[0][1][0][0]',
+    );
+    expect(loadError(edited('dtdr-c', (a) => (a.state.graphs[0][0][1][0][0] = -1))).field).toBe(
+      'state.graphs[0][0][1][0][0]',
+    );
+    expect(loadError(edited('dr', (a) => (a.state.transitions[0][1][0][0] = 9999))).field).toBe(
+      'state.transitions[0][1][0][0]',
+    );
     expect(loadError(edited('dr', (a) => (a.state.transitions[0][0] = -1))).field).toBe('state.transitions[0][0]');
   });
 
   it('thresholds of "abc" and neighbours of −3 (DTDR-G)', () => {
-    expect(loadError(edited('dtdr-g', (a) => (a.state.thresholds.confident = 'abc'))).field).toBe('state.thresholds.confident');
+    expect(loadError(edited('dtdr-g', (a) => (a.state.thresholds.confident = 'abc'))).field).toBe(
+      'state.thresholds.confident',
+    );
     expect(loadError(edited('dtdr-g', (a) => (a.state.thresholds.unsure = 7))).field).toBe('state.thresholds.unsure');
     expect(loadError(edited('dtdr-g', (a) => (a.state.neighbours = -3))).field).toBe('state.neighbours');
   });
 
   it('a tool listed twice is refused (the hash matches, the list cannot be right)', () => {
-    const e = loadError(edited('dr', (a) => {
-      a.version = 1;
-      delete a.toolsHash;
-      a.tools = [...a.tools, a.tools[0]];
-      a.labels = [...a.tools.map((t: ToolSpec) => t.name), 'END'];
-    }));
+    const e = loadError(
+      edited('dr', (a) => {
+        a.version = 1;
+        delete a.toolsHash;
+        a.tools = [...a.tools, a.tools[0]];
+        a.labels = [...a.tools.map((t: ToolSpec) => t.name), 'END'];
+      }),
+    );
     expect(e.field).toBe('tools[3].name');
   });
 
   it('a binary section whose dtype is an inherited property name, or whose row width disagrees with its reference, is refused', () => {
     const bytes = Dtdr.load(saved['dtdr-g'], encoder).toBinary();
-    expect(() => decodeBinaryModel(rewriteHeader(bytes, (h) => (h.sections[0].dtype = 'constructor')))).toThrow(/section 0 is malformed/);
+    expect(() => decodeBinaryModel(rewriteHeader(bytes, (h) => (h.sections[0].dtype = 'constructor')))).toThrow(
+      /section 0 is malformed/,
+    );
     const width = rewriteHeader(bytes, (h) => (h.sections[0].rows = h.sections[0].rows === 0 ? 2 : 0));
     expect(() => decodeBinaryModel(width)).toThrow(/row width/);
   });
@@ -139,8 +161,22 @@ describe('malformed fields are DtdrErrors, never raw TypeErrors', () => {
   });
 
   it('Dtdr.train accepts a plan given as {query, tools} (a chain plan) and trains as with chainPlan', async () => {
-    const given = await Dtdr.train({ tools: TOOLS, plans: [{ query: 'email the file', tools: ['files_search', 'email_send'] }, { id: 'b', query: 'find a contact', tools: ['contacts_search'] }], encoder });
-    const built = await Dtdr.train({ tools: TOOLS, plans: [chainPlan('plan-0', 'email the file', ['files_search', 'email_send']), chainPlan('b', 'find a contact', ['contacts_search'])], encoder });
+    const given = await Dtdr.train({
+      tools: TOOLS,
+      plans: [
+        { query: 'email the file', tools: ['files_search', 'email_send'] },
+        { id: 'b', query: 'find a contact', tools: ['contacts_search'] },
+      ],
+      encoder,
+    });
+    const built = await Dtdr.train({
+      tools: TOOLS,
+      plans: [
+        chainPlan('plan-0', 'email the file', ['files_search', 'email_send']),
+        chainPlan('b', 'find a contact', ['contacts_search']),
+      ],
+      encoder,
+    });
     expect(withoutTime(given.toJSON())).toEqual(withoutTime(built.toJSON()));
   });
 
@@ -173,9 +209,15 @@ describe('model changes apply in call order, whatever the interleaving', () => {
   it('50 retrieves interleaved with learn and addTools give the results and the final model of the same calls made in order', async () => {
     const script = (i: number): ((m: Dtdr) => Promise<unknown>) => {
       if (i % 10 === 3) return (m) => m.addTools([{ name: `notes_${i}`, description: `write note ${i}` }]);
-      if (i % 10 === 6) return (m) => m.learn([chainPlan(`l${i}`, `write note ${i - 3} then email`, [`notes_${i - 3}`, 'email_send'])]);
-      if (i % 10 === 8) return (m) => m.learn([{ id: `c${i}`, query: 'find a contact then email', tools: ['contacts_search', 'email_send'] }]);
-      return (m) => m.retrieve(i % 2 ? 'email the file' : `write note ${i - (i % 10) + 3}`, i % 4 === 1 ? ['files_search'] : []).then((r) => r.candidates.map((c) => c.tool));
+      if (i % 10 === 6)
+        return (m) => m.learn([chainPlan(`l${i}`, `write note ${i - 3} then email`, [`notes_${i - 3}`, 'email_send'])]);
+      if (i % 10 === 8)
+        return (m) =>
+          m.learn([{ id: `c${i}`, query: 'find a contact then email', tools: ['contacts_search', 'email_send'] }]);
+      return (m) =>
+        m
+          .retrieve(i % 2 ? 'email the file' : `write note ${i - (i % 10) + 3}`, i % 4 === 1 ? ['files_search'] : [])
+          .then((r) => r.candidates.map((c) => c.tool));
     };
     const calls = Array.from({ length: 71 }, (_, i) => script(i));
     const inOrder = await Dtdr.train({ tools: TOOLS, plans: PLANS, encoder });
@@ -199,20 +241,24 @@ describe('model changes apply in call order, whatever the interleaving', () => {
 
 describe('an edited file that says version 1 still has its tools hash checked', () => {
   it('version 1 with a hash that does not match the edited tools is refused', () => {
-    const e = loadError(edited('dtdr-g', (a) => {
-      a.version = 1;
-      a.tools[0].description = 'delete every file';
-    }));
+    const e = loadError(
+      edited('dtdr-g', (a) => {
+        a.version = 1;
+        a.tools[0].description = 'delete every file';
+      }),
+    );
     expect(e.field).toBe('toolsHash');
   });
 
   it('version 1 with the hash dropped but an encoder fingerprint (which only v2 wrote) is refused', () => {
-    const e = loadError(edited('dtdr-g', (a) => {
-      a.version = 1;
-      a.encoder.fingerprint = 'f'.repeat(64);
-      delete a.toolsHash;
-      a.tools[0].description = 'delete every file';
-    }));
+    const e = loadError(
+      edited('dtdr-g', (a) => {
+        a.version = 1;
+        a.encoder.fingerprint = 'f'.repeat(64);
+        delete a.toolsHash;
+        a.tools[0].description = 'delete every file';
+      }),
+    );
     expect(e.field).toBe('toolsHash');
   });
 
@@ -228,8 +274,23 @@ describe('an edited file that says version 1 still has its tools hash checked', 
 describe('dtdr eval refuses tools with no description, as dtdr train does', () => {
   it('a tool_desc.json with an empty "desc" is refused, and --allow-undescribed lets it through', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dtdr-eval-'));
-    writeFileSync(join(dir, 'tool_desc.json'), JSON.stringify({ nodes: [{ id: 'a', desc: 'search files' }, { id: 'b', desc: '' }] }));
-    const lines = Array.from({ length: 10 }, (_, i) => JSON.stringify({ id: `p${i}`, user_request: `request ${i}`, task_nodes: [{ task: 'a' }, { task: 'b' }], task_links: [{ source: 'a', target: 'b' }] }));
+    writeFileSync(
+      join(dir, 'tool_desc.json'),
+      JSON.stringify({
+        nodes: [
+          { id: 'a', desc: 'search files' },
+          { id: 'b', desc: '' },
+        ],
+      }),
+    );
+    const lines = Array.from({ length: 10 }, (_, i) =>
+      JSON.stringify({
+        id: `p${i}`,
+        user_request: `request ${i}`,
+        task_nodes: [{ task: 'a' }, { task: 'b' }],
+        task_links: [{ source: 'a', target: 'b' }],
+      }),
+    );
     writeFileSync(join(dir, 'data.jsonl'), lines.join('\n'));
     const refused = runCli(['eval', '--data', dir, '--methods', 'dr']);
     expect(refused.code).not.toBe(0);

@@ -30,6 +30,10 @@ export function wordAxisEncoder(words: string[]): Encoder {
 /** Runs the CLI from source (no build needed) and returns its exit code and output. */
 export function runCli(args: string[], input?: string, cwd = ROOT, timeoutMs = 120_000) {
   const loader = `${ROOT}/node_modules/tsx/dist/loader.mjs`;
-  const r = spawnSync(process.execPath, ['--import', cwd === ROOT ? 'tsx' : new URL(`file://${loader}`).href, `${ROOT}/src/cli/main.ts`, ...args], { cwd, input, encoding: 'utf8', timeout: timeoutMs });
+  const r = spawnSync(
+    process.execPath,
+    ['--import', cwd === ROOT ? 'tsx' : new URL(`file://${loader}`).href, `${ROOT}/src/cli/main.ts`, ...args],
+    { cwd, input, encoding: 'utf8', timeout: timeoutMs },
+  );
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }

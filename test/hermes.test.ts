@@ -65,30 +65,53 @@ describe.skipIf(!hasHermes)('the pure core inside Hermes (hermes-engine-cli)', (
     };
     const model = Dtdr.load(JSON.parse(artifactText), recording, 'public/dtdr-demo.model.dtdr');
     const inNode: [string, number][][] = [];
-    for (const r of REQUESTS) inNode.push((await model.retrieve(r.query, r.history)).candidates.map((c): [string, number] => [c.tool, c.probability]));
+    for (const r of REQUESTS)
+      inNode.push(
+        (await model.retrieve(r.query, r.history)).candidates.map((c): [string, number] => [c.tool, c.probability]),
+      );
 
     const { build } = await import('esbuild');
     const bundle = await build({
       entryPoints: [join(ROOT, 'test/quickjs/entry.ts')],
-      bundle: true, write: false, format: 'iife', platform: 'neutral', target: 'es2020', mainFields: ['module', 'main'], logLevel: 'silent',
+      bundle: true,
+      write: false,
+      format: 'iife',
+      platform: 'neutral',
+      target: 'es2020',
+      mainFields: ['module', 'main'],
+      logLevel: 'silent',
     });
     const ts = (await import('typescript')).default;
-    let code = ts.transpileModule(bundle.outputFiles[0].text, { compilerOptions: { target: ts.ScriptTarget.ES5, downlevelIteration: true, allowJs: true, module: ts.ModuleKind.None } }).outputText;
+    let code = ts.transpileModule(bundle.outputFiles[0].text, {
+      compilerOptions: {
+        target: ts.ScriptTarget.ES5,
+        downlevelIteration: true,
+        allowJs: true,
+        module: ts.ModuleKind.None,
+      },
+    }).outputText;
     expect(code).toMatch(/\\p\{[LN]\}/); // not vacuous: the tokenizer's escapes are there to spell out
     code = code.replaceAll('\\p{L}', propertyRanges('L')).replaceAll('\\p{N}', propertyRanges('N'));
     expect(code).not.toMatch(/\\p\{/);
     // The entry stores its answer in globalThis.dtdrResult: print it from there.
-    const driver = `\nObject.defineProperty(globalThis, 'dtdrResult', { set: function (v) { print(v); }, configurable: true });\n`
-      + `dtdrRetrieveAll(${JSON.stringify(artifactText)}, ${JSON.stringify(JSON.stringify(vectors))}, ${JSON.stringify(JSON.stringify(REQUESTS))});\n`;
+    const driver =
+      `\nObject.defineProperty(globalThis, 'dtdrResult', { set: function (v) { print(v); }, configurable: true });\n` +
+      `dtdrRetrieveAll(${JSON.stringify(artifactText)}, ${JSON.stringify(JSON.stringify(vectors))}, ${JSON.stringify(JSON.stringify(REQUESTS))});\n`;
     const dir = mkdtempSync(join(tmpdir(), 'dtdr-hermes-'));
     try {
       writeFileSync(join(dir, 'dtdr-core.js'), code + driver);
-      const r = spawnSync(HERMES, ['-w', join(dir, 'dtdr-core.js')], { encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
+      const r = spawnSync(HERMES, ['-w', join(dir, 'dtdr-core.js')], {
+        encoding: 'utf8',
+        timeout: 120_000,
+        maxBuffer: 64 << 20,
+      });
       expect(r.status, r.stderr).toBe(0);
       const result = JSON.parse(r.stdout.trim().split('\n').pop() ?? 'null');
       expect(result.error).toBeUndefined();
       expect(result.map((c: [string, number][]) => c.map(([t]) => t))).toEqual(inNode.map((c) => c.map(([t]) => t)));
-      result.forEach((c: [string, number][], i: number) => c.forEach(([, p], k) => expect(p).toBeCloseTo(inNode[i][k][1], 12)));
+      result.forEach((c: [string, number][], i: number) =>
+        c.forEach(([, p], k) => expect(p).toBeCloseTo(inNode[i][k][1], 12)),
+      );
       expect(inNode[0][0][0]).toBe('email_send');
       expect(result.every((c: unknown[]) => c.length > 0)).toBe(true);
     } finally {

@@ -23,7 +23,19 @@ const PLANS = [
   chainPlan('2', 'email the slides to bob', ['files_search', 'contacts_search', 'email_send']),
   chainPlan('3', 'find the file', ['files_search']),
 ];
-const encoder = wordAxisEncoder(['search', 'files', 'documents', 'find', 'contact', 'person', 'send', 'email', 'message', 'report', 'file']);
+const encoder = wordAxisEncoder([
+  'search',
+  'files',
+  'documents',
+  'find',
+  'contact',
+  'person',
+  'send',
+  'email',
+  'message',
+  'report',
+  'file',
+]);
 
 async function error(promise: Promise<unknown> | (() => unknown)): Promise<DtdrError> {
   try {
@@ -68,14 +80,23 @@ describe('the library refuses bad input with a typed error', () => {
   });
 
   it('duplicate tool names and a tool named END, before training', async () => {
-    const dup = await error(Dtdr.train({ method: 'dtdr-c', tools: [...TOOLS, { name: 'email_send', description: 'again' }], plans: PLANS, encoder }));
+    const dup = await error(
+      Dtdr.train({
+        method: 'dtdr-c',
+        tools: [...TOOLS, { name: 'email_send', description: 'again' }],
+        plans: PLANS,
+        encoder,
+      }),
+    );
     expect(dup.field).toBe('tools[3].name');
     expect(dup.message).toMatch(/duplicate tool name "email_send"/);
-    expect((await error(Dtdr.train({ tools: [{ name: 'END', description: 'x' }], encoder }))).field).toBe('tools[0].name');
+    expect((await error(Dtdr.train({ tools: [{ name: 'END', description: 'x' }], encoder }))).field).toBe(
+      'tools[0].name',
+    );
     expect((await error(Dtdr.train({ tools: 'files_search' as unknown as ToolSpec[], encoder }))).field).toBe('tools');
   });
 
-  it('keeps its own copy of the tools: mutating the caller\'s array later changes nothing', async () => {
+  it("keeps its own copy of the tools: mutating the caller's array later changes nothing", async () => {
     const tools = TOOLS.map((t) => ({ ...t }));
     const m = await Dtdr.train({ method: 'dtdr-c', tools, plans: PLANS, encoder });
     tools[0].name = 'renamed';
@@ -97,7 +118,14 @@ describe('the CLI refuses bad input with one line and a non-zero exit, before tr
     for (const [f, text] of Object.entries(files)) writeFileSync(join(d, f), text);
     return d;
   };
-  const data = PLANS.map((p) => JSON.stringify({ id: p.id, user_request: p.query, task_nodes: p.nodes.map((n) => ({ task: n.tool })), task_links: [] })).join('\n');
+  const data = PLANS.map((p) =>
+    JSON.stringify({
+      id: p.id,
+      user_request: p.query,
+      task_nodes: p.nodes.map((n) => ({ task: n.tool })),
+      task_links: [],
+    }),
+  ).join('\n');
   const toolDesc = JSON.stringify({ nodes: TOOLS.map((t) => ({ id: t.name, desc: t.description })) });
 
   it('--out pointing at a folder: refused before any training', () => {
@@ -113,11 +141,18 @@ describe('the CLI refuses bad input with one line and a non-zero exit, before tr
     const r = runCli(['train', '--data', d, '--out', join(dir, 'm.json'), '--method', 'bm25']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/no tool_desc\.json .*--allow-undescribed/);
-    expect(runCli(['train', '--data', d, '--out', join(dir, 'm.json'), '--method', 'dr', '--allow-undescribed']).code).toBe(0);
+    expect(
+      runCli(['train', '--data', d, '--out', join(dir, 'm.json'), '--method', 'dr', '--allow-undescribed']).code,
+    ).toBe(0);
   });
 
   it('tools without descriptions: refused, naming them and the file', () => {
-    const d = folder('empty-desc', { 'data.jsonl': data, 'tool_desc.json': JSON.stringify({ nodes: [{ id: 'files_search', desc: '' }, { id: 'contacts_search' }, { id: 'email_send', desc: 'send' }] }) });
+    const d = folder('empty-desc', {
+      'data.jsonl': data,
+      'tool_desc.json': JSON.stringify({
+        nodes: [{ id: 'files_search', desc: '' }, { id: 'contacts_search' }, { id: 'email_send', desc: 'send' }],
+      }),
+    });
     const r = runCli(['train', '--data', d, '--out', join(dir, 'm.json'), '--method', 'bm25']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/tool_desc\.json: 2 tools have no description: files_search, contacts_search/);
@@ -134,7 +169,10 @@ describe('the CLI refuses bad input with one line and a non-zero exit, before tr
     const model = join(dir, 'tiny.json');
     // Trained with a relative folder path, from the folder that holds it…
     expect(enc).toBe(join(dir, 'tiny-encoder'));
-    expect(runCli(['train', '--data', d, '--out', model, '--method', 'qts', '--encoder', './tiny-encoder'], undefined, dir).code).toBe(0);
+    expect(
+      runCli(['train', '--data', d, '--out', model, '--method', 'qts', '--encoder', './tiny-encoder'], undefined, dir)
+        .code,
+    ).toBe(0);
     // …and used from somewhere else.
     const elsewhere = mkdtempSync(join(tmpdir(), 'dtdr-cwd-'));
     const r = runCli(['retrieve', '--model', model, '--query', 'alpha beta'], undefined, elsewhere);

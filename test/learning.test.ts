@@ -51,7 +51,9 @@ describe.each(LEARNERS)('%s learning online', (method) => {
     for (let i = 0; i < LATER.length; i += 100) await online.learn(LATER.slice(i, i + 100));
     expect(online.learnedCount).toBe(600);
     const [a, b] = [await mrr(full, HELD_OUT), await mrr(online, HELD_OUT)];
-    console.log(`[learning] ${method}: trained on 600 ${before.toFixed(3)}, +600 learned ${b.toFixed(3)}, full retrain ${a.toFixed(3)}`);
+    console.log(
+      `[learning] ${method}: trained on 600 ${before.toFixed(3)}, +600 learned ${b.toFixed(3)}, full retrain ${a.toFixed(3)}`,
+    );
     expect(b).toBeGreaterThanOrEqual(a - (TOLERANCE[method] ?? 0.01));
     // And learning helps: never worse than before it.
     expect(b).toBeGreaterThanOrEqual(before - 0.005);
@@ -59,7 +61,7 @@ describe.each(LEARNERS)('%s learning online', (method) => {
 });
 
 describe('forget', () => {
-  it('removes a user\'s plans exactly: the model equals one that never learned them, also after save and load', async () => {
+  it("removes a user's plans exactly: the model equals one that never learned them, also after save and load", async () => {
     const secret = chainPlan('user-42', 'text my bank code 1234 to my brother', ['contacts_search', 'sms_send']);
     const other = LATER.slice(0, 50);
     const trained = await Dtdr.train({ tools: DEMO_TOOLS, plans: FIRST, encoder });
@@ -80,7 +82,10 @@ describe('forget', () => {
   }, 120_000);
 
   it('forgetting everything learned gives back the trained model', async () => {
-    const m = Dtdr.load((await Dtdr.train({ method: 'dtdr-c', tools: DEMO_TOOLS, plans: FIRST, encoder })).toJSON(), encoder);
+    const m = Dtdr.load(
+      (await Dtdr.train({ method: 'dtdr-c', tools: DEMO_TOOLS, plans: FIRST, encoder })).toJSON(),
+      encoder,
+    );
     const trained = JSON.stringify(m.toJSON().state);
     await m.learn(LATER.slice(0, 30));
     expect(await m.forget(() => true)).toBe(30);
@@ -101,13 +106,21 @@ describe('learn refuses bad input with a typed error', () => {
 describe('a model that starts from the tools alone', () => {
   it('gains evidence from its first runs: a demonstrated sequence then leads', async () => {
     const m = await Dtdr.train({ tools: DEMO_TOOLS, encoder });
-    const runs = Array.from({ length: 30 }, (_, i) => chainPlan(`run-${i}`, `send the notes from the meeting to person ${i}`, ['notes_search', 'contacts_search', 'email_send']));
+    const runs = Array.from({ length: 30 }, (_, i) =>
+      chainPlan(`run-${i}`, `send the notes from the meeting to person ${i}`, [
+        'notes_search',
+        'contacts_search',
+        'email_send',
+      ]),
+    );
     const query = 'send the notes from the meeting to Alex';
     const before = await m.rank(query, ['notes_search']);
     await m.learn(runs);
     const after = await m.rank(query, ['notes_search']);
     const top = (r: typeof after) => r.labels[r.order[0]];
     expect(top(after)).toBe('contacts_search');
-    expect(after.probabilities[after.labels.indexOf('contacts_search')]).toBeGreaterThan(before.probabilities[before.labels.indexOf('contacts_search')]);
+    expect(after.probabilities[after.labels.indexOf('contacts_search')]).toBeGreaterThan(
+      before.probabilities[before.labels.indexOf('contacts_search')],
+    );
   });
 });

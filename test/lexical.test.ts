@@ -41,8 +41,14 @@ describe('LexicalIndex', () => {
     // the k-th distinct term some tool knows weighs exp(−k/τ): cancel (k = 0), train (1), ticket (2), book (3)
     const one = (term: string, tool: number) => score(term, []).plain[tool];
     const e = (k: number) => Math.exp(-k / 8);
-    expect(cancelFirst.plain[CANCEL]).toBeCloseTo(one('cancel', CANCEL) + e(1) * one('train', CANCEL) + e(2) * one('ticket', CANCEL), 5);
-    expect(cancelFirst.plain[BOOK]).toBeCloseTo(e(1) * one('train', BOOK) + e(2) * one('ticket', BOOK) + e(3) * one('book', BOOK), 5);
+    expect(cancelFirst.plain[CANCEL]).toBeCloseTo(
+      one('cancel', CANCEL) + e(1) * one('train', CANCEL) + e(2) * one('ticket', CANCEL),
+      5,
+    );
+    expect(cancelFirst.plain[BOOK]).toBeCloseTo(
+      e(1) * one('train', BOOK) + e(2) * one('ticket', BOOK) + e(3) * one('book', BOOK),
+      5,
+    );
     const unordered = score('cancel my train ticket and book another', []);
     expect(cancelFirst.served).toEqual(unordered.served);
   });

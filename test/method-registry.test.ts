@@ -20,7 +20,10 @@ class FavouriteRetriever implements Retriever {
     const p = new Float64Array(this.labels.length).fill(1);
     p[this.labels.indexOf(this.favourite)] = 10;
     const sum = p.reduce((a, b) => a + b, 0);
-    return makeRanking(this.labels, p.map((v) => v / sum));
+    return makeRanking(
+      this.labels,
+      p.map((v) => v / sum),
+    );
   }
 
   state() {

@@ -17,7 +17,13 @@ import { loadEncoder } from '../src/encoders/node.js';
 
 let encoder: Encoder;
 let trained: unknown;
-const QUERIES = ['Email the quarterly report to Maria', 'Wake me up at 7', 'What is the weather in Paris tomorrow?', 'Play some jazz', 'Book a table for two tonight'];
+const QUERIES = [
+  'Email the quarterly report to Maria',
+  'Wake me up at 7',
+  'What is the weather in Paris tomorrow?',
+  'Play some jazz',
+  'Book a table for two tonight',
+];
 const orderOf = async (model: Dtdr, query: string) => {
   const r = await model.rank(query);
   return Array.from(r.order, (i) => r.labels[i]);
@@ -29,7 +35,7 @@ beforeAll(async () => {
 });
 
 describe('tools added and removed many times', () => {
-  it('60 add/remove cycles with new names: labels are the visible tools and END, the file and the rankings are the fresh model\'s', async () => {
+  it("60 add/remove cycles with new names: labels are the visible tools and END, the file and the rankings are the fresh model's", async () => {
     const fresh = Dtdr.load(trained, encoder);
     const model = Dtdr.load(trained, encoder);
     for (let i = 0; i < 60; i++) {
@@ -51,21 +57,32 @@ describe('tools added and removed many times', () => {
 
   it('an added tool that was learned about stays, masked, when removed; the other tools keep their order', async () => {
     const model = Dtdr.load(trained, encoder);
-    await model.addTools([{ name: 'bank_transfer', description: 'Transfer money to someone' }, { name: 'stock_quote', description: 'The price of a stock' }]);
+    await model.addTools([
+      { name: 'bank_transfer', description: 'Transfer money to someone' },
+      { name: 'stock_quote', description: 'The price of a stock' },
+    ]);
     await model.learn([chainPlan('b1', 'send Maria 20 euros', ['contacts_search', 'bank_transfer'])]);
     const before = await orderOf(model, 'Email the quarterly report to Maria');
     await model.removeTools(['bank_transfer', 'stock_quote']);
     expect(model.retriever.labels).toContain('bank_transfer');
     expect(model.retriever.labels).not.toContain('stock_quote');
-    expect(await orderOf(model, 'Email the quarterly report to Maria')).toEqual(before.filter((t) => t !== 'bank_transfer' && t !== 'stock_quote'));
+    expect(await orderOf(model, 'Email the quarterly report to Maria')).toEqual(
+      before.filter((t) => t !== 'bank_transfer' && t !== 'stock_quote'),
+    );
     expect(model.removedTools.sort()).toEqual(['bank_transfer', 'stock_quote']);
   });
 });
 
 describe('a removed tool added back takes the new description and schema', () => {
-  for (const [what, method] of [['DTDR-G, a trained tool', 'dtdr-g'], ['DTDR-C, a trained tool', 'dtdr-c']] as const) {
+  for (const [what, method] of [
+    ['DTDR-G, a trained tool', 'dtdr-g'],
+    ['DTDR-C, a trained tool', 'dtdr-c'],
+  ] as const) {
     it(what, async () => {
-      const model = method === 'dtdr-g' ? Dtdr.load(trained, encoder) : await Dtdr.train({ method, tools: DEMO_TOOLS, plans: generateDemoPlans(300, 5), encoder, seed: 1 });
+      const model =
+        method === 'dtdr-g'
+          ? Dtdr.load(trained, encoder)
+          : await Dtdr.train({ method, tools: DEMO_TOOLS, plans: generateDemoPlans(300, 5), encoder, seed: 1 });
       await model.removeTools(['alarm_set']);
       const parameters = { type: 'object' as const, properties: { at: { type: 'string' as const } }, required: ['at'] };
       await model.addTools([{ name: 'alarm_set', description: 'Schedule a wake-up phone call', parameters }]);
@@ -82,9 +99,13 @@ describe('a removed tool added back takes the new description and schema', () =>
     await model.addTools([{ name: 'bank_transfer', description: 'old text' }]);
     await model.removeTools(['bank_transfer']);
     await model.addTools([{ name: 'bank_transfer', description: 'Transfer money from the bank account to someone' }]);
-    expect(model.tools.find((t) => t.name === 'bank_transfer')?.description).toBe('Transfer money from the bank account to someone');
+    expect(model.tools.find((t) => t.name === 'bank_transfer')?.description).toBe(
+      'Transfer money from the bank account to someone',
+    );
     expect(model.removedTools).toEqual([]);
-    expect((await model.retrieve('Transfer 20 euros to Maria from my bank account')).ranking.labels).toContain('bank_transfer');
+    expect((await model.retrieve('Transfer 20 euros to Maria from my bank account')).ranking.labels).toContain(
+      'bank_transfer',
+    );
   });
 });
 
@@ -94,14 +115,19 @@ describe('learning once per run, for a long time', () => {
     const stream = generateDemoPlans(1200, 11);
     for (const plan of stream) await model.learn([plan]);
     const state = model.toJSON().state as GatedState;
-    for (const list of [state.calibration!.confident, state.calibration!.unsure, ...Object.values(state.groups!.scores)]) expect(list.length).toBeLessThanOrEqual(MAX_SAMPLED_SCORES);
+    for (const list of [
+      state.calibration!.confident,
+      state.calibration!.unsure,
+      ...Object.values(state.groups!.scores),
+    ])
+      expect(list.length).toBeLessThanOrEqual(MAX_SAMPLED_SCORES);
     const counted = state.scoreCounts!;
     expect((counted.confident ?? 0) + (counted.unsure ?? 0)).toBeGreaterThan(1200);
     expect(model.learnedCount).toBeLessThanOrEqual(MAX_FORGETTABLE);
     expect(await model.forget([stream[1199].id])).toBe(1);
   }, 120_000);
 
-  it('the score sample is a bounded, deterministic, uniform sample: its conformal threshold is the full list\'s within 0.005 in quantile', () => {
+  it("the score sample is a bounded, deterministic, uniform sample: its conformal threshold is the full list's within 0.005 in quantile", () => {
     const random = seededRandom(3);
     const all = Array.from({ length: 100_000 }, () => random() ** 0.2);
     const sample: number[] = [];

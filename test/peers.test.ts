@@ -22,9 +22,30 @@ const tools: ToolSpec[] = [
   { name: 'book_flight', description: 'Book a flight between two airports' },
   { name: 'convert_currency', description: 'Convert an amount between currencies' },
 ];
-const WORDS = ['weather', 'forecast', 'city', 'email', 'message', 'contact', 'flight', 'airports', 'currency', 'currencies', 'amount', 'book', 'send', 'convert'];
+const WORDS = [
+  'weather',
+  'forecast',
+  'city',
+  'email',
+  'message',
+  'contact',
+  'flight',
+  'airports',
+  'currency',
+  'currencies',
+  'amount',
+  'book',
+  'send',
+  'convert',
+];
 const encoder = wordAxisEncoder(WORDS);
-const plan = (id: string, query: string, calls: string[]): Plan => ({ id, query, nodes: calls.map((tool) => ({ tool })), edges: calls.slice(1).map((_, i) => [i, i + 1] as [number, number]), order: calls.map((_, i) => i) });
+const plan = (id: string, query: string, calls: string[]): Plan => ({
+  id,
+  query,
+  nodes: calls.map((tool) => ({ tool })),
+  edges: calls.slice(1).map((_, i) => [i, i + 1] as [number, number]),
+  order: calls.map((_, i) => i),
+});
 
 describe('peers (their own packages, side by side in dtdr eval)', () => {
   it('each peer ranks every tool, its best match first and END last', async () => {
@@ -34,13 +55,20 @@ describe('peers (their own packages, side by side in dtdr eval)', () => {
     expect(Object.keys(peers).sort()).toEqual([...PEERS].sort());
     for (const name of PEERS) {
       const retriever = await peers[name]!.fit(tools, peers[name]!.needs.tools ? toolVectors : undefined);
-      const ranking = await retriever.rank({ query: 'what is the weather forecast in this city', history: [], queryVector });
+      const ranking = await retriever.rank({
+        query: 'what is the weather forecast in this city',
+        history: [],
+        queryVector,
+      });
       const order = Array.from(ranking.order, (i) => ranking.labels[i]);
       expect(order, name).toHaveLength(tools.length + 1);
       expect(new Set(order), name).toEqual(new Set([...tools.map((t) => t.name), END]));
       expect(order[0], name).toBe('get_weather');
       expect(order.at(-1), name).toBe(END);
-      expect(selectCandidates(ranking).candidates.map((c) => c.tool), name).toContain('get_weather');
+      expect(
+        selectCandidates(ranking).candidates.map((c) => c.tool),
+        name,
+      ).toContain('get_weather');
     }
   });
 
@@ -54,28 +82,57 @@ describe('peers (their own packages, side by side in dtdr eval)', () => {
   });
 
   it('evaluateMethods scores peers beside dtdr methods on the same steps, and --methods takes their names', async () => {
-    const train = [plan('a', 'book a flight then email the contact', ['book_flight', 'send_email']), plan('b', 'weather forecast for the city', ['get_weather'])];
+    const train = [
+      plan('a', 'book a flight then email the contact', ['book_flight', 'send_email']),
+      plan('b', 'weather forecast for the city', ['get_weather']),
+    ];
     const test = [plan('c', 'convert the amount of currency then send an email', ['convert_currency', 'send_email'])];
     const methods = ['bm25', ...PEERS] as const;
-    const r = await evaluateMethods(tools, train, test, encoder, { methods, peers: peersFor(methods), timingPasses: 1 });
+    const r = await evaluateMethods(tools, train, test, encoder, {
+      methods,
+      peers: peersFor(methods),
+      timingPasses: 1,
+    });
     expect(Object.keys(r.results)).toEqual([...methods]);
     for (const m of methods) {
       expect(r.results[m]!.steps, m).toBe(3);
       expect(r.results[m]!.mrr, m).toBeGreaterThan(0);
     }
-    await expect(evaluateMethods(tools, train, test, encoder, { methods: ['orama-bm25'], timingPasses: 0 })).rejects.toThrow(/options\.peers/);
-    expect(parseMethods('bm25,orama-hybrid,aisdk-search', ['bm25'], { peers: true })).toEqual(['bm25', 'orama-hybrid', 'aisdk-search']);
+    await expect(
+      evaluateMethods(tools, train, test, encoder, { methods: ['orama-bm25'], timingPasses: 0 }),
+    ).rejects.toThrow(/options\.peers/);
+    expect(parseMethods('bm25,orama-hybrid,aisdk-search', ['bm25'], { peers: true })).toEqual([
+      'bm25',
+      'orama-hybrid',
+      'aisdk-search',
+    ]);
     expect(() => parseMethods('orama-bm25', ['bm25'])).toThrow(/unknown method "orama-bm25"/);
   });
 
   it('dtdr eval --methods runs peers from the command line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dtdr-peers-'));
-    writeFileSync(join(dir, 'tool_desc.json'), JSON.stringify({ nodes: tools.map((t) => ({ id: t.name, desc: t.description })) }));
-    const rows = [['book a flight', ['book_flight']], ['email the contact', ['send_email']], ['weather in the city', ['get_weather']], ['convert currency', ['convert_currency']]] as const;
-    writeFileSync(join(dir, 'data.jsonl'), Array.from({ length: 12 }, (_, i) => {
-      const [query, calls] = rows[i % rows.length];
-      return JSON.stringify({ id: `p${i}`, user_request: `${query} ${i}`, task_nodes: calls.map((task) => ({ task })), task_links: [] });
-    }).join('\n'));
+    writeFileSync(
+      join(dir, 'tool_desc.json'),
+      JSON.stringify({ nodes: tools.map((t) => ({ id: t.name, desc: t.description })) }),
+    );
+    const rows = [
+      ['book a flight', ['book_flight']],
+      ['email the contact', ['send_email']],
+      ['weather in the city', ['get_weather']],
+      ['convert currency', ['convert_currency']],
+    ] as const;
+    writeFileSync(
+      join(dir, 'data.jsonl'),
+      Array.from({ length: 12 }, (_, i) => {
+        const [query, calls] = rows[i % rows.length];
+        return JSON.stringify({
+          id: `p${i}`,
+          user_request: `${query} ${i}`,
+          task_nodes: calls.map((task) => ({ task })),
+          task_links: [],
+        });
+      }).join('\n'),
+    );
     const r = runCli(['eval', '--data', dir, '--methods', 'bm25,orama-bm25,aisdk-search', '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(Object.keys(JSON.parse(r.stdout).results)).toEqual(['bm25', 'orama-bm25', 'aisdk-search']);

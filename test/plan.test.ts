@@ -3,7 +3,8 @@ import { datasetFromFiles, parsePlans } from '../src/core/plans/dataset.js';
 import { chainPlan, planFromRecord, planSteps, planTools } from '../src/core/plans/plan.js';
 import { END } from '../src/core/base/types.js';
 
-const walk = (record: object) => planSteps(planFromRecord(record)).map((s) => ({ history: s.history, acceptable: [...s.acceptable].sort() }));
+const walk = (record: object) =>
+  planSteps(planFromRecord(record)).map((s) => ({ history: s.history, acceptable: [...s.acceptable].sort() }));
 
 describe('walking a plan with the ground-truth history', () => {
   it('a chain accepts one tool per step, then END', () => {
@@ -19,7 +20,10 @@ describe('walking a plan with the ground-truth history', () => {
     const steps = walk({
       user_request: 'share my location with Anna',
       task_nodes: [{ task: 'location' }, { task: 'contact' }, { task: 'sms' }],
-      task_links: [{ source: 'location', target: 'sms' }, { source: 'contact', target: 'sms' }],
+      task_links: [
+        { source: 'location', target: 'sms' },
+        { source: 'contact', target: 'sms' },
+      ],
     });
     expect(steps).toEqual([
       { history: [], acceptable: ['contact', 'location'] },
@@ -33,20 +37,36 @@ describe('walking a plan with the ground-truth history', () => {
     const plan = planFromRecord({
       user_request: 'mail Anna and Ben',
       task_nodes: [{ task: 'contact' }, { task: 'mail' }, { task: 'contact' }, { task: 'mail' }],
-      task_links: [{ source: 'contact', target: 'mail' }, { source: 'mail', target: 'contact' }, { source: 'contact', target: 'mail' }],
+      task_links: [
+        { source: 'contact', target: 'mail' },
+        { source: 'mail', target: 'contact' },
+        { source: 'contact', target: 'mail' },
+      ],
     });
-    expect(plan.edges).toEqual([[0, 1], [1, 2], [2, 3]]);
+    expect(plan.edges).toEqual([
+      [0, 1],
+      [1, 2],
+      [2, 3],
+    ]);
     expect(planTools(plan)).toEqual(['contact', 'mail', 'contact', 'mail']);
     expect(planSteps(plan).map((s) => s.acceptable)).toEqual([['contact'], ['mail'], ['contact'], ['mail'], [END]]);
   });
 
   it('orders nodes topologically when the listed order contradicts the links', () => {
-    const plan = planFromRecord({ user_request: 'q', task_nodes: [{ task: 'b' }, { task: 'a' }], task_links: [{ source: 'a', target: 'b' }] });
+    const plan = planFromRecord({
+      user_request: 'q',
+      task_nodes: [{ task: 'b' }, { task: 'a' }],
+      task_links: [{ source: 'a', target: 'b' }],
+    });
     expect(planTools(plan)).toEqual(['a', 'b']);
   });
 
   it('a self-link between two instances of one tool orders them', () => {
-    const plan = planFromRecord({ user_request: 'q', task_nodes: [{ task: 'a' }, { task: 'a' }], task_links: [{ source: 'a', target: 'a' }] });
+    const plan = planFromRecord({
+      user_request: 'q',
+      task_nodes: [{ task: 'a' }, { task: 'a' }],
+      task_links: [{ source: 'a', target: 'a' }],
+    });
     expect(plan.edges).toEqual([[0, 1]]);
     expect(planSteps(plan).map((s) => s.acceptable)).toEqual([['a'], ['a'], [END]]);
   });
@@ -54,11 +74,15 @@ describe('walking a plan with the ground-truth history', () => {
 
 describe('reading demonstrations', () => {
   it('names the file and line of malformed JSON', () => {
-    expect(() => parsePlans('{"user_request":"q","task_nodes":[{"task":"a"}]}\n{oops', 'd.jsonl')).toThrow(/d\.jsonl, line 2: malformed JSON/);
+    expect(() => parsePlans('{"user_request":"q","task_nodes":[{"task":"a"}]}\n{oops', 'd.jsonl')).toThrow(
+      /d\.jsonl, line 2: malformed JSON/,
+    );
   });
 
   it('rejects a plan without user_request, with the field named', () => {
-    expect(() => parsePlans('{"task_nodes":[{"task":"a"}]}', 'd.jsonl')).toThrow(/line 1, user_request: missing or empty user_request/);
+    expect(() => parsePlans('{"task_nodes":[{"task":"a"}]}', 'd.jsonl')).toThrow(
+      /line 1, user_request: missing or empty user_request/,
+    );
   });
 
   it('rejects an empty plan', () => {
@@ -66,13 +90,17 @@ describe('reading demonstrations', () => {
   });
 
   it('rejects a link to a node that is not in the plan', () => {
-    expect(() => parsePlans('{"user_request":"q","task_nodes":[{"task":"a"}],"task_links":[{"source":"a","target":"z"}]}', 'd.jsonl')).toThrow(
-      /line 1, task_links\[0\]: .*"z", which is not a node of this plan/,
-    );
+    expect(() =>
+      parsePlans(
+        '{"user_request":"q","task_nodes":[{"task":"a"}],"task_links":[{"source":"a","target":"z"}]}',
+        'd.jsonl',
+      ),
+    ).toThrow(/line 1, task_links\[0\]: .*"z", which is not a node of this plan/);
   });
 
   it('reports a cycle in task_links instead of looping', () => {
-    const line = '{"user_request":"q","task_nodes":[{"task":"a"},{"task":"b"}],"task_links":[{"source":"a","target":"b"},{"source":"b","target":"a"}]}';
+    const line =
+      '{"user_request":"q","task_nodes":[{"task":"a"},{"task":"b"}],"task_links":[{"source":"a","target":"b"},{"source":"b","target":"a"}]}';
     expect(() => parsePlans(line, 'd.jsonl')).toThrow(/line 1, task_links: task_links form a cycle among a, b/);
   });
 
@@ -87,7 +115,10 @@ describe('reading demonstrations', () => {
   });
 
   it('derives the tool set from the plans when there are no descriptions', () => {
-    const d = datasetFromFiles({ name: 'x', data: { text: '{"id":"1","user_request":"q","task_nodes":[{"task":"a"},{"task":"b"}]}\n', file: 'data.jsonl' } });
+    const d = datasetFromFiles({
+      name: 'x',
+      data: { text: '{"id":"1","user_request":"q","task_nodes":[{"task":"a"},{"task":"b"}]}\n', file: 'data.jsonl' },
+    });
     expect(d.tools.map((t) => t.name)).toEqual(['a', 'b']);
   });
 });

@@ -38,12 +38,21 @@ describe('the pure core inside QuickJS', () => {
     };
     const model = Dtdr.load(JSON.parse(artifactText), recording, 'public/dtdr-demo.model.dtdr');
     const inNode: [string, number][][] = [];
-    for (const r of REQUESTS) inNode.push((await model.retrieve(r.query, r.history)).candidates.map((c): [string, number] => [c.tool, c.probability]));
+    for (const r of REQUESTS)
+      inNode.push(
+        (await model.retrieve(r.query, r.history)).candidates.map((c): [string, number] => [c.tool, c.probability]),
+      );
 
     const { build } = await import('esbuild');
     const bundle = await build({
       entryPoints: [join(ROOT, 'test/quickjs/entry.ts')],
-      bundle: true, write: false, format: 'iife', platform: 'neutral', target: 'es2020', mainFields: ['module', 'main'], logLevel: 'silent',
+      bundle: true,
+      write: false,
+      format: 'iife',
+      platform: 'neutral',
+      target: 'es2020',
+      mainFields: ['module', 'main'],
+      logLevel: 'silent',
     });
     const code = bundle.outputFiles[0].text;
 
@@ -65,7 +74,9 @@ describe('the pure core inside QuickJS', () => {
       // The same tools in the same order; probabilities equal up to the engines' last-bit
       // differences in Math.exp/Math.log.
       expect(result.map((c: [string, number][]) => c.map(([t]) => t))).toEqual(inNode.map((c) => c.map(([t]) => t)));
-      result.forEach((c: [string, number][], i: number) => c.forEach(([, p], k) => expect(p).toBeCloseTo(inNode[i][k][1], 12)));
+      result.forEach((c: [string, number][], i: number) =>
+        c.forEach(([, p], k) => expect(p).toBeCloseTo(inNode[i][k][1], 12)),
+      );
       // Not a vacuous check: real candidates came back.
       expect(inNode[0][0][0]).toBe('email_send');
       expect(result.every((c: unknown[]) => c.length > 0)).toBe(true);

@@ -7,7 +7,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { allBlocks, generateOutputs, outputFiles, packFigures, ROOT, rewriteReadme, withoutTimings } from './readme-outputs.js';
+import {
+  allBlocks,
+  generateOutputs,
+  outputFiles,
+  packFigures,
+  ROOT,
+  rewriteReadme,
+  withoutTimings,
+} from './readme-outputs.js';
 
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const blocks = allBlocks();
@@ -21,7 +29,8 @@ describe('README printed outputs (npm run check -- readme-outputs)', () => {
   }, 180_000);
 
   it('marks every generated block', () => {
-    for (const name of [...GENERATED, 'npm-start-seconds-measured', 'package-measured']) expect(blocks.has(name), `no file has an <!-- output:${name} --> block`).toBe(true);
+    for (const name of [...GENERATED, 'npm-start-seconds-measured', 'package-measured'])
+      expect(blocks.has(name), `no file has an <!-- output:${name} --> block`).toBe(true);
   });
 
   it.each(GENERATED)('%s: the docs show what the run prints', (name) => {
@@ -33,7 +42,7 @@ describe('README printed outputs (npm run check -- readme-outputs)', () => {
     expect(outputs.get('library')).toMatch(/next call: email_send/);
   });
 
-  it('the retrieve example shows the shipped model\'s real answer', () => {
+  it("the retrieve example shows the shipped model's real answer", () => {
     expect(blocks.get('retrieve')).toMatch(/1\. contacts_search {2}0\.\d{3}/);
   });
 
@@ -44,7 +53,7 @@ describe('README printed outputs (npm run check -- readme-outputs)', () => {
     }
   });
 
-  it('the README\'s own data trains and answers: the step after weather_forecast offers contacts_find', () => {
+  it("the README's own data trains and answers: the step after weather_forecast offers contacts_find", () => {
     expect(outputs.get('your-data')).toMatch(/^dtdr-g · query: /m);
     const set = /^F_t .*$/m.exec(outputs.get('your-data') ?? '')?.[0] ?? '';
     expect(set.slice(set.lastIndexOf('): ') + 3).split(', ')).toContain('contacts_find');

@@ -13,7 +13,16 @@
  * run) and `package-measured` (npm pack figures, docs/dependencies.md; needs dist/).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -46,7 +55,8 @@ export function allBlocks(): Map<string, string> {
 /** The files the README's "Your own data" writes: each code block after a `<!-- file:PATH` marker. */
 export function readmeDataFiles(readme = readFileSync(README, 'utf8')): Map<string, string> {
   const files = new Map<string, string>();
-  for (const m of readme.matchAll(/<!-- file:([\w./-]+)[^>]*-->\n```\w*\n([\s\S]*?)\n```/g)) files.set(m[1], `${m[2]}\n`);
+  for (const m of readme.matchAll(/<!-- file:([\w./-]+)[^>]*-->\n```\w*\n([\s\S]*?)\n```/g))
+    files.set(m[1], `${m[2]}\n`);
   return files;
 }
 
@@ -147,7 +157,9 @@ export async function retrieveOutput(): Promise<string> {
   const parts: string[] = [];
   for (const args of RETRIEVE_EXAMPLES) {
     const shown = args.map((a) => (a.startsWith('--') || /^[\w,]+$/.test(a) ? a : `"${a}"`)).join(' ');
-    parts.push(`$ npx dtdr retrieve --model ${model} ${shown}\n${await captured(() => retrieveCommand(['--model', join(ROOT, model), ...args]))}`);
+    parts.push(
+      `$ npx dtdr retrieve --model ${model} ${shown}\n${await captured(() => retrieveCommand(['--model', join(ROOT, model), ...args]))}`,
+    );
   }
   return fence(parts.join('\n\n'));
 }
@@ -190,7 +202,8 @@ export function packFigures(): PackFigures | undefined {
   return { packedMB: pack.size / 1e6, unpackedMB: pack.unpackedSize / 1e6, files: pack.entryCount };
 }
 
-export const packText = (p: PackFigures) => `${p.packedMB.toFixed(1)} MB packed (${p.unpackedMB.toFixed(1)} MB unpacked, ${p.files} files)`;
+export const packText = (p: PackFigures) =>
+  `${p.packedMB.toFixed(1)} MB packed (${p.unpackedMB.toFixed(1)} MB unpacked, ${p.files} files)`;
 
 /** Every block, as the README should hold it (the package block only where dist/ is built). */
 export async function generateOutputs(only?: readonly string[]): Promise<Map<string, string>> {

@@ -16,7 +16,17 @@
  * Skipped with a message where dist/ is not built or Debian's chromium is absent.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -51,13 +61,20 @@ async function freePort(): Promise<number> {
 
 async function waitForHttp(url: string): Promise<void> {
   for (let i = 0; i < 150; i++) {
-    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${url} never answered`);
 }
 
-const PAGE = '<!doctype html>\n<html><head><meta charset="utf-8"><link rel="icon" href="data:,"></head>\n<body><p id="out">loading</p><script type="module" src="./main.js"></script></body></html>\n';
+const PAGE =
+  '<!doctype html>\n<html><head><meta charset="utf-8"><link rel="icon" href="data:,"></head>\n<body><p id="out">loading</p><script type="module" src="./main.js"></script></body></html>\n';
 
 describe.skipIf(!hasBuild)('the README recipes, against the packed package', () => {
   let work: string;
@@ -65,7 +82,10 @@ describe.skipIf(!hasBuild)('the README recipes, against the packed package', () 
   beforeAll(() => {
     work = mkdtempSync(join(tmpdir(), 'dtdr-recipes-'));
     app = join(work, 'app');
-    const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8' });
+    const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     if (packed.status !== 0) throw new Error(packed.stderr);
     const tarball = join(work, JSON.parse(packed.stdout)[0].filename);
     mkdirSync(join(app, 'node_modules', 'dtdr'), { recursive: true });
@@ -83,10 +103,16 @@ describe.skipIf(!hasBuild)('the README recipes, against the packed package', () 
     symlinkSync(join(ROOT, 'node_modules', 'vite'), join(app, 'node_modules', 'vite'), 'dir'); // the app's dev dependencies
     symlinkSync(join(ROOT, 'node_modules', 'esbuild'), join(app, 'node_modules', 'esbuild'), 'dir');
     mkdirSync(join(app, 'node_modules', '@esbuild'), { recursive: true });
-    for (const platform of readdirSync(join(ROOT, 'node_modules', '@esbuild'))) symlinkSync(join(ROOT, 'node_modules', '@esbuild', platform), join(app, 'node_modules', '@esbuild', platform), 'dir');
+    for (const platform of readdirSync(join(ROOT, 'node_modules', '@esbuild')))
+      symlinkSync(
+        join(ROOT, 'node_modules', '@esbuild', platform),
+        join(app, 'node_modules', '@esbuild', platform),
+        'dir',
+      );
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'recipes', private: true, type: 'module' }));
     writeFileSync(join(app, 'index.html'), PAGE);
-    for (const file of ['vite.config.js', 'main.js', 'worker.js', 'demo-model.mjs', 'build.mjs', 'app.js']) writeFileSync(join(app, file), readmeRecipe(file));
+    for (const file of ['vite.config.js', 'main.js', 'worker.js', 'demo-model.mjs', 'build.mjs', 'app.js'])
+      writeFileSync(join(app, file), readmeRecipe(file));
   }, 120_000);
   afterAll(() => {
     if (work) rmSync(work, { recursive: true, force: true });
@@ -110,7 +136,18 @@ describe.skipIf(!hasBuild)('the README recipes, against the packed package', () 
     const children: ChildProcess[] = [];
     beforeAll(async () => {
       const { chromium } = await import('playwright-core');
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+      });
     }, 60_000);
     afterAll(async () => {
       await browser?.close();
@@ -123,11 +160,19 @@ describe.skipIf(!hasBuild)('the README recipes, against the packed package', () 
       page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
       // Chromium reports a HEAD fetch (loadEncoder asking whether an optional file exists) as
       // aborted once its headers arrive; its status is still checked by the response handler.
-      page.on('requestfailed', (r) => { if (r.method() !== 'HEAD') problems.push(`failed: ${r.url()}`); });
-      page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`); });
-      page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+      page.on('requestfailed', (r) => {
+        if (r.method() !== 'HEAD') problems.push(`failed: ${r.url()}`);
+      });
+      page.on('response', (r) => {
+        if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
+      });
+      page.on('console', (m) => {
+        if (m.type() === 'error') problems.push(`console error: ${m.text()}`);
+      });
       await page.goto(url);
-      await page.waitForFunction(() => document.querySelector('#out')!.textContent !== 'loading', null, { timeout: 60_000 }).catch(() => undefined);
+      await page
+        .waitForFunction(() => document.querySelector('#out')!.textContent !== 'loading', null, { timeout: 60_000 })
+        .catch(() => undefined);
       const text = (await page.textContent('#out')) ?? '';
       await page.close();
       return { text, problems };
@@ -136,7 +181,11 @@ describe.skipIf(!hasBuild)('the README recipes, against the packed package', () 
     it("in Vite's dev server, from a clean .vite cache", async () => {
       rmSync(join(app, 'node_modules', '.vite'), { recursive: true, force: true });
       const port = await freePort();
-      const server = spawn(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), '--port', String(port), '--strictPort', '--host', '127.0.0.1'], { cwd: app, stdio: 'ignore' });
+      const server = spawn(
+        process.execPath,
+        [join(ROOT, 'node_modules/vite/bin/vite.js'), '--port', String(port), '--strictPort', '--host', '127.0.0.1'],
+        { cwd: app, stdio: 'ignore' },
+      );
       children.push(server);
       await waitForHttp(`http://127.0.0.1:${port}/`);
       const { text, problems } = await planned(`http://127.0.0.1:${port}/`);
@@ -145,11 +194,19 @@ describe.skipIf(!hasBuild)('the README recipes, against the packed package', () 
     }, 120_000);
 
     it('from vite build, served as static files', async () => {
-      const build = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'error'], { cwd: app, encoding: 'utf8' });
+      const build = spawnSync(
+        process.execPath,
+        [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'error'],
+        { cwd: app, encoding: 'utf8' },
+      );
       expect(build.stderr).toBe('');
       expect(build.status).toBe(0);
       const port = await freePort();
-      const server = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', join(app, 'dist')], { stdio: 'ignore' });
+      const server = spawn(
+        'python3',
+        ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', join(app, 'dist')],
+        { stdio: 'ignore' },
+      );
       children.push(server);
       await waitForHttp(`http://127.0.0.1:${port}/index.html`);
       const { text, problems } = await planned(`http://127.0.0.1:${port}/index.html`);
@@ -163,7 +220,11 @@ describe.skipIf(!hasBuild)('the README recipes, against the packed package', () 
       expect(build.status).toBe(0);
       writeFileSync(join(app, 'public', 'index.html'), PAGE.replace('./main.js', './app.js'));
       const port = await freePort();
-      const server = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', join(app, 'public')], { stdio: 'ignore' });
+      const server = spawn(
+        'python3',
+        ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', join(app, 'public')],
+        { stdio: 'ignore' },
+      );
       children.push(server);
       await waitForHttp(`http://127.0.0.1:${port}/index.html`);
       const { text, problems } = await planned(`http://127.0.0.1:${port}/index.html`);

@@ -29,10 +29,19 @@ describe.skipIf(!hasBuild)('the README\'s "Your own data", replayed in a new app
     work = mkdtempSync(join(tmpdir(), 'dtdr-replay-'));
     app = join(work, 'app');
     mkdirSync(join(app, 'node_modules', '.bin'), { recursive: true });
-    const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8' });
+    const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     if (packed.status !== 0) throw new Error(packed.stderr);
     mkdirSync(join(app, 'node_modules', 'dtdr'));
-    const untar = spawnSync('tar', ['-xzf', join(work, JSON.parse(packed.stdout)[0].filename), '-C', join(app, 'node_modules', 'dtdr'), '--strip-components=1']);
+    const untar = spawnSync('tar', [
+      '-xzf',
+      join(work, JSON.parse(packed.stdout)[0].filename),
+      '-C',
+      join(app, 'node_modules', 'dtdr'),
+      '--strip-components=1',
+    ]);
     if (untar.status !== 0) throw new Error(String(untar.stderr));
     // dtdr's production dependencies, linked at the top of the app's node_modules as npm would hoist them.
     const tree = spawnSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: ROOT, encoding: 'utf8' });
@@ -43,7 +52,10 @@ describe.skipIf(!hasBuild)('the README\'s "Your own data", replayed in a new app
       symlinkSync(path, join(app, 'node_modules', rel), 'dir');
     }
     symlinkSync('../dtdr/bin/dtdr.js', join(app, 'node_modules', '.bin', 'dtdr'));
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'my-app', private: true, type: 'module', dependencies: { dtdr: '^0.2.0' } }));
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify({ name: 'my-app', private: true, type: 'module', dependencies: { dtdr: '^0.2.0' } }),
+    );
     for (const [path, text] of files) {
       mkdirSync(dirname(join(app, path)), { recursive: true });
       writeFileSync(join(app, path), text);
@@ -57,17 +69,26 @@ describe.skipIf(!hasBuild)('the README\'s "Your own data", replayed in a new app
     const tools = (JSON.parse(files.get('my-app/tool_desc.json')!) as { nodes: { id: string; desc: string }[] }).nodes;
     expect(tools).toHaveLength(8);
     for (const t of tools) expect(t.desc.length).toBeGreaterThan(10);
-    const chains = files.get('my-app/data.jsonl')!.trim().split('\n').map((l) => JSON.parse(l) as { query: string; tools: string[] });
+    const chains = files
+      .get('my-app/data.jsonl')!
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { query: string; tools: string[] });
     expect(chains).toHaveLength(20);
     const names = new Set(tools.map((t) => t.id));
     for (const c of chains) for (const t of c.tools) expect(names.has(t), t).toBe(true);
     expect(readdirSync(join(app, 'my-app')).sort()).toEqual(['data.jsonl', 'tool_desc.json']);
   });
 
-  it('its commands train and answer with npx, offline, and print the README\'s block', () => {
+  it("its commands train and answer with npx, offline, and print the README's block", () => {
     let last = '';
     for (const line of readmeCommands('your-data')) {
-      const r = spawnSync('bash', ['-c', line], { cwd: app, encoding: 'utf8', timeout: 300_000, env: { ...process.env, npm_config_offline: 'true', npm_config_yes: 'false' } });
+      const r = spawnSync('bash', ['-c', line], {
+        cwd: app,
+        encoding: 'utf8',
+        timeout: 300_000,
+        env: { ...process.env, npm_config_offline: 'true', npm_config_yes: 'false' },
+      });
       expect(r.status, `${line}\n${r.stderr}`).toBe(0);
       last = r.stdout;
     }
@@ -83,7 +104,15 @@ describe.skipIf(!hasBuild)('the README\'s "Your own data", replayed in a new app
     expect(candidates.split(', ')).toContain('contacts_find');
     expect(learned).toBe('learned 1 run; 20 demonstrations on file');
     // the saved model keeps the run: loading it again knows it learned one
-    const again = spawnSync(process.execPath, ['--input-type=module', '-e', "import { Dtdr, loadEncoder, readModelFile } from 'dtdr/node'; console.log(Dtdr.load(readModelFile('my-app.dtdr'), await loadEncoder()).learnedCount)"], { cwd: app, encoding: 'utf8' });
+    const again = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "import { Dtdr, loadEncoder, readModelFile } from 'dtdr/node'; console.log(Dtdr.load(readModelFile('my-app.dtdr'), await loadEncoder()).learnedCount)",
+      ],
+      { cwd: app, encoding: 'utf8' },
+    );
     expect(again.stdout.trim(), again.stderr).toBe('1');
   }, 120_000);
 

@@ -47,11 +47,13 @@ describe.skipIf(!hasSharedData)('UltraTool, official split (real data)', () => {
     }
   });
 
-  it('both DTDR variants beat every peer (Orama BM25 and vector search, the AI SDK\'s default tool search)', () => {
-    for (const m of ['dtdr-c', 'dtdr-l'] as const) for (const peer of ['orama-bm25', 'orama-vector', 'aisdk-search'] as const) expect(result.results[m]!.mrr).toBeGreaterThan(result.results[peer]!.mrr);
+  it("both DTDR variants beat every peer (Orama BM25 and vector search, the AI SDK's default tool search)", () => {
+    for (const m of ['dtdr-c', 'dtdr-l'] as const)
+      for (const peer of ['orama-bm25', 'orama-vector', 'aisdk-search'] as const)
+        expect(result.results[m]!.mrr).toBeGreaterThan(result.results[peer]!.mrr);
   });
 
-  it('Orama\'s vector search over the bundled encoder\'s tool vectors ranks as QTS does (same vectors, cosine)', () => {
+  it("Orama's vector search over the bundled encoder's tool vectors ranks as QTS does (same vectors, cosine)", () => {
     expect(Math.abs(result.results['orama-vector']!.mrr - result.results.qts!.mrr)).toBeLessThanOrEqual(0.005);
   });
 });
@@ -63,9 +65,17 @@ describe.skipIf(!hasSharedData)('UltraTool prompts in Qwen3 tokens (real data)',
     const { loadQwen3TokenCounter } = await import('../src/tokens/qwen3.js');
     const dataset = readDatasetDir(`${SHARED_DATA}/ultratool`);
     const split = splitDataset(dataset);
-    const model = await Dtdr.train({ method: 'dtdr-c', tools: dataset.tools, plans: split.train, encoder: await loadEncoder() });
+    const model = await Dtdr.train({
+      method: 'dtdr-c',
+      tools: dataset.tools,
+      plans: split.train,
+      encoder: await loadEncoder(),
+    });
     const study = await studyPrompts(model, dataset.tools, split.test, await loadQwen3TokenCounter(), {
-      strategies: ['none', 'hard-weighted'], format: 'hermes', alphas: [0.05, 0.1, 0.3], demonstrations: split.train,
+      strategies: ['none', 'hard-weighted'],
+      format: 'hermes',
+      alphas: [0.05, 0.1, 0.3],
+      demonstrations: split.train,
     });
     expect(study.steps).toBe(1691);
     expect(study.tokens['hard-weighted']!.total).toBeLessThanOrEqual(0.4 * study.tokens.none!.total);

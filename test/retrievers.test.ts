@@ -9,7 +9,10 @@ import { labelsOf, trainRetriever } from '../src/core/retrieval/train.js';
 import { END, type ToolSpec } from '../src/core/base/types.js';
 import { wordAxisEncoder } from './helpers.js';
 
-const tools: ToolSpec[] = ['contact', 'mail', 'sms', 'route', 'place'].map((name) => ({ name, description: `${name} tool` }));
+const tools: ToolSpec[] = ['contact', 'mail', 'sms', 'route', 'place'].map((name) => ({
+  name,
+  description: `${name} tool`,
+}));
 const labels = labelsOf(tools);
 const encoder = wordAxisEncoder(['email', 'text', 'navigate']);
 const plans = [
@@ -95,7 +98,9 @@ describe('what an unsure retriever says is true', () => {
 
 describe('DTDR-L: a softmax head on the query + history embedding', () => {
   it('its training loss goes down', () => {
-    const dense = Array.from({ length: 60 }, (_, i) => Float32Array.from([i % 3 === 0 ? 1 : 0, i % 3 === 1 ? 1 : 0, i % 3 === 2 ? 1 : 0, (i % 7) / 7]));
+    const dense = Array.from({ length: 60 }, (_, i) =>
+      Float32Array.from([i % 3 === 0 ? 1 : 0, i % 3 === 1 ? 1 : 0, i % 3 === 2 ? 1 : 0, (i % 7) / 7]),
+    );
     const targets = dense.map((_, i) => [i % 3]);
     const generator = trainLinearHead({ dense, targets, classes: 3, sparseSize: 0 }, { epochs: 10, batchSize: 8 });
     const losses: number[] = [];
@@ -106,7 +111,13 @@ describe('DTDR-L: a softmax head on the query + history embedding', () => {
   });
 
   it('predicts the next tool from query and history', async () => {
-    const l = await trainRetriever('dtdr-l', tools, plans, wordAxisEncoder(['email', 'text', 'navigate', 'contact', 'mail', 'sms', 'place', 'route']), { head: { epochs: 30 } });
+    const l = await trainRetriever(
+      'dtdr-l',
+      tools,
+      plans,
+      wordAxisEncoder(['email', 'text', 'navigate', 'contact', 'mail', 'sms', 'place', 'route']),
+      { head: { epochs: 30 } },
+    );
     const enc = wordAxisEncoder(['email', 'text', 'navigate', 'contact', 'mail', 'sms', 'place', 'route']);
     const [v] = await enc.embed(['email anna | then: contact']);
     expect(top(l.rank({ query: 'email anna', history: ['contact'], contextVector: v }))).toBe('mail');
@@ -115,46 +126,112 @@ describe('DTDR-L: a softmax head on the query + history embedding', () => {
 
 describe('BM25 and candidate selection', () => {
   it('BM25 ranks the tool whose description matches the query first', () => {
-    const bm25 = new Bm25Retriever(labelsOf(tools), [...tools.slice(0, 4), { name: 'place', description: 'find a restaurant or shop nearby' }]);
+    const bm25 = new Bm25Retriever(labelsOf(tools), [
+      ...tools.slice(0, 4),
+      { name: 'place', description: 'find a restaurant or shop nearby' },
+    ]);
     expect(top(bm25.rank({ query: 'find a restaurant', history: [] }))).toBe('place');
   });
 
   it('keeps the tools above α when the retriever is confident', () => {
     const probabilities = Float64Array.from([0.6, 0.3, 0.05, 0.05]);
-    const set = selectCandidates({ labels: ['a', 'b', 'c', END], probabilities, order: Uint32Array.from([0, 1, 2, 3]), confident: true }, { alpha: 0.1 });
-    expect(set).toEqual({ candidates: [{ tool: 'a', probability: 0.6 }, { tool: 'b', probability: 0.3 }], widened: false });
+    const set = selectCandidates(
+      { labels: ['a', 'b', 'c', END], probabilities, order: Uint32Array.from([0, 1, 2, 3]), confident: true },
+      { alpha: 0.1 },
+    );
+    expect(set).toEqual({
+      candidates: [
+        { tool: 'a', probability: 0.6 },
+        { tool: 'b', probability: 0.3 },
+      ],
+      widened: false,
+    });
   });
 
   it('keeps every label at or above a conformal threshold, best first, at least one and at most widenMax (and says when it capped)', () => {
     const labels = [...Array.from({ length: 6 }, (_, i) => `t${i}`), END];
     // Unsorted on purpose: the set follows the probabilities, not the label order.
     const probabilities = Float64Array.from([0.05, 0.4, 0.01, 0.3, 0.2, 0.02, 0.02]);
-    const ranking = (threshold: number) => withLazyOrder({ labels, probabilities, confident: false, cause: 'unsure', set: { threshold, target: 0.95, confident: false } }, { unitRange: true });
-    const tools = (threshold: number, widenMax = 12) => selectCandidates(ranking(threshold), { widenMax, widenMin: 1 }).candidates.map((c) => c.tool);
+    const ranking = (threshold: number) =>
+      withLazyOrder(
+        {
+          labels,
+          probabilities,
+          confident: false,
+          cause: 'unsure',
+          set: { threshold, target: 0.95, confident: false },
+        },
+        { unitRange: true },
+      );
+    const tools = (threshold: number, widenMax = 12) =>
+      selectCandidates(ranking(threshold), { widenMax, widenMin: 1 }).candidates.map((c) => c.tool);
     expect(tools(0.2)).toEqual(['t1', 't3', 't4']);
     expect(tools(0.9)).toEqual(['t1']); // nothing clears it: the best label alone
     expect(tools(0.02)).toEqual(['t1', 't3', 't4', 't0', 't5', END]); // ties at the threshold are all in
     expect(tools(0.02, 3)).toEqual(['t1', 't3', 't4']);
-    expect(selectCandidates(ranking(0.02), { widenMax: 3, widenMin: 1 }).reason).toMatch(/capped at 3 tools, holding 0\.90/);
+    expect(selectCandidates(ranking(0.02), { widenMax: 3, widenMin: 1 }).reason).toMatch(
+      /capped at 3 tools, holding 0\.90/,
+    );
     expect(selectCandidates(ranking(0.2), { widenMax: 3, widenMin: 1 }).reason).not.toMatch(/capped/);
     // The best label is always in; the labels after it that reach the threshold too, even when the
     // head itself does not (a NaN, or a near-tie the order puts first).
-    const nanHead = withLazyOrder({ labels: ['a', 'b', 'c', END], probabilities: Float64Array.from([NaN, 0.4, 0.4, 0.2]), confident: false, set: { threshold: 0.3, target: 0.95, confident: false } }, { unitRange: true });
-    expect(selectCandidates(nanHead, { widenMin: 1 }).candidates.map((c) => c.tool).sort()).toEqual(['a', 'b', 'c']);
+    const nanHead = withLazyOrder(
+      {
+        labels: ['a', 'b', 'c', END],
+        probabilities: Float64Array.from([NaN, 0.4, 0.4, 0.2]),
+        confident: false,
+        set: { threshold: 0.3, target: 0.95, confident: false },
+      },
+      { unitRange: true },
+    );
+    expect(
+      selectCandidates(nanHead, { widenMin: 1 })
+        .candidates.map((c) => c.tool)
+        .sort(),
+    ).toEqual(['a', 'b', 'c']);
   });
 
   it('offers the included tools, but where more are included than there is room for, keeps the most probable half of the set', () => {
     // Labels t0..t9 and END; the threshold keeps t0..t3; t4..t9 are included (tools a rule names, then added tools the request matches).
     const labels = [...Array.from({ length: 10 }, (_, i) => `t${i}`), END];
     const probabilities = Float64Array.from([0.4, 0.3, 0.2, 0.05, 0.01, 0.009, 0.008, 0.007, 0.006, 0.005, 0.005]);
-    const ranking = { labels, probabilities, order: Uint32Array.from(labels.keys()), confident: false, set: { threshold: 0.05, target: 0.95, confident: false, include: [4, 5, 6, 7, 8, 9] } };
+    const ranking = {
+      labels,
+      probabilities,
+      order: Uint32Array.from(labels.keys()),
+      confident: false,
+      set: { threshold: 0.05, target: 0.95, confident: false, include: [4, 5, 6, 7, 8, 9] },
+    };
     // Room for all: four by threshold, then every included one.
-    expect(selectCandidates(ranking, { widenMax: 12 }).candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't2', 't3', 't4', 't5', 't6', 't7', 't8', 't9']);
+    expect(selectCandidates(ranking, { widenMax: 12 }).candidates.map((c) => c.tool)).toEqual([
+      't0',
+      't1',
+      't2',
+      't3',
+      't4',
+      't5',
+      't6',
+      't7',
+      't8',
+      't9',
+    ]);
     // Six places: t0..t2 stay (half), the first three included take the rest; t3 gives way.
-    expect(selectCandidates(ranking, { widenMax: 6, widenMin: 1 }).candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't2', 't4', 't5', 't6']);
+    expect(selectCandidates(ranking, { widenMax: 6, widenMin: 1 }).candidates.map((c) => c.tool)).toEqual([
+      't0',
+      't1',
+      't2',
+      't4',
+      't5',
+      't6',
+    ]);
     // Two included and a full set: they take the two least probable places.
     const two = { ...ranking, set: { ...ranking.set, include: [8, 9] } };
-    expect(selectCandidates(two, { widenMax: 4, widenMin: 1 }).candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't8', 't9']);
+    expect(selectCandidates(two, { widenMax: 4, widenMin: 1 }).candidates.map((c) => c.tool)).toEqual([
+      't0',
+      't1',
+      't8',
+      't9',
+    ]);
   });
 });
 
@@ -165,7 +242,10 @@ describe('DAG plans: every execution order counts', () => {
         id: `s${i}`,
         user_request: 'text anna where i am',
         task_nodes: [{ task: 'place' }, { task: 'contact' }, { task: 'sms' }],
-        task_links: [{ source: 'place', target: 'sms' }, { source: 'contact', target: 'sms' }],
+        task_links: [
+          { source: 'place', target: 'sms' },
+          { source: 'contact', target: 'sms' },
+        ],
       }),
     );
     expect(planOrders(dag[0]).map((o) => o.map((i) => dag[0].nodes[i].tool))).toEqual([
@@ -183,7 +263,9 @@ describe('DAG plans: every execution order counts', () => {
 describe('DTDR-CB: a lexical fallback for tools the demonstrations never used', () => {
   it('ranks an undemonstrated tool that matches the query above the graph guesses', async () => {
     const coldTools = [...tools, { name: 'weather', description: 'forecast rain and sun for a city' }];
-    const many = Array.from({ length: 4 }, () => plans).flat().map((p, i) => ({ ...p, id: `${p.id}-${i}` }));
+    const many = Array.from({ length: 4 }, () => plans)
+      .flat()
+      .map((p, i) => ({ ...p, id: `${p.id}-${i}` }));
     const query = 'will it rain in the city';
     const [q] = await encoder.embed([query]);
     const c = await trainRetriever('dtdr-c', coldTools, many, encoder, { clusters: 3 });

@@ -45,7 +45,9 @@ describe('app-scale world', () => {
       writeDatasetFolder(dir, w.tools, w.test);
       const back = readDatasetDir(dir);
       expect(back.tools.map((t) => [t.name, t.description])).toEqual(w.tools.map((t) => [t.name, t.description]));
-      expect(back.plans.map((p) => [p.query, planSteps(p).map((s) => s.acceptable)])).toEqual(w.test.map((p) => [p.query, planSteps(p).map((s) => s.acceptable)]));
+      expect(back.plans.map((p) => [p.query, planSteps(p).map((s) => s.acceptable)])).toEqual(
+        w.test.map((p) => [p.query, planSteps(p).map((s) => s.acceptable)]),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -103,7 +105,10 @@ function referenceKMeans(data: Float32Array, n: number, dim: number, k: number, 
 
 describe('k-means float32 screening', () => {
   it('gives the same clusters as scoring every pair exactly', () => {
-    for (const [n, dim, k, seed] of [[2500, 24, 100, 1], [1200, 100, 200, 2]]) {
+    for (const [n, dim, k, seed] of [
+      [2500, 24, 100, 1],
+      [1200, 100, 200, 2],
+    ]) {
       const random = seededRandom(seed);
       const data = new Float32Array(n * dim);
       for (let i = 0; i < n; i++) {
@@ -130,14 +135,15 @@ describe('k-means float32 screening', () => {
     }
     // Centroids from the first 1,000 points; every point assigned, through the screened path and not.
     const { centroids } = sphericalKMeans(data.subarray(0, 1000 * dim), 1000, dim, k, { seed: 4, maxIterations: 4 });
-    const exact = (m: number) => Array.from({ length: m }, (_, i) => {
-      let [best, bestDot] = [0, -Infinity];
-      for (let c = 0; c < k; c++) {
-        const dot = dotAt(centroids, c * dim, data, i * dim, dim);
-        if (dot > bestDot) [bestDot, best] = [dot, c];
-      }
-      return best;
-    });
+    const exact = (m: number) =>
+      Array.from({ length: m }, (_, i) => {
+        let [best, bestDot] = [0, -Infinity];
+        for (let c = 0; c < k; c++) {
+          const dot = dotAt(centroids, c * dim, data, i * dim, dim);
+          if (dot > bestDot) [bestDot, best] = [dot, c];
+        }
+        return best;
+      });
     expect(n * k).toBeGreaterThanOrEqual(200_000);
     expect(Array.from(assignNearest(data, n, dim, centroids, k))).toEqual(exact(n));
     expect(50 * k).toBeLessThan(200_000);

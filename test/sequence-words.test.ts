@@ -25,7 +25,8 @@ const tools: ToolSpec[] = [
   { name: 'email_send', description: 'Send an email' },
 ];
 const index = new Map(tools.map((t, i) => [t.name, i]));
-const names = 'ann ben cara dan eve finn gus hal ivy jon kim lou max ned ola pam quin rob sue tom uma val wes xia yan'.split(' ');
+const names =
+  'ann ben cara dan eve finn gus hal ivy jon kim lou max ned ola pam quin rob sue tom uma val wes xia yan'.split(' ');
 const amounts = ['ten', 'twenty', 'fifty', 'eighty', 'hundred'];
 
 /**
@@ -35,13 +36,19 @@ const amounts = ['ten', 'twenty', 'fifty', 'eighty', 'hundred'];
  * here (WORD_GAIN, 10, by default).
  */
 function demonstrations(extra: Plan[] = []): Plan[] {
-  const convert = names.map((n, i) => chainPlan(`c${i}`, `convert ${amounts[i % 5]} dollars to euros`, ['currency_convert']));
-  const email = names.slice(0, 20).map((n, i) => chainPlan(`e${i}`, `email ${n} about the ${amounts[i % 5]} plans`, ['contacts_search', 'email_send']));
+  const convert = names.map((n, i) =>
+    chainPlan(`c${i}`, `convert ${amounts[i % 5]} dollars to euros`, ['currency_convert']),
+  );
+  const email = names
+    .slice(0, 20)
+    .map((n, i) =>
+      chainPlan(`e${i}`, `email ${n} about the ${amounts[i % 5]} plans`, ['contacts_search', 'email_send']),
+    );
   const find = names.slice(0, 20).map((n, i) => chainPlan(`f${i}`, `find ${n} in my contacts`, ['contacts_search']));
   return [...convert, ...email, ...find, ...extra];
 }
 
-describe('the words each sequence\'s demonstrations used', () => {
+describe("the words each sequence's demonstrations used", () => {
   const plans = demonstrations();
   const coverage = fitCoverage(tools, plans, index, { gain: 5 });
   const said = fitSequenceWords(plans, index, coverage, 5);
@@ -58,7 +65,7 @@ describe('the words each sequence\'s demonstrations used', () => {
     expect(Array.from(convert.words).map((w) => coverage.names[w])).not.toContain('email');
   });
 
-  it('is on at END where no demonstration\'s END step would have fired (its own words left out)', () => {
+  it("is on at END where no demonstration's END step would have fired (its own words left out)", () => {
     expect(said.alarms).toBe(0);
     expect(said.enabled).toBe(true);
   });
@@ -72,38 +79,82 @@ describe('the words each sequence\'s demonstrations used', () => {
   });
 
   it('names the word no conversion said and the tool that explains it, after a conversion', () => {
-    const found = askedBeyond(said, coverage, words('convert eighty dollars to euros and email the result to ann'), [0], undefined, () => true);
+    const found = askedBeyond(
+      said,
+      coverage,
+      words('convert eighty dollars to euros and email the result to ann'),
+      [0],
+      undefined,
+      () => true,
+    );
     expect(found).toEqual({ word: 'email', tools: [2], plans: 25 });
   });
 
-  it('stays silent where the request says only what the sequence\'s demonstrations said, where the tool was called, or where too few demonstrations have the sequence', () => {
-    expect(askedBeyond(said, coverage, words('convert fifty dollars to euros'), [0], undefined, () => true)).toBeUndefined();
-    expect(askedBeyond(said, coverage, words('email ann about the trip'), [1, 2], undefined, () => true)).toBeUndefined();
-    expect(askedBeyond(said, coverage, words('convert money and email ann'), [2], undefined, () => true)).toBeUndefined(); // no demonstration calls email_send alone
-    expect(askedBeyond(said, coverage, words('convert money and email ann'), [0], undefined, (a: number) => a !== 2)).toBeUndefined(); // email_send unavailable
+  it("stays silent where the request says only what the sequence's demonstrations said, where the tool was called, or where too few demonstrations have the sequence", () => {
+    expect(
+      askedBeyond(said, coverage, words('convert fifty dollars to euros'), [0], undefined, () => true),
+    ).toBeUndefined();
+    expect(
+      askedBeyond(said, coverage, words('email ann about the trip'), [1, 2], undefined, () => true),
+    ).toBeUndefined();
+    expect(
+      askedBeyond(said, coverage, words('convert money and email ann'), [2], undefined, () => true),
+    ).toBeUndefined(); // no demonstration calls email_send alone
+    expect(
+      askedBeyond(said, coverage, words('convert money and email ann'), [0], undefined, (a: number) => a !== 2),
+    ).toBeUndefined(); // email_send unavailable
   });
 
   it('is off where it would have cried wolf on more than 1 in 20 complete demonstrations', () => {
     // Two of 27 conversions say a word only they say among conversions, "email" and "plans" (the
     // emails' words): left out in turn, each fires at its END (2 alarms in 27 checked > 0.05).
-    const noisy = demonstrations([chainPlan('x1', 'convert ten dollars and email me', ['currency_convert']), chainPlan('x2', 'convert fifty dollars about the plans', ['currency_convert'])]);
+    const noisy = demonstrations([
+      chainPlan('x1', 'convert ten dollars and email me', ['currency_convert']),
+      chainPlan('x2', 'convert fifty dollars about the plans', ['currency_convert']),
+    ]);
     const off = fitSequenceWords(noisy, index, fitCoverage(tools, noisy, index, { gain: 5 }), 5);
     expect(off.alarms).toBeCloseTo(2 / 27, 6);
     expect(off.enabled).toBe(false);
     const noisyCoverage = fitCoverage(tools, noisy, index, { gain: 5 });
-    expect(askedBeyond(off, noisyCoverage, requestWords(noisyCoverage, 'convert eighty dollars and email ann'), [0], undefined, () => true)).toBeUndefined();
+    expect(
+      askedBeyond(
+        off,
+        noisyCoverage,
+        requestWords(noisyCoverage, 'convert eighty dollars and email ann'),
+        [0],
+        undefined,
+        () => true,
+      ),
+    ).toBeUndefined();
   });
 
   it('learns online: a learned conversion that emails makes "email" said after a conversion', () => {
     const learned = fitSequenceWords(plans, index, coverage, 5);
     const before = learned.df[coverage.words.get('email')!];
-    learnSequenceWords(learned, [chainPlan('n1', 'convert ten dollars and email ann', ['currency_convert'])], index, coverage);
+    learnSequenceWords(
+      learned,
+      [chainPlan('n1', 'convert ten dollars and email ann', ['currency_convert'])],
+      index,
+      coverage,
+    );
     expect(learned.plans).toBe(plans.length + 1);
     expect(learned.df[coverage.words.get('email')!]).toBe(before + 1);
     expect(learned.sequences.get('0,$')!.plans).toBe(26);
-    expect(askedBeyond(learned, coverage, words('convert eighty dollars to euros and email ann'), [0], undefined, () => true)).toBeUndefined();
+    expect(
+      askedBeyond(
+        learned,
+        coverage,
+        words('convert eighty dollars to euros and email ann'),
+        [0],
+        undefined,
+        () => true,
+      ),
+    ).toBeUndefined();
     // The fitted table is untouched by another's learning.
-    expect(askedBeyond(said, coverage, words('convert eighty dollars to euros and email ann'), [0], undefined, () => true)?.word).toBe('email');
+    expect(
+      askedBeyond(said, coverage, words('convert eighty dollars to euros and email ann'), [0], undefined, () => true)
+        ?.word,
+    ).toBe('email');
   });
 
   it('round-trips its saved form, and refuses what a fit could not have written', () => {
@@ -115,8 +166,12 @@ describe('the words each sequence\'s demonstrations used', () => {
     expect([...back.sequences.keys()]).toEqual([...said.sequences.keys()]);
     expect(Array.from(back.sequences.get('0,$')!.words)).toEqual(Array.from(said.sequences.get('0,$')!.words));
     expect(back.sequences.get('1')!.plans).toBe(40);
-    expect(askedBeyond(back, coverage, words('convert eighty dollars to euros and email ann'), [0], undefined, () => true)?.word).toBe('email');
-    const refused = (change: Record<string, unknown>, field: RegExp) => expect(() => checkSequenceWordsState('state.sequenceWords', { ...s, ...change }, L, V)).toThrow(field);
+    expect(
+      askedBeyond(back, coverage, words('convert eighty dollars to euros and email ann'), [0], undefined, () => true)
+        ?.word,
+    ).toBe('email');
+    const refused = (change: Record<string, unknown>, field: RegExp) =>
+      expect(() => checkSequenceWordsState('state.sequenceWords', { ...s, ...change }, L, V)).toThrow(field);
     refused({ df: s.df.slice(1) }, /state\.sequenceWords\.df/);
     refused({ tools: s.tools.map(() => L - 1) }, /state\.sequenceWords\.tools/); // END is never called
     refused({ words: [...s.words].reverse() }, /state\.sequenceWords\.words/); // not rising
@@ -139,8 +194,12 @@ describe('its step side: where a tool is on top, the demonstrations that begin w
   const plans = [
     ...names.map((n, i) => chainPlan(`c${i}`, `convert ${fill('dollars', i)} to euros`, ['currency_convert'])),
     ...names.map((n, i) => chainPlan(`f${i}`, `find ${n} in my contacts`, ['contacts_search'])),
-    ...names.map((n, i) => chainPlan(`e${i}`, `find ${n} and email the ${amounts[i % 5]} plans`, ['contacts_search', 'email_send'])),
-    ...names.map((n, i) => chainPlan(`x${i}`, `convert ${fill('dollars', i)} and email ${n} the result`, ['currency_convert', 'email_send'])),
+    ...names.map((n, i) =>
+      chainPlan(`e${i}`, `find ${n} and email the ${amounts[i % 5]} plans`, ['contacts_search', 'email_send']),
+    ),
+    ...names.map((n, i) =>
+      chainPlan(`x${i}`, `convert ${fill('dollars', i)} and email ${n} the result`, ['currency_convert', 'email_send']),
+    ),
   ];
   const coverage = fitCoverage(tools, plans, index, { gain: 5 });
   const said = fitSequenceWords(plans, index, coverage, 4); // "convert": 0.34 against NULL's 0.07 in this fixture
@@ -153,11 +212,20 @@ describe('its step side: where a tool is on top, the demonstrations that begin w
 
   it('fires at the first step where the plans that begin with the top tool never say a word of the request', () => {
     // The 50 plans that begin with contacts_search never say "convert" or "dollars", which currency_convert explains.
-    const found = askedBeyond(said, coverage, requestWords(coverage, 'find ann and convert ten dollars for her'), [], 1, () => true);
+    const found = askedBeyond(
+      said,
+      coverage,
+      requestWords(coverage, 'find ann and convert ten dollars for her'),
+      [],
+      1,
+      () => true,
+    );
     expect(found?.tools).toEqual([0]);
     expect(['convert', 'dollars']).toContain(found?.word);
     expect(found?.plans).toBe(50);
     // Plans beginning with currency_convert: half say "email" (the conversions that email): silent.
-    expect(askedBeyond(said, coverage, requestWords(coverage, 'convert ten dollars and email ann'), [], 0, () => true)).toBeUndefined();
+    expect(
+      askedBeyond(said, coverage, requestWords(coverage, 'convert ten dollars and email ann'), [], 0, () => true),
+    ).toBeUndefined();
   });
 });

@@ -24,7 +24,9 @@ describe('the npm start showcase', () => {
   });
 
   it('has at least two new combinations of familiar steps', () => {
-    const novel = DEMO_SHOWCASE.filter(({ query, plan }) => !demonstrated.has(sequenceKey(chainPlan('showcase', query, [...plan]))));
+    const novel = DEMO_SHOWCASE.filter(
+      ({ query, plan }) => !demonstrated.has(sequenceKey(chainPlan('showcase', query, [...plan]))),
+    );
     expect(novel.length).toBeGreaterThanOrEqual(2);
     // Familiar steps: every tool of a new combination is demonstrated somewhere.
     const used = new Set(demoDataset().plans.flatMap((p) => p.nodes.map((n) => n.tool)));
@@ -39,17 +41,25 @@ describe('the npm start showcase, walked on the default method', () => {
     model = await Dtdr.train({ tools: dataset.tools, plans: dataset.plans, encoder: await loadEncoder() });
   }, 120_000);
 
-  it.each(DEMO_SHOWCASE.map((s) => [s.query, s.plan] as const))('"%s": the needed tool is in the set at every step, and no step that misses it is called confident', async (query, plan) => {
-    const history: string[] = [];
-    for (const need of [...plan, END]) {
-      const r = await model.retrieve(query, history);
-      expect(r.candidates.map((c) => c.tool), `step ${history.length + 1} needs ${need}`).toContain(need);
-      history.push(need);
-    }
-  });
+  it.each(DEMO_SHOWCASE.map((s) => [s.query, s.plan] as const))(
+    '"%s": the needed tool is in the set at every step, and no step that misses it is called confident',
+    async (query, plan) => {
+      const history: string[] = [];
+      for (const need of [...plan, END]) {
+        const r = await model.retrieve(query, history);
+        expect(
+          r.candidates.map((c) => c.tool),
+          `step ${history.length + 1} needs ${need}`,
+        ).toContain(need);
+        history.push(need);
+      }
+    },
+  );
 
   it('is unsure, and says why, where the vegan-restaurant request leaves the demonstrations (texting after a map search)', async () => {
-    const r = await model.retrieve('Find a vegan restaurant near me and text the address to Sam', ['maps_search_place']);
+    const r = await model.retrieve('Find a vegan restaurant near me and text the address to Sam', [
+      'maps_search_place',
+    ]);
     expect(r.widened).toBe(true);
     expect(r.reason).toContain('"text"');
     expect(r.reason).toContain('contacts_search');
@@ -59,7 +69,9 @@ describe('the npm start showcase, walked on the default method', () => {
   it('never names or offers a tool the app removed, even where the request asks for it', async () => {
     const pruned = Dtdr.load(model.toJSON(), await loadEncoder());
     await pruned.removeTools(['contacts_search', 'sms_send']);
-    const r = await pruned.retrieve('Find a vegan restaurant near me and text the address to Sam', ['maps_search_place']);
+    const r = await pruned.retrieve('Find a vegan restaurant near me and text the address to Sam', [
+      'maps_search_place',
+    ]);
     expect(r.candidates.map((c) => c.tool)).not.toContain('sms_send');
     expect(r.candidates.map((c) => c.tool)).not.toContain('contacts_search');
     expect(r.reason ?? '').not.toMatch(/sms_send|contacts_search/);

@@ -28,7 +28,10 @@ const TOOLS: ToolSpec[] = [
   { name: 'files_search', description: 'search files' },
   { name: 'email_send', description: 'send email' },
 ];
-const PLANS = [chainPlan('1', 'email the file', ['files_search', 'email_send']), chainPlan('2', 'find the file', ['files_search'])];
+const PLANS = [
+  chainPlan('1', 'email the file', ['files_search', 'email_send']),
+  chainPlan('2', 'find the file', ['files_search']),
+];
 const encoder = wordAxisEncoder(['search', 'files', 'file', 'send', 'email', 'aaa']);
 
 function thrown(run: () => unknown): DtdrError {
@@ -67,9 +70,13 @@ describe('tool names and text in words, in one pass', () => {
     expect(humanizeToolName('A'.repeat(MAX_DESCRIPTION_CHARS))).toBe('a'.repeat(MAX_DESCRIPTION_CHARS));
     expect(terms(`x ${'Q'.repeat(MAX_QUERY_CHARS - 5)} rs`)).toEqual(['q'.repeat(MAX_QUERY_CHARS - 5), 'rs']);
 
-    const shouting = Array.from({ length: 3 }, (_, i) => ({ name: `shout_${i}`, description: String.fromCharCode(65 + i).repeat(MAX_DESCRIPTION_CHARS) }));
+    const shouting = Array.from({ length: 3 }, (_, i) => ({
+      name: `shout_${i}`,
+      description: String.fromCharCode(65 + i).repeat(MAX_DESCRIPTION_CHARS),
+    }));
     const model = await Dtdr.train({ method: 'dtdr-g', tools: [...TOOLS, ...shouting], plans: PLANS, encoder });
-    for (const letter of 'ABCDE') expect((await model.retrieve(letter.repeat(MAX_QUERY_CHARS))).candidates.length).toBeGreaterThan(0);
+    for (const letter of 'ABCDE')
+      expect((await model.retrieve(letter.repeat(MAX_QUERY_CHARS))).candidates.length).toBeGreaterThan(0);
     await model.addTools([{ name: 'shout_more', description: 'Z'.repeat(MAX_DESCRIPTION_CHARS) }]);
     expect(model.tools.map((t) => t.name)).toContain('shout_more');
   });
@@ -77,28 +84,59 @@ describe('tool names and text in words, in one pass', () => {
 
 describe('answer parsers, in one pass over the answer', () => {
   it("'<think>' × 100,000 and 100,000 spaces before a closing fence, in every parser; the usual answers as before", () => {
-    expect(parseHermes('<think>plan</think>x</think><tool_call>{"name": "a", "arguments": {}}</tool_call>')).toEqual({ kind: 'call', call: { name: 'a', arguments: {} }, warnings: [] });
+    expect(parseHermes('<think>plan</think>x</think><tool_call>{"name": "a", "arguments": {}}</tool_call>')).toEqual({
+      kind: 'call',
+      call: { name: 'a', arguments: {} },
+      warnings: [],
+    });
     expect(parseHermes('<think>one</think>\n<think>two</think> END')).toEqual({ kind: 'end', warnings: [] });
-    expect(parseOpenAI('```json\n{"name": "a", "arguments": {"q": 1}}  \n```')).toEqual({ kind: 'call', call: { name: 'a', arguments: { q: 1 } }, warnings: [] });
+    expect(parseOpenAI('```json\n{"name": "a", "arguments": {"q": 1}}  \n```')).toEqual({
+      kind: 'call',
+      call: { name: 'a', arguments: { q: 1 } },
+      warnings: [],
+    });
 
     const thinking = '<think>'.repeat(100_000);
     expect(parseHermes(thinking)).toMatchObject({ kind: 'error', error: 'no-call' });
     expect(parseReAct(thinking)).toMatchObject({ kind: 'error', error: 'no-call' });
     expect(parseOpenAI(thinking)).toMatchObject({ kind: 'error', error: 'malformed-json' });
     expect(parseOpenAI(`{${' '.repeat(100_000)}y`)).toMatchObject({ kind: 'error', error: 'malformed-json' });
-    expect(parseHermes(`{"name": "a"}${' '.repeat(100_000)}\`\`\``)).toEqual({ kind: 'call', call: { name: 'a', arguments: {} }, warnings: ['the call was not wrapped in <tool_call> tags'] });
+    expect(parseHermes(`{"name": "a"}${' '.repeat(100_000)}\`\`\``)).toEqual({
+      kind: 'call',
+      call: { name: 'a', arguments: {} },
+      warnings: ['the call was not wrapped in <tool_call> tags'],
+    });
   });
 
   it('ReAct: long runs of spaces and line breaks around Action and Action Input; the usual answers as before', () => {
-    expect(parseReAct('Thought: look\n\n  Action:  "search"  \nAction Input: {"q": "x"}\nObservation: done')).toEqual({ kind: 'call', call: { name: 'search', arguments: { q: 'x' } }, warnings: [] });
-    expect(parseReAct('Action:\n  search\nAction Input: {"q": 1}\n  Thought: more')).toEqual({ kind: 'call', call: { name: 'search', arguments: { q: 1 } }, warnings: [] });
+    expect(parseReAct('Thought: look\n\n  Action:  "search"  \nAction Input: {"q": "x"}\nObservation: done')).toEqual({
+      kind: 'call',
+      call: { name: 'search', arguments: { q: 'x' } },
+      warnings: [],
+    });
+    expect(parseReAct('Action:\n  search\nAction Input: {"q": 1}\n  Thought: more')).toEqual({
+      kind: 'call',
+      call: { name: 'search', arguments: { q: 1 } },
+      warnings: [],
+    });
     expect(parseReAct('Action: a\n\n\nAction: b')).toMatchObject({ kind: 'error', error: 'several-calls' });
     expect(parseReAct('Action: END')).toEqual({ kind: 'end', warnings: [] });
 
-    expect(parseReAct(`Action: x${' '.repeat(100_000)}y  `)).toEqual({ kind: 'call', call: { name: `x${' '.repeat(100_000)}y`, arguments: {} }, warnings: [] });
+    expect(parseReAct(`Action: x${' '.repeat(100_000)}y  `)).toEqual({
+      kind: 'call',
+      call: { name: `x${' '.repeat(100_000)}y`, arguments: {} },
+      warnings: [],
+    });
     expect(parseReAct('\n'.repeat(100_000))).toMatchObject({ kind: 'error', error: 'no-call' });
-    expect(parseReAct(`Action: x\nAction Input: {${'\n '.repeat(50_000)}x`)).toMatchObject({ kind: 'error', error: 'malformed-json' });
-    expect(parseReAct(`Action: x\nAction Input: ${' \n'.repeat(50_000)}{}\n Observation: ok`)).toEqual({ kind: 'call', call: { name: 'x', arguments: {} }, warnings: [] });
+    expect(parseReAct(`Action: x\nAction Input: {${'\n '.repeat(50_000)}x`)).toMatchObject({
+      kind: 'error',
+      error: 'malformed-json',
+    });
+    expect(parseReAct(`Action: x\nAction Input: ${' \n'.repeat(50_000)}{}\n Observation: ok`)).toEqual({
+      kind: 'call',
+      call: { name: 'x', arguments: {} },
+      warnings: [],
+    });
   });
 });
 
@@ -112,12 +150,36 @@ describe('plans: bounded in size, resolved without pair scans', () => {
   });
 
   it(`up to ${MAX_PLAN_STEPS} steps link as before; ${MAX_PLAN_STEPS + 1}, or 4,000, are refused naming the file, line, field and bound`, () => {
-    const plan = planFromRecord({ id: 'r', user_request: 'q', task_nodes: [{ task: 'A' }, { task: 'B' }, { task: 'A' }], task_links: [{ source: 'A', target: 'B' }, { source: 'B', target: 'A' }] });
-    expect(plan.edges).toEqual([[0, 1], [1, 2]]);
+    const plan = planFromRecord({
+      id: 'r',
+      user_request: 'q',
+      task_nodes: [{ task: 'A' }, { task: 'B' }, { task: 'A' }],
+      task_links: [
+        { source: 'A', target: 'B' },
+        { source: 'B', target: 'A' },
+      ],
+    });
+    expect(plan.edges).toEqual([
+      [0, 1],
+      [1, 2],
+    ]);
     // A → A three times over four instances: the nearest earlier unlinked source for each target.
     const four = planFromRecord(record(['A', 'A', 'A', 'A']));
-    expect(four.edges).toEqual([[0, 1], [1, 2], [0, 2]]);
-    expect(planFromRecord(record(['A', 'B'], { task_links: [{ source: 'B', target: 'A' }, { source: 'B', target: 'A' }] })).edges).toEqual([[1, 0]]);
+    expect(four.edges).toEqual([
+      [0, 1],
+      [1, 2],
+      [0, 2],
+    ]);
+    expect(
+      planFromRecord(
+        record(['A', 'B'], {
+          task_links: [
+            { source: 'B', target: 'A' },
+            { source: 'B', target: 'A' },
+          ],
+        }),
+      ).edges,
+    ).toEqual([[1, 0]]);
     const distinct = Array.from({ length: MAX_PLAN_STEPS }, (_, i) => `t${i}`);
     const [chain] = parsePlans(JSON.stringify(record(distinct)));
     expect(chain.edges).toEqual(distinct.slice(1).map((_, i) => [i, i + 1]));
@@ -140,16 +202,35 @@ describe('plans: bounded in size, resolved without pair scans', () => {
   });
 
   it(`a request of ${MAX_QUERY_CHARS.toLocaleString('en')} characters is accepted, one more is refused`, () => {
-    expect(parsePlans(JSON.stringify(record(['a'], { user_request: 'x'.repeat(MAX_QUERY_CHARS) })))[0].query).toHaveLength(MAX_QUERY_CHARS);
-    const e = thrown(() => parsePlans(`{"query": "q", "tools": ["a"]}\n${JSON.stringify(record(['a'], { user_request: 'x'.repeat(MAX_QUERY_CHARS + 1) }))}`, 'd.jsonl'));
+    expect(
+      parsePlans(JSON.stringify(record(['a'], { user_request: 'x'.repeat(MAX_QUERY_CHARS) })))[0].query,
+    ).toHaveLength(MAX_QUERY_CHARS);
+    const e = thrown(() =>
+      parsePlans(
+        `{"query": "q", "tools": ["a"]}\n${JSON.stringify(record(['a'], { user_request: 'x'.repeat(MAX_QUERY_CHARS + 1) }))}`,
+        'd.jsonl',
+      ),
+    );
     expect(e).toMatchObject({ code: 'data', file: 'd.jsonl', line: 2, field: 'user_request' });
     expect(e.message).toContain('the request is 100,001 characters long; at most 100,000 are accepted');
-    expect(thrown(() => parsePlans(JSON.stringify({ query: 'y'.repeat(MAX_QUERY_CHARS + 1), tools: ['a'] })))).toMatchObject({ field: 'query', line: 1 });
+    expect(
+      thrown(() => parsePlans(JSON.stringify({ query: 'y'.repeat(MAX_QUERY_CHARS + 1), tools: ['a'] }))),
+    ).toMatchObject({ field: 'query', line: 1 });
   });
 
   it('a plan calling an undescribed tool names its line of data.jsonl', () => {
-    const data = ['{"id": "1", "query": "q", "tools": ["a"]}', '', '{"id": "2", "query": "q", "tools": ["a", "zz"]}'].join('\n');
-    const e = thrown(() => datasetFromFiles({ name: 'd', data: { text: data, file: 'data.jsonl' }, toolDescriptions: { text: '{"nodes": [{"id": "a", "desc": "A"}]}', file: 'tool_desc.json' } }));
+    const data = [
+      '{"id": "1", "query": "q", "tools": ["a"]}',
+      '',
+      '{"id": "2", "query": "q", "tools": ["a", "zz"]}',
+    ].join('\n');
+    const e = thrown(() =>
+      datasetFromFiles({
+        name: 'd',
+        data: { text: data, file: 'data.jsonl' },
+        toolDescriptions: { text: '{"nodes": [{"id": "a", "desc": "A"}]}', file: 'tool_desc.json' },
+      }),
+    );
     expect(e).toMatchObject({ code: 'data', file: 'data.jsonl', line: 3 });
     expect(e.message).toContain('plan "2" calls "zz", which tool_desc.json does not describe');
   });
@@ -159,38 +240,85 @@ describe('the library applies the same bounds to tools and plans', () => {
   const long = (n: number) => 'd'.repeat(n);
 
   it(`a description of ${MAX_DESCRIPTION_CHARS.toLocaleString('en')} characters is accepted; one more is refused in train and addTools`, async () => {
-    const model = await Dtdr.train({ method: 'dtdr-g', tools: [...TOOLS, { name: 'big', description: long(MAX_DESCRIPTION_CHARS) }], encoder });
-    const e = await rejected(Dtdr.train({ tools: [...TOOLS, { name: 'big', description: long(MAX_DESCRIPTION_CHARS + 1) }], encoder }));
+    const model = await Dtdr.train({
+      method: 'dtdr-g',
+      tools: [...TOOLS, { name: 'big', description: long(MAX_DESCRIPTION_CHARS) }],
+      encoder,
+    });
+    const e = await rejected(
+      Dtdr.train({ tools: [...TOOLS, { name: 'big', description: long(MAX_DESCRIPTION_CHARS + 1) }], encoder }),
+    );
     expect(e).toMatchObject({ code: 'options', field: 'tools[2].description' });
     expect(e.message).toContain('the description is 100,001 characters long; at most 100,000 are accepted');
-    expect(await rejected(model.addTools([{ name: 'bigger', description: long(MAX_DESCRIPTION_CHARS + 1) }]))).toMatchObject({ code: 'options', field: 'tools[0].description' });
+    expect(
+      await rejected(model.addTools([{ name: 'bigger', description: long(MAX_DESCRIPTION_CHARS + 1) }])),
+    ).toMatchObject({ code: 'options', field: 'tools[0].description' });
   });
 
   it('plans handed to train or learn: request length, steps and links', async () => {
     const tooLong: Plan = { ...chainPlan('x', 'q', ['files_search']), query: 'q'.repeat(MAX_QUERY_CHARS + 1) };
-    const tooMany: Plan = { id: 'y', query: 'q', nodes: Array.from({ length: MAX_PLAN_STEPS + 1 }, () => ({ tool: 'files_search' })), edges: [], order: Array.from({ length: MAX_PLAN_STEPS + 1 }, (_, i) => i) };
-    const tooLinked: Plan = { ...chainPlan('z', 'q', ['files_search', 'email_send']), edges: Array(MAX_PLAN_LINKS + 1).fill([0, 1]) };
-    const train = (plan: Plan) => rejected(Dtdr.train({ method: 'dtdr-g', tools: TOOLS, plans: [...PLANS, plan], encoder }));
+    const tooMany: Plan = {
+      id: 'y',
+      query: 'q',
+      nodes: Array.from({ length: MAX_PLAN_STEPS + 1 }, () => ({ tool: 'files_search' })),
+      edges: [],
+      order: Array.from({ length: MAX_PLAN_STEPS + 1 }, (_, i) => i),
+    };
+    const tooLinked: Plan = {
+      ...chainPlan('z', 'q', ['files_search', 'email_send']),
+      edges: Array(MAX_PLAN_LINKS + 1).fill([0, 1]),
+    };
+    const train = (plan: Plan) =>
+      rejected(Dtdr.train({ method: 'dtdr-g', tools: TOOLS, plans: [...PLANS, plan], encoder }));
     const e = await train(tooLong);
     expect(e).toMatchObject({ code: 'options', field: 'plans[2].query' });
     expect(e.message).toContain('the request is 100,001 characters long; at most 100,000 are accepted');
-    expect(await train(tooMany)).toMatchObject({ field: 'plans[2].nodes', message: expect.stringContaining('the plan has 257 steps; at most 256 are accepted') });
+    expect(await train(tooMany)).toMatchObject({
+      field: 'plans[2].nodes',
+      message: expect.stringContaining('the plan has 257 steps; at most 256 are accepted'),
+    });
     expect(await train(tooLinked)).toMatchObject({ field: 'plans[2].edges' });
     const longChain = { query: 'q', tools: Array<string>(MAX_PLAN_STEPS + 1).fill('files_search') };
-    expect(await rejected(Dtdr.train({ method: 'dtdr-g', tools: TOOLS, plans: [longChain], encoder }))).toMatchObject({ field: 'plans[0].tools', message: expect.stringContaining('the plan has 257 steps') });
+    expect(await rejected(Dtdr.train({ method: 'dtdr-g', tools: TOOLS, plans: [longChain], encoder }))).toMatchObject({
+      field: 'plans[0].tools',
+      message: expect.stringContaining('the plan has 257 steps'),
+    });
     const model = await Dtdr.train({ method: 'dtdr-g', tools: TOOLS, plans: PLANS, encoder });
-    expect(await rejected(model.learn([PLANS[0], tooLong]))).toMatchObject({ code: 'options', field: 'plans[1].query' });
+    expect(await rejected(model.learn([PLANS[0], tooLong]))).toMatchObject({
+      code: 'options',
+      field: 'plans[1].query',
+    });
     expect(await rejected(model.learn([tooMany]))).toMatchObject({ code: 'options', field: 'plans[0].nodes' });
   });
 });
 
 describe('dataset tool files apply the description bound', () => {
   it('tool_desc.json and a tool list', () => {
-    const e = thrown(() => parseToolDescriptions(JSON.stringify({ nodes: [{ id: 'a', desc: 'ok' }, { id: 'b', desc: 'x'.repeat(MAX_DESCRIPTION_CHARS + 1) }] }), 'td.json'));
+    const e = thrown(() =>
+      parseToolDescriptions(
+        JSON.stringify({
+          nodes: [
+            { id: 'a', desc: 'ok' },
+            { id: 'b', desc: 'x'.repeat(MAX_DESCRIPTION_CHARS + 1) },
+          ],
+        }),
+        'td.json',
+      ),
+    );
     expect(e).toMatchObject({ code: 'data', file: 'td.json', field: 'nodes[1].desc' });
     expect(e.message).toContain('the description is 100,001 characters long; at most 100,000 are accepted');
-    expect(parseToolDescriptions(JSON.stringify({ nodes: [{ id: 'a', desc: 'x'.repeat(MAX_DESCRIPTION_CHARS) }] }))[0].description).toHaveLength(MAX_DESCRIPTION_CHARS);
-    const list = thrown(() => parseToolList(JSON.stringify([{ type: 'function', function: { name: 'a', description: 'x'.repeat(MAX_DESCRIPTION_CHARS + 1) } }]), 'tools.json'));
+    expect(
+      parseToolDescriptions(JSON.stringify({ nodes: [{ id: 'a', desc: 'x'.repeat(MAX_DESCRIPTION_CHARS) }] }))[0]
+        .description,
+    ).toHaveLength(MAX_DESCRIPTION_CHARS);
+    const list = thrown(() =>
+      parseToolList(
+        JSON.stringify([
+          { type: 'function', function: { name: 'a', description: 'x'.repeat(MAX_DESCRIPTION_CHARS + 1) } },
+        ]),
+        'tools.json',
+      ),
+    );
     expect(list).toMatchObject({ code: 'data', file: 'tools.json', field: '[0].description' });
   });
 });
@@ -203,7 +331,13 @@ describe('files that are not UTF-8 are refused, naming the file and line', () =>
   it('data.jsonl with a Latin-1 byte on line 2', () => {
     const d = join(dir, 'data');
     mkdirSync(d);
-    writeFileSync(join(d, 'data.jsonl'), Buffer.concat([Buffer.from('{"query": "q", "tools": ["a"]}\n'), latin1('{"query": "caf\u00e9", "tools": ["a"]}\n')]));
+    writeFileSync(
+      join(d, 'data.jsonl'),
+      Buffer.concat([
+        Buffer.from('{"query": "q", "tools": ["a"]}\n'),
+        latin1('{"query": "caf\u00e9", "tools": ["a"]}\n'),
+      ]),
+    );
     const e = thrown(() => readDatasetDir(d));
     expect(e).toMatchObject({ code: 'data', file: join(d, 'data.jsonl'), line: 2 });
     expect(e.message).toContain('the file is not valid UTF-8');
@@ -212,7 +346,10 @@ describe('files that are not UTF-8 are refused, naming the file and line', () =>
   it('tool_desc.json with a Latin-1 byte on line 3; a UTF-8 byte-order mark is still accepted', () => {
     const d = join(dir, 'tools');
     mkdirSync(d);
-    writeFileSync(join(d, 'tool_desc.json'), latin1('{"nodes": [\n{"id": "a", "desc": "A"},\n{"id": "b", "desc": "r\u00e9sum\u00e9"}]}'));
+    writeFileSync(
+      join(d, 'tool_desc.json'),
+      latin1('{"nodes": [\n{"id": "a", "desc": "A"},\n{"id": "b", "desc": "r\u00e9sum\u00e9"}]}'),
+    );
     expect(thrown(() => readDatasetDir(d))).toMatchObject({ code: 'data', file: join(d, 'tool_desc.json'), line: 3 });
     writeFileSync(join(d, 'tool_desc.json'), `\uFEFF{"nodes": [{"id": "b", "desc": "r\u00e9sum\u00e9"}]}`);
     expect(readDatasetDir(d).tools).toEqual([{ name: 'b', description: 'r\u00e9sum\u00e9' }]);
@@ -221,25 +358,54 @@ describe('files that are not UTF-8 are refused, naming the file and line', () =>
   it('a --query-file with a Latin-1 byte on line 2', () => {
     const path = join(dir, 'q.txt');
     writeFileSync(path, latin1('plan my trip\nto the caf\u00e9\n'));
-    expect(thrown(() => readQuery('retrieve', { 'query-file': path }))).toMatchObject({ code: 'data', file: path, line: 2, message: expect.stringContaining('not valid UTF-8') });
+    expect(thrown(() => readQuery('retrieve', { 'query-file': path }))).toMatchObject({
+      code: 'data',
+      file: path,
+      line: 2,
+      message: expect.stringContaining('not valid UTF-8'),
+    });
     writeFileSync(path, 'plan my trip\nto the caf\u00e9\n');
     expect(readQuery('retrieve', { 'query-file': path })).toBe('plan my trip\nto the caf\u00e9');
   });
 
   it('a JSON model file with a byte that is not UTF-8', () => {
     const path = join(dir, 'm.json');
-    writeFileSync(path, Buffer.concat([Buffer.from('{"format": "dtdr", "x": "'), Buffer.from([0xff]), Buffer.from('"}')]));
-    expect(thrown(() => readModelFile(path))).toMatchObject({ code: 'artifact', file: path, line: 1, message: expect.stringContaining('not valid UTF-8') });
+    writeFileSync(
+      path,
+      Buffer.concat([Buffer.from('{"format": "dtdr", "x": "'), Buffer.from([0xff]), Buffer.from('"}')]),
+    );
+    expect(thrown(() => readModelFile(path))).toMatchObject({
+      code: 'artifact',
+      file: path,
+      line: 1,
+      message: expect.stringContaining('not valid UTF-8'),
+    });
   });
 });
 
 describe('tokenising a request', () => {
   it('splits ASCII text in one pass exactly as the general (Unicode) path does', () => {
-    for (const text of ['Please find myHTMLFile for the BOSS', 'getHTTPResponseCode v2Api.search/byID:fast', 'ABc AbCD x1Y 42nd_street', '', '  a  ', 'tell\tme\nNOW!']) {
+    for (const text of [
+      'Please find myHTMLFile for the BOSS',
+      'getHTTPResponseCode v2Api.search/byID:fast',
+      'ABc AbCD x1Y 42nd_street',
+      '',
+      '  a  ',
+      'tell\tme\nNOW!',
+    ]) {
       expect(asciiTerms(text)).toEqual(unicodeTerms(text));
     }
-    const ascii = fc.string({ unit: fc.oneof(fc.constantFrom(...'aAbBzZyY09 _-./:'), fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c))), maxLength: 40 });
-    fc.assert(fc.property(ascii, (text) => JSON.stringify(asciiTerms(text)) === JSON.stringify(unicodeTerms(text))), { numRuns: 5000 });
+    const ascii = fc.string({
+      unit: fc.oneof(
+        fc.constantFrom(...'aAbBzZyY09 _-./:'),
+        fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)),
+      ),
+      maxLength: 40,
+    });
+    fc.assert(
+      fc.property(ascii, (text) => JSON.stringify(asciiTerms(text)) === JSON.stringify(unicodeTerms(text))),
+      { numRuns: 5000 },
+    );
     // Non-ASCII text takes the general path: only ASCII capitals split words, as before.
     expect(terms('ÉTATBon café')).toEqual(['état', 'bon', 'café']);
   });

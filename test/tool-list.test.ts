@@ -9,12 +9,45 @@ const schema = { type: 'object', properties: { city: { type: 'string' } }, requi
 describe('parseToolList', () => {
   it('reads OpenAI tools, bare functions, an MCP tools/list result (also inside a JSON-RPC reply), and tool_desc.json', () => {
     const expected = [{ name: 'weather_get', description: 'Weather for a city', parameters: schema }];
-    expect(parseToolList(JSON.stringify([{ type: 'function', function: { name: 'weather_get', description: 'Weather for a city', parameters: schema } }]))).toEqual(expected);
-    expect(parseToolList(JSON.stringify([{ name: 'weather_get', description: 'Weather for a city', parameters: schema }]))).toEqual(expected);
-    expect(parseToolList(JSON.stringify({ tools: [{ name: 'weather_get', description: 'Weather for a city', inputSchema: schema }] }))).toEqual(expected);
-    expect(parseToolList(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { tools: [{ name: 'weather_get', description: 'Weather for a city', inputSchema: schema, outputSchema: { type: 'object' } }] } })))
-      .toEqual([{ ...expected[0], returns: { type: 'object' } }]);
-    expect(parseToolList(JSON.stringify({ nodes: [{ id: 'weather_get', desc: 'Weather for a city' }] }))).toEqual([{ name: 'weather_get', description: 'Weather for a city' }]);
+    expect(
+      parseToolList(
+        JSON.stringify([
+          {
+            type: 'function',
+            function: { name: 'weather_get', description: 'Weather for a city', parameters: schema },
+          },
+        ]),
+      ),
+    ).toEqual(expected);
+    expect(
+      parseToolList(JSON.stringify([{ name: 'weather_get', description: 'Weather for a city', parameters: schema }])),
+    ).toEqual(expected);
+    expect(
+      parseToolList(
+        JSON.stringify({ tools: [{ name: 'weather_get', description: 'Weather for a city', inputSchema: schema }] }),
+      ),
+    ).toEqual(expected);
+    expect(
+      parseToolList(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          result: {
+            tools: [
+              {
+                name: 'weather_get',
+                description: 'Weather for a city',
+                inputSchema: schema,
+                outputSchema: { type: 'object' },
+              },
+            ],
+          },
+        }),
+      ),
+    ).toEqual([{ ...expected[0], returns: { type: 'object' } }]);
+    expect(parseToolList(JSON.stringify({ nodes: [{ id: 'weather_get', desc: 'Weather for a city' }] }))).toEqual([
+      { name: 'weather_get', description: 'Weather for a city' },
+    ]);
   });
 
   it.each([
@@ -33,7 +66,9 @@ describe('parseToolList', () => {
 
 describe('demonstrations in the short form {"query", "tools"}', () => {
   it('is a chain of calls, beside TaskBench lines in the same file', () => {
-    const plans = parsePlans('{"query": "rain in Oslo? then remind me", "tools": ["weather_get", "reminder_add"]}\n{"id": "t1", "user_request": "weather", "task_nodes": [{"task": "weather_get"}]}');
+    const plans = parsePlans(
+      '{"query": "rain in Oslo? then remind me", "tools": ["weather_get", "reminder_add"]}\n{"id": "t1", "user_request": "weather", "task_nodes": [{"task": "weather_get"}]}',
+    );
     expect(plans.map((p) => [p.query, p.order.map((i) => p.nodes[i].tool)])).toEqual([
       ['rain in Oslo? then remind me', ['weather_get', 'reminder_add']],
       ['weather', ['weather_get']],

@@ -17,7 +17,7 @@ import { loadEncoder } from '../src/encoders/node.js';
 const NEW_TOOL = DEMO_TOOLS.find((t) => t.name === 'currency_convert')!;
 const TOOLS = DEMO_TOOLS.filter((t) => t !== NEW_TOOL);
 const PLANS = generateDemoPlans(600, 1).filter((p) => !planTools(p).includes(NEW_TOOL.name));
-const NAMES_ITS_JOB = 'How much is 250 US dollars in euros at today\'s exchange rate?';
+const NAMES_ITS_JOB = "How much is 250 US dollars in euros at today's exchange rate?";
 const REQUESTS: [string, string[]][] = [
   ['Email the quarterly report to Maria', ['files_search', 'contacts_search']],
   ['Text my sister that I am running late', ['contacts_search']],
@@ -57,7 +57,16 @@ describe.each(METHODS)('%s: tools added and removed after training', (method) =>
       expect(Array.from(r.ranking.order, (i) => r.ranking.labels[i])).not.toContain(gone);
       const order = (x: typeof r) => Array.from(x.ranking.order, (i) => x.ranking.labels[i]).filter((t) => t !== gone);
       expect(order(r)).toEqual(order(before[k]));
-      const prompt = buildSelectionPrompt({ query: q, history: h, tools: model.tools, candidates: r.candidates, widened: r.widened, reason: r.reason, format: 'openai', strategy: 'soft' });
+      const prompt = buildSelectionPrompt({
+        query: q,
+        history: h,
+        tools: model.tools,
+        candidates: r.candidates,
+        widened: r.widened,
+        reason: r.reason,
+        format: 'openai',
+        strategy: 'soft',
+      });
       expect(prompt.allowed).not.toContain(gone);
       expect(prompt.text).not.toContain(`"${gone}"`);
     }
@@ -94,7 +103,14 @@ describe.each(METHODS)('%s: tools added and removed after training', (method) =>
 
 describe('DTDR-G with CSR history rows (the layout of large tool sets): a tool added later', () => {
   it('moves END in every row that holds it, ranks the new tool from its description and ranks the old ones as before', async () => {
-    const model = await Dtdr.train({ method: 'dtdr-g', tools: TOOLS, plans: PLANS, encoder, seed: 0, head: { sparseSupport: 'targets' } });
+    const model = await Dtdr.train({
+      method: 'dtdr-g',
+      tools: TOOLS,
+      plans: PLANS,
+      encoder,
+      seed: 0,
+      head: { sparseSupport: 'targets' },
+    });
     type Head = { support: { cols: number[] } };
     const head = () => (model.toJSON().state as { evidence: { head: Head } }).evidence.head;
     const T = TOOLS.length;
@@ -102,13 +118,19 @@ describe('DTDR-G with CSR history rows (the layout of large tool sets): a tool a
     expect(before).toContain(T); // END, right after the tools
     const done = await model.retrieve('Text my sister that I am running late', ['contacts_search', 'sms_send']);
     // The CSR rows survive the binary model file (weights saved as float32): the same order.
-    const reloaded = await Dtdr.load(model.toBinary(), encoder).retrieve('Text my sister that I am running late', ['contacts_search', 'sms_send']);
+    const reloaded = await Dtdr.load(model.toBinary(), encoder).retrieve('Text my sister that I am running late', [
+      'contacts_search',
+      'sms_send',
+    ]);
     expect(Array.from(reloaded.ranking.order)).toEqual(Array.from(done.ranking.order));
     reloaded.ranking.probabilities.forEach((p, i) => expect(p).toBeCloseTo(done.ranking.probabilities[i], 6));
     await model.addTools([NEW_TOOL]);
     expect(head().support.cols).toEqual(before.map((c) => (c >= T ? c + 1 : c)));
     const after = await model.retrieve('Text my sister that I am running late', ['contacts_search', 'sms_send']);
-    const old = (x: typeof done) => Array.from(x.ranking.order, (i) => x.ranking.labels[i]).filter((t) => t !== NEW_TOOL.name).slice(0, 5);
+    const old = (x: typeof done) =>
+      Array.from(x.ranking.order, (i) => x.ranking.labels[i])
+        .filter((t) => t !== NEW_TOOL.name)
+        .slice(0, 5);
     expect(old(after)).toEqual(old(done));
     const r = await model.retrieve(NAMES_ITS_JOB);
     expect(Array.from(r.ranking.order.subarray(0, 3), (i) => r.ranking.labels[i])).toContain(NEW_TOOL.name);

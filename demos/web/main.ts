@@ -8,22 +8,47 @@
  */
 import { del, get, set } from 'idb-keyval';
 import {
-  Agent, DEMO_QUERIES, Dtdr, DtdrError, END, buildSelectionPrompt, demoDataset, deleteModelFromIndexedDb, listModelsInIndexedDb,
-  loadEncoder, loadModelFromIndexedDb, parsePlans, parseToolList, saveModelToIndexedDb, transformersModel,
-  type Encoder, type LocalModel, type MethodName, type OnnxRuntime, type PromptFormat, type Retrieval, type Strategy, type ToolSpec,
+  Agent,
+  DEMO_QUERIES,
+  Dtdr,
+  DtdrError,
+  END,
+  buildSelectionPrompt,
+  demoDataset,
+  deleteModelFromIndexedDb,
+  listModelsInIndexedDb,
+  loadEncoder,
+  loadModelFromIndexedDb,
+  parsePlans,
+  parseToolList,
+  saveModelToIndexedDb,
+  transformersModel,
+  type Encoder,
+  type LocalModel,
+  type MethodName,
+  type OnnxRuntime,
+  type PromptFormat,
+  type Retrieval,
+  type Strategy,
+  type ToolSpec,
 } from '../../src/index.js';
 import type { TrainMessage, TrainRequest } from './worker.js';
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 const params = new URLSearchParams(location.search);
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLElementTagNameMap[K]> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Partial<HTMLElementTagNameMap[K]> = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
   const e = Object.assign(document.createElement(tag), props);
   e.append(...children);
   return e;
 }
 
-const explain = (error: unknown) => (error instanceof DtdrError ? error.message : error instanceof Error ? error.message : String(error));
+const explain = (error: unknown) =>
+  error instanceof DtdrError ? error.message : error instanceof Error ? error.message : String(error);
 
 // ---------------------------------------------------------------- encoder and backend
 
@@ -31,9 +56,12 @@ const encoders = new Map<string, Promise<Encoder>>();
 function encoderFor(backend: string): Promise<Encoder> {
   let e = encoders.get(backend);
   if (!e) {
-    e = backend === 'webgpu'
-      ? import('onnxruntime-web/webgpu').then((ort) => loadEncoder({ device: 'webgpu', runtime: ort as unknown as OnnxRuntime }))
-      : loadEncoder();
+    e =
+      backend === 'webgpu'
+        ? import('onnxruntime-web/webgpu').then((ort) =>
+            loadEncoder({ device: 'webgpu', runtime: ort as unknown as OnnxRuntime }),
+          )
+        : loadEncoder();
     encoders.set(backend, e);
     e.catch(() => encoders.delete(backend));
   }
@@ -42,7 +70,11 @@ function encoderFor(backend: string): Promise<Encoder> {
 
 /** A WebGPU adapter's architecture (e.g. `swiftshader`), or null where this browser has none. */
 async function webGpuAdapter(): Promise<string | null> {
-  const gpu = (navigator as Navigator & { gpu?: { requestAdapter(): Promise<{ info?: { architecture?: string; vendor?: string } } | null> } }).gpu;
+  const gpu = (
+    navigator as Navigator & {
+      gpu?: { requestAdapter(): Promise<{ info?: { architecture?: string; vendor?: string } } | null> };
+    }
+  ).gpu;
   const adapter = gpu ? await gpu.requestAdapter().catch(() => null) : null;
   return adapter ? adapter.info?.architecture || adapter.info?.vendor || 'adapter' : null;
 }
@@ -56,7 +88,11 @@ async function startBackend(): Promise<void> {
   const adapter = asked === 'wasm' ? null : await webGpuAdapter();
   const backend = asked === 'wasm' || asked === 'webgpu' ? asked : adapter ? 'webgpu' : 'wasm';
   $<HTMLSelectElement>('backend-choice').value = backend;
-  const why = asked ? `?backend=${asked}` : adapter ? `WebGPU adapter found (${adapter})` : 'no WebGPU adapter in this browser';
+  const why = asked
+    ? `?backend=${asked}`
+    : adapter
+      ? `WebGPU adapter found (${adapter})`
+      : 'no WebGPU adapter in this browser';
   await useBackend(backend, why);
   if (backend === 'webgpu' && !asked && $('status').dataset.backend !== 'webgpu') {
     $<HTMLSelectElement>('backend-choice').value = 'wasm';
@@ -75,7 +111,8 @@ async function useBackend(backend: string, why = 'chosen'): Promise<void> {
     status.textContent = `${encoder.id} · running on ${ran}${b?.name && b.name !== backend ? ` (WebGPU could not start: fell back to ${b.name})` : ''} · ${why}`;
     status.dataset.state = 'ready';
     status.dataset.backend = b?.name ?? backend;
-    $('backend-status').textContent = `Asked for ${backend}; running on ${ran}.${b?.note ? ` ${b.note}.` : ''}${b?.name === 'webgpu' ? ' (ONNX Runtime keeps ops WebGPU has no kernel for, here the int8 lookups, on the CPU.)' : ''}`;
+    $('backend-status').textContent =
+      `Asked for ${backend}; running on ${ran}.${b?.note ? ` ${b.note}.` : ''}${b?.name === 'webgpu' ? ' (ONNX Runtime keeps ops WebGPU has no kernel for, here the int8 lookups, on the CPU.)' : ''}`;
     models.clear(); // models hold the encoder they were loaded with
     await refreshModels();
   } catch (error) {
@@ -93,7 +130,10 @@ function readData(): { tools: ToolSpec[]; plans: ReturnType<typeof parsePlans> }
   const known = new Set(parsedTools.map((t) => t.name));
   for (const plan of plans) {
     for (const node of plan.nodes) {
-      if (!known.has(node.tool)) throw new DtdrError('data', `demonstration "${plan.id}" calls "${node.tool}", which is not in the tool list`, { hint: 'add the tool or fix the demonstration' });
+      if (!known.has(node.tool))
+        throw new DtdrError('data', `demonstration "${plan.id}" calls "${node.tool}", which is not in the tool list`, {
+          hint: 'add the tool or fix the demonstration',
+        });
     }
   }
   return { tools: parsedTools, plans };
@@ -113,8 +153,17 @@ function summarise() {
 
 function loadDemoSet() {
   const demo = demoDataset();
-  $<HTMLTextAreaElement>('tools').value = JSON.stringify(demo.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, ...(t.parameters ? { parameters: t.parameters } : {}) } })), null, 1);
-  $<HTMLTextAreaElement>('demos').value = demo.plans.map((p) => JSON.stringify({ query: p.query, tools: p.order.map((i) => p.nodes[i].tool) })).join('\n');
+  $<HTMLTextAreaElement>('tools').value = JSON.stringify(
+    demo.tools.map((t) => ({
+      type: 'function',
+      function: { name: t.name, description: t.description, ...(t.parameters ? { parameters: t.parameters } : {}) },
+    })),
+    null,
+    1,
+  );
+  $<HTMLTextAreaElement>('demos').value = demo.plans
+    .map((p) => JSON.stringify({ query: p.query, tools: p.order.map((i) => p.nodes[i].tool) }))
+    .join('\n');
   $<HTMLInputElement>('model-name').value = 'demo';
   summarise();
 }
@@ -168,7 +217,13 @@ function train(event: SubmitEvent) {
     progress.value = 1;
     $('train-phase').textContent = 'done';
     await saveModelToIndexedDb(name, m.model);
-    await set(`dtdr-playground-meta:${name}`, { method, tools: data.tools.length, demonstrations: data.plans.length, seconds: m.seconds, savedAt: new Date().toISOString() });
+    await set(`dtdr-playground-meta:${name}`, {
+      method,
+      tools: data.tools.length,
+      demonstrations: data.plans.length,
+      seconds: m.seconds,
+      savedAt: new Date().toISOString(),
+    });
     models.delete(name);
     selected = name;
     status.textContent = `trained ${method} in ${m.seconds.toFixed(1)} s; saved to IndexedDB as "${name}"`;
@@ -200,7 +255,11 @@ let listRun = 0;
 async function refreshModels() {
   const run = ++listRun;
   const names = await listModelsInIndexedDb();
-  const metas = await Promise.all(names.map((name) => get<{ method: string; tools: number; demonstrations: number; seconds: number }>(`dtdr-playground-meta:${name}`)));
+  const metas = await Promise.all(
+    names.map((name) =>
+      get<{ method: string; tools: number; demonstrations: number; seconds: number }>(`dtdr-playground-meta:${name}`),
+    ),
+  );
   if (run !== listRun) return; // a newer refresh is under way
   if (selected && !names.includes(selected)) selected = undefined;
   selected ??= names[0];
@@ -210,7 +269,11 @@ async function refreshModels() {
     const meta = metas[k];
     const item = el('li', { className: name === selected ? 'selected' : '' });
     item.dataset.model = name;
-    const use = el('button', { type: 'button', textContent: name === selected ? 'Selected' : 'Use', disabled: name === selected });
+    const use = el('button', {
+      type: 'button',
+      textContent: name === selected ? 'Selected' : 'Use',
+      disabled: name === selected,
+    });
     use.setAttribute('aria-label', `use model ${name}`);
     use.onclick = async () => {
       selected = name;
@@ -235,7 +298,13 @@ async function refreshModels() {
     };
     item.append(
       el('span', {}, name),
-      el('span', { className: 'meta' }, meta ? `${meta.method} · ${meta.tools} tools · ${meta.demonstrations} demonstrations · trained in ${meta.seconds.toFixed(1)} s` : ''),
+      el(
+        'span',
+        { className: 'meta' },
+        meta
+          ? `${meta.method} · ${meta.tools} tools · ${meta.demonstrations} demonstrations · trained in ${meta.seconds.toFixed(1)} s`
+          : '',
+      ),
       use,
       el('label', {}, compare, ' compare'),
       remove,
@@ -254,15 +323,36 @@ const estimateTokens = (text: string) => Math.ceil(text.length / 4);
 
 function candidateTable(r: Retrieval, onTake?: (tool: string) => void): HTMLTableElement {
   const table = el('table');
-  table.append(el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'next tool'), el('th', { scope: 'col' }, 'probability'), ...(onTake ? [el('th', { scope: 'col' }, '')] : []))));
+  table.append(
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        el('th', { scope: 'col' }, 'next tool'),
+        el('th', { scope: 'col' }, 'probability'),
+        ...(onTake ? [el('th', { scope: 'col' }, '')] : []),
+      ),
+    ),
+  );
   const body = el('tbody');
   for (const c of r.candidates) {
     const bar = el('span', { className: 'bar' });
     bar.style.width = `${Math.max(1, Math.round(c.probability * 120))}px`;
-    const row = el('tr', {}, el('td', { className: c.tool === END ? 'end' : '' }, c.tool), el('td', {}, bar, ` ${c.probability.toFixed(2)}`));
+    const row = el(
+      'tr',
+      {},
+      el('td', { className: c.tool === END ? 'end' : '' }, c.tool),
+      el('td', {}, bar, ` ${c.probability.toFixed(2)}`),
+    );
     row.dataset.tool = c.tool;
     if (onTake) {
-      const take = el('button', { type: 'button', className: 'secondary', textContent: c.tool === END ? 'End here' : 'Call it' });
+      const take = el('button', {
+        type: 'button',
+        className: 'secondary',
+        textContent: c.tool === END ? 'End here' : 'Call it',
+      });
       take.setAttribute('aria-label', c.tool === END ? 'end the plan here' : `call ${c.tool}`);
       take.onclick = () => onTake(c.tool);
       row.append(el('td', {}, take));
@@ -276,7 +366,9 @@ function candidateTable(r: Retrieval, onTake?: (tool: string) => void): HTMLTabl
 function describe(r: Retrieval): string {
   const size = `${r.candidates.length} tool${r.candidates.length === 1 ? '' : 's'}`;
   if (r.widened) return `Unsure — widened to ${size}: ${r.reason ?? 'low confidence'}.`;
-  const target = r.target ? ` It holds a tool that can come next in ${Math.round(r.target * 100)}% of held-out steps.` : '';
+  const target = r.target
+    ? ` It holds a tool that can come next in ${Math.round(r.target * 100)}% of held-out steps.`
+    : '';
   return `Confident — ${size}${r.reason ? ` (${r.reason})` : ''}.${target}`;
 }
 
@@ -287,7 +379,9 @@ async function showStep() {
   const candidates = $('candidates');
   const why = $('why');
   if (!selected || !encoder || !query) {
-    candidates.replaceChildren(el('p', { className: 'muted' }, selected ? 'Type a request.' : 'Train or select a model first.'));
+    candidates.replaceChildren(
+      el('p', { className: 'muted' }, selected ? 'Type a request.' : 'Train or select a model first.'),
+    );
     why.textContent = '';
     return;
   }
@@ -296,9 +390,15 @@ async function showStep() {
     tools = current.tools;
     const r = await current.retrieve(query, pastCalls());
     if (run !== stepRun) return;
-    $('history').replaceChildren('History: ', ...(history.length ? history.map((h) => el('span', { className: 'history-chip' }, h)) : ['(start)']), ` · model ${selected} (${current.method})`);
+    $('history').replaceChildren(
+      'History: ',
+      ...(history.length ? history.map((h) => el('span', { className: 'history-chip' }, h)) : ['(start)']),
+      ` · model ${selected} (${current.method})`,
+    );
     const done = history.at(-1) === END;
-    candidates.replaceChildren(done ? el('p', { id: 'plan' }, `Plan: ${history.join(' → ')}`) : candidateTable(r, (tool) => void take(tool)));
+    candidates.replaceChildren(
+      done ? el('p', { id: 'plan' }, `Plan: ${history.join(' → ')}`) : candidateTable(r, (tool) => void take(tool)),
+    );
     why.textContent = done ? '' : describe(r);
     why.className = `why${r.widened ? ' widened' : ''}`;
     why.dataset.widened = String(r.widened);
@@ -312,14 +412,26 @@ async function showStep() {
 function renderPrompt(query: string, r: Retrieval) {
   const format = $<HTMLSelectElement>('format').value as PromptFormat;
   const strategy = $<HTMLSelectElement>('strategy').value as Strategy;
-  const build = (s: Strategy) => buildSelectionPrompt({ query, history: pastCalls(), tools, strategy: s, format, candidates: r.candidates, widened: r.widened, reason: r.reason, demonstrations: [] });
+  const build = (s: Strategy) =>
+    buildSelectionPrompt({
+      query,
+      history: pastCalls(),
+      tools,
+      strategy: s,
+      format,
+      candidates: r.candidates,
+      widened: r.widened,
+      reason: r.reason,
+      demonstrations: [],
+    });
   // The OpenAI format is sent as a Chat Completions request (tools beside the messages): show that.
   const shown = (p: ReturnType<typeof build>) => (p.request ? JSON.stringify(p.request, null, 2) : p.text);
   const prompt = shown(build(strategy));
   const n = estimateTokens(prompt);
   const full = estimateTokens(shown(build('none')));
   $('prompt').textContent = prompt;
-  $('prompt-tokens').textContent = `≈ ${n.toLocaleString()} tokens (4 characters per token); with all ${tools.length} tools ≈ ${full.toLocaleString()}${full > n ? `, a saving of ${Math.round((1 - n / full) * 100)}%` : ''}`;
+  $('prompt-tokens').textContent =
+    `≈ ${n.toLocaleString()} tokens (4 characters per token); with all ${tools.length} tools ≈ ${full.toLocaleString()}${full > n ? `, a saving of ${Math.round((1 - n / full) * 100)}%` : ''}`;
 }
 
 async function renderCompare(query: string, selectedMethod: string, selectedRetrieval: Retrieval) {
@@ -329,17 +441,41 @@ async function renderCompare(query: string, selectedMethod: string, selectedRetr
     box.replaceChildren();
     return;
   }
-  const results = [{ name: selected!, method: selectedMethod, r: selectedRetrieval }, ...await Promise.all(others.map(async (n) => {
-    try {
-      const m = await model(n);
-      return { name: n, method: m.method, r: await m.retrieve(query, pastCalls()) };
-    } catch (error) {
-      return { name: n, method: '?', error: explain(error) };
-    }
-  }))];
+  const results = [
+    { name: selected!, method: selectedMethod, r: selectedRetrieval },
+    ...(await Promise.all(
+      others.map(async (n) => {
+        try {
+          const m = await model(n);
+          return { name: n, method: m.method, r: await m.retrieve(query, pastCalls()) };
+        } catch (error) {
+          return { name: n, method: '?', error: explain(error) };
+        }
+      }),
+    )),
+  ];
   const table = el('table');
-  table.append(el('thead', {}, el('tr', {}, ...results.map((x) => el('th', { scope: 'col' }, `${x.name} (${x.method})`)))));
-  table.append(el('tbody', {}, el('tr', {}, ...results.map((x) => el('td', {}, 'r' in x && x.r ? candidateTable(x.r) : el('span', { className: 'error' }, x.error ?? ''), 'r' in x && x.r ? el('p', { className: 'muted' }, describe(x.r)) : '')))));
+  table.append(
+    el('thead', {}, el('tr', {}, ...results.map((x) => el('th', { scope: 'col' }, `${x.name} (${x.method})`)))),
+  );
+  table.append(
+    el(
+      'tbody',
+      {},
+      el(
+        'tr',
+        {},
+        ...results.map((x) =>
+          el(
+            'td',
+            {},
+            'r' in x && x.r ? candidateTable(x.r) : el('span', { className: 'error' }, x.error ?? ''),
+            'r' in x && x.r ? el('p', { className: 'muted' }, describe(x.r)) : '',
+          ),
+        ),
+      ),
+    ),
+  );
   box.replaceChildren(el('h3', {}, 'Side by side on this step'), table);
 }
 
@@ -368,8 +504,12 @@ async function checkBackends() {
   try {
     const wasm = await encoderFor('wasm');
     const gpu = await encoderFor('webgpu');
-    if (gpu.backend?.name !== 'webgpu') throw new Error(`WebGPU did not start here: ${gpu.backend?.note ?? 'no adapter'}`);
-    const texts = [...(tools.length ? tools : demoDataset(1).tools).map((t) => `${t.name}: ${t.description}`), ...DEMO_QUERIES];
+    if (gpu.backend?.name !== 'webgpu')
+      throw new Error(`WebGPU did not start here: ${gpu.backend?.note ?? 'no adapter'}`);
+    const texts = [
+      ...(tools.length ? tools : demoDataset(1).tools).map((t) => `${t.name}: ${t.description}`),
+      ...DEMO_QUERIES,
+    ];
     const [a, b] = [await wasm.embed(texts), await gpu.embed(texts)];
     let maxDiff = 0;
     a.forEach((v, i) => v.forEach((x, k) => (maxDiff = Math.max(maxDiff, Math.abs(x - b[i][k])))));
@@ -404,7 +544,8 @@ async function llmAvailability() {
   const remote = $<HTMLInputElement>('llm-remote').checked;
   const id = $<HTMLInputElement>('llm-model').value.trim();
   const needs = `It needs WebGPU${adapter ? ` (found: ${adapter})` : ' (none in this browser: use a recent Chrome or Edge with hardware acceleration on)'} and a model: either its folder served by this site at ${location.pathname.replace(/[^/]*$/, '')}models/${id || '<id>'}/ (config.json, the tokenizer files, onnx/), which loads offline, or your permission to download it from the Hugging Face hub (tick the box; Qwen3 0.6B at q4f16 is about 500 MB, downloaded once).`;
-  $('llm-status').textContent = `${needs} ${remote ? 'Downloading from the hub is allowed.' : 'Nothing is requested from the hub unless you tick the box.'} Everything else on this page works without it.`;
+  $('llm-status').textContent =
+    `${needs} ${remote ? 'Downloading from the hub is allowed.' : 'Nothing is requested from the hub unless you tick the box.'} Everything else on this page works without it.`;
   $<HTMLButtonElement>('llm-load').disabled = !adapter || !id || (remote && !navigator.onLine);
 }
 
@@ -418,16 +559,43 @@ async function askLlm(event: SubmitEvent) {
   try {
     if (!llm) {
       const remote = $<HTMLInputElement>('llm-remote').checked;
-      out.textContent = remote ? 'loading the language model (first time: downloading from the Hugging Face hub)…' : 'loading the language model from this site\'s models/ folder…';
+      out.textContent = remote
+        ? 'loading the language model (first time: downloading from the Hugging Face hub)…'
+        : "loading the language model from this site's models/ folder…";
       const transformers = await import('@huggingface/transformers');
       transformers.env.localModelPath = new URL('models/', location.href).pathname;
-      llm = await transformersModel({ model: $<HTMLInputElement>('llm-model').value.trim(), device: 'webgpu', dtype: 'q4f16', allowRemoteModels: remote, transformers, maxNewTokens: 64 });
+      llm = await transformersModel({
+        model: $<HTMLInputElement>('llm-model').value.trim(),
+        device: 'webgpu',
+        dtype: 'q4f16',
+        allowRemoteModels: remote,
+        transformers,
+        maxNewTokens: 64,
+      });
     }
-    const agent = new Agent({ retriever: await model(selected), model: llm, fillArguments: false, format: $<HTMLSelectElement>('format').value as PromptFormat });
-    const { prompt } = await agent.prepare($<HTMLInputElement>('query').value.trim(), pastCalls().map((tool) => ({ tool })));
-    const answer = await llm.generate({ stage: prompt.stage, format: prompt.format, messages: prompt.messages, tools: prompt.tools, prompt: prompt.text, allowed: prompt.allowed });
+    const agent = new Agent({
+      retriever: await model(selected),
+      model: llm,
+      fillArguments: false,
+      format: $<HTMLSelectElement>('format').value as PromptFormat,
+    });
+    const { prompt } = await agent.prepare(
+      $<HTMLInputElement>('query').value.trim(),
+      pastCalls().map((tool) => ({ tool })),
+    );
+    const answer = await llm.generate({
+      stage: prompt.stage,
+      format: prompt.format,
+      messages: prompt.messages,
+      tools: prompt.tools,
+      prompt: prompt.text,
+      allowed: prompt.allowed,
+    });
     const parsed = agent.accept(prompt, answer);
-    out.textContent = parsed.kind === 'error' ? `The model's answer was refused: ${parsed.message}` : `The model picks ${parsed.kind === 'end' ? END : parsed.call.name}.`;
+    out.textContent =
+      parsed.kind === 'error'
+        ? `The model's answer was refused: ${parsed.message}`
+        : `The model picks ${parsed.kind === 'end' ? END : parsed.call.name}.`;
     if (parsed.kind !== 'error') await take(parsed.kind === 'end' ? END : parsed.call.name);
   } catch (error) {
     llm = undefined;
@@ -457,7 +625,10 @@ $<HTMLFormElement>('ask').addEventListener('submit', (e) => {
 $('step-auto').addEventListener('click', () => void planToEnd());
 $('format').addEventListener('change', () => void showStep());
 $('strategy').addEventListener('change', () => void showStep());
-$('backend-choice').addEventListener('change', (e) => void useBackend((e.target as HTMLSelectElement).value).then(showStep));
+$('backend-choice').addEventListener(
+  'change',
+  (e) => void useBackend((e.target as HTMLSelectElement).value).then(showStep),
+);
 $('backend-check').addEventListener('click', () => void checkBackends());
 $<HTMLFormElement>('llm-form').addEventListener('submit', (event) => void askLlm(event));
 $('llm-remote').addEventListener('change', () => void llmAvailability());

@@ -3,7 +3,15 @@
  * embeds them with its own copy of the bundled encoder (ONNX Runtime Web, WASM), trains, reports
  * progress as it goes, and posts back the model's binary artifact (transferred, not copied).
  */
-import { Dtdr, DtdrError, loadEncoder, type Encoder, type MethodName, type Plan, type ToolSpec } from '../../src/index.js';
+import {
+  Dtdr,
+  DtdrError,
+  loadEncoder,
+  type Encoder,
+  type MethodName,
+  type Plan,
+  type ToolSpec,
+} from '../../src/index.js';
 
 export interface TrainRequest {
   tools: ToolSpec[];
@@ -18,7 +26,8 @@ export type TrainMessage =
   | { type: 'error'; message: string; hint?: string };
 
 let encoder: Promise<Encoder> | undefined;
-const post = (message: TrainMessage, transfer: Transferable[] = []) => (self as unknown as Worker).postMessage(message, transfer);
+const post = (message: TrainMessage, transfer: Transferable[] = []) =>
+  (self as unknown as Worker).postMessage(message, transfer);
 
 self.onmessage = async (event: MessageEvent<TrainRequest>) => {
   const { tools, plans, method, dataset } = event.data;
@@ -37,6 +46,10 @@ self.onmessage = async (event: MessageEvent<TrainRequest>) => {
     const bytes = model.toBinary();
     post({ type: 'done', model: bytes, seconds: (performance.now() - started) / 1000 }, [bytes.buffer]);
   } catch (error) {
-    post({ type: 'error', message: error instanceof Error ? error.message : String(error), hint: error instanceof DtdrError ? error.hint : undefined });
+    post({
+      type: 'error',
+      message: error instanceof Error ? error.message : String(error),
+      hint: error instanceof DtdrError ? error.hint : undefined,
+    });
   }
 };

@@ -71,15 +71,15 @@ else {
         workers,
         ...(synthetic ? { head: { epochs: 1 } } : {}),
         // FOLD_HEAD_STEPS=n: experimental foldHeadSteps (Infinity: every step), to compare quality with and without the cap.
-  // FOLD_PLANS=n: experimental foldPlans (Infinity: every training plan), likewise; HEAD_STEPS=n: experimental headSteps.
-  gated: {
-    experimental: {
-      ...(process.env.FOLD_HEAD_STEPS ? { foldHeadSteps: Number(process.env.FOLD_HEAD_STEPS) } : {}),
-      ...(process.env.FOLD_PLANS ? { foldPlans: Number(process.env.FOLD_PLANS) } : {}),
-      ...(process.env.HEAD_STEPS ? { headSteps: Number(process.env.HEAD_STEPS) } : {}),
-    },
-  },
-  onProgress: (p) => {
+        // FOLD_PLANS=n: experimental foldPlans (Infinity: every training plan), likewise; HEAD_STEPS=n: experimental headSteps.
+        gated: {
+          experimental: {
+            ...(process.env.FOLD_HEAD_STEPS ? { foldHeadSteps: Number(process.env.FOLD_HEAD_STEPS) } : {}),
+            ...(process.env.FOLD_PLANS ? { foldPlans: Number(process.env.FOLD_PLANS) } : {}),
+            ...(process.env.HEAD_STEPS ? { headSteps: Number(process.env.HEAD_STEPS) } : {}),
+          },
+        },
+        onProgress: (p) => {
           // cross-fitting reports fractions of all rounds: a new round every 1/rounds
           const round = p.phase === 'cross-fitting' ? Math.floor(p.fraction * 6 + 1e-9) : -1;
           if (p.phase !== last || round !== lastRound) mark(`${last}${lastRound >= 0 ? ` round ${lastRound}` : ''}`);

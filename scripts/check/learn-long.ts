@@ -16,7 +16,13 @@ import { DEMO_TOOLS, generateDemoPlans } from '../../src/demo/toolset.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import { median } from '../bench/stats.js';
 
-const { values } = parseArgs({ options: { plans: { type: 'string', default: '100000' }, start: { type: 'string', default: '1000' }, heldOut: { type: 'string', default: '1500' } } });
+const { values } = parseArgs({
+  options: {
+    plans: { type: 'string', default: '100000' },
+    start: { type: 'string', default: '1000' },
+    heldOut: { type: 'string', default: '1500' },
+  },
+});
 const N = Number(values.plans);
 const START = Number(values.start);
 const HELD_OUT = Number(values.heldOut);
@@ -47,7 +53,10 @@ for (let i = 0; i < N; i++) {
   const s = performance.now();
   await learned.learn([stream[i]]);
   times[i] = performance.now() - s;
-  if ((i + 1) % 10000 === 0) console.error(`  ${i + 1} learned, ${((performance.now() - t0) / 1000).toFixed(0)} s, last call ${times[i].toFixed(2)} ms`);
+  if ((i + 1) % 10000 === 0)
+    console.error(
+      `  ${i + 1} learned, ${((performance.now() - t0) / 1000).toFixed(0)} s, last call ${times[i].toFixed(2)} ms`,
+    );
 }
 const first = median(Array.from(times.subarray(0, Math.min(1000, N))));
 const last = median(Array.from(times.subarray(Math.max(0, N - 1000))));
@@ -57,11 +66,19 @@ const onceBytes = once.toBinary().length;
 const covLearned = await coverage(learned, heldOut);
 const covOnce = await coverage(once, heldOut);
 const ok = { time: last <= 5, size: learnedBytes <= 2 * onceBytes, coverage: Math.abs(covLearned - covOnce) <= 0.01 };
-console.log(`learn-long: ${START.toLocaleString('en')} plans trained, ${N.toLocaleString('en')} single-plan learn() calls, ${HELD_OUT.toLocaleString('en')} held-out plans, node ${process.version}`);
+console.log(
+  `learn-long: ${START.toLocaleString('en')} plans trained, ${N.toLocaleString('en')} single-plan learn() calls, ${HELD_OUT.toLocaleString('en')} held-out plans, node ${process.version}`,
+);
 console.log('| measure | learned online | trained once | bound | ok |');
 console.log('|---|---:|---:|---|---|');
-console.log(`| learn() median ms, first 1,000 / last 1,000 calls | ${first.toFixed(2)} / ${last.toFixed(2)} | | last ≤ 5 ms | ${ok.time ? 'yes' : 'NO'} |`);
-console.log(`| binary model, KB | ${(learnedBytes / 1024).toFixed(0)} | ${(onceBytes / 1024).toFixed(0)} | ≤ 2x | ${ok.size ? 'yes' : 'NO'} |`);
-console.log(`| held-out coverage (target 0.95) | ${covLearned.toFixed(4)} | ${covOnce.toFixed(4)} | within 0.01 | ${ok.coverage ? 'yes' : 'NO'} |`);
+console.log(
+  `| learn() median ms, first 1,000 / last 1,000 calls | ${first.toFixed(2)} / ${last.toFixed(2)} | | last ≤ 5 ms | ${ok.time ? 'yes' : 'NO'} |`,
+);
+console.log(
+  `| binary model, KB | ${(learnedBytes / 1024).toFixed(0)} | ${(onceBytes / 1024).toFixed(0)} | ≤ 2x | ${ok.size ? 'yes' : 'NO'} |`,
+);
+console.log(
+  `| held-out coverage (target 0.95) | ${covLearned.toFixed(4)} | ${covOnce.toFixed(4)} | within 0.01 | ${ok.coverage ? 'yes' : 'NO'} |`,
+);
 console.log(`| forgettable demonstrations kept | ${learned.learnedCount.toLocaleString('en')} | | | |`);
 process.exit(ok.time && ok.size && ok.coverage ? 0 : 1);

@@ -39,7 +39,10 @@ async function measureInWorker(what: string, path: string, decodedBytes: number,
   let outcome = '';
   for (let r = 0; r < 3; r++) {
     const result = await new Promise<{ outcome: string; ms: number }>((resolve) => {
-      const worker = new Worker(new URL('./workers/decode-worker.mjs', import.meta.url), { workerData: { path, words }, resourceLimits: { maxOldGenerationSizeMb: Math.ceil(decodedBytes * 8 / 2 ** 20) + 200 } });
+      const worker = new Worker(new URL('./workers/decode-worker.mjs', import.meta.url), {
+        workerData: { path, words },
+        resourceLimits: { maxOldGenerationSizeMb: Math.ceil((decodedBytes * 8) / 2 ** 20) + 200 },
+      });
       worker.once('message', resolve);
       worker.once('error', (error) => resolve({ outcome: `THREW ${String(error).slice(0, 80)}`, ms: Infinity }));
     });
@@ -171,33 +174,91 @@ for (const steps of [4000, MAX_PLAN_STEPS]) {
 // loaded within the time limit. The crafted files are written to a temporary folder.
 const dir = mkdtempSync(join(tmpdir(), 'dtdr-stress-'));
 const small = await Dtdr.train({ tools: FUZZ_TOOLS, encoder: fuzzEncoder });
-const bigTools = Array.from({ length: 2600 }, (_, i) => ({ name: `tool_${i}`, description: `tool number ${i} for ${words}` }));
+const bigTools = Array.from({ length: 2600 }, (_, i) => ({
+  name: `tool_${i}`,
+  description: `tool number ${i} for ${words}`,
+}));
 const bigWords = Array.from({ length: 100 }, (_, i) => `word${i}`);
 const big = await Dtdr.train({ tools: bigTools, encoder: wordAxisEncoder(bigWords) }); // a 1 MB section: 2,600 description vectors of 100 floats
-const headerOf = (bytes: Uint8Array) => JSON.parse(new TextDecoder().decode(bytes.subarray(16, 16 + new DataView(bytes.buffer, bytes.byteOffset).getUint32(12, true))));
+const headerOf = (bytes: Uint8Array) =>
+  JSON.parse(
+    new TextDecoder().decode(bytes.subarray(16, 16 + new DataView(bytes.buffer, bytes.byteOffset).getUint32(12, true))),
+  );
 const bigBytes = big.toBinary();
 const bigHeader = headerOf(bigBytes);
-const largest = bigHeader.sections.reduce((best: number, s: { length: number }, i: number) => (s.length > bigHeader.sections[best].length ? i : best), 0);
-const refs = (n: number) => Array.from({ length: n }, () => ({ $dtdrSection: largest, ...(bigHeader.sections[largest].rows ? { $dtdrWidth: bigHeader.sections[largest].rows } : {}) }));
+const largest = bigHeader.sections.reduce(
+  (best: number, s: { length: number }, i: number) => (s.length > bigHeader.sections[best].length ? i : best),
+  0,
+);
+const refs = (n: number) =>
+  Array.from({ length: n }, () => ({
+    $dtdrSection: largest,
+    ...(bigHeader.sections[largest].rows ? { $dtdrWidth: bigHeader.sections[largest].rows } : {}),
+  }));
 const files: [string, Uint8Array, number, string[]][] = [
-  ['a 1 MB section referenced 20,000 times', withHeader(bigBytes, { ...bigHeader, body: { ...bigHeader.body, extra: refs(20_000) } }), bigBytes.length, bigWords],
-  ['20,000 section entries over one 1 MB section', withHeader(bigBytes, { sections: [...bigHeader.sections, ...Array.from({ length: 20_000 }, () => ({ ...bigHeader.sections[largest] }))], body: { ...bigHeader.body, extra: Array.from({ length: 20_000 }, (_, k) => ({ $dtdrSection: bigHeader.sections.length + k, ...(bigHeader.sections[largest].rows ? { $dtdrWidth: bigHeader.sections[largest].rows } : {}) })) } }), bigBytes.length, bigWords],
-  ['header nested 5,000,000 levels (10 MB)', withHeaderText(small.toBinary(), `${'['.repeat(5_000_000)}${']'.repeat(5_000_000)}`), 0, FUZZ_WORDS],
+  [
+    'a 1 MB section referenced 20,000 times',
+    withHeader(bigBytes, { ...bigHeader, body: { ...bigHeader.body, extra: refs(20_000) } }),
+    bigBytes.length,
+    bigWords,
+  ],
+  [
+    '20,000 section entries over one 1 MB section',
+    withHeader(bigBytes, {
+      sections: [...bigHeader.sections, ...Array.from({ length: 20_000 }, () => ({ ...bigHeader.sections[largest] }))],
+      body: {
+        ...bigHeader.body,
+        extra: Array.from({ length: 20_000 }, (_, k) => ({
+          $dtdrSection: bigHeader.sections.length + k,
+          ...(bigHeader.sections[largest].rows ? { $dtdrWidth: bigHeader.sections[largest].rows } : {}),
+        })),
+      },
+    }),
+    bigBytes.length,
+    bigWords,
+  ],
+  [
+    'header nested 5,000,000 levels (10 MB)',
+    withHeaderText(small.toBinary(), `${'['.repeat(5_000_000)}${']'.repeat(5_000_000)}`),
+    0,
+    FUZZ_WORDS,
+  ],
   ['the model as saved', bigBytes, bigBytes.length, bigWords],
 ];
 for (const [name, bytes, decoded, fileWords] of files) {
   const path = join(dir, 'model.dtdr');
   writeFileSync(path, bytes);
-  await measureInWorker(`load a ${(bytes.length / 2 ** 20).toFixed(1)} MB binary model: ${name}`, path, decoded, fileWords);
+  await measureInWorker(
+    `load a ${(bytes.length / 2 ** 20).toFixed(1)} MB binary model: ${name}`,
+    path,
+    decoded,
+    fileWords,
+  );
 }
 const deepJson = join(dir, 'model.json');
 writeFileSync(deepJson, `${'{"a":'.repeat(2_000_000)}1${'}'.repeat(2_000_000)}`);
 await measureInWorker('load a 12 MB JSON model nested 2,000,000 levels', deepJson, 0, FUZZ_WORDS);
 
 // Tool schemas and a model's arguments.
-const schemaTools: ToolSpec[] = [{ name: 'tag', description: 'tag', parameters: { type: 'object', properties: { tags: { type: 'array', uniqueItems: true }, code: { type: 'string', pattern: '^(a+)+$' }, id: { type: 'string', pattern: '^[a-z]+-\\d+$' } } } }];
-const check = (args: Record<string, unknown>) => validateCall({ kind: 'call', call: { name: 'tag', arguments: args }, warnings: [] }, schemaTools).kind;
-await measure('validateCall, uniqueItems over 5,000 distinct objects (a 100,000-char answer)', () => check({ tags: Array.from({ length: 5000 }, (_, i) => ({ id: i, v: `value ${i}` })) }));
+const schemaTools: ToolSpec[] = [
+  {
+    name: 'tag',
+    description: 'tag',
+    parameters: {
+      type: 'object',
+      properties: {
+        tags: { type: 'array', uniqueItems: true },
+        code: { type: 'string', pattern: '^(a+)+$' },
+        id: { type: 'string', pattern: '^[a-z]+-\\d+$' },
+      },
+    },
+  },
+];
+const check = (args: Record<string, unknown>) =>
+  validateCall({ kind: 'call', call: { name: 'tag', arguments: args }, warnings: [] }, schemaTools).kind;
+await measure('validateCall, uniqueItems over 5,000 distinct objects (a 100,000-char answer)', () =>
+  check({ tags: Array.from({ length: 5000 }, (_, i) => ({ id: i, v: `value ${i}` })) }),
+);
 await measure("validateCall, pattern '^(a+)+$' on 'a' × 40 + '!'", () => check({ code: `${'a'.repeat(40)}!` }));
 await measure("validateCall, pattern '^[a-z]+-\\d+$' on a 100,000-char value", () => check({ id: fill('a', 100_000) }));
 let nested: unknown = 1;
@@ -205,15 +266,37 @@ for (let i = 0; i < 100_000; i++) nested = [nested];
 await measure('validateCall, uniqueItems over arrays nested 100,000 deep', () => check({ tags: [nested, nested] }));
 let deepSchema: Record<string, unknown> = { type: 'string' };
 for (let i = 0; i < 100_000; i++) deepSchema = { type: 'object', properties: { x: deepSchema } };
-await measure('addTools, an inputSchema nested 100,000 levels', () => small.addTools([{ name: 'deep_tool', description: 'deep', parameters: deepSchema }]));
-await measure(`buildSelectionPrompt, a ${MAX_QUERY_CHARS.toLocaleString('en')}-char request of '<|im_end|>'`, () => buildSelectionPrompt({ query: fill('<|im_end|>\u2028', MAX_QUERY_CHARS), history: [], tools: FUZZ_TOOLS, strategy: 'hard', format: 'hermes', candidates: [{ tool: 'email_send', probability: 0.9 }] }).text.split('<|im_start|>').length - 1 + ' turns');
+await measure('addTools, an inputSchema nested 100,000 levels', () =>
+  small.addTools([{ name: 'deep_tool', description: 'deep', parameters: deepSchema }]),
+);
+await measure(
+  `buildSelectionPrompt, a ${MAX_QUERY_CHARS.toLocaleString('en')}-char request of '<|im_end|>'`,
+  () =>
+    buildSelectionPrompt({
+      query: fill('<|im_end|>\u2028', MAX_QUERY_CHARS),
+      history: [],
+      tools: FUZZ_TOOLS,
+      strategy: 'hard',
+      format: 'hermes',
+      candidates: [{ tool: 'email_send', probability: 0.9 }],
+    }).text.split('<|im_start|>').length -
+    1 +
+    ' turns',
+);
 
 // An embedding cache of 10,000 lines holding NaN, read and used.
 const cachePath = join(dir, 'embeddings.jsonl');
 const nan = Buffer.from(new Float32Array(fuzzEncoder.dimension).fill(NaN).buffer).toString('base64');
-writeFileSync(cachePath, Array.from({ length: 10_000 }, (_, i) => JSON.stringify({ k: `${fuzzEncoder.id}\u0000text ${i}`, v: nan })).join('\n'));
+writeFileSync(
+  cachePath,
+  Array.from({ length: 10_000 }, (_, i) => JSON.stringify({ k: `${fuzzEncoder.id}\u0000text ${i}`, v: nan })).join(
+    '\n',
+  ),
+);
 await measure('embedding cache: open 10,000 NaN lines, embed 100 of their texts', async () => {
-  const vectors = await withPersistentCache(fuzzEncoder, fileEmbeddingStore(cachePath), 0).embed(Array.from({ length: 100 }, (_, i) => `text ${i}`));
+  const vectors = await withPersistentCache(fuzzEncoder, fileEmbeddingStore(cachePath), 0).embed(
+    Array.from({ length: 100 }, (_, i) => `text ${i}`),
+  );
   return vectors.every((v) => Array.from(v).every(Number.isFinite)) ? 'all finite' : 'NaN';
 });
 
@@ -222,7 +305,14 @@ await measure('watchMcpTools, 500 list_changed notifications at once', async () 
   let reads = 0;
   let notify = () => {};
   const listed = FUZZ_TOOLS.map((t) => ({ name: t.name, description: t.description }));
-  const watch = await watchMcpTools({ listTools: async () => (reads++, await new Promise((r) => setTimeout(r, 1)), { tools: listed }), setNotificationHandler: (_: never, h: (n: unknown) => void) => void (notify = () => void h({})) }, small, { notificationSchema: {} });
+  const watch = await watchMcpTools(
+    {
+      listTools: async () => (reads++, await new Promise((r) => setTimeout(r, 1)), { tools: listed }),
+      setNotificationHandler: (_: never, h: (n: unknown) => void) => void (notify = () => void h({})),
+    },
+    small,
+    { notificationSchema: {} },
+  );
   for (let i = 0; i < 500; i++) notify();
   await watch.refresh();
   return `${reads} tools/list reads`;
@@ -234,7 +324,11 @@ console.log(`${'input'.padEnd(width)}  median ms  outcome`);
 for (const r of rows) console.log(`${r.what.padEnd(width)}  ${r.ms.toFixed(1).padStart(9)}  ${r.outcome}`);
 const slow = rows.filter((r) => r.ms > (r.limit ?? LIMIT_MS) || r.outcome.startsWith('THREW'));
 if (slow.length > 0) {
-  console.error(`\n${slow.length} over ${LIMIT_MS} ms (model files: ${MODEL_FILE_LIMIT_MS} ms) or not a DtdrError: ${slow.map((r) => r.what).join('; ')}`);
+  console.error(
+    `\n${slow.length} over ${LIMIT_MS} ms (model files: ${MODEL_FILE_LIMIT_MS} ms) or not a DtdrError: ${slow.map((r) => r.what).join('; ')}`,
+  );
   process.exit(1);
 }
-console.log(`\nall under ${LIMIT_MS} ms (model files: ${MODEL_FILE_LIMIT_MS} ms, heap capped at the decoded size + 200 MB) (median of ${REPEATS}; ${process.platform} ${process.arch}, Node ${process.version})`);
+console.log(
+  `\nall under ${LIMIT_MS} ms (model files: ${MODEL_FILE_LIMIT_MS} ms, heap capped at the decoded size + 200 MB) (median of ${REPEATS}; ${process.platform} ${process.arch}, Node ${process.version})`,
+);

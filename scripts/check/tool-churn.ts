@@ -19,7 +19,14 @@ const encoder = await loadEncoder();
 const saved = (await Dtdr.train({ tools: DEMO_TOOLS, plans: generateDemoPlans(1500, 3), encoder, seed: 1 })).toJSON();
 const fresh = Dtdr.load(saved, encoder);
 const model = Dtdr.load(saved, encoder);
-const queries = ['Email the quarterly report to Maria', 'Wake me up at 7', 'What is the weather in Paris tomorrow?', 'Play some jazz', 'Book a table for two tonight', 'Translate hello into French'];
+const queries = [
+  'Email the quarterly report to Maria',
+  'Wake me up at 7',
+  'What is the weather in Paris tomorrow?',
+  'Play some jazz',
+  'Book a table for two tonight',
+  'Translate hello into French',
+];
 const order = async (m: Dtdr, q: string) => {
   const r = await m.rank(q);
   return Array.from(r.order, (i) => r.labels[i]).join(',');
@@ -52,11 +59,21 @@ const freshSize = fresh.toBinary().length;
 const after = await Promise.all(queries.map((q) => order(model, q)));
 const orderOk = after.every((o, k) => o === before[k]);
 const ok = labelsOk && size <= freshSize * 1.1 && churned <= reference * 1.1 + 0.02 && orderOk;
-console.log(`tool-churn: ${cycles.toLocaleString('en')} add/remove cycles on the demo model (${DEMO_TOOLS.length} tools), ${cycleMs.toFixed(1)} ms per cycle, node ${process.version}`);
+console.log(
+  `tool-churn: ${cycles.toLocaleString('en')} add/remove cycles on the demo model (${DEMO_TOOLS.length} tools), ${cycleMs.toFixed(1)} ms per cycle, node ${process.version}`,
+);
 console.log('| measure | after the cycles | fresh model | bound | ok |');
 console.log('|---|---:|---:|---|---|');
-console.log(`| labels | ${model.retriever.labels.length} | ${fresh.retriever.labels.length} | visible tools + END | ${labelsOk ? 'yes' : 'NO'} |`);
-console.log(`| binary model, bytes | ${size.toLocaleString('en')} | ${freshSize.toLocaleString('en')} | within 10 % | ${size <= freshSize * 1.1 ? 'yes' : 'NO'} |`);
-console.log(`| rank, median ms | ${churned.toFixed(3)} | ${reference.toFixed(3)} | within 10 % (+0.02 ms timer noise) | ${churned <= reference * 1.1 + 0.02 ? 'yes' : 'NO'} |`);
-console.log(`| the other tools' order on ${queries.length} requests | ${orderOk ? 'unchanged' : 'CHANGED'} | | unchanged | ${orderOk ? 'yes' : 'NO'} |`);
+console.log(
+  `| labels | ${model.retriever.labels.length} | ${fresh.retriever.labels.length} | visible tools + END | ${labelsOk ? 'yes' : 'NO'} |`,
+);
+console.log(
+  `| binary model, bytes | ${size.toLocaleString('en')} | ${freshSize.toLocaleString('en')} | within 10 % | ${size <= freshSize * 1.1 ? 'yes' : 'NO'} |`,
+);
+console.log(
+  `| rank, median ms | ${churned.toFixed(3)} | ${reference.toFixed(3)} | within 10 % (+0.02 ms timer noise) | ${churned <= reference * 1.1 + 0.02 ? 'yes' : 'NO'} |`,
+);
+console.log(
+  `| the other tools' order on ${queries.length} requests | ${orderOk ? 'unchanged' : 'CHANGED'} | | unchanged | ${orderOk ? 'yes' : 'NO'} |`,
+);
 process.exit(ok ? 0 : 1);

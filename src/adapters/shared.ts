@@ -37,34 +37,63 @@ export interface StepChoice {
  * never in it, even where the app still passes it; a tool the model knows but the listing lacks
  * (a server dropped it, another server owns it) is not either.
  */
-export function availableTools(model: Dtdr, listing: readonly string[] | undefined, alwaysInclude: readonly string[] = []): Set<string> {
+export function availableTools(
+  model: Dtdr,
+  listing: readonly string[] | undefined,
+  alwaysInclude: readonly string[] = [],
+): Set<string> {
   const removed = new Set(model.removedTools);
   const names = listing ?? [...model.tools.map((t) => t.name), ...alwaysInclude];
   return new Set(names.filter((n) => !removed.has(n)));
 }
 
-export async function chooseTools(model: Dtdr, query: string, history: string[], allTools: readonly string[] | undefined, options: AdapterOptions): Promise<StepChoice> {
+export async function chooseTools(
+  model: Dtdr,
+  query: string,
+  history: string[],
+  allTools: readonly string[] | undefined,
+  options: AdapterOptions,
+): Promise<StepChoice> {
   const known = new Set(model.tools.map((t) => t.name));
   // Calls of tools dtdr does not know (e.g. added to the app but not to the model) are left out of its history.
   const usable = history.filter((h) => known.has(h));
   const retrieval = await model.retrieve(query, usable, options.select);
   options.onRetrieval?.(retrieval, { query, history: usable });
   const max = options.maxTools ?? 8;
-  if (!Number.isInteger(max) || max < 1) throw new DtdrError('options', `maxTools must be a positive integer, got ${options.maxTools}`, { field: 'maxTools' });
+  if (!Number.isInteger(max) || max < 1)
+    throw new DtdrError('options', `maxTools must be a positive integer, got ${options.maxTools}`, {
+      field: 'maxTools',
+    });
   const always = options.alwaysInclude ?? [];
   const available = availableTools(model, allTools, always);
   const retrieved = retrieval.candidates.map((c) => c.tool).filter((t) => t !== END && available.has(t));
   const unknownToDtdr = [...available].filter((t) => !known.has(t));
-  const tools = [...new Set([...always, ...retrieved.slice(0, Math.max(0, max - always.length)), ...unknownToDtdr])].filter((t) => available.has(t));
+  const tools = [
+    ...new Set([...always, ...retrieved.slice(0, Math.max(0, max - always.length)), ...unknownToDtdr]),
+  ].filter((t) => available.has(t));
   const mayEnd = retrieval.candidates.some((c) => c.tool === END);
-  const listed = retrieval.candidates.filter((c) => c.tool === END || available.has(c.tool)).slice(0, max).map((c) => `${c.tool} (${c.probability.toFixed(2)})`).join(', ');
-  const hint = `Tools most likely needed for the next step, by dtdr's retrieval: ${listed}.${retrieval.widened ? ` dtdr is unsure: ${retrieval.reason}.` : ''}`;
+  const listed = retrieval.candidates
+    .filter((c) => c.tool === END || available.has(c.tool))
+    .slice(0, max)
+    .map((c) => `${c.tool} (${c.probability.toFixed(2)})`)
+    .join(', ');
+  const hint =
+    `Tools most likely needed for the next step, by dtdr's retrieval: ` +
+    `${listed}.${retrieval.widened ? ` dtdr is unsure: ${retrieval.reason}.` : ''}`;
   return { retrieval, tools, available, mayEnd, hint };
 }
 
 /** The text of a chat message's content: a string, or the text parts of an array. */
 export function messageText(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p) => (p && typeof p === 'object' && (p as { type?: string }).type === 'text' ? String((p as { text?: unknown }).text ?? '') : '')).join(' ').trim();
+  if (Array.isArray(content))
+    return content
+      .map((p) =>
+        p && typeof p === 'object' && (p as { type?: string }).type === 'text'
+          ? String((p as { text?: unknown }).text ?? '')
+          : '',
+      )
+      .join(' ')
+      .trim();
   return '';
 }

@@ -38,7 +38,11 @@ export async function demoCommand(argv: string[]): Promise<void> {
     onProgress: (p) => bar.update(p.phase, p.fraction),
   });
   bar.done();
-  console.log(`dtdr demo · ${model.method} trained on ${dataset.plans.length} demonstrations over ` + `${dataset.tools.length} tools in ${((Date.now() - started) / 1000).toFixed(1)} s ` + `(encoder ${encoder.id})\n`);
+  console.log(
+    `dtdr demo · ${model.method} trained on ${dataset.plans.length} demonstrations over ` +
+      `${dataset.tools.length} tools in ${((Date.now() - started) / 1000).toFixed(1)} s ` +
+      `(encoder ${encoder.id})\n`,
+  );
   const asked = values.query as string[] | undefined;
   const walks = asked ? asked.map((query) => ({ query, plan: undefined })) : DEMO_SHOWCASE;
   const demonstrated = new Set(dataset.plans.map(sequenceKey));
@@ -59,13 +63,21 @@ export async function demoCommand(argv: string[]): Promise<void> {
         needed++;
         if (inSet) held++;
       }
-      const mark = need === undefined ? '' : inSet ? ` · needs ${need}: in the set` : ` · needs ${need}: NOT in the set${r.widened ? '' : ' (confidently wrong)'}`;
+      const mark =
+        need === undefined
+          ? ''
+          : inSet
+            ? ` · needs ${need}: in the set`
+            : ` · needs ${need}: NOT in the set${r.widened ? '' : ' (confidently wrong)'}`;
       console.log(`  step ${step + 1}: ${shown}${context}${sure}${r.widened ? ` · widened (${r.reason})` : ''}${mark}`);
       const next = need ?? r.candidates[0]?.tool;
       if (!next || next === END) break;
       history.push(next);
     }
-    console.log(`  plan: ${history.join(' → ') || '(none)'} → ` + `${END}${plan ? ' (the plan it needs)' : ' (following the top candidate)'}\n`);
+    console.log(
+      `  plan: ${history.join(' → ') || '(none)'} → ` +
+        `${END}${plan ? ' (the plan it needs)' : ' (following the top candidate)'}\n`,
+    );
   }
   if (needed > 0) console.log(`the needed tool was in the set at ${held} of ${needed} steps`);
   await encoder.dispose?.();

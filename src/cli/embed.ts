@@ -14,7 +14,11 @@ export async function embedCommand(argv: string[]): Promise<void> {
     'allow-remote': { type: 'boolean' },
   });
   const batchSize = intOption(values.batch as string | undefined, 'batch', 256, 1);
-  const encoder = await loadEncoder({ model: values.encoder as string | undefined, allowRemoteModels: values['allow-remote'] === true, batchSize });
+  const encoder = await loadEncoder({
+    model: values.encoder as string | undefined,
+    allowRemoteModels: values['allow-remote'] === true,
+    batchSize,
+  });
   if (process.stdin.isTTY) process.stderr.write('dtdr embed: reading lines from standard input (Ctrl-D to end)\n');
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   let batch: string[] = [];

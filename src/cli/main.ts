@@ -18,11 +18,27 @@ interface Command {
 }
 
 const commands: Record<string, Command> = {
-  demo: { summary: 'train on the built-in assistant tool set and walk example queries (npm start)', help: demoHelp, run: demoCommand },
+  demo: {
+    summary: 'train on the built-in assistant tool set and walk example queries (npm start)',
+    help: demoHelp,
+    run: demoCommand,
+  },
   train: { summary: 'train a retriever on demonstrations and write a model file', help: trainHelp, run: trainCommand },
-  retrieve: { summary: 'rank the next tools for a query and history with a model file', help: retrieveHelp, run: retrieveCommand },
-  prompt: { summary: 'print the prompt for the next step (hard/soft mask, weighted) with its Qwen3 token count', help: promptHelp, run: promptCommand },
-  eval: { summary: 'compare retrieval methods on a dataset (MRR, F1, top-1, recall@5, coverage)', help: evalHelp, run: evalCommand },
+  retrieve: {
+    summary: 'rank the next tools for a query and history with a model file',
+    help: retrieveHelp,
+    run: retrieveCommand,
+  },
+  prompt: {
+    summary: 'print the prompt for the next step (hard/soft mask, weighted) with its Qwen3 token count',
+    help: promptHelp,
+    run: promptCommand,
+  },
+  eval: {
+    summary: 'compare retrieval methods on a dataset (MRR, F1, top-1, recall@5, coverage)',
+    help: evalHelp,
+    run: evalCommand,
+  },
   embed: { summary: 'embed lines of text with the sentence encoder', help: embedHelp, run: embedCommand },
 };
 
@@ -51,7 +67,9 @@ async function main(argv: string[]): Promise<number> {
   const command = commands[name];
   if (!command) {
     const close = closestToolName(name, Object.keys(commands));
-    throw new DtdrError('usage', `unknown command "${name}"${close ? `; did you mean "${close}"?` : ''}`, { hint: `one of: ${Object.keys(commands).join(', ')}` });
+    throw new DtdrError('usage', `unknown command "${name}"${close ? `; did you mean "${close}"?` : ''}`, {
+      hint: `one of: ${Object.keys(commands).join(', ')}`,
+    });
   }
   if (rest.includes('--help') || rest.includes('-h')) {
     console.log(command.help);

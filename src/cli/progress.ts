@@ -10,7 +10,10 @@ export class ProgressBar {
     this.last = now;
     const width = 24;
     const filled = Math.round(Math.max(0, Math.min(1, fraction)) * width);
-    process.stderr.write(`\r\x1b[2K${label.padEnd(16)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ` + `${Math.round(fraction * 100)}% ${detail}`);
+    process.stderr.write(
+      `\r\x1b[2K${label.padEnd(16)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ` +
+        `${Math.round(fraction * 100)}% ${detail}`,
+    );
   }
 
   done(): void {

@@ -1,4 +1,11 @@
-import { buildArgumentsPrompt, buildSelectionPrompt, FORMATS, STRATEGIES, type PromptFormat, type Strategy } from '../core/prompts/build.js';
+import {
+  buildArgumentsPrompt,
+  buildSelectionPrompt,
+  FORMATS,
+  STRATEGIES,
+  type PromptFormat,
+  type Strategy,
+} from '../core/prompts/build.js';
 import { DtdrError } from '../core/base/errors.js';
 import { promptTokens } from '../core/prompts/tokens.js';
 import { loadQwen3TokenCounter } from '../tokens/qwen3.js';
@@ -38,14 +45,19 @@ export async function promptCommand(argv: string[]): Promise<void> {
   if (!values.model) throw new DtdrError('usage', 'prompt: --model FILE is required');
   const query = readQuery('prompt', values);
   const strategy = ((values.strategy as string | undefined) ?? 'hard-weighted') as Strategy;
-  if (!STRATEGIES.includes(strategy)) throw new DtdrError('usage', `--strategy must be one of ${STRATEGIES.join(', ')}, got "${strategy}"`);
+  if (!STRATEGIES.includes(strategy))
+    throw new DtdrError('usage', `--strategy must be one of ${STRATEGIES.join(', ')}, got "${strategy}"`);
   const format = ((values.format as string | undefined) ?? 'hermes') as PromptFormat;
-  if (!FORMATS.includes(format)) throw new DtdrError('usage', `--format must be one of ${FORMATS.join(', ')}, got "${format}"`);
+  if (!FORMATS.includes(format))
+    throw new DtdrError('usage', `--format must be one of ${FORMATS.join(', ')}, got "${format}"`);
   const lowConfidence = (values['low-confidence'] as string | undefined) ?? 'widen';
-  if (lowConfidence !== 'widen' && lowConfidence !== 'soft') throw new DtdrError('usage', `--low-confidence must be widen or soft, got "${lowConfidence}"`);
+  if (lowConfidence !== 'widen' && lowConfidence !== 'soft')
+    throw new DtdrError('usage', `--low-confidence must be widen or soft, got "${lowConfidence}"`);
   const model = await loadModelForCli(values.model as string, values);
   const history = parseHistory(values.history as string | undefined, model);
-  const retrieval = await model.retrieve(query, history, { alpha: numberOption(values.alpha as string | undefined, 'alpha', 0.1, 0, 1) });
+  const retrieval = await model.retrieve(query, history, {
+    alpha: numberOption(values.alpha as string | undefined, 'alpha', 0.1, 0, 1),
+  });
   let prompt;
   if (values.arguments) {
     const tool = model.tools.find((t) => t.name === values.arguments);
@@ -53,8 +65,16 @@ export async function promptCommand(argv: string[]): Promise<void> {
     prompt = buildArgumentsPrompt({ query, history, tool, format });
   } else {
     prompt = buildSelectionPrompt({
-      query, history, tools: model.tools, strategy, format, candidates: retrieval.candidates, widened: retrieval.widened, reason: retrieval.reason,
-      demonstrations: model.examples, lowConfidence,
+      query,
+      history,
+      tools: model.tools,
+      strategy,
+      format,
+      candidates: retrieval.candidates,
+      widened: retrieval.widened,
+      reason: retrieval.reason,
+      demonstrations: model.examples,
+      lowConfidence,
     });
   }
   // Counting needs the optional Qwen3 tokenizer package; without it the prompt is still printed.
@@ -64,7 +84,24 @@ export async function promptCommand(argv: string[]): Promise<void> {
   });
   const tokens = counter ? promptTokens(prompt, counter) : null;
   if (values.json) {
-    console.log(JSON.stringify({ prompt: prompt.text, messages: prompt.messages, tools: prompt.tools ?? null, tokens, candidates: retrieval.candidates, widened: retrieval.widened, reason: retrieval.reason ?? null, strategy: prompt.strategy, format, allowed: prompt.allowed }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          prompt: prompt.text,
+          messages: prompt.messages,
+          tools: prompt.tools ?? null,
+          tokens,
+          candidates: retrieval.candidates,
+          widened: retrieval.widened,
+          reason: retrieval.reason ?? null,
+          strategy: prompt.strategy,
+          format,
+          allowed: prompt.allowed,
+        },
+        null,
+        2,
+      ),
+    );
     return;
   }
   console.log(prompt.text);

@@ -9,7 +9,8 @@ import { readModelFile } from '../storage/file.js';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { encoderOptions, fmt, loadCliEncoder } from './shared.js';
 
-export const retrieveHelp = `dtdr retrieve --model FILE (--query "…" | --query-file FILE | --query-file -) [--history a,b] [--top 5] [--alpha 0.1] [--json]
+export const retrieveHelp = `dtdr retrieve --model FILE (--query "…" | --query-file FILE | --query-file -)
+  [--history a,b] [--top 5] [--alpha 0.1] [--json]
 
 Ranks every tool and END for the next step of a plan. Prints the top candidates with their
 probabilities, the candidate set F_t, and why it is as wide as it is. For the default method the
@@ -42,13 +43,21 @@ export async function loadModelForCli(path: string, values: Record<string, unkno
 }
 
 export function parseHistory(value: string | undefined, model: Dtdr): string[] {
-  const history = value ? value.split(',').map((s) => s.trim()).filter(Boolean) : [];
+  const history = value
+    ? value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [];
   const known = new Set(model.tools.map((t) => t.name));
   const unknown = history.filter((t) => !known.has(t));
   if (unknown.length > 0) {
     const guesses = unknown.map((t) => [t, closestToolName(t, known)] as const).filter(([, g]) => g !== undefined);
-    const didYouMean = guesses.length > 0 ? `did you mean ${guesses.map(([t, g]) => `"${g}" for "${t}"`).join(', ')}? ` : '';
-    throw new DtdrError('usage', `--history names tools the model does not know: ${unknown.join(', ')}`, { hint: `${didYouMean}${knownToolsList([...known])}` });
+    const didYouMean =
+      guesses.length > 0 ? `did you mean ${guesses.map(([t, g]) => `"${g}" for "${t}"`).join(', ')}? ` : '';
+    throw new DtdrError('usage', `--history names tools the model does not know: ${unknown.join(', ')}`, {
+      hint: `${didYouMean}${knownToolsList([...known])}`,
+    });
   }
   return history;
 }
@@ -57,7 +66,10 @@ export function parseHistory(value: string | undefined, model: Dtdr): string[] {
 export function knownToolsList(names: string[]): string {
   const sorted = [...names].sort();
   const shown = sorted.slice(0, 60);
-  return `the model's ${names.length} tools: ${shown.join(', ')}` + `${sorted.length > shown.length ? `, and ${sorted.length - shown.length} more` : ''}`;
+  return (
+    `the model's ${names.length} tools: ${shown.join(', ')}` +
+    `${sorted.length > shown.length ? `, and ${sorted.length - shown.length} more` : ''}`
+  );
 }
 
 export async function retrieveCommand(argv: string[]): Promise<void> {
@@ -78,23 +90,54 @@ export async function retrieveCommand(argv: string[]): Promise<void> {
   const model = await loadModelForCli(values.model as string, values);
   const history = parseHistory(values.history as string | undefined, model);
   const result = await model.retrieve(query, history, { alpha });
-  const ranked = Array.from(result.ranking.order.subarray(0, top), (i) => ({ tool: result.ranking.labels[i], probability: result.ranking.probabilities[i] }));
+  const ranked = Array.from(result.ranking.order.subarray(0, top), (i) => ({
+    tool: result.ranking.labels[i],
+    probability: result.ranking.probabilities[i],
+  }));
   if (values.json) {
-    console.log(JSON.stringify({ method: model.method, query, history, ranked, candidates: result.candidates, widened: result.widened, reason: result.reason ?? null, target: result.target ?? null, confident: result.confident, backoff: result.backoff ?? null }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          method: model.method,
+          query,
+          history,
+          ranked,
+          candidates: result.candidates,
+          widened: result.widened,
+          reason: result.reason ?? null,
+          target: result.target ?? null,
+          confident: result.confident,
+          backoff: result.backoff ?? null,
+        },
+        null,
+        2,
+      ),
+    );
     return;
   }
   console.log(`${model.method} · query: ${query}`);
   console.log(`history: ${history.length ? history.join(' → ') : '(none)'}`);
-  ranked.forEach((c, i) => console.log(`${String(i + 1).padStart(3)}. ${c.tool === END ? `${END} (plan complete)` : c.tool}  ${fmt(c.probability)}`));
+  ranked.forEach((c, i) =>
+    console.log(
+      `${String(i + 1).padStart(3)}. ${c.tool === END ? `${END} (plan complete)` : c.tool}  ${fmt(c.probability)}`,
+    ),
+  );
   if (result.backoff) console.log(describeBackoff(result.backoff));
   const target = result.target !== undefined ? `, target ${result.target}` : '';
-  const why = result.widened ? `, widened: ${result.reason}` : result.reason ? `, ${result.reason}` : result.target !== undefined ? ', confident' : '';
+  const why = result.widened
+    ? `, widened: ${result.reason}`
+    : result.reason
+      ? `, ${result.reason}`
+      : result.target !== undefined
+        ? ', confident'
+        : '';
   console.log(`F_t (${result.candidates.length}${target}${why}): ${result.candidates.map((c) => c.tool).join(', ')}`);
 }
 
 /** The request from --query, or from --query-file FILE (or - for standard input), checked before any work. */
 export function readQuery(command: string, values: Record<string, unknown>): string {
-  if (values.query !== undefined && values['query-file'] !== undefined) throw new DtdrError('usage', `${command}: give --query or --query-file, not both`);
+  if (values.query !== undefined && values['query-file'] !== undefined)
+    throw new DtdrError('usage', `${command}: give --query or --query-file, not both`);
   let text = values.query as string | undefined;
   const file = values['query-file'] as string | undefined;
   if (file !== undefined) {
@@ -102,9 +145,13 @@ export function readQuery(command: string, values: Record<string, unknown>): str
       text = readUtf8File(file === '-' ? 0 : file, file === '-' ? 'standard input' : file);
     } catch (error) {
       if (DtdrError.isInstance(error)) throw error;
-      throw new DtdrError('data', `cannot read the query (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { file: file === '-' ? 'standard input' : file, hint: 'give a readable text file, or - for standard input' });
+      throw new DtdrError('data', `cannot read the query (${(error as NodeJS.ErrnoException).code ?? String(error)})`, {
+        file: file === '-' ? 'standard input' : file,
+        hint: 'give a readable text file, or - for standard input',
+      });
     }
   }
-  if (!text || !text.trim()) throw new DtdrError('usage', `${command}: --query "…" (or --query-file FILE) is required and must not be empty`);
+  if (!text || !text.trim())
+    throw new DtdrError('usage', `${command}: --query "…" (or --query-file FILE) is required and must not be empty`);
   return text.trim();
 }

@@ -14,7 +14,8 @@ Trains a retriever on every plan of a TaskBench-layout folder (data.jsonl, tool_
 the built-in demo tool set, and writes one model file. A folder with tool_desc.json and no (or an
 empty) data.jsonl trains on the tools alone (dtdr-g, bm25, qts).
 
-  --method M            dtdr-g (default: gated, calibrated) | dtdr-c | dtdr-l | dtdr-h | dtdr-cb | lr | dr | qts | bm25 | random
+  --method M            dtdr-g (default: gated, calibrated) | dtdr-c | dtdr-l | dtdr-h | dtdr-cb
+                        | lr | dr | qts | bm25 | random
   --target T            dtdr-g: share of steps whose candidate set must hold a right tool (default 0.95)
   --history-length N    tools of history the model conditions on (dtdr-g: chosen from the data; others 3)
   --clusters N          clusters (dtdr-g: chosen from the data; DTDR-C: demonstrations / 10)
@@ -69,7 +70,10 @@ export async function trainCommand(argv: string[]): Promise<void> {
     plans,
     encoder,
     dataset: dataset.name,
-    historyLength: values['history-length'] === undefined ? undefined : intOption(values['history-length'] as string, 'history-length', 3, 1),
+    historyLength:
+      values['history-length'] === undefined
+        ? undefined
+        : intOption(values['history-length'] as string, 'history-length', 3, 1),
     gated: { target },
     clusters: values.clusters === undefined ? undefined : intOption(values.clusters as string, 'clusters', 1, 1),
     seed: intOption(values.seed as string | undefined, 'seed', 0),
@@ -80,7 +84,15 @@ export async function trainCommand(argv: string[]): Promise<void> {
   workers.report();
   writeModelFile(values.out as string, model.toJSON());
   const what = plans.length === 0 ? 'the tools alone (no demonstrations)' : `${plans.length} plans`;
-  console.error(`trained ${method} on ${what} of ${dataset.name} (${dataset.tools.length} tools) in ` + `${((Date.now() - started) / 1000).toFixed(1)} s → ${values.out}`);
+  console.error(
+    `trained ${method} on ${what} of ${dataset.name} (${dataset.tools.length} tools) in ` +
+      `${((Date.now() - started) / 1000).toFixed(1)} s → ${values.out}`,
+  );
   const d = model.diagnostics;
-  if (d) console.error(`held-out calibration: top-1 ECE ${d.ece.temperature.toFixed(3)} over ${d.heldOutSteps} ` + `steps (${d.folds} folds by ${d.foldBy}; conformal thresholds from ` + `${d.thresholdsFrom ?? d.foldBy} folds); l = ${d.historyLength}, K = ${d.clusters}`);
+  if (d)
+    console.error(
+      `held-out calibration: top-1 ECE ${d.ece.temperature.toFixed(3)} over ${d.heldOutSteps} ` +
+        `steps (${d.folds} folds by ${d.foldBy}; conformal thresholds from ` +
+        `${d.thresholdsFrom ?? d.foldBy} folds); l = ${d.historyLength}, K = ${d.clusters}`,
+    );
 }

@@ -101,10 +101,16 @@ export class Dtdr {
   private enqueue<T>(change: () => T | Promise<T>): Promise<T> {
     const readers = [...this.ranking];
     this.pending++;
-    const run = this.changing.then(() => (readers.length > 0 ? Promise.allSettled(readers) : undefined)).then(change).finally(() => {
-      this.pending--;
-    });
-    this.changing = run.then(() => undefined, () => undefined);
+    const run = this.changing
+      .then(() => (readers.length > 0 ? Promise.allSettled(readers) : undefined))
+      .then(change)
+      .finally(() => {
+        this.pending--;
+      });
+    this.changing = run.then(
+      () => undefined,
+      () => undefined,
+    );
     return run;
   }
 
@@ -126,7 +132,9 @@ export class Dtdr {
   private applyChanges(): Retriever {
     const c = this.changes;
     this.knownNames = undefined;
-    return c.removed.length === 0 && c.added.length === 0 ? this.base : new ChangedToolSet(this.base, this.baseTools, c);
+    return c.removed.length === 0 && c.added.length === 0
+      ? this.base
+      : new ChangedToolSet(this.base, this.baseTools, c);
   }
 
   /** The retriever that ranks (tool-set changes applied). */
@@ -162,12 +170,16 @@ export class Dtdr {
     const removed = new Set(this.changes.removed);
     const back = specs.filter((t) => removed.has(t.name));
     const fresh = specs.filter((t) => !removed.has(t.name)).map((t) => ({ ...t }));
-    checkAddedTools(fresh, [...this.baseTools, ...this.changes.added].map((t) => t.name));
+    checkAddedTools(
+      fresh,
+      [...this.baseTools, ...this.changes.added].map((t) => t.name),
+    );
     if (back.length > 0) {
       this.changes = { ...this.changes, removed: this.changes.removed.filter((n) => !back.some((t) => t.name === n)) };
       await this.replaceSpecs(back);
     }
-    if (this.changes.dropped?.some((n) => fresh.some((t) => t.name === n))) this.changes = { ...this.changes, dropped: this.changes.dropped.filter((n) => !fresh.some((t) => t.name === n)) };
+    if (this.changes.dropped?.some((n) => fresh.some((t) => t.name === n)))
+      this.changes = { ...this.changes, dropped: this.changes.dropped.filter((n) => !fresh.some((t) => t.name === n)) };
     if (fresh.length > 0) {
       const entry = methodEntry(this.base.method)!;
       if (entry.withTools) {
@@ -180,7 +192,11 @@ export class Dtdr {
         if (this.beforeLearning) {
           const before = this.beforeLearning;
           const extended = extend(before.state, before.tools.length, vectors);
-          this.beforeLearning = withTools(before, [...before.tools, ...fresh.map((t) => ({ name: t.name, description: t.description }))], extended);
+          this.beforeLearning = withTools(
+            before,
+            [...before.tools, ...fresh.map((t) => ({ name: t.name, description: t.description }))],
+            extended,
+          );
         }
         this.baseTools = [...this.baseTools, ...fresh];
         const labels = labelsOf(this.baseTools);
@@ -193,7 +209,9 @@ export class Dtdr {
         let vectors: number[][] | null = null;
         if (this.encoder && (this.base.needs.query || this.base.needs.context)) {
           const all = [...this.baseTools, ...added];
-          vectors = (await this.encoder.embed(all.map((t) => toolText(t.name, t.description)))).map((v) => Array.from(v));
+          vectors = (await this.encoder.embed(all.map((t) => toolText(t.name, t.description)))).map((v) =>
+            Array.from(v),
+          );
         }
         this.changes = { ...this.changes, added, vectors };
       }
@@ -217,14 +235,20 @@ export class Dtdr {
   }
 
   private removeNow(names: string[]): void {
-    checkRemovedTools(names, this.tools.map((t) => t.name));
+    checkRemovedTools(
+      names,
+      this.tools.map((t) => t.name),
+    );
     // DTDR-G's added tools that nothing was learned about leave the model; others are masked.
     const masked = names.filter((name) => !this.dropGatedTool(name));
     this.changes = { ...this.changes, removed: [...this.changes.removed, ...masked] };
     this.view = this.applyChanges();
   }
 
-  /** Takes an added, never-demonstrated tool out of the method's state (and the state forget replays from); false when it cannot. */
+  /**
+   * Takes an added, never-demonstrated tool out of the method's state (and the state forget replays from); false when
+   * it cannot.
+   */
   private dropGatedTool(name: string): boolean {
     const [r, before] = [this.baseTools.findIndex((t) => t.name === name), this.beforeLearning];
     const rBefore = before ? before.tools.findIndex((t) => t.name === name) : -1;
@@ -235,7 +259,12 @@ export class Dtdr {
     if (state === undefined || (before && stateBefore === undefined)) return false;
     this.baseTools = this.baseTools.filter((_, i) => i !== r);
     this.base = this.fromState(this.baseTools, state);
-    if (before) this.beforeLearning = withTools(before, before.tools.filter((_, i) => i !== rBefore), stateBefore);
+    if (before)
+      this.beforeLearning = withTools(
+        before,
+        before.tools.filter((_, i) => i !== rBefore),
+        stateBefore,
+      );
     this.changes = { ...this.changes, dropped: [...(this.changes.dropped ?? []), name] };
     return true;
   }
@@ -244,7 +273,13 @@ export class Dtdr {
   private fromState(tools: ToolSpec[], state: unknown): Retriever {
     const entry = methodEntry(this.base.method)!;
     const dim = this.requireEncoder('changing tools').dimension;
-    return entry.fromState({ tools, labels: labelsOf(tools), dim, historyLength: this.base.historyLength, state: state as Record<string, unknown> });
+    return entry.fromState({
+      tools,
+      labels: labelsOf(tools),
+      dim,
+      historyLength: this.base.historyLength,
+      state: state as Record<string, unknown>,
+    });
   }
 
   /** Gives tools the model has (removed ones being added back) the specs given: their new description and schemas. */
@@ -254,18 +289,31 @@ export class Dtdr {
     const revector = methodEntry(this.base.method)?.withToolVectors;
     if (revector) {
       const encoder = this.requireEncoder('adding tools');
-      const vectors = (await encoder.embed(specs.map((t) => toolText(t.name, t.description)))).map((v) => Array.from(v));
+      const vectors = (await encoder.embed(specs.map((t) => toolText(t.name, t.description)))).map((v) =>
+        Array.from(v),
+      );
       const at = (tools: ToolSpec[]) => specs.map((t) => tools.findIndex((b) => b.name === t.name));
       this.baseTools = update(this.baseTools);
       this.base = this.fromState(this.baseTools, revector(this.base.state(), at(this.baseTools), vectors));
       const before = this.beforeLearning;
-      if (before) this.beforeLearning = withTools(before, update(before.tools), revector(before.state, at(before.tools), vectors));
+      if (before)
+        this.beforeLearning = withTools(
+          before,
+          update(before.tools),
+          revector(before.state, at(before.tools), vectors),
+        );
       return;
     }
-    // Other methods: the tool's spec (prompts, schemas) and its description vector are new; the method's own tables are as trained.
+    // Other methods: the tool's spec (prompts, schemas) and its description vector are new; the method's own tables are
+    // as trained.
     this.baseTools = update(this.baseTools);
     const added = update(this.changes.added);
-    const vectors = this.changes.vectors && this.encoder ? (await this.encoder.embed([...this.baseTools, ...added].map((t) => toolText(t.name, t.description)))).map((v) => Array.from(v)) : this.changes.vectors;
+    const vectors =
+      this.changes.vectors && this.encoder
+        ? (await this.encoder.embed([...this.baseTools, ...added].map((t) => toolText(t.name, t.description)))).map(
+            (v) => Array.from(v),
+          )
+        : this.changes.vectors;
     this.changes = { ...this.changes, added, vectors };
   }
 
@@ -290,9 +338,16 @@ export class Dtdr {
   async learn(plans: (Plan | ChainPlanInput)[]): Promise<void> {
     const given = readPlans(plans, 'options');
     return this.enqueue(async () => {
-      checkPlans(given, this.baseTools.map((t) => t.name), this.changes.added.map((t) => t.name), this.changes.removed);
+      checkPlans(
+        given,
+        this.baseTools.map((t) => t.name),
+        this.changes.added.map((t) => t.name),
+        this.changes.removed,
+      );
       if (given.length === 0) return;
-      this.beforeLearning ??= JSON.parse(JSON.stringify(saveRetriever(this.base, this.baseTools, this.encoder, this.training)));
+      this.beforeLearning ??= JSON.parse(
+        JSON.stringify(saveRetriever(this.base, this.baseTools, this.encoder, this.training)),
+      );
       this.learned.push(...given);
       if (this.refitsOnLearn() && this.learned.length >= this.fittedOn * REFIT_GROWTH) await this.refit(this.learned);
       else {
@@ -329,13 +384,18 @@ export class Dtdr {
     this.fittedOn = plans.length;
   }
 
-  /** Folds the `count` oldest learned demonstrations into the state `forget` replays from: they can no longer be forgotten. */
+  /**
+   * Folds the `count` oldest learned demonstrations into the state `forget` replays from: they can no longer be
+   * forgotten.
+   */
   private async foldOldestLearned(count: number): Promise<void> {
     const oldest = this.learned.slice(0, count);
     const { retriever, artifact } = loadRetriever(this.beforeLearning!, { encoder: this.encoder });
     const input = await this.learnInput(oldest, retriever);
     if (input) retriever.learn!(input);
-    this.beforeLearning = JSON.parse(JSON.stringify(saveRetriever(retriever, artifact.tools, this.encoder, artifact.training)));
+    this.beforeLearning = JSON.parse(
+      JSON.stringify(saveRetriever(retriever, artifact.tools, this.encoder, artifact.training)),
+    ) as ModelArtifact;
     this.learned = this.learned.slice(count);
   }
 
@@ -346,8 +406,15 @@ export class Dtdr {
    * at most MAX_FORGETTABLE); older ones, like those the model was trained on, need a new training to leave it.
    */
   async forget(which: readonly string[] | ((plan: Plan) => boolean)): Promise<number> {
-    if (typeof which !== 'function' && !Array.isArray(which)) throw new DtdrError('options', 'forget takes plan ids or a predicate', { field: 'which' });
-    const match = typeof which === 'function' ? which : ((ids) => (p: Plan) => ids.has(p.id))(new Set(which));
+    if (typeof which !== 'function' && !Array.isArray(which))
+      throw new DtdrError('options', 'forget takes plan ids or a predicate', { field: 'which' });
+    const match =
+      typeof which === 'function'
+        ? which
+        : (
+            (ids) => (p: Plan) =>
+              ids.has(p.id)
+          )(new Set(which));
     return this.enqueue(async () => {
       const keep = this.learned.filter((p) => !match(p));
       const forgotten = this.learned.length - keep.length;
@@ -373,38 +440,59 @@ export class Dtdr {
     const needs = fitNeeds(retriever.method);
     const encoder = needs.queries || needs.contexts ? this.requireEncoder('learning') : undefined;
     const input: LearnInput = { plans };
-    if (needs.queries) input.queryVectors = await embedAll(encoder!, plans.map((p) => p.query));
-    if (needs.contexts) input.contextVectors = await embedAll(encoder!, plans.flatMap((p) => planSteps(p).map((s) => contextText(s.query, s.history, retriever.historyLength))));
+    if (needs.queries)
+      input.queryVectors = await embedAll(
+        encoder!,
+        plans.map((p) => p.query),
+      );
+    if (needs.contexts)
+      input.contextVectors = await embedAll(
+        encoder!,
+        plans.flatMap((p) => planSteps(p).map((s) => contextText(s.query, s.history, retriever.historyLength))),
+      );
     return input;
   }
 
   private requireEncoder(what: string): Encoder {
-    if (!this.encoder) throw new DtdrError('encoder', `${what} to a ${this.method} model needs its encoder`, { hint: 'load the model with the encoder it was trained with' });
+    if (!this.encoder)
+      throw new DtdrError('encoder', `${what} to a ${this.method} model needs its encoder`, {
+        hint: 'load the model with the encoder it was trained with',
+      });
     return this.encoder;
   }
 
   /**
-   * Trains a model on `tools` and, optionally, demonstrations (`plans`: full plans or chains `{id?, query, tools}`), with the default method DTDR-G unless `method` says otherwise.
+   * Trains a model on `tools` and, optionally, demonstrations (`plans`: full plans or chains `{id?, query, tools}`),
+   * with the default method DTDR-G unless `method` says otherwise.
    *
-   * @throws {@link DtdrError} `'options'` for malformed tools, plans or options; `'encoder'` when the method needs an encoder and none is given.
+   * @throws {@link DtdrError} `'options'` for malformed tools, plans or options; `'encoder'` when the method needs an
+   * encoder and none is given.
    */
   static async train(options: DtdrTrainOptions): Promise<Dtdr> {
-    if (!options || typeof options !== 'object') throw new DtdrError('options', 'Dtdr.train needs an options object {tools, plans?, encoder?}');
+    if (!options || typeof options !== 'object')
+      throw new DtdrError('options', 'Dtdr.train needs an options object {tools, plans?, encoder?}');
     const method = options.method ?? DEFAULT_METHOD;
     checkTools(options.tools);
-    if (options.plans !== undefined && !Array.isArray(options.plans)) throw new DtdrError('options', 'plans must be an array of plans', { field: 'plans' });
+    if (options.plans !== undefined && !Array.isArray(options.plans))
+      throw new DtdrError('options', 'plans must be an array of plans', { field: 'plans' });
     checkPlanSizes(options.plans);
     // The model keeps copies: a caller mutating its arrays later must not change the model.
     const tools = options.tools.map((t) => ({ ...t }));
     const plans = readPlans(options.plans ?? [], 'options');
     const retriever = await trainRetriever(method, tools, plans, options.encoder, options);
-    return new Dtdr(retriever, tools, options.encoder, {
-      dataset: options.dataset,
-      plans: plans.length,
-      historyLength: options.historyLength ?? TRAIN_DEFAULTS.historyLength,
-      seed: options.seed ?? TRAIN_DEFAULTS.seed,
-      ...(options.clusters !== undefined ? { clusters: options.clusters } : {}),
-    }, plans.slice(0, EXAMPLES_KEPT));
+    return new Dtdr(
+      retriever,
+      tools,
+      options.encoder,
+      {
+        dataset: options.dataset,
+        plans: plans.length,
+        historyLength: options.historyLength ?? TRAIN_DEFAULTS.historyLength,
+        seed: options.seed ?? TRAIN_DEFAULTS.seed,
+        ...(options.clusters !== undefined ? { clusters: options.clusters } : {}),
+      },
+      plans.slice(0, EXAMPLES_KEPT),
+    );
   }
 
   /**
@@ -414,7 +502,11 @@ export class Dtdr {
    */
   static load(saved: unknown, encoder?: Encoder, source?: string): Dtdr {
     const fail = (field: string, message: string): never => {
-      throw new DtdrError('artifact', message, { file: source, field, hint: 'the model file was damaged or edited by hand: restore it from a backup or retrain' });
+      throw new DtdrError('artifact', message, {
+        file: source,
+        field,
+        hint: 'the model file was damaged or edited by hand: restore it from a backup or retrain',
+      });
     };
     const binary = saved instanceof Uint8Array;
     // The binary decoder checks its header's nesting; a JSON artifact is checked here, before anything walks it.
@@ -422,17 +514,29 @@ export class Dtdr {
     const artifact = binary ? decodeBinaryModel(saved, source) : saved;
     const { retriever, artifact: a } = loadRetriever(artifact, { encoder, source, binary });
     if ((retriever.needs.query || retriever.needs.context) && !encoder) {
-      throw new DtdrError('encoder', `a ${a.method} model needs the encoder it was trained with (${a.encoder?.id})`, { file: source });
+      throw new DtdrError('encoder', `a ${a.method} model needs the encoder it was trained with (${a.encoder?.id})`, {
+        file: source,
+      });
     }
     const examples = (a.examples ?? []).map((e) => chainPlan(String(e.id), e.query, e.tools));
     const model = new Dtdr(retriever, a.tools, encoder, a.training, examples, readToolChanges(a, source));
     const learning = (a as { learning?: { plans?: unknown; before?: unknown } }).learning;
     if (learning !== undefined) {
-      if (!learning || !Array.isArray(learning.plans) || !learning.before) throw new DtdrError('artifact', 'learning must hold {plans, before}', { file: source, field: 'learning' });
+      if (!learning || !Array.isArray(learning.plans) || !learning.before)
+        throw new DtdrError('artifact', 'learning must hold {plans, before}', { file: source, field: 'learning' });
       model.learned = learning.plans.map((p, i) => readPlan(p, `learning.plans[${i}]`, source));
       model.fittedOn = model.learned.length;
       const names = new Set(a.tools.map((t) => t.name));
-      model.learned.forEach((p, i) => p.nodes.forEach((n, k) => names.has(n.tool) || fail(`learning.plans[${i}].nodes[${k}].tool`, `names no tool the model was trained or extended with: "${n.tool}"`)));
+      model.learned.forEach((p, i) =>
+        p.nodes.forEach(
+          (n, k) =>
+            names.has(n.tool) ||
+            fail(
+              `learning.plans[${i}].nodes[${k}].tool`,
+              `names no tool the model was trained or extended with: "${n.tool}"`,
+            ),
+        ),
+      );
       model.beforeLearning = loadRetriever(learning.before, { encoder, source }).artifact;
     }
     return model;
@@ -451,7 +555,8 @@ export class Dtdr {
    * then ranks on that state (see the class notes on concurrency).
    */
   rank(query: string, history: readonly string[] = []): Promise<Ranking> {
-    const work = this.pending > 0 ? this.changing.then(() => this.rankNow(query, history)) : this.rankNow(query, history);
+    const work =
+      this.pending > 0 ? this.changing.then(() => this.rankNow(query, history)) : this.rankNow(query, history);
     this.ranking.add(work);
     const done = () => void this.ranking.delete(work);
     work.then(done, done);
@@ -467,7 +572,10 @@ export class Dtdr {
     const { needs } = view;
     if (needs.query || needs.context) {
       if (!this.encoder) throw new DtdrError('encoder', `${this.method} needs an encoder to rank`);
-      const texts = [...(needs.query ? [query] : []), ...(needs.context ? [contextText(query, history, view.historyLength)] : [])];
+      const texts = [
+        ...(needs.query ? [query] : []),
+        ...(needs.context ? [contextText(query, history, view.historyLength)] : []),
+      ];
       const vectors = await this.encoder.embed(texts);
       if (needs.query) input.queryVector = vectors[0];
       if (needs.context) input.contextVector = vectors[vectors.length - 1];
@@ -490,7 +598,10 @@ export class Dtdr {
     return { ...set, confident: ranking.confident, ...(ranking.backoff ? { backoff: ranking.backoff } : {}), ranking };
   }
 
-  /** How the default method was fitted (folds, calibration error, conformal thresholds, chosen l and K); undefined for other methods. */
+  /**
+   * How the default method was fitted (folds, calibration error, conformal thresholds, chosen l and K); undefined for
+   * other methods.
+   */
   get diagnostics(): GatedDiagnostics | undefined {
     return (this.retriever as { diagnostics?: GatedDiagnostics }).diagnostics;
   }
@@ -508,7 +619,9 @@ export class Dtdr {
     return {
       ...artifact,
       ...(c.removed.length === 0 && c.added.length === 0 && !c.dropped?.length ? {} : { toolChanges: copyChanges(c) }),
-      ...(this.beforeLearning && this.learned.length > 0 ? { learning: { plans: this.learned.map(copyPlan), before: this.beforeLearning } } : {}),
+      ...(this.beforeLearning && this.learned.length > 0
+        ? { learning: { plans: this.learned.map(copyPlan), before: this.beforeLearning } }
+        : {}),
     };
   }
 }
@@ -520,9 +633,15 @@ export function safeLoadModel(saved: unknown, encoder?: Encoder, source?: string
   try {
     return { ok: true, model: Dtdr.load(saved, encoder, source) };
   } catch (error) {
-    return { ok: false, error: DtdrError.isInstance(error) ? error : new DtdrError('artifact', `cannot load the model: ${String(error)}`, { file: source, cause: error }) };
+    return {
+      ok: false,
+      error: DtdrError.isInstance(error)
+        ? error
+        : new DtdrError('artifact', `cannot load the model: ${String(error)}`, { file: source, cause: error }),
+    };
   }
 }
 
 /** `Dtdr.load` under the name the docs use: throws a DtdrError. */
-export const loadModel = (saved: unknown, encoder?: Encoder, source?: string): Dtdr => Dtdr.load(saved, encoder, source);
+export const loadModel = (saved: unknown, encoder?: Encoder, source?: string): Dtdr =>
+  Dtdr.load(saved, encoder, source);

@@ -15,7 +15,9 @@ import { readUtf8File } from './utf8.js';
 export function readDatasetDir(dir: string): Dataset {
   const root = resolve(dir);
   if (!existsSync(root) || !statSync(root).isDirectory()) {
-    throw new DtdrError('data', `dataset folder "${dir}" does not exist`, { hint: 'give a folder holding data.jsonl (and tool_desc.json)' });
+    throw new DtdrError('data', `dataset folder "${dir}" does not exist`, {
+      hint: 'give a folder holding data.jsonl (and tool_desc.json)',
+    });
   }
   const file = (name: string) => {
     const path = join(root, name);
@@ -24,9 +26,18 @@ export function readDatasetDir(dir: string): Dataset {
   const data = file('data.jsonl');
   const toolDescriptions = file('tool_desc.json');
   if (!data && !toolDescriptions) {
-    throw new DtdrError('data', `neither data.jsonl nor tool_desc.json in "${dir}"`, { hint: 'the TaskBench layout has one plan per line in data.jsonl and the tools in tool_desc.json ' + '(tools alone are enough to start)' });
+    throw new DtdrError('data', `neither data.jsonl nor tool_desc.json in "${dir}"`, {
+      hint:
+        'the TaskBench layout has one plan per line in data.jsonl and the tools in tool_desc.json ' +
+        '(tools alone are enough to start)',
+    });
   }
-  const dataset = datasetFromFiles({ name: basename(root), ...(data ? { data } : {}), ...(toolDescriptions ? { toolDescriptions } : {}), splitIds: file('split_ids.json') });
+  const dataset = datasetFromFiles({
+    name: basename(root),
+    ...(data ? { data } : {}),
+    ...(toolDescriptions ? { toolDescriptions } : {}),
+    splitIds: file('split_ids.json'),
+  });
   // Seal-Tools ships typed parameters in tool.jsonl: attach them as JSON Schemas.
   const specs = file('tool.jsonl');
   if (specs) {
@@ -38,7 +49,13 @@ export function readDatasetDir(dir: string): Dataset {
     });
     dataset.tools = dataset.tools.map((t) => {
       const spec = byName.get(t.name);
-      return spec ? { ...t, ...(spec.parameters ? { parameters: spec.parameters } : {}), ...(spec.returns ? { returns: spec.returns } : {}) } : t;
+      return spec
+        ? {
+            ...t,
+            ...(spec.parameters ? { parameters: spec.parameters } : {}),
+            ...(spec.returns ? { returns: spec.returns } : {}),
+          }
+        : t;
     });
   }
   return dataset;

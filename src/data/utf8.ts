@@ -12,7 +12,11 @@ export function decodeUtf8(bytes: Uint8Array, file: string, code: DtdrErrorCode 
   try {
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
-    throw new DtdrError(code, 'the file is not valid UTF-8', { file, line: firstBadLine(bytes), hint: 'save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)' });
+    throw new DtdrError(code, 'the file is not valid UTF-8', {
+      file,
+      line: firstBadLine(bytes),
+      hint: 'save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)',
+    });
   }
 }
 

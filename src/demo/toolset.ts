@@ -8,52 +8,264 @@ import { seededRandom } from '../core/base/random.js';
 import type { Dataset, JsonSchema, Plan, ToolSpec } from '../core/base/types.js';
 
 const str = (description: string): JsonSchema => ({ type: 'string', description });
-const obj = (properties: Record<string, JsonSchema>, required: string[]): JsonSchema => ({ type: 'object', properties, required, additionalProperties: false });
+const obj = (properties: Record<string, JsonSchema>, required: string[]): JsonSchema => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+});
 
 /** The demo tool set: 27 tools of an on-device assistant (contacts, email, maps, calendar, …). */
 export const DEMO_TOOLS: ToolSpec[] = [
-  { name: 'contacts_search', description: 'Find a contact by name and return their phone number, email address and home address.', parameters: obj({ name: str('Name or nickname of the person') }, ['name']) },
-  { name: 'email_send', description: 'Send an email to an address, optionally with attachments.', parameters: obj({ to: str('Recipient email address'), subject: str('Subject line'), body: str('Message text'), attachments: { type: 'array', items: { type: 'string' }, description: 'File paths to attach' } }, ['to', 'subject', 'body']) },
-  { name: 'email_read', description: 'List recent emails in the inbox, newest first, optionally only unread ones or from one sender.', parameters: obj({ unread_only: { type: 'boolean', description: 'Only unread messages' }, sender: str('Filter by sender') }, []) },
-  { name: 'sms_send', description: 'Send a text message to a phone number.', parameters: obj({ phone: str('Recipient phone number'), text: str('Message text') }, ['phone', 'text']) },
-  { name: 'phone_call', description: 'Start a phone call to a number.', parameters: obj({ phone: str('Number to call') }, ['phone']) },
-  { name: 'phone_call_log', description: 'List recent incoming, outgoing and missed calls.', parameters: obj({ missed_only: { type: 'boolean', description: 'Only missed calls' } }, []) },
-  { name: 'calendar_create_event', description: 'Create a calendar event with a title, start time, duration and optional attendees.', parameters: obj({ title: str('Event title'), start: str('Start date and time, ISO 8601'), duration_minutes: { type: 'integer', minimum: 1, description: 'Length in minutes' }, attendees: { type: 'array', items: { type: 'string' }, description: 'Attendee email addresses' } }, ['title', 'start']) },
-  { name: 'calendar_list_events', description: 'List calendar events in a date range.', parameters: obj({ from: str('Start of range, ISO 8601 date'), to: str('End of range, ISO 8601 date') }, ['from']) },
-  { name: 'calendar_update_event', description: 'Move or change an existing calendar event.', parameters: obj({ event_id: str('Id from calendar_list_events'), start: str('New start, ISO 8601'), title: str('New title') }, ['event_id']) },
-  { name: 'reminders_create', description: 'Create a reminder that notifies at a given time.', parameters: obj({ text: str('What to be reminded of'), at: str('When, ISO 8601') }, ['text', 'at']) },
-  { name: 'alarm_set', description: 'Set a wake-up alarm at a time of day, optionally repeating.', parameters: obj({ time: str('Time of day, HH:MM'), repeat: { type: 'string', enum: ['once', 'daily', 'weekdays'], description: 'Repetition' } }, ['time']) },
-  { name: 'timer_set', description: 'Start a countdown timer.', parameters: obj({ minutes: { type: 'number', minimum: 0, description: 'Duration in minutes' } }, ['minutes']) },
-  { name: 'notes_create', description: 'Write a new note.', parameters: obj({ title: str('Note title'), text: str('Note body') }, ['text']) },
-  { name: 'notes_search', description: 'Search notes by words in their title or text.', parameters: obj({ query: str('Words to look for') }, ['query']) },
-  { name: 'maps_search_place', description: 'Find a place, shop or business by name or category near a location and return its address.', parameters: obj({ query: str('What to look for'), near: str('Around which address; default the current location') }, ['query']) },
-  { name: 'maps_directions', description: 'Get directions and travel time to an address.', parameters: obj({ destination: str('Destination address'), mode: { type: 'string', enum: ['driving', 'walking', 'transit', 'cycling'], description: 'Travel mode' } }, ['destination']) },
-  { name: 'location_current', description: 'Get the device\'s current location as an address.', parameters: obj({}, []) },
-  { name: 'weather_forecast', description: 'Get the weather forecast for a place and day.', parameters: obj({ place: str('City or address'), date: str('Day, ISO 8601 date') }, ['place']) },
-  { name: 'music_search', description: 'Search the music library for songs, albums, artists or playlists.', parameters: obj({ query: str('Song, artist, album or mood') }, ['query']) },
-  { name: 'music_play', description: 'Play a song, album or playlist by its id.', parameters: obj({ item_id: str('Id from music_search') }, ['item_id']) },
-  { name: 'files_search', description: 'Search documents and downloads on the device by name or content.', parameters: obj({ query: str('Words in the file name or content') }, ['query']) },
-  { name: 'files_open', description: 'Open a file in its default app.', parameters: obj({ path: str('File path from files_search') }, ['path']) },
-  { name: 'photos_search', description: 'Search the photo gallery by place, date or who is in the picture.', parameters: obj({ query: str('Place, date or person') }, ['query']) },
-  { name: 'translate_text', description: 'Translate text into another language.', parameters: obj({ text: str('Text to translate'), target_language: str('Language to translate into') }, ['text', 'target_language']) },
-  { name: 'currency_convert', description: 'Convert an amount of money between currencies at today\'s rate.', parameters: obj({ amount: { type: 'number', description: 'Amount' }, from: str('Currency code, e.g. USD'), to: str('Currency code, e.g. EUR') }, ['amount', 'from', 'to']) },
-  { name: 'restaurant_book', description: 'Book a table at a restaurant for a number of people at a time.', parameters: obj({ restaurant: str('Restaurant name or address'), people: { type: 'integer', minimum: 1, description: 'Party size' }, time: str('Date and time, ISO 8601') }, ['restaurant', 'people', 'time']) },
-  { name: 'web_search', description: 'Search the web and return the top results.', parameters: obj({ query: str('Search terms') }, ['query']) },
+  {
+    name: 'contacts_search',
+    description: 'Find a contact by name and return their phone number, email address and home address.',
+    parameters: obj({ name: str('Name or nickname of the person') }, ['name']),
+  },
+  {
+    name: 'email_send',
+    description: 'Send an email to an address, optionally with attachments.',
+    parameters: obj(
+      {
+        to: str('Recipient email address'),
+        subject: str('Subject line'),
+        body: str('Message text'),
+        attachments: { type: 'array', items: { type: 'string' }, description: 'File paths to attach' },
+      },
+      ['to', 'subject', 'body'],
+    ),
+  },
+  {
+    name: 'email_read',
+    description: 'List recent emails in the inbox, newest first, optionally only unread ones or from one sender.',
+    parameters: obj(
+      { unread_only: { type: 'boolean', description: 'Only unread messages' }, sender: str('Filter by sender') },
+      [],
+    ),
+  },
+  {
+    name: 'sms_send',
+    description: 'Send a text message to a phone number.',
+    parameters: obj({ phone: str('Recipient phone number'), text: str('Message text') }, ['phone', 'text']),
+  },
+  {
+    name: 'phone_call',
+    description: 'Start a phone call to a number.',
+    parameters: obj({ phone: str('Number to call') }, ['phone']),
+  },
+  {
+    name: 'phone_call_log',
+    description: 'List recent incoming, outgoing and missed calls.',
+    parameters: obj({ missed_only: { type: 'boolean', description: 'Only missed calls' } }, []),
+  },
+  {
+    name: 'calendar_create_event',
+    description: 'Create a calendar event with a title, start time, duration and optional attendees.',
+    parameters: obj(
+      {
+        title: str('Event title'),
+        start: str('Start date and time, ISO 8601'),
+        duration_minutes: { type: 'integer', minimum: 1, description: 'Length in minutes' },
+        attendees: { type: 'array', items: { type: 'string' }, description: 'Attendee email addresses' },
+      },
+      ['title', 'start'],
+    ),
+  },
+  {
+    name: 'calendar_list_events',
+    description: 'List calendar events in a date range.',
+    parameters: obj({ from: str('Start of range, ISO 8601 date'), to: str('End of range, ISO 8601 date') }, ['from']),
+  },
+  {
+    name: 'calendar_update_event',
+    description: 'Move or change an existing calendar event.',
+    parameters: obj(
+      { event_id: str('Id from calendar_list_events'), start: str('New start, ISO 8601'), title: str('New title') },
+      ['event_id'],
+    ),
+  },
+  {
+    name: 'reminders_create',
+    description: 'Create a reminder that notifies at a given time.',
+    parameters: obj({ text: str('What to be reminded of'), at: str('When, ISO 8601') }, ['text', 'at']),
+  },
+  {
+    name: 'alarm_set',
+    description: 'Set a wake-up alarm at a time of day, optionally repeating.',
+    parameters: obj(
+      {
+        time: str('Time of day, HH:MM'),
+        repeat: { type: 'string', enum: ['once', 'daily', 'weekdays'], description: 'Repetition' },
+      },
+      ['time'],
+    ),
+  },
+  {
+    name: 'timer_set',
+    description: 'Start a countdown timer.',
+    parameters: obj({ minutes: { type: 'number', minimum: 0, description: 'Duration in minutes' } }, ['minutes']),
+  },
+  {
+    name: 'notes_create',
+    description: 'Write a new note.',
+    parameters: obj({ title: str('Note title'), text: str('Note body') }, ['text']),
+  },
+  {
+    name: 'notes_search',
+    description: 'Search notes by words in their title or text.',
+    parameters: obj({ query: str('Words to look for') }, ['query']),
+  },
+  {
+    name: 'maps_search_place',
+    description: 'Find a place, shop or business by name or category near a location and return its address.',
+    parameters: obj(
+      { query: str('What to look for'), near: str('Around which address; default the current location') },
+      ['query'],
+    ),
+  },
+  {
+    name: 'maps_directions',
+    description: 'Get directions and travel time to an address.',
+    parameters: obj(
+      {
+        destination: str('Destination address'),
+        mode: { type: 'string', enum: ['driving', 'walking', 'transit', 'cycling'], description: 'Travel mode' },
+      },
+      ['destination'],
+    ),
+  },
+  {
+    name: 'location_current',
+    description: "Get the device's current location as an address.",
+    parameters: obj({}, []),
+  },
+  {
+    name: 'weather_forecast',
+    description: 'Get the weather forecast for a place and day.',
+    parameters: obj({ place: str('City or address'), date: str('Day, ISO 8601 date') }, ['place']),
+  },
+  {
+    name: 'music_search',
+    description: 'Search the music library for songs, albums, artists or playlists.',
+    parameters: obj({ query: str('Song, artist, album or mood') }, ['query']),
+  },
+  {
+    name: 'music_play',
+    description: 'Play a song, album or playlist by its id.',
+    parameters: obj({ item_id: str('Id from music_search') }, ['item_id']),
+  },
+  {
+    name: 'files_search',
+    description: 'Search documents and downloads on the device by name or content.',
+    parameters: obj({ query: str('Words in the file name or content') }, ['query']),
+  },
+  {
+    name: 'files_open',
+    description: 'Open a file in its default app.',
+    parameters: obj({ path: str('File path from files_search') }, ['path']),
+  },
+  {
+    name: 'photos_search',
+    description: 'Search the photo gallery by place, date or who is in the picture.',
+    parameters: obj({ query: str('Place, date or person') }, ['query']),
+  },
+  {
+    name: 'translate_text',
+    description: 'Translate text into another language.',
+    parameters: obj({ text: str('Text to translate'), target_language: str('Language to translate into') }, [
+      'text',
+      'target_language',
+    ]),
+  },
+  {
+    name: 'currency_convert',
+    description: "Convert an amount of money between currencies at today's rate.",
+    parameters: obj(
+      {
+        amount: { type: 'number', description: 'Amount' },
+        from: str('Currency code, e.g. USD'),
+        to: str('Currency code, e.g. EUR'),
+      },
+      ['amount', 'from', 'to'],
+    ),
+  },
+  {
+    name: 'restaurant_book',
+    description: 'Book a table at a restaurant for a number of people at a time.',
+    parameters: obj(
+      {
+        restaurant: str('Restaurant name or address'),
+        people: { type: 'integer', minimum: 1, description: 'Party size' },
+        time: str('Date and time, ISO 8601'),
+      },
+      ['restaurant', 'people', 'time'],
+    ),
+  },
+  {
+    name: 'web_search',
+    description: 'Search the web and return the top results.',
+    parameters: obj({ query: str('Search terms') }, ['query']),
+  },
 ];
 
 type Slot = 'person' | 'topic' | 'time' | 'day' | 'place' | 'music' | 'file' | 'language' | 'money' | 'thing';
 
 const SLOTS: Record<Slot, string[]> = {
-  person: ['Anna', 'Ben', 'my mother', 'my boss', 'Carlos', 'Priya', 'my brother', 'Sarah', 'the landlord', 'Tom', 'my sister', 'Dr. Lee'],
-  topic: ['the budget', 'the trip', 'dinner plans', 'the contract', 'the school meeting', 'the birthday party', 'the project deadline', 'the rent'],
+  person: [
+    'Anna',
+    'Ben',
+    'my mother',
+    'my boss',
+    'Carlos',
+    'Priya',
+    'my brother',
+    'Sarah',
+    'the landlord',
+    'Tom',
+    'my sister',
+    'Dr. Lee',
+  ],
+  topic: [
+    'the budget',
+    'the trip',
+    'dinner plans',
+    'the contract',
+    'the school meeting',
+    'the birthday party',
+    'the project deadline',
+    'the rent',
+  ],
   time: ['7 am', 'six thirty', '8:15', 'noon', 'half past five', '9 pm'],
   day: ['tomorrow', 'on Friday', 'next Monday', 'this weekend', 'tonight', 'on Tuesday'],
-  place: ['the airport', 'a pharmacy', 'the nearest gas station', 'the train station', 'a coffee shop', 'the museum', 'a supermarket', 'the hospital'],
+  place: [
+    'the airport',
+    'a pharmacy',
+    'the nearest gas station',
+    'the train station',
+    'a coffee shop',
+    'the museum',
+    'a supermarket',
+    'the hospital',
+  ],
   music: ['some jazz', 'relaxing music', 'the new Adele album', 'my running playlist', 'classical piano', 'rock songs'],
-  file: ['the invoice', 'my resume', 'the lease agreement', 'the slides for the meeting', 'the tax return', 'the project report'],
+  file: [
+    'the invoice',
+    'my resume',
+    'the lease agreement',
+    'the slides for the meeting',
+    'the tax return',
+    'the project report',
+  ],
   language: ['Spanish', 'French', 'German', 'Japanese', 'Italian'],
   money: ['50 dollars', '200 euros', '1000 yen', '30 pounds'],
-  thing: ['buy milk', 'call the bank', 'water the plants', 'pay the electricity bill', 'pick up the kids', 'take my medicine'],
+  thing: [
+    'buy milk',
+    'call the bank',
+    'water the plants',
+    'pay the electricity bill',
+    'pick up the kids',
+    'take my medicine',
+  ],
 };
 
 interface Scenario {
@@ -65,38 +277,220 @@ interface Scenario {
 }
 
 const SCENARIOS: Scenario[] = [
-  { nodes: ['contacts_search', 'email_send'], templates: ['Email {person} about {topic}', 'Send {person} a mail about {topic}', 'Write an email to {person} regarding {topic}', 'Drop {person} a quick email on {topic}'] },
-  { nodes: ['contacts_search', 'sms_send'], templates: ['Text {person} that I am running late', 'Send {person} a message saying I will be there soon', 'Message {person} about {topic}', 'Tell {person} by text that dinner is ready'] },
-  { nodes: ['contacts_search', 'phone_call'], templates: ['Call {person}', 'Phone {person} now', 'Ring {person} please', 'Give {person} a call'] },
-  { nodes: ['contacts_search', 'calendar_create_event', 'email_send'], templates: ['Set up a meeting with {person} {day} and send them an invite', 'Schedule a call with {person} {day} about {topic} and email the invitation', 'Book time with {person} {day} and let them know by email'] },
-  { nodes: ['reminders_create'], templates: ['Remind me to {thing} {day}', 'Set a reminder to {thing} at {time}', 'Don\'t let me forget to {thing} {day}'] },
-  { nodes: ['alarm_set'], templates: ['Wake me up at {time}', 'Set an alarm for {time} {day}', 'Alarm at {time} every weekday'] },
-  { nodes: ['timer_set'], templates: ['Set a timer for ten minutes', 'Start a 25 minute countdown', 'Timer for the pasta, eight minutes'] },
-  { nodes: ['maps_search_place', 'maps_directions'], templates: ['Take me to {place}', 'How do I get to {place}', 'Navigate to {place}', 'Directions to {place} by transit'] },
-  { nodes: ['contacts_search', 'maps_directions'], templates: ['Drive me to {person}\'s house', 'How long to get to {person}\'s place', 'Navigate to where {person} lives'] },
-  { nodes: ['location_current', 'contacts_search', 'sms_send'], links: [[0, 2], [1, 2]], templates: ['Share my location with {person}', 'Send {person} where I am right now', 'Text my current position to {person}'] },
-  { nodes: ['weather_forecast'], templates: ['What is the weather {day}', 'Will it rain {day}', 'Forecast for Berlin {day}'] },
-  { nodes: ['calendar_list_events', 'weather_forecast'], templates: ['Check the weather where my next meeting is', 'Will it rain during my events {day}', 'What should I wear to my appointments {day}'] },
-  { nodes: ['music_search', 'music_play'], templates: ['Play {music}', 'Put on {music}', 'I want to listen to {music}', 'Start {music}'] },
-  { nodes: ['notes_create'], templates: ['Take a note: {topic} ideas', 'Write down that I need to {thing}', 'Note that the wifi password changed'] },
-  { nodes: ['notes_search', 'contacts_search', 'email_send'], links: [[0, 2], [1, 2]], templates: ['Email my notes on {topic} to {person}', 'Send {person} the note about {topic}', 'Mail {person} what I wrote about {topic}'] },
-  { nodes: ['files_search', 'contacts_search', 'email_send'], links: [[0, 2], [1, 2]], templates: ['Email {file} to {person}', 'Send {person} {file} as an attachment', 'Mail {file} over to {person}'] },
+  {
+    nodes: ['contacts_search', 'email_send'],
+    templates: [
+      'Email {person} about {topic}',
+      'Send {person} a mail about {topic}',
+      'Write an email to {person} regarding {topic}',
+      'Drop {person} a quick email on {topic}',
+    ],
+  },
+  {
+    nodes: ['contacts_search', 'sms_send'],
+    templates: [
+      'Text {person} that I am running late',
+      'Send {person} a message saying I will be there soon',
+      'Message {person} about {topic}',
+      'Tell {person} by text that dinner is ready',
+    ],
+  },
+  {
+    nodes: ['contacts_search', 'phone_call'],
+    templates: ['Call {person}', 'Phone {person} now', 'Ring {person} please', 'Give {person} a call'],
+  },
+  {
+    nodes: ['contacts_search', 'calendar_create_event', 'email_send'],
+    templates: [
+      'Set up a meeting with {person} {day} and send them an invite',
+      'Schedule a call with {person} {day} about {topic} and email the invitation',
+      'Book time with {person} {day} and let them know by email',
+    ],
+  },
+  {
+    nodes: ['reminders_create'],
+    templates: [
+      'Remind me to {thing} {day}',
+      'Set a reminder to {thing} at {time}',
+      "Don't let me forget to {thing} {day}",
+    ],
+  },
+  {
+    nodes: ['alarm_set'],
+    templates: ['Wake me up at {time}', 'Set an alarm for {time} {day}', 'Alarm at {time} every weekday'],
+  },
+  {
+    nodes: ['timer_set'],
+    templates: ['Set a timer for ten minutes', 'Start a 25 minute countdown', 'Timer for the pasta, eight minutes'],
+  },
+  {
+    nodes: ['maps_search_place', 'maps_directions'],
+    templates: [
+      'Take me to {place}',
+      'How do I get to {place}',
+      'Navigate to {place}',
+      'Directions to {place} by transit',
+    ],
+  },
+  {
+    nodes: ['contacts_search', 'maps_directions'],
+    templates: [
+      "Drive me to {person}'s house",
+      "How long to get to {person}'s place",
+      'Navigate to where {person} lives',
+    ],
+  },
+  {
+    nodes: ['location_current', 'contacts_search', 'sms_send'],
+    links: [
+      [0, 2],
+      [1, 2],
+    ],
+    templates: [
+      'Share my location with {person}',
+      'Send {person} where I am right now',
+      'Text my current position to {person}',
+    ],
+  },
+  {
+    nodes: ['weather_forecast'],
+    templates: ['What is the weather {day}', 'Will it rain {day}', 'Forecast for Berlin {day}'],
+  },
+  {
+    nodes: ['calendar_list_events', 'weather_forecast'],
+    templates: [
+      'Check the weather where my next meeting is',
+      'Will it rain during my events {day}',
+      'What should I wear to my appointments {day}',
+    ],
+  },
+  {
+    nodes: ['music_search', 'music_play'],
+    templates: ['Play {music}', 'Put on {music}', 'I want to listen to {music}', 'Start {music}'],
+  },
+  {
+    nodes: ['notes_create'],
+    templates: [
+      'Take a note: {topic} ideas',
+      'Write down that I need to {thing}',
+      'Note that the wifi password changed',
+    ],
+  },
+  {
+    nodes: ['notes_search', 'contacts_search', 'email_send'],
+    links: [
+      [0, 2],
+      [1, 2],
+    ],
+    templates: [
+      'Email my notes on {topic} to {person}',
+      'Send {person} the note about {topic}',
+      'Mail {person} what I wrote about {topic}',
+    ],
+  },
+  {
+    nodes: ['files_search', 'contacts_search', 'email_send'],
+    links: [
+      [0, 2],
+      [1, 2],
+    ],
+    templates: ['Email {file} to {person}', 'Send {person} {file} as an attachment', 'Mail {file} over to {person}'],
+  },
   { nodes: ['files_search', 'files_open'], templates: ['Open {file}', 'Show me {file}', 'Find and open {file}'] },
-  { nodes: ['translate_text', 'contacts_search', 'sms_send'], links: [[0, 2], [1, 2]], templates: ['Translate "see you soon" into {language} and text it to {person}', 'Send {person} "happy birthday" in {language}'] },
-  { nodes: ['translate_text'], templates: ['How do you say good morning in {language}', 'Translate "where is the station" into {language}'] },
-  { nodes: ['calendar_list_events'], templates: ['What is on my calendar {day}', 'Do I have meetings {day}', 'Show my schedule {day}'] },
-  { nodes: ['calendar_list_events', 'calendar_update_event', 'email_send'], templates: ['Move my meeting with {person} to {day} and tell them', 'Reschedule {topic} to {day} and email everyone', 'Push my appointment {day} by an hour and let the attendees know'] },
-  { nodes: ['maps_search_place', 'restaurant_book', 'calendar_create_event'], templates: ['Book a table for four at an Italian place {day} and add it to my calendar', 'Reserve dinner for two near {place} {day} and put it in my calendar', 'Find a sushi restaurant and book it for {day}'] },
-  { nodes: ['photos_search', 'contacts_search', 'sms_send'], links: [[0, 2], [1, 2]], templates: ['Send {person} the photos from the beach', 'Share the pictures of the party with {person}', 'Text {person} my photos from the trip'] },
+  {
+    nodes: ['translate_text', 'contacts_search', 'sms_send'],
+    links: [
+      [0, 2],
+      [1, 2],
+    ],
+    templates: [
+      'Translate "see you soon" into {language} and text it to {person}',
+      'Send {person} "happy birthday" in {language}',
+    ],
+  },
+  {
+    nodes: ['translate_text'],
+    templates: ['How do you say good morning in {language}', 'Translate "where is the station" into {language}'],
+  },
+  {
+    nodes: ['calendar_list_events'],
+    templates: ['What is on my calendar {day}', 'Do I have meetings {day}', 'Show my schedule {day}'],
+  },
+  {
+    nodes: ['calendar_list_events', 'calendar_update_event', 'email_send'],
+    templates: [
+      'Move my meeting with {person} to {day} and tell them',
+      'Reschedule {topic} to {day} and email everyone',
+      'Push my appointment {day} by an hour and let the attendees know',
+    ],
+  },
+  {
+    nodes: ['maps_search_place', 'restaurant_book', 'calendar_create_event'],
+    templates: [
+      'Book a table for four at an Italian place {day} and add it to my calendar',
+      'Reserve dinner for two near {place} {day} and put it in my calendar',
+      'Find a sushi restaurant and book it for {day}',
+    ],
+  },
+  {
+    nodes: ['photos_search', 'contacts_search', 'sms_send'],
+    links: [
+      [0, 2],
+      [1, 2],
+    ],
+    templates: [
+      'Send {person} the photos from the beach',
+      'Share the pictures of the party with {person}',
+      'Text {person} my photos from the trip',
+    ],
+  },
   { nodes: ['email_read'], templates: ['Read my unread emails', 'Any new mail from {person}', 'What is in my inbox'] },
-  { nodes: ['email_read', 'email_send'], templates: ['Reply to the last email from {person}', 'Answer {person}\'s mail saying yes', 'Respond to my latest email about {topic}'] },
-  { nodes: ['email_read', 'notes_create'], templates: ['Save the address in {person}\'s email to my notes', 'Make a note of what {person} emailed about {topic}'] },
-  { nodes: ['currency_convert'], templates: ['Convert {money} to euros', 'How much is {money} in dollars', 'What are {money} worth in pounds'] },
-  { nodes: ['calendar_list_events', 'reminders_create'], templates: ['Remind me an hour before my next meeting', 'Set reminders for my appointments {day}'] },
-  { nodes: ['web_search'], templates: ['Search the web for {topic}', 'Look up opening hours of {place}', 'Google the best way to {thing}'] },
-  { nodes: ['phone_call_log', 'phone_call'], templates: ['Call back the last missed call', 'Return my missed call', 'Ring back whoever called me last'] },
-  { nodes: ['phone_call_log', 'contacts_search', 'sms_send'], links: [[0, 2], [1, 2]], templates: ['Text {person} that I missed their call', 'Tell {person} by message I will call back later'] },
-  { nodes: ['contacts_search', 'email_send', 'contacts_search', 'email_send'], templates: ['Email {person} and {person2} about {topic}', 'Send a mail about {topic} to both {person} and {person2}'] },
+  {
+    nodes: ['email_read', 'email_send'],
+    templates: [
+      'Reply to the last email from {person}',
+      "Answer {person}'s mail saying yes",
+      'Respond to my latest email about {topic}',
+    ],
+  },
+  {
+    nodes: ['email_read', 'notes_create'],
+    templates: [
+      "Save the address in {person}'s email to my notes",
+      'Make a note of what {person} emailed about {topic}',
+    ],
+  },
+  {
+    nodes: ['currency_convert'],
+    templates: ['Convert {money} to euros', 'How much is {money} in dollars', 'What are {money} worth in pounds'],
+  },
+  {
+    nodes: ['calendar_list_events', 'reminders_create'],
+    templates: ['Remind me an hour before my next meeting', 'Set reminders for my appointments {day}'],
+  },
+  {
+    nodes: ['web_search'],
+    templates: ['Search the web for {topic}', 'Look up opening hours of {place}', 'Google the best way to {thing}'],
+  },
+  {
+    nodes: ['phone_call_log', 'phone_call'],
+    templates: ['Call back the last missed call', 'Return my missed call', 'Ring back whoever called me last'],
+  },
+  {
+    nodes: ['phone_call_log', 'contacts_search', 'sms_send'],
+    links: [
+      [0, 2],
+      [1, 2],
+    ],
+    templates: ['Text {person} that I missed their call', 'Tell {person} by message I will call back later'],
+  },
+  {
+    nodes: ['contacts_search', 'email_send', 'contacts_search', 'email_send'],
+    templates: [
+      'Email {person} and {person2} about {topic}',
+      'Send a mail about {topic} to both {person} and {person2}',
+    ],
+  },
 ];
 
 /** Fills a template's slots from the seeded source. */
@@ -131,11 +525,17 @@ export function demoDataset(count = 3000, seed = 0): Dataset {
  * verbatim; the last two combine familiar steps in a sequence no generated demonstration has.
  */
 export const DEMO_SHOWCASE: readonly { query: string; plan: readonly string[] }[] = [
-  { query: 'Find a vegan restaurant near me and text the address to Sam', plan: ['maps_search_place', 'contacts_search', 'sms_send'] },
+  {
+    query: 'Find a vegan restaurant near me and text the address to Sam',
+    plan: ['maps_search_place', 'contacts_search', 'sms_send'],
+  },
   { query: 'Could you email the quarterly report to Maria?', plan: ['files_search', 'contacts_search', 'email_send'] },
   { query: 'Find me a pharmacy that is open and guide me there', plan: ['maps_search_place', 'maps_directions'] },
   { query: 'Let my dad know where I am by text', plan: ['location_current', 'contacts_search', 'sms_send'] },
-  { query: 'Translate thank you into Japanese and email it to my brother', plan: ['translate_text', 'contacts_search', 'email_send'] },
+  {
+    query: 'Translate thank you into Japanese and email it to my brother',
+    plan: ['translate_text', 'contacts_search', 'email_send'],
+  },
   { query: 'Call the nearest pharmacy', plan: ['maps_search_place', 'phone_call'] },
 ];
 

@@ -24,12 +24,22 @@ export async function importOptional<T>(name: string, feature: string, provided?
   } catch (cause) {
     const code = (cause as { code?: string }).code;
     const message = cause instanceof Error ? cause.message : String(cause);
-    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || /Cannot find (module|package)|Failed to resolve module|Failed to fetch dynamically imported module|bare specifier/i.test(message)) {
+    if (
+      code === 'ERR_MODULE_NOT_FOUND' ||
+      code === 'MODULE_NOT_FOUND' ||
+      /Cannot find (module|package)|Failed to resolve module|Failed to fetch dynamically imported module|bare specifier/i.test(
+        message,
+      )
+    ) {
       const browser = typeof process === 'undefined' || !process.versions?.node;
-      throw new DtdrError('options', `${feature} needs the optional package ${name}, which is not installed${browser ? ' or not passed in' : ''}`, {
-        hint: browser ? `npm install ${name}, then pass the module: await import('${name}')` : `npm install ${name}`,
-        cause,
-      });
+      throw new DtdrError(
+        'options',
+        `${feature} needs the optional package ${name}, which is not installed${browser ? ' or not passed in' : ''}`,
+        {
+          hint: browser ? `npm install ${name}, then pass the module: await import('${name}')` : `npm install ${name}`,
+          cause,
+        },
+      );
     }
     throw cause;
   }
@@ -38,11 +48,17 @@ export async function importOptional<T>(name: string, feature: string, provided?
 type Transformers = typeof import('@huggingface/transformers');
 
 export async function loadHubEncoder(modelId: string, options: EncoderOptions = {}): Promise<Encoder> {
-  const { env, pipeline } = await importOptional<Transformers>('@huggingface/transformers', `the hub encoder "${modelId}"`, options.transformers);
+  const { env, pipeline } = await importOptional<Transformers>(
+    '@huggingface/transformers',
+    `the hub encoder "${modelId}"`,
+    options.transformers,
+  );
   const resolved = { location: modelId, id: modelId };
   const batchSize = options.batchSize ?? 256;
   if (!Number.isInteger(batchSize) || batchSize < 1) {
-    throw new DtdrError('options', `batchSize must be a positive integer, got ${options.batchSize}`, { field: 'batchSize' });
+    throw new DtdrError('options', `batchSize must be a positive integer, got ${options.batchSize}`, {
+      field: 'batchSize',
+    });
   }
   const allowRemote = options.allowRemoteModels ?? false;
   env.allowRemoteModels = allowRemote;
@@ -64,7 +80,8 @@ export async function loadHubEncoder(modelId: string, options: EncoderOptions = 
     throw new DtdrError('encoder', `cannot load encoder "${resolved.id}" from ${resolved.location}: ${reason}`, {
       hint: allowRemote
         ? 'check the model id and your network'
-        : 'give a local ONNX model folder (config.json, tokenizer.json, onnx/model*.onnx), or allow ' + 'remote models to download it',
+        : 'give a local ONNX model folder (config.json, tokenizer.json, onnx/model*.onnx), or allow ' +
+          'remote models to download it',
       cause,
     });
   }

@@ -24,9 +24,13 @@ export interface ResolvedModel {
   local: boolean;
 }
 
-/** Where an encoder is loaded from: the bundled encoder's folder when `model` is undefined, a path as a folder, anything else as a hub id. */
+/**
+ * Where an encoder is loaded from: the bundled encoder's folder when `model` is undefined, a path as a folder, anything
+ * else as a hub id.
+ */
 export function resolveModel(model: string | undefined): ResolvedModel {
-  if (model === undefined || model === BUNDLED_ENCODER_ID) return { location: BUNDLED_MODEL_DIR, id: BUNDLED_ENCODER_ID, local: true };
+  if (model === undefined || model === BUNDLED_ENCODER_ID)
+    return { location: BUNDLED_MODEL_DIR, id: BUNDLED_ENCODER_ID, local: true };
   const path = resolve(model);
   if (existsSync(path)) {
     if (!statSync(path).isDirectory()) {
@@ -37,7 +41,9 @@ export function resolveModel(model: string | undefined): ResolvedModel {
     return { location: path, id: basename(path), local: true };
   }
   if (/^(\.{1,2}[\\/]|[\\/]|~)/.test(model)) {
-    throw new DtdrError('encoder', `encoder folder "${model}" does not exist`, { hint: 'check the path, or omit --encoder to use the bundled model' });
+    throw new DtdrError('encoder', `encoder folder "${model}" does not exist`, {
+      hint: 'check the path, or omit --encoder to use the bundled model',
+    });
   }
   return { location: model, id: model, local: false };
 }
@@ -57,9 +63,15 @@ export async function loadEncoder(options: EncoderOptions = {}): Promise<Encoder
   const resolved = resolveModel(options.model);
   if (!resolved.local) {
     if (!options.allowRemoteModels) {
-      throw new DtdrError('encoder', `cannot load encoder "${resolved.id}": no such folder, and remote models are off`, {
-        hint: 'give a local ONNX model folder (config.json, tokenizer.json, onnx/model*.onnx), or allow ' + 'remote models to download it (needs @huggingface/transformers)',
-      });
+      throw new DtdrError(
+        'encoder',
+        `cannot load encoder "${resolved.id}": no such folder, and remote models are off`,
+        {
+          hint:
+            'give a local ONNX model folder (config.json, tokenizer.json, onnx/model*.onnx), or allow ' +
+            'remote models to download it (needs @huggingface/transformers)',
+        },
+      );
     }
     return loadHubEncoder(resolved.location, options);
   }
@@ -70,5 +82,11 @@ export async function loadEncoder(options: EncoderOptions = {}): Promise<Encoder
     if (runtime.env?.wasm) runtime.env.wasm.numThreads = 1;
   }
   const bundled = resolved.location === BUNDLED_MODEL_DIR;
-  return loadOnnxEncoder(folderFiles(resolved.location), resolved.id, runtime, options, bundled ? undefined : resolved.location);
+  return loadOnnxEncoder(
+    folderFiles(resolved.location),
+    resolved.id,
+    runtime,
+    options,
+    bundled ? undefined : resolved.location,
+  );
 }

@@ -29,7 +29,10 @@ export type EncoderDevice = 'cpu' | 'wasm' | 'webgpu' | 'auto';
 /** Which weight file of an encoder folder to load (by quantisation). */
 export type EncoderDtype = 'auto' | 'fp32' | 'fp16' | 'q8' | 'int8' | 'uint8' | 'q4' | 'bnb4' | 'q4f16';
 
-/** Options of `loadEncoder`: the model, the runtime and device, the weight file, and whether hub models may be downloaded. */
+/**
+ * Options of `loadEncoder`: the model, the runtime and device, the weight file, and whether hub models may be
+ * downloaded.
+ */
 export interface EncoderOptions {
   /**
    * The bundled `dtdr-glove-100d` (default), a local model folder (Node: a path; browsers: a URL
@@ -85,7 +88,14 @@ export interface ModelFiles {
 }
 
 const DTYPE_SUFFIX: Record<Exclude<EncoderDtype, 'auto'>, string> = {
-  fp32: '', fp16: '_fp16', q8: '_quantized', int8: '_int8', uint8: '_uint8', q4: '_q4', bnb4: '_bnb4', q4f16: '_q4f16',
+  fp32: '',
+  fp16: '_fp16',
+  q8: '_quantized',
+  int8: '_int8',
+  uint8: '_uint8',
+  q4: '_q4',
+  bnb4: '_bnb4',
+  q4f16: '_q4f16',
 };
 
 function parseJson(text: string, name: string, location: string): Record<string, unknown> {
@@ -95,7 +105,10 @@ function parseJson(text: string, name: string, location: string): Record<string,
   } catch {
     // reported below
   }
-  throw new DtdrError('encoder', `${name} is not a JSON object`, { file: `${location}/${name}`, hint: 'restore the file from the model folder you copied' });
+  throw new DtdrError('encoder', `${name} is not a JSON object`, {
+    file: `${location}/${name}`,
+    hint: 'restore the file from the model folder you copied',
+  });
 }
 
 async function readOrExplain<T>(files: ModelFiles, name: string, read: (name: string) => Promise<T>): Promise<T> {
@@ -103,10 +116,15 @@ async function readOrExplain<T>(files: ModelFiles, name: string, read: (name: st
     return await read(name);
   } catch (cause) {
     if (DtdrError.isInstance(cause)) throw cause;
-    throw new DtdrError('encoder', `cannot read ${name} of the encoder at ${files.location}: ` + `${cause instanceof Error ? cause.message.split('\n')[0] : String(cause)}`, {
-      hint: 'an encoder folder holds config.json, tokenizer.json, tokenizer_config.json and onnx/model*.onnx',
-      cause,
-    });
+    throw new DtdrError(
+      'encoder',
+      `cannot read ${name} of the encoder at ${files.location}: ` +
+        `${cause instanceof Error ? cause.message.split('\n')[0] : String(cause)}`,
+      {
+        hint: 'an encoder folder holds config.json, tokenizer.json, tokenizer_config.json and onnx/model*.onnx',
+        cause,
+      },
+    );
   }
 }
 
@@ -140,15 +158,21 @@ export async function createOnnxEncoder(init: OnnxEncoderInit): Promise<Encoder>
   const { session, runtime, tokenizer } = init;
   const batchSize = init.batchSize ?? 256;
   if (!Number.isInteger(batchSize) || batchSize < 1) {
-    throw new DtdrError('options', `batchSize must be a positive integer, got ${init.batchSize}`, { field: 'batchSize' });
+    throw new DtdrError('options', `batchSize must be a positive integer, got ${init.batchSize}`, {
+      field: 'batchSize',
+    });
   }
   const maxLength = init.maxLength ?? 512;
   const inputs = new Set(session.inputNames);
   for (const required of ['input_ids', 'attention_mask']) {
     if (!inputs.has(required)) {
-      throw new DtdrError('encoder', `encoder "${init.id}" has no ${required} input (inputs: ${session.inputNames.join(', ')})`, {
-        hint: 'use a sentence-encoder ONNX export (input_ids, attention_mask → last_hidden_state)',
-      });
+      throw new DtdrError(
+        'encoder',
+        `encoder "${init.id}" has no ${required} input (inputs: ${session.inputNames.join(', ')})`,
+        {
+          hint: 'use a sentence-encoder ONNX export (input_ids, attention_mask → last_hidden_state)',
+        },
+      );
     }
   }
   const output = session.outputNames.includes('last_hidden_state') ? 'last_hidden_state' : session.outputNames[0];
@@ -157,7 +181,11 @@ export async function createOnnxEncoder(init: OnnxEncoderInit): Promise<Encoder>
     const rows = texts.map((text) => {
       const ids = tokenizer.encode(text).ids;
       if (ids.some((id) => !Number.isInteger(id))) {
-        throw new DtdrError('encoder', `the tokenizer of "${init.id}" gave no id for part of ${JSON.stringify(text.slice(0, 40))}`, { hint: 'its tokenizer.json needs an unk_token for words outside its vocabulary' });
+        throw new DtdrError(
+          'encoder',
+          `the tokenizer of "${init.id}" gave no id for part of ${JSON.stringify(text.slice(0, 40))}`,
+          { hint: 'its tokenizer.json needs an unk_token for words outside its vocabulary' },
+        );
       }
       // Keep the last token (a [SEP]-like marker for models that have one) when cutting.
       return ids.length > maxLength ? [...ids.slice(0, maxLength - 1), ids[ids.length - 1]] : ids;
@@ -165,16 +193,19 @@ export async function createOnnxEncoder(init: OnnxEncoderInit): Promise<Encoder>
     const width = Math.max(1, ...rows.map((r) => r.length));
     const ids = new BigInt64Array(rows.length * width);
     const mask = new BigInt64Array(rows.length * width);
-    rows.forEach((row, i) => row.forEach((id, j) => {
-      ids[i * width + j] = BigInt(id);
-      mask[i * width + j] = 1n;
-    }));
+    rows.forEach((row, i) =>
+      row.forEach((id, j) => {
+        ids[i * width + j] = BigInt(id);
+        mask[i * width + j] = 1n;
+      }),
+    );
     const dims = [rows.length, width];
     const feeds: Record<string, Tensor> = {
       input_ids: new runtime.Tensor('int64', ids, dims),
       attention_mask: new runtime.Tensor('int64', mask, dims),
     };
-    if (inputs.has('token_type_ids')) feeds.token_type_ids = new runtime.Tensor('int64', new BigInt64Array(rows.length * width), dims);
+    if (inputs.has('token_type_ids'))
+      feeds.token_type_ids = new runtime.Tensor('int64', new BigInt64Array(rows.length * width), dims);
     const result = await session.run(feeds);
     const tensor = result[output];
     const data = tensor.data as Float32Array;
@@ -182,7 +213,8 @@ export async function createOnnxEncoder(init: OnnxEncoderInit): Promise<Encoder>
     if (tensor.dims.length === 2) {
       // Already pooled (a sentence_embedding output).
       const dim = tensor.dims[1];
-      for (let i = 0; i < rows.length; i++) out.push(normalise(Float64Array.from(data.subarray(i * dim, (i + 1) * dim))));
+      for (let i = 0; i < rows.length; i++)
+        out.push(normalise(Float64Array.from(data.subarray(i * dim, (i + 1) * dim))));
     } else {
       const dim = tensor.dims[2];
       for (let i = 0; i < rows.length; i++) {
@@ -237,17 +269,38 @@ function normalise(v: Float64Array): Float32Array {
 }
 
 /** Loads a model folder onto a runtime: reads config, tokenizer and the weight file for the dtype. */
-export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: OnnxRuntime, options: EncoderOptions = {}, location?: string): Promise<Encoder> {
-  const config = parseJson(await readOrExplain(files, 'config.json', (name) => files.text(name)), 'config.json', files.location);
+export async function loadOnnxEncoder(
+  files: ModelFiles,
+  id: string,
+  runtime: OnnxRuntime,
+  options: EncoderOptions = {},
+  location?: string,
+): Promise<Encoder> {
+  const config = parseJson(
+    await readOrExplain(files, 'config.json', (name) => files.text(name)),
+    'config.json',
+    files.location,
+  );
   const tokenizerText = await readOrExplain(files, 'tokenizer.json', (name) => files.text(name));
   const tokenizerJson = parseJson(tokenizerText, 'tokenizer.json', files.location);
-  const tokenizerConfig = files.has && !(await files.has('tokenizer_config.json'))
-    ? {}
-    : parseJson(await readOrExplain(files, 'tokenizer_config.json', (name) => files.text(name)), 'tokenizer_config.json', files.location);
+  const tokenizerConfig =
+    files.has && !(await files.has('tokenizer_config.json'))
+      ? {}
+      : parseJson(
+          await readOrExplain(files, 'tokenizer_config.json', (name) => files.text(name)),
+          'tokenizer_config.json',
+          files.location,
+        );
 
   const configured = (config['transformers.js_config'] as { dtype?: unknown } | undefined)?.dtype;
-  const wanted = options.dtype && options.dtype !== 'auto' ? options.dtype : typeof configured === 'string' && configured in DTYPE_SUFFIX ? (configured as keyof typeof DTYPE_SUFFIX) : 'fp32';
-  const candidates = options.dtype && options.dtype !== 'auto' ? [wanted] : [...new Set([wanted, 'fp32', 'q8'] as const)];
+  const wanted =
+    options.dtype && options.dtype !== 'auto'
+      ? options.dtype
+      : typeof configured === 'string' && configured in DTYPE_SUFFIX
+        ? (configured as keyof typeof DTYPE_SUFFIX)
+        : 'fp32';
+  const candidates =
+    options.dtype && options.dtype !== 'auto' ? [wanted] : [...new Set([wanted, 'fp32', 'q8'] as const)];
   let weightFile: string | undefined;
   for (const dtype of candidates) {
     const name = `onnx/model${DTYPE_SUFFIX[dtype]}.onnx`;
@@ -269,15 +322,25 @@ export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: On
   // shape and int8 lookup ops on the CPU (expected for this encoder), and in browsers that line,
   // ANSI colour codes and all, lands in the console as an error. Errors are still logged.
   const logSeverityLevel = options.logSeverityLevel ?? 3;
-  const create = (executionProviders?: string[]) => runtime.InferenceSession.create(weights, { ...(executionProviders ? { executionProviders } : {}), logSeverityLevel });
+  const create = (executionProviders?: string[]) =>
+    runtime.InferenceSession.create(weights, {
+      ...(executionProviders ? { executionProviders } : {}),
+      logSeverityLevel,
+    });
   const failure = (cause: unknown) => {
     const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
-    return new DtdrError('encoder', `cannot start encoder "${id}" (${files.location}/${weightFile}) on ONNX Runtime: ${reason}`, {
-      hint: device === 'webgpu'
-        ? "device 'webgpu' needs a WebGPU build of ONNX Runtime: pass runtime: await " + "import('onnxruntime-web/webgpu')"
-        : 'check that the file is a complete ONNX model and that the runtime supports its operators',
-      cause,
-    });
+    return new DtdrError(
+      'encoder',
+      `cannot start encoder "${id}" (${files.location}/${weightFile}) on ONNX Runtime: ${reason}`,
+      {
+        hint:
+          device === 'webgpu'
+            ? "device 'webgpu' needs a WebGPU build of ONNX Runtime: pass runtime: await " +
+              "import('onnxruntime-web/webgpu')"
+            : 'check that the file is a complete ONNX model and that the runtime supports its operators',
+        cause,
+      },
+    );
   };
   let session: InferenceSession;
   let backend: EncoderBackend;
@@ -307,11 +370,30 @@ export async function loadOnnxEncoder(files: ModelFiles, id: string, runtime: On
   try {
     tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
   } catch (cause) {
-    throw new DtdrError('encoder', `cannot build the tokenizer of "${id}" from ${files.location}/tokenizer.json: ` + `${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    throw new DtdrError(
+      'encoder',
+      `cannot build the tokenizer of "${id}" from ${files.location}/tokenizer.json: ` +
+        `${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
   }
-  const maxLength = typeof tokenizerConfig.model_max_length === 'number' && tokenizerConfig.model_max_length < 1e6 ? tokenizerConfig.model_max_length : 512;
+  const maxLength =
+    typeof tokenizerConfig.model_max_length === 'number' && tokenizerConfig.model_max_length < 1e6
+      ? tokenizerConfig.model_max_length
+      : 512;
   const fingerprint = await encoderFingerprint(files, weightFile, weights, tokenizerText);
-  return createOnnxEncoder({ id, location, fingerprint, runtime, session, backend, tokenizer, maxLength, batchSize: options.batchSize, cacheSize: options.cacheSize });
+  return createOnnxEncoder({
+    id,
+    location,
+    fingerprint,
+    runtime,
+    session,
+    backend,
+    tokenizer,
+    maxLength,
+    batchSize: options.batchSize,
+    cacheSize: options.cacheSize,
+  });
 }
 
 /** The adapter ONNX Runtime's WebGPU backend picked (its architecture, e.g. `swiftshader`), if it says. */
@@ -319,7 +401,9 @@ async function webGpuAdapter(runtime: OnnxRuntime): Promise<{ adapter?: string }
   try {
     const webgpu = (runtime.env as { webgpu?: { device?: Promise<unknown>; adapter?: unknown } } | undefined)?.webgpu;
     const device = (await webgpu?.device) as { adapterInfo?: { architecture?: string; vendor?: string } } | undefined;
-    const info = device?.adapterInfo ?? (webgpu?.adapter as { info?: { architecture?: string; vendor?: string } } | undefined)?.info;
+    const info =
+      device?.adapterInfo ??
+      (webgpu?.adapter as { info?: { architecture?: string; vendor?: string } } | undefined)?.info;
     const name = info?.architecture || info?.vendor;
     return name ? { adapter: name } : {};
   } catch {
@@ -338,7 +422,12 @@ export async function defaultRuntime(): Promise<OnnxRuntime> {
  * lists them (the bundled encoder's does) is trusted for them, so loading does not hash megabytes
  * of weights on every start; any other folder is hashed.
  */
-async function encoderFingerprint(files: ModelFiles, weightFile: string, weights: Uint8Array, tokenizerText: string): Promise<string> {
+async function encoderFingerprint(
+  files: ModelFiles,
+  weightFile: string,
+  weights: Uint8Array,
+  tokenizerText: string,
+): Promise<string> {
   let listed: Record<string, unknown> = {};
   if (files.has && (await files.has('manifest.json'))) {
     try {
@@ -348,6 +437,9 @@ async function encoderFingerprint(files: ModelFiles, weightFile: string, weights
       // an unreadable manifest only costs the hashing below
     }
   }
-  const sha = (name: string, bytes: () => Uint8Array) => (typeof listed[name] === 'string' ? (listed[name]) : bytesToHex(sha256(bytes())));
-  return bytesToHex(sha256(utf8ToBytes(`${sha(weightFile, () => weights)}:${sha('tokenizer.json', () => utf8ToBytes(tokenizerText))}`)));
+  const sha = (name: string, bytes: () => Uint8Array) =>
+    typeof listed[name] === 'string' ? listed[name] : bytesToHex(sha256(bytes()));
+  return bytesToHex(
+    sha256(utf8ToBytes(`${sha(weightFile, () => weights)}:${sha('tokenizer.json', () => utf8ToBytes(tokenizerText))}`)),
+  );
 }

@@ -25,7 +25,10 @@ async function fetchOk(url: string): Promise<Response> {
 }
 
 /** A model folder behind URLs: the bundled one, or any folder URL ending in `/`. */
-export function urlFiles(location: string, lookup: (name: string) => string = (name) => new URL(name, new URL(location, globalThis.location?.href)).href): ModelFiles {
+export function urlFiles(
+  location: string,
+  lookup: (name: string) => string = (name) => new URL(name, new URL(location, globalThis.location?.href)).href,
+): ModelFiles {
   return {
     location,
     text: async (name) => (await fetchOk(lookup(name))).text(),
@@ -46,12 +49,17 @@ export interface ResolvedModel {
   local: boolean;
 }
 
-/** Where an encoder is loaded from: the bundled encoder's URL when `model` is undefined, a URL ending in `/` as a folder, anything else as a hub id. */
+/**
+ * Where an encoder is loaded from: the bundled encoder's URL when `model` is undefined, a URL ending in `/` as a
+ * folder, anything else as a hub id.
+ */
 export function resolveModel(model: string | undefined): ResolvedModel {
-  if (model === undefined || model === BUNDLED_ENCODER_ID) return { location: BUNDLED_ENCODER_ID, id: BUNDLED_ENCODER_ID, local: true };
+  if (model === undefined || model === BUNDLED_ENCODER_ID)
+    return { location: BUNDLED_ENCODER_ID, id: BUNDLED_ENCODER_ID, local: true };
   const trimmed = model.replace(/\/+$/, '');
   // A URL or a path is a served folder; anything else is a hub id.
-  if (/^(\w+:\/\/|\/|\.{1,2}\/)/.test(model)) return { location: `${trimmed}/`, id: trimmed.slice(trimmed.lastIndexOf('/') + 1), local: true };
+  if (/^(\w+:\/\/|\/|\.{1,2}\/)/.test(model))
+    return { location: `${trimmed}/`, id: trimmed.slice(trimmed.lastIndexOf('/') + 1), local: true };
   return { location: trimmed, id: trimmed, local: false };
 }
 
@@ -64,16 +72,22 @@ export async function loadEncoder(options: EncoderOptions = {}): Promise<Encoder
   if (!resolved.local) {
     if (!options.allowRemoteModels) {
       throw new DtdrError('encoder', `cannot load encoder "${resolved.id}": remote models are off`, {
-        hint: 'serve an ONNX model folder and pass its URL ending in "/", or allow remote models (needs ' + '@huggingface/transformers)',
+        hint:
+          'serve an ONNX model folder and pass its URL ending in "/", or allow remote models (needs ' +
+          '@huggingface/transformers)',
       });
     }
     return loadHubEncoder(resolved.location, options);
   }
-  const files = resolved.id === BUNDLED_ENCODER_ID && resolved.location === BUNDLED_ENCODER_ID
-    ? {
-        ...urlFiles('the dtdr package (models/dtdr-glove-100d)', (name) => BUNDLED_FILES[name]?.href ?? `missing:${name}`),
-        has: async (name: string) => name in BUNDLED_FILES,
-      }
-    : urlFiles(resolved.location);
+  const files =
+    resolved.id === BUNDLED_ENCODER_ID && resolved.location === BUNDLED_ENCODER_ID
+      ? {
+          ...urlFiles(
+            'the dtdr package (models/dtdr-glove-100d)',
+            (name) => BUNDLED_FILES[name]?.href ?? `missing:${name}`,
+          ),
+          has: async (name: string) => name in BUNDLED_FILES,
+        }
+      : urlFiles(resolved.location);
   return loadOnnxEncoder(files, resolved.id, options.runtime ?? (await defaultRuntime()), options);
 }

@@ -35,17 +35,30 @@ export function openAICompatibleModel(options: OpenAICompatibleOptions): LocalMo
       try {
         response = await doFetch(`${options.baseUrl.replace(/\/+$/, '')}/chat/completions`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) },
+          headers: {
+            'content-type': 'application/json',
+            ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+          },
           body: JSON.stringify(body),
         });
       } catch (cause) {
-        throw new DtdrError('options', `cannot reach ${options.baseUrl}: ${cause instanceof Error ? cause.message : String(cause)}`, { hint: 'is the local model server running?', cause });
+        throw new DtdrError(
+          'options',
+          `cannot reach ${options.baseUrl}: ${cause instanceof Error ? cause.message : String(cause)}`,
+          { hint: 'is the local model server running?', cause },
+        );
       }
-      if (!response.ok) throw new DtdrError('options', `${options.baseUrl} answered HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`);
-      const json = (await response.json()) as { choices?: { message?: { content?: string | null; tool_calls?: unknown[] } }[] };
+      if (!response.ok)
+        throw new DtdrError(
+          'options',
+          `${options.baseUrl} answered HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`,
+        );
+      const json = (await response.json()) as {
+        choices?: { message?: { content?: string | null; tool_calls?: unknown[] } }[];
+      };
       const message = json.choices?.[0]?.message;
       if (!message) throw new DtdrError('options', `${options.baseUrl} returned no choices`);
-      return request.format === 'openai' ? message : message.content ?? '';
+      return request.format === 'openai' ? message : (message.content ?? '');
     },
   };
 }

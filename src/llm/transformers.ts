@@ -9,7 +9,9 @@ import { DtdrError } from '../core/base/errors.js';
 import { importOptional } from '../encoders/hub.js';
 import { AnswerTrie, allowedAnswers } from '../core/prompts/constrain.js';
 
-/** Options of {@link transformersModel}: the model, transformers.js itself, the device, and whether the mask applies. */
+/**
+ * Options of {@link transformersModel}: the model, transformers.js itself, the device, and whether the mask applies.
+ */
 export interface TransformersModelOptions {
   /** e.g. onnx-community/Qwen3-0.6B-ONNX, or a local folder. */
   model: string;
@@ -34,10 +36,15 @@ export interface TransformersModelOptions {
   transformers?: object;
 }
 
-/** A causal LM run in-process by transformers.js (an optional peer), with a hard logit mask over the allowed answers by default. */
+/**
+ * A causal LM run in-process by transformers.js (an optional peer), with a hard logit mask over the allowed answers by
+ * default.
+ */
 export async function transformersModel(options: TransformersModelOptions): Promise<LocalModel> {
   // An optional peer dependency: loaded only when a local LLM is asked for.
-  const { AutoTokenizer, AutoModelForCausalLM, LogitsProcessor, env } = await importOptional<typeof import('@huggingface/transformers')>('@huggingface/transformers', 'a transformers.js language model', options.transformers);
+  const { AutoTokenizer, AutoModelForCausalLM, LogitsProcessor, env } = await importOptional<
+    typeof import('@huggingface/transformers')
+  >('@huggingface/transformers', 'a transformers.js language model', options.transformers);
   env.allowRemoteModels = options.allowRemoteModels ?? false;
   const wasm = env.backends?.onnx?.wasm as { wasmPaths?: unknown } | undefined;
   if (options.wasmPaths !== undefined && wasm) wasm.wasmPaths = options.wasmPaths;
@@ -45,17 +52,46 @@ export async function transformersModel(options: TransformersModelOptions): Prom
   let model: Awaited<ReturnType<typeof AutoModelForCausalLM.from_pretrained>>;
   try {
     tokenizer = await AutoTokenizer.from_pretrained(options.model, { local_files_only: !env.allowRemoteModels });
-    model = await AutoModelForCausalLM.from_pretrained(options.model, { device: options.device ?? 'cpu', dtype: options.dtype ?? 'q4', local_files_only: !env.allowRemoteModels });
+    model = await AutoModelForCausalLM.from_pretrained(options.model, {
+      device: options.device ?? 'cpu',
+      dtype: options.dtype ?? 'q4',
+      local_files_only: !env.allowRemoteModels,
+    });
   } catch (cause) {
-    throw new DtdrError('options', `cannot load language model "${options.model}": ` + `${cause instanceof Error ? cause.message.split('\n')[0] : String(cause)}`, { hint: 'give a local model folder, or allow remote models', cause });
+    throw new DtdrError(
+      'options',
+      `cannot load language model "${options.model}": ` +
+        `${cause instanceof Error ? cause.message.split('\n')[0] : String(cause)}`,
+      { hint: 'give a local model folder, or allow remote models', cause },
+    );
   }
   return {
     async generate(request: GenerateRequest) {
-      const prompt = tokenizer.apply_chat_template(request.messages, { tools: request.tools as never, add_generation_prompt: true, tokenize: false });
+      const prompt = tokenizer.apply_chat_template(request.messages, {
+        tools: request.tools as never,
+        add_generation_prompt: true,
+        tokenize: false,
+      });
       const inputs = tokenizer(prompt);
       const promptLength = (inputs.input_ids as { dims: number[] }).dims[1];
-      const masks = options.hardMask === false ? [] : [hardMask(LogitsProcessor, request, promptLength, (text) => tokenizer.encode(text, { add_special_tokens: false }), eosTokenIds(model, tokenizer))];
-      const output = (await model.generate({ ...inputs, max_new_tokens: options.maxNewTokens ?? 256, do_sample: false, ...(masks.length ? { logits_processor: masks as never } : {}) })) as { dims: number[]; tolist(): number[][] };
+      const masks =
+        options.hardMask === false
+          ? []
+          : [
+              hardMask(
+                LogitsProcessor,
+                request,
+                promptLength,
+                (text) => tokenizer.encode(text, { add_special_tokens: false }),
+                eosTokenIds(model, tokenizer),
+              ),
+            ];
+      const output = (await model.generate({
+        ...inputs,
+        max_new_tokens: options.maxNewTokens ?? 256,
+        do_sample: false,
+        ...(masks.length ? { logits_processor: masks as never } : {}),
+      })) as { dims: number[]; tolist(): number[][] };
       const ids = output.tolist()[0].slice((inputs.input_ids as { dims: number[] }).dims[1]);
       return tokenizer.decode(ids, { skip_special_tokens: true });
     },
@@ -64,8 +100,14 @@ export async function transformersModel(options: TransformersModelOptions): Prom
 
 /** End-of-sequence ids the model stops at (from its generation config, else the tokenizer). */
 function eosTokenIds(model: unknown, tokenizer: unknown): number[] {
-  const fromConfig = (model as { generation_config?: { eos_token_id?: number | number[] }; config?: { eos_token_id?: number | number[] } });
-  const id = fromConfig.generation_config?.eos_token_id ?? fromConfig.config?.eos_token_id ?? (tokenizer as { eos_token_id?: number }).eos_token_id;
+  const fromConfig = model as {
+    generation_config?: { eos_token_id?: number | number[] };
+    config?: { eos_token_id?: number | number[] };
+  };
+  const id =
+    fromConfig.generation_config?.eos_token_id ??
+    fromConfig.config?.eos_token_id ??
+    (tokenizer as { eos_token_id?: number }).eos_token_id;
   return (Array.isArray(id) ? id : id === undefined ? [] : [id]).map(Number);
 }
 
@@ -73,8 +115,19 @@ function eosTokenIds(model: unknown, tokenizer: unknown): number[] {
  * A transformers.js LogitsProcessor (subclassed from the loaded module's own class) that keeps
  * the generated tokens inside the step's allowed answers: every other logit becomes -Infinity.
  */
-function hardMask(Base: typeof import('@huggingface/transformers').LogitsProcessor, request: GenerateRequest, promptLength: number, encode: (text: string) => number[], eos: number[]) {
-  const trie = new AnswerTrie(allowedAnswers(request.format, request.stage, request.allowed).map((a) => ({ tokens: encode(a.text), open: a.open })));
+function hardMask(
+  Base: typeof import('@huggingface/transformers').LogitsProcessor,
+  request: GenerateRequest,
+  promptLength: number,
+  encode: (text: string) => number[],
+  eos: number[],
+) {
+  const trie = new AnswerTrie(
+    allowedAnswers(request.format, request.stage, request.allowed).map((a) => ({
+      tokens: encode(a.text),
+      open: a.open,
+    })),
+  );
   class HardMask extends Base {
     override _call(inputIds: bigint[][], logits: import('@huggingface/transformers').Tensor) {
       const [batch, vocab] = logits.dims;

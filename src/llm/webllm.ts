@@ -22,7 +22,8 @@ export interface WebllmResponseFormat {
 
 /** The JSON schema of one answer: {"name": <an allowed tool or END>, "arguments": {…}}. */
 export function answerSchema(allowed: readonly string[], argumentsSchema: object = { type: 'object' }): object {
-  if (allowed.length === 0) throw new DtdrError('options', 'no allowed tools to constrain the answer to', { field: 'allowed' });
+  if (allowed.length === 0)
+    throw new DtdrError('options', 'no allowed tools to constrain the answer to', { field: 'allowed' });
   return {
     type: 'object',
     properties: { name: { type: 'string', enum: [...allowed] }, arguments: argumentsSchema },
@@ -37,15 +38,26 @@ export function webllmResponseFormat(allowed: readonly string[], argumentsSchema
 }
 
 /** Reads a constrained answer back: a call, END, or a DtdrError naming what is wrong. */
-export function parseWebllmAnswer(content: string | null | undefined, allowed: readonly string[]): ToolCall | typeof END {
+export function parseWebllmAnswer(
+  content: string | null | undefined,
+  allowed: readonly string[],
+): ToolCall | typeof END {
   let value: unknown;
   try {
     value = JSON.parse(content ?? '');
   } catch {
-    throw new DtdrError('tool-call', 'the answer is not JSON', { hint: 'pass response_format: webllmResponseFormat(allowed)' });
+    throw new DtdrError('tool-call', 'the answer is not JSON', {
+      hint: 'pass response_format: webllmResponseFormat(allowed)',
+    });
   }
   const { name, arguments: args } = (value ?? {}) as { name?: unknown; arguments?: unknown };
-  if (typeof name !== 'string' || !allowed.includes(name)) throw new DtdrError('tool-call', `the answer names ${JSON.stringify(name)}, which is not allowed`, { field: 'name' });
+  if (typeof name !== 'string' || !allowed.includes(name))
+    throw new DtdrError('tool-call', `the answer names ${JSON.stringify(name)}, which is not allowed`, {
+      field: 'name',
+    });
   if (name === END) return END;
-  return { name, arguments: args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {} };
+  return {
+    name,
+    arguments: args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {},
+  };
 }

@@ -116,7 +116,10 @@ export interface ReportData {
   datasets: DatasetReport[];
 }
 
-export interface CollectOptions extends Omit<EvaluateOptions, 'onMethodScored' | 'onMethodProgress' | 'timingPasses' | 'onProgress'> {
+export interface CollectOptions extends Omit<
+  EvaluateOptions,
+  'onMethodScored' | 'onMethodProgress' | 'timingPasses' | 'onProgress'
+> {
   /** Counts prompt tokens per strategy (the paper's Figure 4); omitted: no prompt chart. */
   counter?: TokenCounter;
   /** Refit for the ablations. Default true. */
@@ -132,7 +135,12 @@ const STRATEGIES: Strategy[] = ['none', 'raw-demos', 'soft', 'soft-weighted', 'h
 const BINS = 10;
 
 /** Evaluates every method on one split and gathers what the report draws. */
-export async function collectDatasetReport(dataset: Dataset, split: Split, encoder: Encoder | undefined, options: CollectOptions): Promise<DatasetReport> {
+export async function collectDatasetReport(
+  dataset: Dataset,
+  split: Split,
+  encoder: Encoder | undefined,
+  options: CollectOptions,
+): Promise<DatasetReport> {
   const curves: CurvePoint[] = [];
   const reliability: ReliabilityBin[] = [];
   const misses: Miss[] = [];
@@ -152,22 +160,57 @@ export async function collectDatasetReport(dataset: Dataset, split: Split, encod
       misses.push(...worstMisses(method, scored, options.misses ?? 20));
       if (counter && method === (options.methods.includes(DEFAULT_METHOD) ? DEFAULT_METHOD : options.methods[0])) {
         progress(`${dataset.name} · prompt tokens`, 0);
-        const tokens = measurePromptTokens(scored.steps, scored.rankings, dataset.tools, counter, { strategies: STRATEGIES, demonstrations: split.train.slice(0, 64), select: options.select });
+        const tokens = measurePromptTokens(scored.steps, scored.rankings, dataset.tools, counter, {
+          strategies: STRATEGIES,
+          demonstrations: split.train.slice(0, 64),
+          select: options.select,
+        });
         prompts = { method, counter: counter.id, rows: STRATEGIES.map((s) => ({ strategy: s, ...tokens[s]! })) };
       }
     },
   });
   const methods: MethodRow[] = Object.entries(result.results).map(([method, r]) => ({
     method: method as EvalMethodName,
-    mrr: r.mrr, f1: r.f1, top1: r.top1, recall5: r.recall5, coverage: r.coverage, setSize: r.setSize,
-    ece: r.ece, confidentMissRate: r.confidentMissRate, widenedRate: r.widenedRate,
-    fitSeconds: r.fitMs / 1000, rankMicrosPerStep: r.rankMicrosPerStep, firstStepMrr: r.firstStepMrr,
-    ...(r.groups ? { groups: Object.entries(r.groups).map(([group, g]) => ({ group, steps: g.steps, coverage: g.coverage, setSize: g.setSize, confidentMissRate: g.confidentMissRate, ece: g.ece, widenedRate: g.widenedRate })) } : {}),
+    mrr: r.mrr,
+    f1: r.f1,
+    top1: r.top1,
+    recall5: r.recall5,
+    coverage: r.coverage,
+    setSize: r.setSize,
+    ece: r.ece,
+    confidentMissRate: r.confidentMissRate,
+    widenedRate: r.widenedRate,
+    fitSeconds: r.fitMs / 1000,
+    rankMicrosPerStep: r.rankMicrosPerStep,
+    firstStepMrr: r.firstStepMrr,
+    ...(r.groups
+      ? {
+          groups: Object.entries(r.groups).map(([group, g]) => ({
+            group,
+            steps: g.steps,
+            coverage: g.coverage,
+            setSize: g.setSize,
+            confidentMissRate: g.confidentMissRate,
+            ece: g.ece,
+            widenedRate: g.widenedRate,
+          })),
+        }
+      : {}),
   }));
   const ablations = options.ablations === false ? [] : await ablate(dataset, split, encoder, options);
   return {
-    name: dataset.name, split: split.description, trainPlans: result.trainPlans, testPlans: result.testPlans, steps: result.steps,
-    tools: dataset.tools.length, methods, curves, reliability, prompts, misses: misses.sort((a, b) => depth(b) - depth(a)).slice(0, options.misses ?? 20), ablations,
+    name: dataset.name,
+    split: split.description,
+    trainPlans: result.trainPlans,
+    testPlans: result.testPlans,
+    steps: result.steps,
+    tools: dataset.tools.length,
+    methods,
+    curves,
+    reliability,
+    prompts,
+    misses: misses.sort((a, b) => depth(b) - depth(a)).slice(0, options.misses ?? 20),
+    ablations,
   };
 }
 
@@ -178,7 +221,8 @@ const depth = (m: Miss) => (m.rank === 0 ? Infinity : m.rank);
 function sweep(method: EvalMethodName, scored: ScoredMethod): CurvePoint[] {
   const points: CurvePoint[] = [];
   const measure = (sets: { tool: string }[][]) => {
-    let covered = 0, size = 0;
+    let covered = 0,
+      size = 0;
     sets.forEach((set, i) => {
       const ok = new Set(scored.steps[i].acceptable);
       if (set.some((c) => ok.has(c.tool))) covered++;
@@ -192,27 +236,47 @@ function sweep(method: EvalMethodName, scored: ScoredMethod): CurvePoint[] {
     try {
       for (const target of TARGETS) {
         retriever.thresholds = retriever.thresholdsFor(target);
-        points.push({ method, knob: 'target', value: target, ...measure(scored.inputs.map((input) => selectCandidates(retriever.rank(input)).candidates)) });
+        points.push({
+          method,
+          knob: 'target',
+          value: target,
+          ...measure(scored.inputs.map((input) => selectCandidates(retriever.rank(input)).candidates)),
+        });
       }
     } finally {
       retriever.thresholds = fitted;
     }
     return points;
   }
-  for (const alpha of ALPHAS) points.push({ method, knob: 'alpha', value: alpha, ...measure(scored.rankings.map((r) => selectCandidates(r, { alpha }).candidates)) });
+  for (const alpha of ALPHAS)
+    points.push({
+      method,
+      knob: 'alpha',
+      value: alpha,
+      ...measure(scored.rankings.map((r) => selectCandidates(r, { alpha }).candidates)),
+    });
   return points;
 }
 
 /** Reliability diagram bins of the top-1 probability against top-1 accuracy. */
 function calibrationBins(method: EvalMethodName, scored: ScoredMethod): ReliabilityBin[] {
-  const bins = Array.from({ length: BINS }, (_, b) => ({ method, lo: b / BINS, hi: (b + 1) / BINS, steps: 0, confidence: 0, accuracy: 0 }));
+  const bins = Array.from({ length: BINS }, (_, b) => ({
+    method,
+    lo: b / BINS,
+    hi: (b + 1) / BINS,
+    steps: 0,
+    confidence: 0,
+    accuracy: 0,
+  }));
   for (const s of scored.scores) {
     const b = bins[Math.min(BINS - 1, Math.max(0, Math.floor(s.confidence * BINS)))];
     b.steps++;
     b.confidence += s.confidence;
     b.accuracy += s.top1;
   }
-  return bins.filter((b) => b.steps > 0).map((b) => ({ ...b, confidence: b.confidence / b.steps, accuracy: b.accuracy / b.steps }));
+  return bins
+    .filter((b) => b.steps > 0)
+    .map((b) => ({ ...b, confidence: b.confidence / b.steps, accuracy: b.accuracy / b.steps }));
 }
 
 /** The steps whose needed tool is ranked worst (not ranked, then deepest), with what was retrieved. */
@@ -227,9 +291,13 @@ function worstMisses(method: EvalMethodName, scored: ScoredMethod, keep: number)
     const set = selectCandidates(scored.rankings[i]);
     const step = scored.steps[i];
     return {
-      method, query: step.query, history: [...step.history], expected: [...step.acceptable],
+      method,
+      query: step.query,
+      history: [...step.history],
+      expected: [...step.acceptable],
       rank: s.reciprocalRank > 0 ? Math.round(1 / s.reciprocalRank) : 0,
-      retrieved: set.candidates.map((c) => ({ tool: c.tool, probability: c.probability })), widened: set.widened,
+      retrieved: set.candidates.map((c) => ({ tool: c.tool, probability: c.probability })),
+      widened: set.widened,
     };
   });
 }
@@ -238,22 +306,37 @@ function worstMisses(method: EvalMethodName, scored: ScoredMethod, keep: number)
  * The paper's Figure 5, on this data: history length 0–5 (DTDR-H; DTDR-C from 1), the number of clusters for DTDR-C,
  * and the number of demonstrations (100 → all) for DTDR-C and the default method.
  */
-async function ablate(dataset: Dataset, split: Split, encoder: Encoder | undefined, options: CollectOptions): Promise<AblationPoint[]> {
+async function ablate(
+  dataset: Dataset,
+  split: Split,
+  encoder: Encoder | undefined,
+  options: CollectOptions,
+): Promise<AblationPoint[]> {
   const points: AblationPoint[] = [];
   const run = async (train: Plan[], method: MethodName, extra: { historyLength?: number; clusters?: number }) => {
     const { counter: _c, ablations: _a, misses: _m, onReportProgress: _p, methods: _methods, ...evaluate } = options;
-    const r = await evaluateMethods(dataset.tools, train, split.test, encoder, { ...evaluate, methods: [method], timingPasses: 0, ...extra });
+    const r = await evaluateMethods(dataset.tools, train, split.test, encoder, {
+      ...evaluate,
+      methods: [method],
+      timingPasses: 0,
+      ...extra,
+    });
     return r.results[method]!;
   };
   const progress = options.onReportProgress ?? (() => {});
   const n = split.train.length;
-  const clusterCounts = [...new Set([1, 5, 20, 50, 100, 200, 400].filter((k) => k <= n).concat(Math.max(1, Math.round(n / 10))))].sort((a, b) => a - b);
+  const clusterCounts = [
+    ...new Set([1, 5, 20, 50, 100, 200, 400].filter((k) => k <= n).concat(Math.max(1, Math.round(n / 10)))),
+  ].sort((a, b) => a - b);
   const demoCounts = [...new Set([100, 300, 1000, 3000].filter((c) => c < n).concat(n))];
   const total = 11 + clusterCounts.length + demoCounts.length * 2;
   let done = 0;
   const tick = (what: string) => progress(`${dataset.name} · ablation ${what}`, ++done / total);
   // DTDR-C's graphs need at least one call of context; the history head (DTDR-H) also runs l = 0.
-  for (const [method, from] of [['dtdr-h', 0], ['dtdr-c', 1]] as [MethodName, number][]) {
+  for (const [method, from] of [
+    ['dtdr-h', 0],
+    ['dtdr-c', 1],
+  ] as [MethodName, number][]) {
     for (let l = from; l <= 5; l++) {
       const r = await run(split.train, method, { historyLength: l });
       points.push({ axis: 'history', method, value: l, mrr: r.mrr, coverage: r.coverage });
@@ -277,7 +360,18 @@ async function ablate(dataset: Dataset, split: Split, encoder: Encoder | undefin
   return points;
 }
 
-export function reportData(datasets: DatasetReport[], encoder: Encoder | undefined, createdAt = new Date()): ReportData {
+export function reportData(
+  datasets: DatasetReport[],
+  encoder: Encoder | undefined,
+  createdAt = new Date(),
+): ReportData {
   const peers = [...new Set(datasets.flatMap((d) => d.methods.map((m) => m.method)).filter(isPeer))];
-  return { version: REPORT_VERSION, createdAt: createdAt.toISOString(), encoder: encoder?.id ?? null, defaultMethod: DEFAULT_METHOD, ...(peers.length ? { peers } : {}), datasets };
+  return {
+    version: REPORT_VERSION,
+    createdAt: createdAt.toISOString(),
+    encoder: encoder?.id ?? null,
+    defaultMethod: DEFAULT_METHOD,
+    ...(peers.length ? { peers } : {}),
+    datasets,
+  };
 }

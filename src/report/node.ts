@@ -11,13 +11,17 @@ function pageBundleUrl(): URL {
     const url = new URL(candidate, import.meta.url);
     if (existsSync(url)) return url;
   }
-  throw new DtdrError('usage', 'the report page script is not built', { hint: 'run `npm run build` in the dtdr folder' });
+  throw new DtdrError('usage', 'the report page script is not built', {
+    hint: 'run `npm run build` in the dtdr folder',
+  });
 }
 
 /** Checks that a report can be written at `path`, before the evaluation starts. */
 export function checkReportPath(path: string): void {
-  if (!/\.html?$/i.test(path)) throw new DtdrError('usage', `--report "${path}" should end in .html`, { hint: 'e.g. --report report.html' });
-  if (existsSync(path) && statSync(path).isDirectory()) throw new DtdrError('usage', `--report "${path}" is a folder`, { hint: 'give a file name, e.g. report.html' });
+  if (!/\.html?$/i.test(path))
+    throw new DtdrError('usage', `--report "${path}" should end in .html`, { hint: 'e.g. --report report.html' });
+  if (existsSync(path) && statSync(path).isDirectory())
+    throw new DtdrError('usage', `--report "${path}" is a folder`, { hint: 'give a file name, e.g. report.html' });
   pageBundleUrl();
 }
 

@@ -1,6 +1,19 @@
 /** Model files (Node): the binary v2 container, or JSON text for `.json` paths; written atomically. */
 import { decodeUtf8 } from '../data/utf8.js';
-import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import type { EmbeddingStore } from '../core/base/encoder.js';
 import { basename, dirname, join } from 'node:path';
 import type { ModelArtifact } from '../core/model/artifact.js';
@@ -30,11 +43,17 @@ export function writeFileAtomically(path: string, data: string | Uint8Array, wha
     syncFolder(dirname(path));
   } catch (cause) {
     rmSync(temporary, { force: true });
-    throw new DtdrError('artifact', `cannot write ${what}: ${cause instanceof Error ? cause.message : String(cause)}`, { file: path, cause });
+    throw new DtdrError('artifact', `cannot write ${what}: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      file: path,
+      cause,
+    });
   }
 }
 
-/** Makes a rename in `folder` durable; where folders cannot be opened for it (Windows), the rename is as durable as the OS makes it. */
+/**
+ * Makes a rename in `folder` durable; where folders cannot be opened for it (Windows), the rename is as durable as the
+ * OS makes it.
+ */
 function syncFolder(folder: string): void {
   let fd: number | undefined;
   try {
@@ -84,7 +103,11 @@ export function removeStaleTemporaries(path: string): void {
 /** Writes a model: `.json` as readable text (v2 JSON); anything else (e.g. `.dtdr`) as the compact binary container. */
 export function writeModelFile(path: string, artifact: ModelArtifact): void {
   checkModelPath(path);
-  writeFileAtomically(path, path.toLowerCase().endsWith('.json') ? JSON.stringify(artifact) : encodeBinaryModel(artifact), 'the model');
+  writeFileAtomically(
+    path,
+    path.toLowerCase().endsWith('.json') ? JSON.stringify(artifact) : encodeBinaryModel(artifact),
+    'the model',
+  );
 }
 
 /** Checks that a model can be written at `path` (not a folder), before any long training starts. */
@@ -96,16 +119,27 @@ export function checkModelPath(path: string): void {
 
 /** Reads a model file; a missing or non-JSON file is a DtdrError naming it. */
 export function readModelFile(path: string): unknown {
-  if (!existsSync(path)) throw new DtdrError('artifact', `model file "${path}" does not exist`, { hint: 'train one with `dtdr train --out FILE`' });
+  if (!existsSync(path))
+    throw new DtdrError('artifact', `model file "${path}" does not exist`, {
+      hint: 'train one with `dtdr train --out FILE`',
+    });
   removeStaleTemporaries(path);
   const bytes = readFileSync(path);
   if (isBinaryModel(bytes)) return decodeBinaryModel(bytes, path);
-  if (jsonNestsDeeper(bytes, MAX_MODEL_NESTING)) throw new DtdrError('artifact', `the model nests deeper than ${MAX_MODEL_NESTING} levels`, { file: path, hint: 'the file is damaged or not a dtdr model; retrain it' });
+  if (jsonNestsDeeper(bytes, MAX_MODEL_NESTING))
+    throw new DtdrError('artifact', `the model nests deeper than ${MAX_MODEL_NESTING} levels`, {
+      file: path,
+      hint: 'the file is damaged or not a dtdr model; retrain it',
+    });
   const text = decodeUtf8(bytes, path, 'artifact');
   try {
     return JSON.parse(text);
   } catch (cause) {
-    throw new DtdrError('artifact', 'not valid JSON', { file: path, hint: 'the file is damaged or not a dtdr model; retrain it', cause });
+    throw new DtdrError('artifact', 'not valid JSON', {
+      file: path,
+      hint: 'the file is damaged or not a dtdr model; retrain it',
+      cause,
+    });
   }
 }
 

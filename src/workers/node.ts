@@ -31,7 +31,8 @@ export interface NodeFoldWorkers extends FoldWorkers {
 /** Worker threads for the default method's cross-fitting rounds (Node); pass as `Dtdr.train({ workers })`. */
 export function foldWorkers(options: FoldWorkerOptions = {}): NodeFoldWorkers {
   const threads = options.threads ?? Math.min(3, Math.max(0, availableParallelism() - 1));
-  if (!(Number.isInteger(threads) && threads >= 0)) throw new DtdrError('options', `threads must be a whole number ≥ 0, got ${threads}`, { field: 'threads' });
+  if (!(Number.isInteger(threads) && threads >= 0))
+    throw new DtdrError('options', `threads must be a whole number ≥ 0, got ${threads}`, { field: 'threads' });
   const live = new Set<Worker>();
   const errors: string[] = [];
   return {
@@ -48,7 +49,9 @@ export function foldWorkers(options: FoldWorkerOptions = {}): NodeFoldWorkers {
       if (threads === 0 || rounds === 0) return { claim, cancel, results: Promise.resolve([]) };
       // What the fit reads of a tool: names, descriptions and schemas (an adapter's `execute` cannot be cloned).
       const data = { ...setup, tools: setup.tools.map(toolData) };
-      const results = Promise.all(Array.from({ length: Math.min(threads, rounds) }, () => runWorker(data, rounds, next.buffer, live, errors))).then((lists) => lists.flat());
+      const results = Promise.all(
+        Array.from({ length: Math.min(threads, rounds) }, () => runWorker(data, rounds, next.buffer, live, errors)),
+      ).then((lists) => lists.flat());
       return { claim, cancel, results };
     },
     async close() {
@@ -59,7 +62,12 @@ export function foldWorkers(options: FoldWorkerOptions = {}): NodeFoldWorkers {
 }
 
 function toolData({ name, description, parameters, returns }: ToolSpec): ToolSpec {
-  return { name, description, ...(parameters !== undefined ? { parameters } : {}), ...(returns !== undefined ? { returns } : {}) };
+  return {
+    name,
+    description,
+    ...(parameters !== undefined ? { parameters } : {}),
+    ...(returns !== undefined ? { returns } : {}),
+  };
 }
 
 /**
@@ -68,16 +76,33 @@ function toolData({ name, description, parameters, returns }: ToolSpec): ToolSpe
  * registers tsx in the worker before importing fold-worker.ts. A worker that fails returns what it
  * finished, and says why in `errors`: the fit runs the missing rounds itself.
  */
-function runWorker(setup: CrossFitSetup, rounds: number, counter: SharedArrayBuffer, live: Set<Worker>, errors: string[]): Promise<RoundOutput[]> {
+function runWorker(
+  setup: CrossFitSetup,
+  rounds: number,
+  counter: SharedArrayBuffer,
+  live: Set<Worker>,
+  errors: string[],
+): Promise<RoundOutput[]> {
   const source = import.meta.url.endsWith('.ts');
   const start = (): Worker => {
     if (!source) return new Worker(new URL('./fold-worker.js', import.meta.url));
     // tsx's ESM API (`register`); require.resolve finds its CommonJS twin beside it.
-    const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+    const tsx = pathToFileURL(
+      createRequire(import.meta.url)
+        .resolve('tsx/esm/api')
+        .replace(/\.cjs$/, '.mjs'),
+    ).href;
     const entry = new URL('./fold-worker.ts', import.meta.url).href;
-    return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`, { eval: true });
+    return new Worker(
+      `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`,
+      { eval: true },
+    );
   };
-  const failed = (why: unknown) => errors.push(`a cross-fitting worker failed (its rounds ran on the calling thread): ` + `${why instanceof Error ? why.message : String(why)}`);
+  const failed = (why: unknown) =>
+    errors.push(
+      `a cross-fitting worker failed (its rounds ran on the calling thread): ` +
+        `${why instanceof Error ? why.message : String(why)}`,
+    );
   return new Promise((resolve) => {
     const outputs: RoundOutput[] = [];
     let worker: Worker;

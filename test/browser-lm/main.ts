@@ -14,7 +14,12 @@ try {
   // ONNX Runtime's files are served with the page (transformers.js would fetch them from a CDN).
   (transformers.env.backends.onnx.wasm as { numThreads?: number }).numThreads = 1;
   const model = await transformersModel({
-    model: 'tiny-lm', transformers, device: 'wasm', dtype: 'fp32', maxNewTokens: 40, allowRemoteModels: false,
+    model: 'tiny-lm',
+    transformers,
+    device: 'wasm',
+    dtype: 'fp32',
+    maxNewTokens: 40,
+    allowRemoteModels: false,
     wasmPaths: { mjs: '/ort/ort-wasm-simd-threaded.asyncify.mjs', wasm: '/ort/ort-wasm-simd-threaded.asyncify.wasm' },
   });
   const names = DEMO_TOOLS.map((t) => t.name);
@@ -22,9 +27,25 @@ try {
   const total = 12;
   for (let i = 0; i < total; i++) {
     const candidates = names.slice(i, i + 3).map((tool, k) => ({ tool, probability: 1 / (k + 2) }));
-    const prompt = buildSelectionPrompt({ query: 'Email the quarterly report to Maria', history: [], tools: DEMO_TOOLS, strategy: 'hard', format: 'hermes', candidates });
+    const prompt = buildSelectionPrompt({
+      query: 'Email the quarterly report to Maria',
+      history: [],
+      tools: DEMO_TOOLS,
+      strategy: 'hard',
+      format: 'hermes',
+      candidates,
+    });
     const allowed = i % 2 ? prompt.allowed.filter((a) => a !== END) : prompt.allowed;
-    const answer = parseAnswer('hermes', await model.generate({ stage: 'select', format: 'hermes', messages: prompt.messages, prompt: prompt.text, allowed }));
+    const answer = parseAnswer(
+      'hermes',
+      await model.generate({
+        stage: 'select',
+        format: 'hermes',
+        messages: prompt.messages,
+        prompt: prompt.text,
+        allowed,
+      }),
+    );
     const name = answer.kind === 'call' ? answer.call.name : answer.kind === 'end' ? END : '(invalid)';
     if (allowed.includes(name)) valid++;
     out.textContent += `${i + 1}. allowed ${allowed.join(', ')} → ${name}\n`;

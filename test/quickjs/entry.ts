@@ -6,9 +6,16 @@
 import { Dtdr } from '../../src/core/dtdr.js';
 import type { Encoder } from '../../src/core/base/encoder.js';
 
-interface Request { query: string; history: string[] }
+interface Request {
+  query: string;
+  history: string[];
+}
 
-(globalThis as Record<string, unknown>).dtdrRetrieveAll = (artifactText: string, vectorsText: string, requestsText: string): void => {
+(globalThis as Record<string, unknown>).dtdrRetrieveAll = (
+  artifactText: string,
+  vectorsText: string,
+  requestsText: string,
+): void => {
   const vectors = new Map<string, number[]>(Object.entries(JSON.parse(vectorsText) as Record<string, number[]>));
   const artifact = JSON.parse(artifactText) as { encoder: { id: string; dimension: number } };
   // The encoder's work was done elsewhere (on the phone's ONNX runtime, or ahead of time).

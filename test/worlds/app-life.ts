@@ -55,7 +55,11 @@ export function skewedPool(pool: Plan[], k = 3): Plan[] {
     const first = planSteps(p)[0]?.acceptable[0];
     if (first) counts.set(first, (counts.get(first) ?? 0) + 1);
   }
-  const top = new Set([...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, k).map(([t]) => t));
+  const top = new Set(
+    [...counts]
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .slice(0, k)
+      .map(([t]) => t),
+  );
   return pool.filter((p) => top.has(planSteps(p)[0]?.acceptable[0] ?? ''));
 }
-

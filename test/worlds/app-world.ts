@@ -32,7 +32,13 @@ export interface AppWorld {
 
 let vocabCache: string[] | undefined;
 function vocabulary(): string[] {
-  return (vocabCache ??= Object.keys((JSON.parse(readFileSync(new URL('../../models/dtdr-glove-100d/tokenizer.json', import.meta.url), 'utf8')) as { model: { vocab: Record<string, number> } }).model.vocab)
+  return (vocabCache ??= Object.keys(
+    (
+      JSON.parse(readFileSync(new URL('../../models/dtdr-glove-100d/tokenizer.json', import.meta.url), 'utf8')) as {
+        model: { vocab: Record<string, number> };
+      }
+    ).model.vocab,
+  )
     .slice(150, 12150)
     .filter((w) => /^[a-z]{3,}$/.test(w)));
 }
@@ -76,8 +82,19 @@ export function appWorld(options: AppWorldOptions = {}): AppWorld {
   const plan = (id: string) => {
     const calls = flows[Math.floor(random() * templates)];
     // The request: 2–4 words sampled from each called tool's description, in call order.
-    const query = calls.map((c) => Array.from({ length: 2 + Math.floor(random() * 3) }, () => words[c][Math.floor(random() * words[c].length)]).join(' ')).join(' then ');
-    return chainPlan(id, query, calls.map((c) => specs[c].name));
+    const query = calls
+      .map((c) =>
+        Array.from(
+          { length: 2 + Math.floor(random() * 3) },
+          () => words[c][Math.floor(random() * words[c].length)],
+        ).join(' '),
+      )
+      .join(' then ');
+    return chainPlan(
+      id,
+      query,
+      calls.map((c) => specs[c].name),
+    );
   };
   return {
     name: `app-world-${tools}t-${templates}w`,
@@ -96,25 +113,34 @@ export function appWorldDataset(options: AppWorldOptions = {}): Dataset {
 /** Writes one dataset folder (TaskBench layout: data.jsonl + tool_desc.json). */
 export function writeDatasetFolder(dir: string, tools: ToolSpec[], plans: Plan[]): void {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'tool_desc.json'), JSON.stringify({ nodes: tools.map((t) => ({ id: t.name, desc: t.description })) }));
-  const lines = plans.map((p) => JSON.stringify({
-    id: p.id,
-    user_request: p.query,
-    task_nodes: p.nodes.map((n) => ({ task: n.tool })),
-    task_links: p.edges.map(([a, b]) => ({ source: p.nodes[a].tool, target: p.nodes[b].tool })),
-  }));
+  writeFileSync(
+    join(dir, 'tool_desc.json'),
+    JSON.stringify({ nodes: tools.map((t) => ({ id: t.name, desc: t.description })) }),
+  );
+  const lines = plans.map((p) =>
+    JSON.stringify({
+      id: p.id,
+      user_request: p.query,
+      task_nodes: p.nodes.map((n) => ({ task: n.tool })),
+      task_links: p.edges.map(([a, b]) => ({ source: p.nodes[a].tool, target: p.nodes[b].tool })),
+    }),
+  );
   writeFileSync(join(dir, 'data.jsonl'), `${lines.join('\n')}\n`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const [out, tools, templates, train, test, seed] = process.argv.slice(2);
   if (!out) {
-    console.error('usage: node --import tsx test/worlds/app-world.ts OUT_DIR [tools] [templates] [train] [test] [seed]');
+    console.error(
+      'usage: node --import tsx test/worlds/app-world.ts OUT_DIR [tools] [templates] [train] [test] [seed]',
+    );
     process.exit(2);
   }
   const n = (s: string | undefined) => (s === undefined ? undefined : Number(s));
   const w = appWorld({ tools: n(tools), templates: n(templates), train: n(train), test: n(test), seed: n(seed) });
   writeDatasetFolder(join(out, 'train'), w.tools, w.train);
   writeDatasetFolder(join(out, 'test'), w.tools, w.test);
-  console.log(`${w.name}: ${w.tools.length} tools, ${w.train.length} train plans → ${join(out, 'train')}, ${w.test.length} test plans → ${join(out, 'test')}`);
+  console.log(
+    `${w.name}: ${w.tools.length} tools, ${w.train.length} train plans → ${join(out, 'train')}, ${w.test.length} test plans → ${join(out, 'test')}`,
+  );
 }

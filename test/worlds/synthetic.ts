@@ -26,7 +26,13 @@ export function cdfSampler(cdf: Float64Array, random: () => number): () => numbe
 
 export function syntheticDataset(tools: number, plans: number, seed = 0): Dataset {
   const random = seededRandom(seed);
-  const vocab = Object.keys((JSON.parse(readFileSync(new URL('../../models/dtdr-glove-100d/tokenizer.json', import.meta.url), 'utf8')) as { model: { vocab: Record<string, number> } }).model.vocab)
+  const vocab = Object.keys(
+    (
+      JSON.parse(readFileSync(new URL('../../models/dtdr-glove-100d/tokenizer.json', import.meta.url), 'utf8')) as {
+        model: { vocab: Record<string, number> };
+      }
+    ).model.vocab,
+  )
     .slice(150, 8150)
     .filter((w) => /^[a-z]{3,}$/.test(w));
   // Zipf(1.1) over indices: popular words and tools first.
@@ -40,14 +46,22 @@ export function syntheticDataset(tools: number, plans: number, seed = 0): Datase
   };
   const word = zipf(vocab.length);
   const tool = zipf(tools);
-  const specs = Array.from({ length: tools }, (_, i) => ({ name: `tool_${i}`, description: Array.from({ length: 6 }, () => vocab[word()]).join(' ') }));
+  const specs = Array.from({ length: tools }, (_, i) => ({
+    name: `tool_${i}`,
+    description: Array.from({ length: 6 }, () => vocab[word()]).join(' '),
+  }));
   const successors = Array.from({ length: tools }, () => Array.from({ length: 3 }, () => tool()));
   const out = Array.from({ length: plans }, (_, p) => {
     const length = 1 + Math.floor(random() * 4);
     const calls = [tool()];
-    while (calls.length < length) calls.push(random() < 0.8 ? successors[calls[calls.length - 1]][Math.floor(random() * 3)] : tool());
+    while (calls.length < length)
+      calls.push(random() < 0.8 ? successors[calls[calls.length - 1]][Math.floor(random() * 3)] : tool());
     const query = calls.map((c) => specs[c].description.split(' ').slice(0, 3).join(' ')).join(' and then ');
-    return chainPlan(`s${p}`, query, calls.map((c) => specs[c].name));
+    return chainPlan(
+      `s${p}`,
+      query,
+      calls.map((c) => specs[c].name),
+    );
   });
   return { name: `synthetic-${tools}t-${plans}p`, tools: specs, plans: out };
 }

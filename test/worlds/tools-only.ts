@@ -19,24 +19,34 @@ export interface ToolsOnlyFigures {
   mrr: Record<string, { all: number; history: number; first: number }>;
 }
 
-export async function toolsOnlyFigures(dir: string, methods: MethodName[] = ['bm25', 'dtdr-g'], encoder?: string): Promise<ToolsOnlyFigures> {
+export async function toolsOnlyFigures(
+  dir: string,
+  methods: MethodName[] = ['bm25', 'dtdr-g'],
+  encoder?: string,
+): Promise<ToolsOnlyFigures> {
   const dataset = readDatasetDir(dir);
   const split = splitDataset(dataset, { seed: 0 });
   const mrr: ToolsOnlyFigures['mrr'] = {};
   let steps = 0;
   let historySteps = 0;
-  await evaluateMethods(dataset.tools, [], split.test, await loadEncoder(encoder === undefined ? {} : { model: encoder }), {
-    methods,
-    timingPasses: 0,
-    onMethodScored(method, scored) {
-      const rr = scored.scores.map((s) => s.reciprocalRank);
-      const h = scored.steps.map((s, i) => (s.history.length > 0 ? rr[i] : -1)).filter((x) => x >= 0);
-      const first = scored.steps.map((s, i) => (s.history.length === 0 ? rr[i] : -1)).filter((x) => x >= 0);
-      steps = rr.length;
-      historySteps = h.length;
-      const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
-      mrr[method] = { all: mean(rr), history: mean(h), first: mean(first) };
+  await evaluateMethods(
+    dataset.tools,
+    [],
+    split.test,
+    await loadEncoder(encoder === undefined ? {} : { model: encoder }),
+    {
+      methods,
+      timingPasses: 0,
+      onMethodScored(method, scored) {
+        const rr = scored.scores.map((s) => s.reciprocalRank);
+        const h = scored.steps.map((s, i) => (s.history.length > 0 ? rr[i] : -1)).filter((x) => x >= 0);
+        const first = scored.steps.map((s, i) => (s.history.length === 0 ? rr[i] : -1)).filter((x) => x >= 0);
+        steps = rr.length;
+        historySteps = h.length;
+        const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
+        mrr[method] = { all: mean(rr), history: mean(h), first: mean(first) };
+      },
     },
-  });
+  );
   return { dataset: dataset.name, steps, historySteps, mrr };
 }

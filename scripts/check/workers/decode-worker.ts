@@ -16,6 +16,8 @@ try {
   Dtdr.load(readModelFile(path), wordAxisEncoder(words), path);
   outcome = 'loaded';
 } catch (error) {
-  outcome = DtdrError.isInstance(error) ? `refused: ${error.message.slice(0, 60)}` : `THREW ${String(error).slice(0, 80)}`;
+  outcome = DtdrError.isInstance(error)
+    ? `refused: ${error.message.slice(0, 60)}`
+    : `THREW ${String(error).slice(0, 80)}`;
 }
 parentPort!.postMessage({ outcome, ms: performance.now() - t0 });

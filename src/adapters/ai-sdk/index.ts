@@ -51,7 +51,10 @@ await importOptional('ai', 'dtdr/ai-sdk');
 
 /** Options of {@link dtdrPrepareStep}: the tools it may offer, how many, always-included tools, and the soft mode. */
 export interface DtdrPrepareStepOptions extends AdapterOptions {
-  /** `hard` (default): only the retrieved tools are active. `soft`: every tool stays active and the instructions carry dtdr's hint. */
+  /**
+   * `hard` (default): only the retrieved tools are active. `soft`: every tool stays active and the instructions carry
+   * dtdr's hint.
+   */
   mode?: 'hard' | 'soft';
   /** The names of all the tools you pass to generateText: tools dtdr does not know stay active. */
   tools?: readonly string[];
@@ -72,10 +75,15 @@ type StepOptions = Parameters<PrepareStepFunction<ToolSet>>[0];
 /** What {@link dtdrPrepareStep} returns: the `prepareStep` function itself, with `guard` and the last step's choice. */
 export interface DtdrPrepareStep {
   // Generic, so that it fits `prepareStep` for the tool set of the call (its type is the installed ai's).
-  <TOOLS extends ToolSet = ToolSet>(options: Parameters<PrepareStepFunction<TOOLS>>[0]): Promise<PrepareStepResult<TOOLS>>;
+  <TOOLS extends ToolSet = ToolSet>(
+    options: Parameters<PrepareStepFunction<TOOLS>>[0],
+  ): Promise<PrepareStepResult<TOOLS>>;
   /** The last step's choice, for logs and UIs. */
   readonly last: StepChoice | undefined;
-  /** Wraps tools so that a call outside the set offered at its step of its run (or before any step) is refused, not executed. */
+  /**
+   * Wraps tools so that a call outside the set offered at its step of its run (or before any step) is refused, not
+   * executed.
+   */
   guard<T extends ToolSet>(tools: T): T;
 }
 
@@ -86,52 +94,75 @@ interface Ai7StepOptions {
 }
 type System = string | SystemModelMessage | SystemModelMessage[];
 
-/** ai 7's extra step options, or undefined on ai 6 (ai 7 hands prepareStep the call's initial messages; ai 6 does not). No type guard: the source type-checks against either major. */
+/**
+ * ai 7's extra step options, or undefined on ai 6 (ai 7 hands prepareStep the call's initial messages; ai 6 does not).
+ * No type guard: the source type-checks against either major.
+ */
 function ai7Of(options: StepOptions): (Ai7StepOptions & { initialMessages: ModelMessage[] }) | undefined {
   const extra = options as unknown as Ai7StepOptions;
-  return Array.isArray(extra.initialMessages) ? (extra as Ai7StepOptions & { initialMessages: ModelMessage[] }) : undefined;
+  return Array.isArray(extra.initialMessages)
+    ? (extra as Ai7StepOptions & { initialMessages: ModelMessage[] })
+    : undefined;
 }
 
-/** A system prompt followed by dtdr's hint: one string if the prompt is a string (or none), else the prompt's messages and one more. */
+/**
+ * A system prompt followed by dtdr's hint: one string if the prompt is a string (or none), else the prompt's messages
+ * and one more.
+ */
 function withHint(base: System | undefined, hint: string): System {
   if (base === undefined || base === null) return hint;
   if (typeof base === 'string') return base ? `${base}\n\n${hint}` : hint;
   return [...(Array.isArray(base) ? base : [base]), { role: 'system', content: hint }];
 }
 
-/** The request: the text of the first user message (ai 7: of the call's initial messages; ai 6: of the step's messages, which begin with them). */
+/**
+ * The request: the text of the first user message (ai 7: of the call's initial messages; ai 6: of the step's messages,
+ * which begin with them).
+ */
 function requestOf(options: StepOptions): string {
-  const first = ai7Of(options)?.initialMessages.find((m) => m.role === 'user') ?? options.messages.find((m) => m.role === 'user');
+  const first =
+    ai7Of(options)?.initialMessages.find((m) => m.role === 'user') ?? options.messages.find((m) => m.role === 'user');
   const text = first ? messageText(first.content) : '';
-  if (!text) throw new DtdrError('options', 'dtdrPrepareStep found no user message to retrieve tools for', { hint: 'pass prompt or a user message to generateText/streamText' });
+  if (!text)
+    throw new DtdrError('options', 'dtdrPrepareStep found no user message to retrieve tools for', {
+      hint: 'pass prompt or a user message to generateText/streamText',
+    });
   return text;
 }
 
 /** The tools called in earlier steps that ran (a refused or failed call is not history), in order. */
 function historyOf(options: StepOptions): string[] {
-  return options.steps.flatMap((s) => s.content.filter((c) => c.type === 'tool-result').map((c) => (c as { toolName: string }).toolName));
+  return options.steps.flatMap((s) =>
+    s.content.filter((c) => c.type === 'tool-result').map((c) => (c as { toolName: string }).toolName),
+  );
 }
 
 /** Soft mode's result: the hint after the caller's system prompt, in the field the installed major reads. */
 function softResult(step: StepOptions, hint: string, system: System | undefined): PrepareStepResult<ToolSet> {
   // Cast: the package is type-checked against ai 6, whose result has no `instructions`.
   const ai7 = ai7Of(step);
-  if (ai7) return { instructions: withHint(system ?? ai7.initialInstructions, hint) } as unknown as PrepareStepResult<ToolSet>;
+  if (ai7)
+    return { instructions: withHint(system ?? ai7.initialInstructions, hint) } as unknown as PrepareStepResult<ToolSet>;
   if (system !== undefined) return { system: withHint(system, hint) };
   // ai 6 without the option: the SDK sends the call's `system` before these messages; the hint
   // goes after it and any system messages the call's messages begin with. The tools still receive
   // the step's own messages array (the guard's key): a returned `messages` only changes the prompt.
   const at = step.messages.findIndex((m) => m.role !== 'system');
   const split = at < 0 ? step.messages.length : at;
-  return { messages: [...step.messages.slice(0, split), { role: 'system', content: hint }, ...step.messages.slice(split)] };
+  return {
+    messages: [...step.messages.slice(0, split), { role: 'system', content: hint }, ...step.messages.slice(split)],
+  };
 }
 
 /**
- * A `prepareStep` for `generateText`/`streamText`: each step sets `activeTools` to dtdr's candidate set for the request and the tools that ran, handles END, and (`mode: 'soft'`) adds a weighted hint instead. Use `step.guard(tools)` as the call's `tools` so a call outside the step's set never runs.
+ * A `prepareStep` for `generateText`/`streamText`: each step sets `activeTools` to dtdr's candidate set for the request
+ * and the tools that ran, handles END, and (`mode: 'soft'`) adds a weighted hint instead. Use `step.guard(tools)` as
+ * the call's `tools` so a call outside the step's set never runs.
  */
 export function dtdrPrepareStep(model: Dtdr, options: DtdrPrepareStepOptions = {}): DtdrPrepareStep {
   for (const [i, name] of (options.tools ?? []).entries()) checkToolName(name, { field: `tools[${i}]` });
-  for (const [i, name] of (options.alwaysInclude ?? []).entries()) checkToolName(name, { field: `alwaysInclude[${i}]` });
+  for (const [i, name] of (options.alwaysInclude ?? []).entries())
+    checkToolName(name, { field: `alwaysInclude[${i}]` });
   let last: StepChoice | undefined;
   /** The tool names given to `guard`: the listing when the `tools` option is not given. */
   let guarded: readonly string[] | undefined;
@@ -142,11 +173,14 @@ export function dtdrPrepareStep(model: Dtdr, options: DtdrPrepareStepOptions = {
     const choice = await chooseTools(model, requestOf(step), historyOf(step), listing, options);
     last = choice;
     if (options.mode === 'soft') {
-      // Every tool stays active but a removed or unlisted one; a tool dtdr cannot name (no listing, no guard) is not refused.
+      // Every tool stays active but a removed or unlisted one; a tool dtdr cannot name (no listing, no guard) is not
+      // refused.
       allowedAt.set(step.messages, listing ? allowedOf(choice.available) : notRemoved(model));
       const result = softResult(step, choice.hint, options.system);
       // activeTools only when some tool is left out: the SDK then looks tools up in its own copy of the map.
-      return listing && listing.some((name) => !choice.available.has(name)) ? { ...result, activeTools: [...choice.available] } : result;
+      return listing && listing.some((name) => !choice.available.has(name))
+        ? { ...result, activeTools: [...choice.available] }
+        : result;
     }
     allowedAt.set(step.messages, allowedOf(new Set(choice.tools)));
     const confident = !choice.retrieval.widened && !choice.mayEnd;
@@ -172,12 +206,21 @@ export function dtdrPrepareStep(model: Dtdr, options: DtdrPrepareStepOptions = {
                 const allowed = messages && typeof messages === 'object' ? allowedAt.get(messages) : undefined;
                 // Thrown, so the SDK answers the model with a tool error (and it is no history).
                 if (allowed === undefined) {
-                  throw new DtdrError('tool-call', `Tool "${name}" is not available at this step: no step of this run has offered tools yet.`, {
-                    hint: 'pass the same dtdrPrepareStep as prepareStep to the generateText/streamText call that runs these guarded tools, and return its messages unchanged',
-                  });
+                  throw new DtdrError(
+                    'tool-call',
+                    `Tool "${name}" is not available at this step: no step of this run has offered tools yet.`,
+                    {
+                      hint:
+                        'pass the same dtdrPrepareStep as prepareStep to the generateText/streamText call that ' +
+                        'runs these guarded tools, and return its messages unchanged',
+                    },
+                  );
                 }
                 if (!allowed.allows(name)) {
-                  throw new DtdrError('tool-call', `Tool "${name}" is not available at this step. Available tools: ${allowed.names().join(', ')}.`);
+                  throw new DtdrError(
+                    'tool-call',
+                    `Tool "${name}" is not available at this step. Available tools: ${allowed.names().join(', ')}.`,
+                  );
                 }
                 return execute(input, callOptions, ...rest);
               },
@@ -216,7 +259,13 @@ export interface DtdrToolSearchOptions {
  * tools for the model's search query together with the calls made so far, best first.
  */
 export function dtdrToolSearch(model: Dtdr, options: DtdrToolSearchOptions = {}) {
-  return async ({ query, tools }: { query: string; tools: Array<{ name: string; description?: string }> }): Promise<string[]> => {
+  return async ({
+    query,
+    tools,
+  }: {
+    query: string;
+    tools: Array<{ name: string; description?: string }>;
+  }): Promise<string[]> => {
     const known = new Set(model.tools.map((t) => t.name));
     const history = (options.history?.() ?? []).filter((h) => known.has(h));
     const ranking = await model.rank(query, history);

@@ -31,7 +31,10 @@ import { checkToolName } from '../../core/base/limits.js';
 import { importOptional } from '../../encoders/hub.js';
 import { availableTools, chooseTools, messageText, type AdapterOptions, type StepChoice } from '../shared.js';
 
-const { createMiddleware, ToolMessage } = await importOptional<typeof import('langchain')>('langchain', 'dtdr/langchain');
+const { createMiddleware, ToolMessage } = await importOptional<typeof import('langchain')>(
+  'langchain',
+  'dtdr/langchain',
+);
 
 /** Options of {@link dtdrToolSelector}. */
 export interface DtdrToolSelectorOptions extends AdapterOptions {
@@ -71,16 +74,19 @@ function callingMessage(messages: readonly MessageLike[], id: string | undefined
 }
 
 /**
- * A LangChain `createAgent` middleware that offers the model only dtdr's candidate tools for the request and the calls so far (a drop-in for `llmToolSelectorMiddleware` that spends no LLM call); a call of a tool not offered is answered with an error `ToolMessage`, never run.
+ * A LangChain `createAgent` middleware that offers the model only dtdr's candidate tools for the request and the calls
+ * so far (a drop-in for `llmToolSelectorMiddleware` that spends no LLM call); a call of a tool not offered is answered
+ * with an error `ToolMessage`, never run.
  */
 export function dtdrToolSelector(model: Dtdr, options: DtdrToolSelectorOptions = {}) {
-  for (const [i, name] of (options.alwaysInclude ?? []).entries()) checkToolName(name, { field: `alwaysInclude[${i}]` });
+  for (const [i, name] of (options.alwaysInclude ?? []).entries())
+    checkToolName(name, { field: `alwaysInclude[${i}]` });
   /** What each model call was offered, keyed by the AIMessage it answered with. */
   const offeredTo = new WeakMap<object, ReadonlySet<string>>();
   return createMiddleware({
     name: 'DtdrToolSelector',
     wrapModelCall: async (request, handler) => {
-      const { query, history } = requestAndHistory(request.messages as unknown as MessageLike[]);
+      const { query, history } = requestAndHistory(request.messages);
       const tools = (request.tools ?? []) as { name?: string }[];
       tools.forEach((t, i) => typeof t.name === 'string' && checkToolName(t.name, { field: `tools[${i}].name` }));
       const names = tools.map((t) => t.name).filter((n): n is string => typeof n === 'string');
@@ -93,12 +99,13 @@ export function dtdrToolSelector(model: Dtdr, options: DtdrToolSelectorOptions =
       }
       const shown = tools.filter((t) => typeof t.name !== 'string' || keep.has(t.name));
       const response = await handler({ ...request, tools: shown as typeof request.tools });
-      if (response && typeof response === 'object') offeredTo.set(response, new Set(shown.map((t) => t.name).filter((n): n is string => typeof n === 'string')));
+      if (response && typeof response === 'object')
+        offeredTo.set(response, new Set(shown.map((t) => t.name).filter((n): n is string => typeof n === 'string')));
       return response;
     },
     wrapToolCall: async (request, handler) => {
       const call = request.toolCall;
-      const message = callingMessage((request.state?.messages ?? []) as unknown as MessageLike[], call.id);
+      const message = callingMessage(request.state?.messages ?? [], call.id);
       const offered = message ? offeredTo.get(message) : undefined;
       if (offered && offered.has(call.name)) return handler(request);
       const reason = offered

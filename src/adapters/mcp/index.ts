@@ -55,7 +55,8 @@ export interface McpClientLike {
 
 /** An MCP tool as a dtdr tool spec (input schema → parameters, output schema → returns). */
 export function mcpToolToSpec(tool: McpTool, where = 'tools/list'): ToolSpec {
-  if (!tool || typeof tool.name !== 'string' || tool.name === '') throw new DtdrError('data', 'an MCP tool needs a name', { file: where, field: 'name' });
+  if (!tool || typeof tool.name !== 'string' || tool.name === '')
+    throw new DtdrError('data', 'an MCP tool needs a name', { file: where, field: 'name' });
   checkToolName(tool.name, { code: 'data', file: where, field: 'name' });
   const description = [tool.title, tool.description].filter((s) => typeof s === 'string' && s.trim()).join(': ');
   return {
@@ -68,14 +69,16 @@ export function mcpToolToSpec(tool: McpTool, where = 'tools/list'): ToolSpec {
 
 /** Reads every page of a client's tools (v1's own helpers read only the first). */
 export async function mcpTools(client: McpClientLike, options: { maxPages?: number } = {}): Promise<ToolSpec[]> {
-  if (!client || typeof client.listTools !== 'function') throw new DtdrError('options', 'mcpTools needs an MCP client (something with listTools)', { field: 'client' });
+  if (!client || typeof client.listTools !== 'function')
+    throw new DtdrError('options', 'mcpTools needs an MCP client (something with listTools)', { field: 'client' });
   const out: ToolSpec[] = [];
   const seen = new Set<string>();
   let cursor: string | undefined;
   const maxPages = options.maxPages ?? 1000;
   for (let page = 0; page < maxPages; page++) {
     const result = await client.listTools(cursor === undefined ? undefined : { cursor });
-    if (!result || !Array.isArray(result.tools)) throw new DtdrError('data', 'tools/list returned no tools array', { file: `tools/list page ${page + 1}` });
+    if (!result || !Array.isArray(result.tools))
+      throw new DtdrError('data', 'tools/list returned no tools array', { file: `tools/list page ${page + 1}` });
     for (const t of result.tools) {
       const spec = mcpToolToSpec(t, `tools/list page ${page + 1}`);
       if (seen.has(spec.name)) continue;
@@ -85,7 +88,9 @@ export async function mcpTools(client: McpClientLike, options: { maxPages?: numb
     cursor = result.nextCursor;
     if (!cursor) return out;
   }
-  throw new DtdrError('data', `tools/list did not end after ${maxPages} pages`, { hint: 'the server keeps returning a nextCursor' });
+  throw new DtdrError('data', `tools/list did not end after ${maxPages} pages`, {
+    hint: 'the server keeps returning a nextCursor',
+  });
 }
 
 /** How the server's tool list changed: the names added and removed. */
@@ -110,7 +115,10 @@ export interface WatchOptions {
   onChange?: (diff: ToolSetDiff) => void;
   /** Called when a refresh fails (default: rethrown from refresh, logged from notifications). */
   onError?: (error: unknown) => void;
-  /** The list_changed notification schema, if your SDK is neither @modelcontextprotocol/sdk 1.x nor @modelcontextprotocol/client. */
+  /**
+   * The list_changed notification schema, if your SDK is neither @modelcontextprotocol/sdk 1.x nor
+   * @modelcontextprotocol/client.
+   */
   notificationSchema?: unknown;
 }
 
@@ -149,10 +157,15 @@ export async function watchMcpTools(client: McpClientLike, model: Dtdr, options:
   const serial = (): Promise<ToolSetDiff> => {
     if (waiting) return waiting;
     if (!inFlight) return start();
-    waiting = inFlight.then(() => undefined, () => undefined).then(() => {
-      waiting = undefined;
-      return start();
-    });
+    waiting = inFlight
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => {
+        waiting = undefined;
+        return start();
+      });
     return waiting;
   };
   await serial();
@@ -160,7 +173,13 @@ export async function watchMcpTools(client: McpClientLike, model: Dtdr, options:
     const schema = options.notificationSchema ?? (await listChangedSchema());
     client.setNotificationHandler(schema as never, () => {
       if (stopped) return;
-      serial().catch((error) => (options.onError ? options.onError(error) : console.error(`dtdr: could not follow the MCP tool list: ${error instanceof Error ? error.message : String(error)}`)));
+      serial().catch((error) =>
+        options.onError
+          ? options.onError(error)
+          : console.error(
+              `dtdr: could not follow the MCP tool list: ${error instanceof Error ? error.message : String(error)}`,
+            ),
+      );
     });
   }
   return { refresh: serial, stop: () => void (stopped = true) };
@@ -176,7 +195,12 @@ async function listChangedSchema(): Promise<unknown> {
       // try the next
     }
   }
-  throw new DtdrError('options', 'watchMcpTools needs @modelcontextprotocol/sdk (1.x) or @modelcontextprotocol/client (2.x) for the list_changed schema', { hint: 'npm install @modelcontextprotocol/sdk, or pass notificationSchema' });
+  throw new DtdrError(
+    'options',
+    'watchMcpTools needs @modelcontextprotocol/sdk (1.x) or @modelcontextprotocol/client (2.x) for the list_changed ' +
+      'schema',
+    { hint: 'npm install @modelcontextprotocol/sdk, or pass notificationSchema' },
+  );
 }
 
 /** An MCP tools/call result: what the server answered, or dtdr's refusal (`isError: true`). */
@@ -186,11 +210,17 @@ export interface McpCallResult {
   [key: string]: unknown;
 }
 
-/** One request over an MCP client's tools (see {@link dtdrMcpRun}): the tools to show at each step, and a guarded `callTool`. */
+/**
+ * One request over an MCP client's tools (see {@link dtdrMcpRun}): the tools to show at each step, and a guarded
+ * `callTool`.
+ */
 export interface McpRun {
   /** Chooses the tools for the next step of this run's request: the MCP tool definitions to show the model. */
   step(query: string): Promise<{ tools: McpTool[]; choice: StepChoice }>;
-  /** Calls a tool through the client when it was offered at this run's latest step; otherwise an error result, never sent. */
+  /**
+   * Calls a tool through the client when it was offered at this run's latest step; otherwise an error result, never
+   * sent.
+   */
   callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<McpCallResult>;
   /** The calls of this run that ran, in order (refused and failed calls are not history). */
   readonly history: readonly string[];
@@ -199,9 +229,12 @@ export interface McpRun {
 /** One run (one user request) over an MCP client's tools, with an allowed-set guard on tool calls. */
 export function dtdrMcpRun(client: McpClientLike, model: Dtdr, options: AdapterOptions = {}): McpRun {
   if (!client || typeof client.listTools !== 'function' || typeof client.callTool !== 'function') {
-    throw new DtdrError('options', 'dtdrMcpRun needs an MCP client (something with listTools and callTool)', { field: 'client' });
+    throw new DtdrError('options', 'dtdrMcpRun needs an MCP client (something with listTools and callTool)', {
+      field: 'client',
+    });
   }
-  for (const [i, name] of (options.alwaysInclude ?? []).entries()) checkToolName(name, { field: `alwaysInclude[${i}]` });
+  for (const [i, name] of (options.alwaysInclude ?? []).entries())
+    checkToolName(name, { field: `alwaysInclude[${i}]` });
   let request: string | undefined;
   let offered: ReadonlySet<string> | undefined;
   const history: string[] = [];
@@ -212,13 +245,22 @@ export function dtdrMcpRun(client: McpClientLike, model: Dtdr, options: AdapterO
     },
     async step(query: string) {
       if (request !== undefined && query !== request) {
-        throw new DtdrError('options', 'a dtdrMcpRun is for one request: this step asks for another', { field: 'query', hint: 'create a new run with dtdrMcpRun for each user request' });
+        throw new DtdrError('options', 'a dtdrMcpRun is for one request: this step asks for another', {
+          field: 'query',
+          hint: 'create a new run with dtdrMcpRun for each user request',
+        });
       }
       request = query;
       // The server's tools now, at every step: a tool it dropped since the last step (and the
       // model removed) is not offered, and one the model knows but this server does not list never is.
       const listed = await mcpTools(client);
-      const choice = await chooseTools(model, query, history, listed.map((t) => t.name), options);
+      const choice = await chooseTools(
+        model,
+        query,
+        history,
+        listed.map((t) => t.name),
+        options,
+      );
       offered = new Set(choice.tools);
       const byName = new Map(listed.map((t) => [t.name, t]));
       const tools = choice.tools.flatMap((name) => {
@@ -229,8 +271,14 @@ export function dtdrMcpRun(client: McpClientLike, model: Dtdr, options: AdapterO
     },
     async callTool(params) {
       const name = params?.name;
-      if (!offered) return refuse(`Tool "${String(name)}" is not available at this step: no step of this run has offered tools yet.`);
-      if (typeof name !== 'string' || !offered.has(name)) return refuse(`Tool "${String(name)}" is not available at this step. Available tools: ${[...offered].join(', ')}.`);
+      if (!offered)
+        return refuse(
+          `Tool "${String(name)}" is not available at this step: no step of this run has offered tools yet.`,
+        );
+      if (typeof name !== 'string' || !offered.has(name))
+        return refuse(
+          `Tool "${String(name)}" is not available at this step. Available tools: ${[...offered].join(', ')}.`,
+        );
       const result = (await client.callTool!(params)) as McpCallResult;
       if (!result?.isError) history.push(name);
       return result;

@@ -33,13 +33,20 @@ function loadAi(): Promise<{ ai: AiModule; test: AiTestModule; from: string }> {
         // not installed under this name
       }
     }
-    throw new DtdrError('options', 'the aisdk-search peer needs the AI SDK 7 (the package ai, version 7, with toolSearch), which is not installed', { hint: 'install ai@7 to compare with the AI SDK (npm install --save-dev ai@7)' });
+    throw new DtdrError(
+      'options',
+      'the aisdk-search peer needs the AI SDK 7 (the package ai, version 7, with toolSearch), which is not installed',
+      { hint: 'install ai@7 to compare with the AI SDK (npm install --save-dev ai@7)' },
+    );
   })();
   loaded.catch(() => (loaded = undefined));
   return loaded;
 }
 
-const usage = { inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 0, text: 0, reasoning: 0 } };
+const usage = {
+  inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 0, text: 0, reasoning: 0 },
+};
 
 export function aiSdkPeer(): Peer {
   return {
@@ -47,16 +54,39 @@ export function aiSdkPeer(): Peer {
     needs: { tools: false },
     async fit(tools: ToolSpec[]): Promise<PeerRetriever> {
       const { ai, test } = await loadAi();
-      if (tools.some((t) => t.name === SEARCH)) throw new DtdrError('data', `a tool is named "${SEARCH}", the name the AI SDK peer gives its search tool`);
-      const set: Parameters<AiModule['generateText']>[0]['tools'] & object = { [SEARCH]: ai.toolSearch({ maxResults: tools.length }) };
-      for (const t of tools) set[t.name] = ai.tool({ description: t.description ?? '', inputSchema: ai.jsonSchema({ type: 'object', properties: {} }), deferLoading: true });
+      if (tools.some((t) => t.name === SEARCH))
+        throw new DtdrError('data', `a tool is named "${SEARCH}", the name the AI SDK peer gives its search tool`);
+      const set: Parameters<AiModule['generateText']>[0]['tools'] & object = {
+        [SEARCH]: ai.toolSearch({ maxResults: tools.length }),
+      };
+      for (const t of tools)
+        set[t.name] = ai.tool({
+          description: t.description ?? '',
+          inputSchema: ai.jsonSchema({ type: 'object', properties: {} }),
+          deferLoading: true,
+        });
       // The mock model asks the search tool for the request it was prompted with, once.
       let calls = 0;
       const model = new test.MockLanguageModelV4({
         doGenerate: async (options) => {
           const user = [...options.prompt].reverse().find((m) => m.role === 'user');
-          const query = user && Array.isArray(user.content) ? user.content.map((p) => (p.type === 'text' ? p.text : '')).join('') : '';
-          return { content: [{ type: 'tool-call', toolCallId: `search-${++calls}`, toolName: SEARCH, input: JSON.stringify({ query }) }], finishReason: { unified: 'tool-calls', raw: undefined }, usage, warnings: [] };
+          const query =
+            user && Array.isArray(user.content)
+              ? user.content.map((p) => (p.type === 'text' ? p.text : '')).join('')
+              : '';
+          return {
+            content: [
+              {
+                type: 'tool-call',
+                toolCallId: `search-${++calls}`,
+                toolName: SEARCH,
+                input: JSON.stringify({ query }),
+              },
+            ],
+            finishReason: { unified: 'tool-calls', raw: undefined },
+            usage,
+            warnings: [],
+          };
         },
       });
       const labels = [...tools.map((t) => t.name), END];
@@ -68,13 +98,28 @@ export function aiSdkPeer(): Peer {
         needs: { query: false, context: false },
         historyLength: 0,
         async rank(input: RankInput): Promise<Ranking> {
-          const result = await ai.generateText({ model, tools: set, prompt: input.query, onToolExecutionEnd: (event) => void (searchMs = event.toolExecutionMs) });
-          const output = result.toolResults.find((r) => r.toolName === SEARCH)?.output as { tools?: { name: string }[] } | undefined;
+          const result = await ai.generateText({
+            model,
+            tools: set,
+            prompt: input.query,
+            onToolExecutionEnd: (event) => void (searchMs = event.toolExecutionMs),
+          });
+          const output = result.toolResults.find((r) => r.toolName === SEARCH)?.output as
+            { tools?: { name: string }[] } | undefined;
           if (!output?.tools) {
             const error = result.content.find((p) => p.type === 'tool-error');
-            throw new DtdrError('options', `the AI SDK's tool search gave no result for "${input.query.slice(0, 80)}"`, { cause: error });
+            throw new DtdrError(
+              'options',
+              `the AI SDK's tool search gave no result for "${input.query.slice(0, 80)}"`,
+              { cause: error },
+            );
           }
-          return peerRanking(labels, index, output.tools.map((t) => ({ name: t.name })), { uniformOver: AI_SDK_DEFAULT_RESULTS });
+          return peerRanking(
+            labels,
+            index,
+            output.tools.map((t) => ({ name: t.name })),
+            { uniformOver: AI_SDK_DEFAULT_RESULTS },
+          );
         },
         lastSearchMicros: () => searchMs * 1000,
       };

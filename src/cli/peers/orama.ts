@@ -16,7 +16,10 @@ let loaded: Promise<OramaModule> | undefined;
 function loadOrama(): Promise<OramaModule> {
   loaded ??= import('@orama/orama').catch((cause) => {
     loaded = undefined;
-    throw new DtdrError('options', 'the Orama peers need the package @orama/orama, which is not installed', { hint: 'install @orama/orama to compare with Orama (npm install --save-dev @orama/orama)', cause });
+    throw new DtdrError('options', 'the Orama peers need the package @orama/orama, which is not installed', {
+      hint: 'install @orama/orama to compare with Orama (npm install --save-dev @orama/orama)',
+      cause,
+    });
   });
   return loaded;
 }
@@ -29,10 +32,27 @@ export function oramaPeer(name: Extract<PeerName, `orama-${string}`>, mode: Oram
     needs: { tools: mode !== 'fulltext' },
     async fit(tools: ToolSpec[], toolVectors?: Float32Array[]): Promise<PeerRetriever> {
       const orama = await loadOrama();
-      if (mode !== 'fulltext' && (!toolVectors || toolVectors.length !== tools.length)) throw new DtdrError('options', `${name} needs the tools' encoder vectors`, { hint: 'dtdr eval embeds them with the bundled encoder' });
+      if (mode !== 'fulltext' && (!toolVectors || toolVectors.length !== tools.length))
+        throw new DtdrError('options', `${name} needs the tools' encoder vectors`, {
+          hint: 'dtdr eval embeds them with the bundled encoder',
+        });
       const dimension = toolVectors?.[0]?.length ?? 0;
-      const db = orama.create({ schema: { name: 'string', description: 'string', ...(mode === 'fulltext' ? {} : { embedding: `vector[${dimension}]` as const }) } });
-      await orama.insertMultiple(db, tools.map((t, i) => ({ id: t.name, name: t.name, description: t.description ?? '', ...(mode === 'fulltext' ? {} : { embedding: Array.from(toolVectors![i]) }) })));
+      const db = orama.create({
+        schema: {
+          name: 'string',
+          description: 'string',
+          ...(mode === 'fulltext' ? {} : { embedding: `vector[${dimension}]` as const }),
+        },
+      });
+      await orama.insertMultiple(
+        db,
+        tools.map((t, i) => ({
+          id: t.name,
+          name: t.name,
+          description: t.description ?? '',
+          ...(mode === 'fulltext' ? {} : { embedding: Array.from(toolVectors![i]) }),
+        })),
+      );
       const labels = [...tools.map((t) => t.name), END];
       const index = labelIndex(labels);
       // Every tool may come back: limit = the tool count, and a cosine threshold of -1 for the vector part.
@@ -44,7 +64,8 @@ export function oramaPeer(name: Extract<PeerName, `orama-${string}`>, mode: Oram
         historyLength: 0,
         async rank(input: RankInput): Promise<Ranking> {
           const vector = () => {
-            if (!input.queryVector) throw new DtdrError('options', `${name} needs input.queryVector`, { hint: 'dtdr eval embeds the query' });
+            if (!input.queryVector)
+              throw new DtdrError('options', `${name} needs input.queryVector`, { hint: 'dtdr eval embeds the query' });
             return { value: Array.from(input.queryVector), property: 'embedding' };
           };
           const result = await (mode === 'fulltext'
@@ -52,7 +73,11 @@ export function oramaPeer(name: Extract<PeerName, `orama-${string}`>, mode: Oram
             : mode === 'vector'
               ? orama.search(db, { mode: 'vector', vector: vector(), similarity: -1, limit })
               : orama.search(db, { mode: 'hybrid', term: input.query, vector: vector(), similarity: -1, limit }));
-          return peerRanking(labels, index, result.hits.map((h) => ({ name: h.id, score: h.score })));
+          return peerRanking(
+            labels,
+            index,
+            result.hits.map((h) => ({ name: h.id, score: h.score })),
+          );
         },
       };
     },

@@ -12,7 +12,12 @@ export interface PeerHit {
   score?: number;
 }
 
-export function peerRanking(labels: readonly string[], index: ReadonlyMap<string, number>, hits: readonly PeerHit[], options: { uniformOver?: number } = {}): Ranking {
+export function peerRanking(
+  labels: readonly string[],
+  index: ReadonlyMap<string, number>,
+  hits: readonly PeerHit[],
+  options: { uniformOver?: number } = {},
+): Ranking {
   const n = labels.length;
   const tools = n - 1; // END is the last label
   const order = new Uint32Array(n);
@@ -44,7 +49,13 @@ export function peerRanking(labels: readonly string[], index: ReadonlyMap<string
   }
   const top = probabilities[order[0]];
   const confident = !isFlat(top);
-  return { labels, probabilities, order, confident, ...(confident ? {} : { cause: `the probabilities are flat (the top tool has ${top.toFixed(2)})` }) };
+  return {
+    labels,
+    probabilities,
+    order,
+    confident,
+    ...(confident ? {} : { cause: `the probabilities are flat (the top tool has ${top.toFixed(2)})` }),
+  };
 }
 
 export function labelIndex(labels: readonly string[]): Map<string, number> {

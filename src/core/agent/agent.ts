@@ -1,7 +1,15 @@
 import { chainPlan } from '../plans/plan.js';
 import type { Dtdr, Retrieval } from '../dtdr.js';
 import { DtdrError } from '../base/errors.js';
-import { buildArgumentsPrompt, buildSelectionPrompt, type BuiltPrompt, type ChatMessage, type PastCall, type PromptFormat, type Strategy } from '../prompts/build.js';
+import {
+  buildArgumentsPrompt,
+  buildSelectionPrompt,
+  type BuiltPrompt,
+  type ChatMessage,
+  type PastCall,
+  type PromptFormat,
+  type Strategy,
+} from '../prompts/build.js';
 import { parseAnswer, validateCall, type ParsedAnswer, type ToolCall } from '../prompts/parse.js';
 import type { OpenAITool } from '../plans/tools.js';
 import type { SelectOptions } from '../selection/select.js';
@@ -36,13 +44,17 @@ export class ScriptedModel implements LocalModel {
   /** The next scripted answer. */
   async generate(request: GenerateRequest): Promise<unknown> {
     this.requests.push(request);
-    if (this.next >= this.answers.length) throw new DtdrError('options', `the scripted model ran out of answers after ${this.answers.length}`);
+    if (this.next >= this.answers.length)
+      throw new DtdrError('options', `the scripted model ran out of answers after ${this.answers.length}`);
     const answer = this.answers[this.next++];
     return typeof answer === 'function' ? (answer as (r: GenerateRequest) => unknown)(request) : answer;
   }
 }
 
-/** Options of {@link Agent}: the retriever, the model, the prompt format and strategy, the bounds of the loop, and whether to learn from runs. */
+/**
+ * Options of {@link Agent}: the retriever, the model, the prompt format and strategy, the bounds of the loop, and
+ * whether to learn from runs.
+ */
 export interface AgentOptions {
   retriever: Dtdr;
   model: LocalModel;
@@ -108,7 +120,11 @@ export class Agent {
 
   /** Candidates and the selection prompt for the next step. */
   async prepare(query: string, history: readonly PastCall[]): Promise<PreparedStep> {
-    const retrieval = await this.options.retriever.retrieve(query, history.map((c) => c.tool), this.options.select);
+    const retrieval = await this.options.retriever.retrieve(
+      query,
+      history.map((c) => c.tool),
+      this.options.select,
+    );
     const prompt = buildSelectionPrompt({
       query,
       history,
@@ -135,10 +151,20 @@ export class Agent {
     const messages = [...prompt.messages];
     let parsed: ParsedAnswer = { kind: 'error', error: 'no-call', message: 'no answer' };
     for (let attempt = 0; attempt <= (this.options.maxRetries ?? 1); attempt++) {
-      const answer = await this.options.model.generate({ stage: prompt.stage, format: prompt.format, messages: [...messages], tools: prompt.tools, prompt: prompt.text, allowed: prompt.allowed });
+      const answer = await this.options.model.generate({
+        stage: prompt.stage,
+        format: prompt.format,
+        messages: [...messages],
+        tools: prompt.tools,
+        prompt: prompt.text,
+        allowed: prompt.allowed,
+      });
       parsed = this.accept(prompt, answer);
       if (parsed.kind !== 'error') return parsed;
-      messages.push({ role: 'assistant', content: typeof answer === 'string' ? answer : JSON.stringify(answer) }, { role: 'user', content: parsed.message });
+      messages.push(
+        { role: 'assistant', content: typeof answer === 'string' ? answer : JSON.stringify(answer) },
+        { role: 'user', content: parsed.message },
+      );
     }
     return parsed;
   }
@@ -160,11 +186,19 @@ export class Agent {
         const tool = this.tools.find((t) => t.name === call.name)!;
         const filled = await this.ask(buildArgumentsPrompt({ query, history, tool, format: this.format }));
         record.arguments = filled;
-        if (filled.kind !== 'call') return { ...run, stopReason: 'invalid-answer', error: filled.kind === 'error' ? filled.message : 'expected arguments, got END' };
+        if (filled.kind !== 'call')
+          return {
+            ...run,
+            stopReason: 'invalid-answer',
+            error: filled.kind === 'error' ? filled.message : 'expected arguments, got END',
+          };
         call = filled.call;
       }
       const previous = run.calls[run.calls.length - 1];
-      repeats = previous && previous.name === call.name && JSON.stringify(previous.arguments) === JSON.stringify(call.arguments) ? repeats + 1 : 0;
+      repeats =
+        previous && previous.name === call.name && JSON.stringify(previous.arguments) === JSON.stringify(call.arguments)
+          ? repeats + 1
+          : 0;
       if (repeats >= (this.options.maxRepeats ?? 2)) return { ...run, stopReason: 'repetition' };
       const result = this.options.execute ? await this.options.execute(call) : undefined;
       run.calls.push(result === undefined ? call : { ...call, result });
@@ -177,7 +211,13 @@ export class Agent {
   private async finish(query: string, run: AgentRun): Promise<AgentRun> {
     const opt = this.options.learnFromRuns;
     if (opt && run.calls.length > 0 && (opt === true || opt(run, query))) {
-      await this.options.retriever.learn([chainPlan(`run-${Date.now().toString(36)}-${(this.runs++).toString(36)}`, query, run.calls.map((c) => c.name))]);
+      await this.options.retriever.learn([
+        chainPlan(
+          `run-${Date.now().toString(36)}-${(this.runs++).toString(36)}`,
+          query,
+          run.calls.map((c) => c.name),
+        ),
+      ]);
       run.learned = true;
     }
     return run;

@@ -4,7 +4,16 @@
  * a raw TypeError from deep inside.
  */
 import { DtdrError } from './errors.js';
-import { checkNesting, checkToolName, formatCount, MAX_NESTING, MAX_DESCRIPTION_CHARS, MAX_PLAN_LINKS, MAX_PLAN_STEPS, MAX_QUERY_CHARS } from './limits.js';
+import {
+  checkNesting,
+  checkToolName,
+  formatCount,
+  MAX_NESTING,
+  MAX_DESCRIPTION_CHARS,
+  MAX_PLAN_LINKS,
+  MAX_PLAN_STEPS,
+  MAX_QUERY_CHARS,
+} from './limits.js';
 import { END, type ToolSpec } from './types.js';
 
 /**
@@ -12,21 +21,47 @@ import { END, type ToolSpec } from './types.js';
  * (limits.ts).
  */
 export function checkTools(tools: unknown, field = 'tools'): asserts tools is ToolSpec[] {
-  if (!Array.isArray(tools)) throw new DtdrError('options', `${field} must be an array of {name, description}, got ${describe(tools)}`, { field });
+  if (!Array.isArray(tools))
+    throw new DtdrError('options', `${field} must be an array of {name, description}, got ${describe(tools)}`, {
+      field,
+    });
   const seen = new Set<string>();
   tools.forEach((t, i) => {
     const where = `${field}[${i}]`;
-    if (!t || typeof t !== 'object') throw new DtdrError('options', `a tool must be an object {name, description}, got ${describe(t)}`, { field: where });
+    if (!t || typeof t !== 'object')
+      throw new DtdrError('options', `a tool must be an object {name, description}, got ${describe(t)}`, {
+        field: where,
+      });
     const { name, description } = t as { name?: unknown; description?: unknown };
-    if (typeof name !== 'string' || name.trim() === '') throw new DtdrError('options', 'a tool needs a non-empty string name', { field: `${where}.name` });
-    if (name === END) throw new DtdrError('options', `"${END}" is reserved for the end of a plan and cannot name a tool`, { field: `${where}.name`, hint: 'rename the tool' });
+    if (typeof name !== 'string' || name.trim() === '')
+      throw new DtdrError('options', 'a tool needs a non-empty string name', { field: `${where}.name` });
+    if (name === END)
+      throw new DtdrError('options', `"${END}" is reserved for the end of a plan and cannot name a tool`, {
+        field: `${where}.name`,
+        hint: 'rename the tool',
+      });
     checkToolName(name, { field: `${where}.name` });
-    if (seen.has(name)) throw new DtdrError('options', `duplicate tool name "${name}"`, { field: `${where}.name`, hint: 'tool names must be unique: merge or rename the duplicates' });
-    if (description !== undefined && typeof description !== 'string') throw new DtdrError('options', `the description of "${name}" must be a string`, { field: `${where}.description` });
+    if (seen.has(name))
+      throw new DtdrError('options', `duplicate tool name "${name}"`, {
+        field: `${where}.name`,
+        hint: 'tool names must be unique: merge or rename the duplicates',
+      });
+    if (description !== undefined && typeof description !== 'string')
+      throw new DtdrError('options', `the description of "${name}" must be a string`, {
+        field: `${where}.description`,
+      });
     checkDescriptionLength(description, `${where}.description`);
     const { parameters, returns } = t as { parameters?: unknown; returns?: unknown };
-    checkNesting(parameters, MAX_NESTING, { what: `the parameters schema of "${name}"`, code: 'options', field: `${where}.parameters` });
-    checkNesting(returns, MAX_NESTING, { what: `the returns schema of "${name}"`, code: 'options', field: `${where}.returns` });
+    checkNesting(parameters, MAX_NESTING, {
+      what: `the parameters schema of "${name}"`,
+      code: 'options',
+      field: `${where}.parameters`,
+    });
+    checkNesting(returns, MAX_NESTING, {
+      what: `the returns schema of "${name}"`,
+      code: 'options',
+      field: `${where}.returns`,
+    });
     seen.add(name);
   });
 }
@@ -36,7 +71,12 @@ export { MAX_QUERY_CHARS } from './limits.js';
 /** A tool description: at most MAX_DESCRIPTION_CHARS characters. */
 function checkDescriptionLength(description: string | undefined, field: string): void {
   if (description !== undefined && description.length > MAX_DESCRIPTION_CHARS) {
-    throw new DtdrError('options', `the description is ${formatCount(description.length)} characters long; at most ` + `${formatCount(MAX_DESCRIPTION_CHARS)} are accepted`, { field, hint: 'describe what the tool does in a few sentences' });
+    throw new DtdrError(
+      'options',
+      `the description is ${formatCount(description.length)} characters long; at most ` +
+        `${formatCount(MAX_DESCRIPTION_CHARS)} are accepted`,
+      { field, hint: 'describe what the tool does in a few sentences' },
+    );
   }
 }
 
@@ -48,29 +88,66 @@ function checkDescriptionLength(description: string | undefined, field: string):
 export function checkPlanSizes(plans: unknown, field = 'plans'): void {
   if (!Array.isArray(plans)) return;
   plans.forEach((p, i) => {
-    const { query, nodes, edges, tools } = (p ?? {}) as { query?: unknown; nodes?: unknown; edges?: unknown; tools?: unknown };
+    const { query, nodes, edges, tools } = (p ?? {}) as {
+      query?: unknown;
+      nodes?: unknown;
+      edges?: unknown;
+      tools?: unknown;
+    };
     if (typeof query === 'string' && query.length > MAX_QUERY_CHARS) {
-      throw new DtdrError('options', `the request is ${formatCount(query.length)} characters long; at most ` + `${formatCount(MAX_QUERY_CHARS)} are accepted`, { field: `${field}[${i}].query`, hint: 'a demonstration\'s request is what a user asked: summarise long inputs first' });
+      throw new DtdrError(
+        'options',
+        `the request is ${formatCount(query.length)} characters long; at most ` +
+          `${formatCount(MAX_QUERY_CHARS)} are accepted`,
+        {
+          field: `${field}[${i}].query`,
+          hint: "a demonstration's request is what a user asked: summarise long inputs first",
+        },
+      );
     }
     if (Array.isArray(nodes) && nodes.length > MAX_PLAN_STEPS) {
-      throw new DtdrError('options', `the plan has ${formatCount(nodes.length)} steps; at most ${formatCount(MAX_PLAN_STEPS)} are accepted`, { field: `${field}[${i}].nodes`, hint: 'split the demonstration into shorter plans' });
+      throw new DtdrError(
+        'options',
+        `the plan has ${formatCount(nodes.length)} steps; at most ${formatCount(MAX_PLAN_STEPS)} are accepted`,
+        { field: `${field}[${i}].nodes`, hint: 'split the demonstration into shorter plans' },
+      );
     }
     // A chain plan {query, tools} (chainPlan's shorthand) has one step per tool.
     if (Array.isArray(tools) && tools.length > MAX_PLAN_STEPS) {
-      throw new DtdrError('options', `the plan has ${formatCount(tools.length)} steps; at most ${formatCount(MAX_PLAN_STEPS)} are accepted`, { field: `${field}[${i}].tools`, hint: 'split the demonstration into shorter plans' });
+      throw new DtdrError(
+        'options',
+        `the plan has ${formatCount(tools.length)} steps; at most ${formatCount(MAX_PLAN_STEPS)} are accepted`,
+        { field: `${field}[${i}].tools`, hint: 'split the demonstration into shorter plans' },
+      );
     }
     if (Array.isArray(edges) && edges.length > MAX_PLAN_LINKS) {
-      throw new DtdrError('options', `the plan has ${formatCount(edges.length)} links; at most ${formatCount(MAX_PLAN_LINKS)} are accepted`, { field: `${field}[${i}].edges`, hint: 'links are the data dependencies between its steps: list each once' });
+      throw new DtdrError(
+        'options',
+        `the plan has ${formatCount(edges.length)} links; at most ${formatCount(MAX_PLAN_LINKS)} are accepted`,
+        { field: `${field}[${i}].edges`, hint: 'links are the data dependencies between its steps: list each once' },
+      );
     }
   });
 }
 
-/** A request: a non-blank string of at most MAX_QUERY_CHARS characters (a blank one throws DtdrError 'options', as the CLI refuses it). */
+/**
+ * A request: a non-blank string of at most MAX_QUERY_CHARS characters (a blank one throws DtdrError 'options', as the
+ * CLI refuses it).
+ */
 export function checkQuery(query: unknown): asserts query is string {
-  if (typeof query !== 'string') throw new DtdrError('options', `the query must be a string, got ${describe(query)}`, { field: 'query' });
-  if (!query.trim()) throw new DtdrError('options', 'the query must not be empty', { field: 'query', hint: "pass the user's request; a blank message has no next tool" });
+  if (typeof query !== 'string')
+    throw new DtdrError('options', `the query must be a string, got ${describe(query)}`, { field: 'query' });
+  if (!query.trim())
+    throw new DtdrError('options', 'the query must not be empty', {
+      field: 'query',
+      hint: "pass the user's request; a blank message has no next tool",
+    });
   if (query.length > MAX_QUERY_CHARS) {
-    throw new DtdrError('options', `the query is ${formatCount(query.length)} characters long; at most ${formatCount(MAX_QUERY_CHARS)} are accepted`, { field: 'query', hint: 'pass the user\'s request, not a document: summarise long inputs first' });
+    throw new DtdrError(
+      'options',
+      `the query is ${formatCount(query.length)} characters long; at most ${formatCount(MAX_QUERY_CHARS)} are accepted`,
+      { field: 'query', hint: "pass the user's request, not a document: summarise long inputs first" },
+    );
   }
 }
 
@@ -79,16 +156,28 @@ export function checkHistory(history: unknown, known: ReadonlySet<string>): asse
   if (!Array.isArray(history)) {
     throw new DtdrError('options', `the history must be an array of tool names, got ${describe(history)}`, {
       field: 'history',
-      hint: typeof history === 'string' ? `pass [${JSON.stringify(history)}], or history.split(',')` : 'pass the names of the tools called so far, oldest first',
+      hint:
+        typeof history === 'string'
+          ? `pass [${JSON.stringify(history)}], or history.split(',')`
+          : 'pass the names of the tools called so far, oldest first',
     });
   }
   history.forEach((h, i) => {
-    if (typeof h !== 'string') throw new DtdrError('options', `history entries must be tool names (strings), got ${describe(h)}`, { field: `history[${i}]` });
-    if (!known.has(h)) {
-      throw new DtdrError('options', h === END ? `"${END}" cannot be in the history: a plan ends there` : `the history names "${h}", which is not one of the model's tools`, {
+    if (typeof h !== 'string')
+      throw new DtdrError('options', `history entries must be tool names (strings), got ${describe(h)}`, {
         field: `history[${i}]`,
-        hint: h === END ? 'drop it' : suggestion(h, known),
       });
+    if (!known.has(h)) {
+      throw new DtdrError(
+        'options',
+        h === END
+          ? `"${END}" cannot be in the history: a plan ends there`
+          : `the history names "${h}", which is not one of the model's tools`,
+        {
+          field: `history[${i}]`,
+          hint: h === END ? 'drop it' : suggestion(h, known),
+        },
+      );
     }
   });
 }
@@ -96,15 +185,26 @@ export function checkHistory(history: unknown, known: ReadonlySet<string>): asse
 /** A number option within [min, max] (and an integer when asked). */
 export function checkNumber(value: unknown, field: string, min: number, max: number, integer = false): void {
   if (value === undefined) return;
-  if (typeof value !== 'number' || Number.isNaN(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
-    throw new DtdrError('options', `${field} must be ${integer ? 'an integer' : 'a number'} in [${min}, ${max}], got ${describe(value)}`, { field });
+  if (
+    typeof value !== 'number' ||
+    Number.isNaN(value) ||
+    value < min ||
+    value > max ||
+    (integer && !Number.isInteger(value))
+  ) {
+    throw new DtdrError(
+      'options',
+      `${field} must be ${integer ? 'an integer' : 'a number'} in [${min}, ${max}], got ${describe(value)}`,
+      { field },
+    );
   }
 }
 
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'string')
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
   if (typeof value === 'object') return 'an object';
   return `${typeof value} ${String(value)}`;
 }
@@ -134,7 +234,8 @@ function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
     prev = cur;
   }
   return prev[b.length];

@@ -61,7 +61,10 @@ export class LruCache<K, V> {
  * Wraps an encoder so that repeated texts are embedded once: history strings repeat at every
  * step of every plan. Only the texts not in the cache reach the model, in one batch.
  */
-export function withEmbeddingCache(encoder: Encoder, capacity = 4096): Encoder & { cache: LruCache<string, Float32Array> } {
+export function withEmbeddingCache(
+  encoder: Encoder,
+  capacity = 4096,
+): Encoder & { cache: LruCache<string, Float32Array> } {
   const cache = new LruCache<string, Float32Array>(capacity);
   return {
     id: encoder.id,
@@ -93,7 +96,9 @@ export interface EmbeddingStore {
   set(entries: readonly [string, Float32Array][]): Promise<void>;
 }
 
-/** Whether a vector read from a store has the encoder's length and only finite coordinates of at most MAX_VECTOR_NUMBER. */
+/**
+ * Whether a vector read from a store has the encoder's length and only finite coordinates of at most MAX_VECTOR_NUMBER.
+ */
 function isStoredVector(v: unknown, dimension: number): v is Float32Array {
   if (!v || (v as Float32Array).length !== dimension) return false;
   const x = v as Float32Array;

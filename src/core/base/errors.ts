@@ -26,7 +26,10 @@ export interface DtdrErrorDetails {
   cause?: unknown;
 }
 
-/** The one error dtdr throws on purpose, with a stable `code` and, where it helps, the file, line and field at fault and a hint. */
+/**
+ * The one error dtdr throws on purpose, with a stable `code` and, where it helps, the file, line and field at fault and
+ * a hint.
+ */
 export class DtdrError extends Error {
   readonly [MARKER] = true;
   readonly code: DtdrErrorCode;

@@ -35,12 +35,19 @@ export function isValidToolName(name: string): boolean {
 }
 
 /** Throws a DtdrError naming the tool and the rule when `name` breaks it. */
-export function checkToolName(name: unknown, where: { field?: string; file?: string; line?: number; code?: 'options' | 'data' | 'artifact' } = {}): asserts name is string {
+export function checkToolName(
+  name: unknown,
+  where: { field?: string; file?: string; line?: number; code?: 'options' | 'data' | 'artifact' } = {},
+): asserts name is string {
   const { code = 'options', ...details } = where;
-  if (typeof name !== 'string' || name.length === 0) throw new DtdrError(code, 'a tool needs a non-empty string name', details);
+  if (typeof name !== 'string' || name.length === 0)
+    throw new DtdrError(code, 'a tool needs a non-empty string name', details);
   if (!isValidToolName(name)) {
     const shown = JSON.stringify(name.length > 60 ? `${name.slice(0, 60)}…` : name);
-    throw new DtdrError(code, `tool name ${shown} breaks the tool-name rule: ${TOOL_NAME_RULE}`, { ...details, hint: 'rename the tool (e.g. replace other characters with "_")' });
+    throw new DtdrError(code, `tool name ${shown} breaks the tool-name rule: ${TOOL_NAME_RULE}`, {
+      ...details,
+      hint: 'rename the tool (e.g. replace other characters with "_")',
+    });
   }
 }
 
@@ -80,9 +87,17 @@ export function nestingDepth(value: unknown, limit: number): number {
 }
 
 /** Throws a DtdrError when `value` nests deeper than `limit`. */
-export function checkNesting(value: unknown, limit: number, where: { what: string; code: 'options' | 'data' | 'artifact' | 'tool-call'; field?: string; file?: string }): void {
+export function checkNesting(
+  value: unknown,
+  limit: number,
+  where: { what: string; code: 'options' | 'data' | 'artifact' | 'tool-call'; field?: string; file?: string },
+): void {
   if (nestingDepth(value, limit) > limit) {
-    throw new DtdrError(where.code, `${where.what} nests deeper than ${limit} levels`, { field: where.field, file: where.file, hint: 'flatten it: no real tool schema, argument or model nests this deep' });
+    throw new DtdrError(where.code, `${where.what} nests deeper than ${limit} levels`, {
+      field: where.field,
+      file: where.file,
+      hint: 'flatten it: no real tool schema, argument or model nests this deep',
+    });
   }
 }
 
@@ -97,7 +112,8 @@ export function jsonNestsDeeper(bytes: Uint8Array, limit: number): boolean {
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i];
     if (inString) {
-      if (b === 0x5c) i++; // a backslash escapes the next byte
+      if (b === 0x5c)
+        i++; // a backslash escapes the next byte
       else if (b === 0x22) inString = false;
     } else if (b === 0x22) inString = true;
     else if (b === 0x5b || b === 0x7b) {

@@ -16,7 +16,8 @@ export interface StepScore {
 }
 
 /**
- * The metrics over a set of steps: MRR, F1, top-1, recall@5, coverage and size of the candidate set, calibration error, confident-miss and widened rates.
+ * The metrics over a set of steps: MRR, F1, top-1, recall@5, coverage and size of the candidate set, calibration error,
+ * confident-miss and widened rates.
  */
 export interface MetricSummary {
   mrr: number;
@@ -83,7 +84,8 @@ export function expectedCalibrationError(confidence: ArrayLike<number>, correct:
 
 /** Averages step scores into the metrics `dtdr eval` prints. */
 export function summarize(scores: readonly StepScore[]): MetricSummary {
-  const mean = (f: (s: StepScore) => number) => (scores.length === 0 ? 0 : scores.reduce((a, s) => a + f(s), 0) / scores.length);
+  const mean = (f: (s: StepScore) => number) =>
+    scores.length === 0 ? 0 : scores.reduce((a, s) => a + f(s), 0) / scores.length;
   return {
     mrr: mean((s) => s.reciprocalRank),
     f1: mean((s) => s.f1),
@@ -91,7 +93,10 @@ export function summarize(scores: readonly StepScore[]): MetricSummary {
     recall5: mean((s) => s.recall5),
     coverage: mean((s) => s.covered),
     setSize: mean((s) => s.setSize),
-    ece: expectedCalibrationError(scores.map((s) => s.confidence), scores.map((s) => s.top1)),
+    ece: expectedCalibrationError(
+      scores.map((s) => s.confidence),
+      scores.map((s) => s.top1),
+    ),
     confidentMissRate: (() => {
       const sure = scores.filter((s) => !s.widened);
       return sure.length === 0 ? 0 : sure.filter((s) => !s.covered).length / sure.length;

@@ -10,7 +10,10 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-export function shuffleInPlace<A extends { length: number; [index: number]: unknown }>(items: A, random: () => number): A {
+export function shuffleInPlace<A extends { length: number; [index: number]: unknown }>(
+  items: A,
+  random: () => number,
+): A {
   for (let i = items.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     const swap = items[i];

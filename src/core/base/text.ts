@@ -67,7 +67,12 @@ export function toolText(name: string, description: string): string {
   return description ? `${humanizeToolName(name)}: ${description}` : humanizeToolName(name);
 }
 
-const STOPWORDS = new Set(('a an the and or of to in on for with by at from is are be it this that as i me my you ' + 'your we our please can could would will').split(' '));
+const STOPWORDS = new Set(
+  (
+    'a an the and or of to in on for with by at from is are be it this that as i me my you ' +
+    'your we our please can could would will'
+  ).split(' '),
+);
 
 /** Lower-cased word tokens for BM25, with camelCase and snake_case split and stopwords dropped. */
 export function terms(text: string): string[] {

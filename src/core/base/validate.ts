@@ -52,7 +52,10 @@ function inRange(v: unknown, r: Range): v is number {
 
 function rangeText(r: Range): string {
   const kind = r.integer ? 'an integer' : 'a finite number';
-  return `${kind} in ${r.exclusive ? '(' : '['}${r.min ?? -MAX_STATE_NUMBER}, ` + `${r.max ?? MAX_STATE_NUMBER}${r.exclusive ? ')' : ']'}`;
+  return (
+    `${kind} in ${r.exclusive ? '(' : '['}${r.min ?? -MAX_STATE_NUMBER}, ` +
+    `${r.max ?? MAX_STATE_NUMBER}${r.exclusive ? ')' : ']'}`
+  );
 }
 
 /** A number (finite, and within `range`). */
@@ -74,7 +77,8 @@ export function optNum(field: string, v: unknown, range: Range = {}): void {
 /** An array (of `length` when given). */
 export function array(field: string, v: unknown, length?: number): unknown[] {
   if (!Array.isArray(v)) stateError(field, `must be an array, got ${shown(v)}`);
-  if (length !== undefined && (v as unknown[]).length !== length) stateError(field, `must hold ${length} entries, got ${(v as unknown[]).length}`);
+  if (length !== undefined && (v as unknown[]).length !== length)
+    stateError(field, `must hold ${length} entries, got ${(v as unknown[]).length}`);
   return v as unknown[];
 }
 
@@ -87,7 +91,8 @@ export function object(field: string, v: unknown): Record<string, unknown> {
 /** An array of numbers, each within `range` (of `length` when given). */
 export function numbers(field: string, v: unknown, length?: number, range: Range = {}): number[] {
   const a = array(field, v, length);
-  for (let i = 0; i < a.length; i++) if (!inRange(a[i], range)) stateError(`${field}[${i}]`, `must be ${rangeText(range)}, got ${shown(a[i])}`);
+  for (let i = 0; i < a.length; i++)
+    if (!inRange(a[i], range)) stateError(`${field}[${i}]`, `must be ${rangeText(range)}, got ${shown(a[i])}`);
   return a as number[];
 }
 
@@ -99,7 +104,12 @@ export function vectors(field: string, v: unknown, count: number | undefined, di
 }
 
 /** `[label, weight]` pairs: labels integers in [0, labels), weights within `weights`. */
-export function labelWeights(field: string, v: unknown, labels: number, weights: Range = { min: 0 }): [number, number][] {
+export function labelWeights(
+  field: string,
+  v: unknown,
+  labels: number,
+  weights: Range = { min: 0 },
+): [number, number][] {
   const a = array(field, v);
   a.forEach((pair, i) => {
     const p = array(`${field}[${i}]`, pair, 2);

@@ -5,10 +5,28 @@ import { planSteps, sequenceKey } from '../plans/plan.js';
 
 export { sequenceKey };
 import { seededRandom, shuffleInPlace } from '../base/random.js';
-import type { EvalMethodName, MethodName, Peer, PeerName, PeerRetriever, RankInput, Ranking, Retriever, TrainingProgress } from '../retrieval/types.js';
+import type {
+  EvalMethodName,
+  MethodName,
+  Peer,
+  PeerName,
+  PeerRetriever,
+  RankInput,
+  Ranking,
+  Retriever,
+  TrainingProgress,
+} from '../retrieval/types.js';
 import { selectCandidates, type SelectOptions } from '../selection/select.js';
 import { contextText } from '../base/text.js';
-import { embedAll, fitRetrieverWith, fitVectors, isPeer, TRAIN_DEFAULTS, type FitVectors, type TrainOptions } from '../retrieval/train.js';
+import {
+  embedAll,
+  fitRetrieverWith,
+  fitVectors,
+  isPeer,
+  TRAIN_DEFAULTS,
+  type FitVectors,
+  type TrainOptions,
+} from '../retrieval/train.js';
 import type { Dataset, Plan, PlanStep, ToolSpec } from '../base/types.js';
 
 /** Training and test plans, and how they were split. */
@@ -26,26 +44,40 @@ export type SplitKind = 'default' | 'novel';
  * only the test plans whose tool sequence no training plan has: new combinations of familiar
  * steps, the requests that memorised sequences cannot answer.
  */
-export function splitDataset(dataset: Dataset, options: { testRatio?: number; seed?: number; split?: SplitKind } = {}): Split {
+export function splitDataset(
+  dataset: Dataset,
+  options: { testRatio?: number; seed?: number; split?: SplitKind } = {},
+): Split {
   const split = baseSplit(dataset, options);
   if (options.split !== 'novel') return split;
   const seen = new Set(split.train.map(sequenceKey));
   const test = split.test.filter((p) => !seen.has(sequenceKey(p)));
-  if (test.length === 0) throw new DtdrError('data', 'no test plan has a tool sequence that the training plans lack', { hint: 'use the default split' });
+  if (test.length === 0)
+    throw new DtdrError('data', 'no test plan has a tool sequence that the training plans lack', {
+      hint: 'use the default split',
+    });
   return { train: split.train, test, description: `${split.description}, novel sequences` };
 }
 
 function baseSplit(dataset: Dataset, options: { testRatio?: number; seed?: number }): Split {
   if (dataset.testIds && dataset.testIds.length > 0) {
     const test = new Set(dataset.testIds);
-    return { train: dataset.plans.filter((p) => !test.has(p.id)), test: dataset.plans.filter((p) => test.has(p.id)), description: 'official' };
+    return {
+      train: dataset.plans.filter((p) => !test.has(p.id)),
+      test: dataset.plans.filter((p) => test.has(p.id)),
+      description: 'official',
+    };
   }
   const ratio = options.testRatio ?? 0.3;
   const seed = options.seed ?? 0;
-  if (!(ratio > 0 && ratio < 1)) throw new DtdrError('options', `test ratio must be in (0, 1), got ${ratio}`, { field: 'testRatio' });
+  if (!(ratio > 0 && ratio < 1))
+    throw new DtdrError('options', `test ratio must be in (0, 1), got ${ratio}`, { field: 'testRatio' });
   const plans = shuffleInPlace([...dataset.plans], seededRandom(seed + 7919));
   const nTest = Math.max(1, Math.round(plans.length * ratio));
-  if (nTest >= plans.length) throw new DtdrError('data', `only ${plans.length} plans: too few to split`, { hint: 'give more demonstrations or a separate --train set' });
+  if (nTest >= plans.length)
+    throw new DtdrError('data', `only ${plans.length} plans: too few to split`, {
+      hint: 'give more demonstrations or a separate --train set',
+    });
   return { test: plans.slice(0, nTest), train: plans.slice(nTest), description: `seeded(seed=${seed}, test=${ratio})` };
 }
 
@@ -101,7 +133,13 @@ export interface EvaluationResult {
  * Trains each method on `train` and scores it on every step of every `test` plan with the
  * ground-truth history. Texts shared between methods (queries, contexts) are embedded once.
  */
-export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Plan[], encoder: Encoder | undefined, options: EvaluateOptions): Promise<EvaluationResult> {
+export async function evaluateMethods(
+  tools: ToolSpec[],
+  train: Plan[],
+  test: Plan[],
+  encoder: Encoder | undefined,
+  options: EvaluateOptions,
+): Promise<EvaluationResult> {
   const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
   const steps = test.flatMap((p) => planSteps(p));
   const shared: FitVectors = {};
@@ -112,13 +150,30 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
   for (const method of options.methods) {
     const progress = (p: TrainingProgress) => options.onMethodProgress?.(method, p);
     const peer = isPeer(method) ? options.peers?.[method] : undefined;
-    if (isPeer(method) && !peer) throw new DtdrError('options', `${method} runs through another package: pass it in options.peers`, { field: 'peers', hint: 'dtdr eval loads the peers (src/cli/peers/)' });
+    if (isPeer(method) && !peer)
+      throw new DtdrError('options', `${method} runs through another package: pass it in options.peers`, {
+        field: 'peers',
+        hint: 'dtdr eval loads the peers (src/cli/peers/)',
+      });
     const t0 = performance.now();
     // A peer needs the tool vectors QTS embeds, or nothing.
-    Object.assign(shared, await fitVectors(peer ? (peer.needs.tools ? 'qts' : 'bm25') : (method as MethodName), tools, train, encoder, l, shared, progress));
+    Object.assign(
+      shared,
+      await fitVectors(
+        peer ? (peer.needs.tools ? 'qts' : 'bm25') : (method as MethodName),
+        tools,
+        train,
+        encoder,
+        l,
+        shared,
+        progress,
+      ),
+    );
     const embedMs = performance.now() - t0;
     const t1 = performance.now();
-    const retriever = peer ? await peer.fit(tools, shared.tools) : await fitRetrieverWith(method as MethodName, tools, train, shared, { ...options, onProgress: progress });
+    const retriever = peer
+      ? await peer.fit(tools, shared.tools)
+      : await fitRetrieverWith(method as MethodName, tools, train, shared, { ...options, onProgress: progress });
     const fitMs = performance.now() - t1;
 
     if (encoder && retriever.needs.query && !testQueries) {
@@ -126,7 +181,11 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
       const vectors = await embedAll(encoder, queries);
       testQueries = new Map(queries.map((q, i) => [q, vectors[i]]));
     }
-    if (encoder && retriever.needs.context && !testContexts) testContexts = await embedAll(encoder, steps.map((s) => contextText(s.query, s.history, l)));
+    if (encoder && retriever.needs.context && !testContexts)
+      testContexts = await embedAll(
+        encoder,
+        steps.map((s) => contextText(s.query, s.history, l)),
+      );
     const inputs: RankInput[] = steps.map((s, i) => ({
       query: s.query,
       history: s.history,
@@ -145,19 +204,28 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
       const set = selectCandidates(ranking, options.select);
       const order = scoringOrder(ranking, steps[i].acceptable);
       // The claimed confidence is the best label's: the order's head, not a sort of every label.
-      return scoreStep(order, ranking.labels, steps[i].acceptable, set.candidates.map((c) => c.tool), {
-        confidence: ranking.probabilities[order[0]],
-        widened: set.widened,
-      });
+      return scoreStep(
+        order,
+        ranking.labels,
+        steps[i].acceptable,
+        set.candidates.map((c) => c.tool),
+        {
+          confidence: ranking.probabilities[order[0]],
+          widened: set.widened,
+        },
+      );
     });
     const passes: number[] = [];
-    if (peer) for (let pass = 0; pass < (options.timingPasses ?? 3); pass++) passes.push(await peerMicrosPerStep(retriever as PeerRetriever, inputs, options.select));
-    else for (let pass = 0; pass < (options.timingPasses ?? 3); pass++) {
-      const start = performance.now();
-      // What an app pays per step: the ranking and its candidate set (the full order is not needed).
-      for (const input of inputs) selectCandidates((retriever as Retriever).rank(input), options.select);
-      passes.push(((performance.now() - start) * 1000) / Math.max(1, inputs.length));
-    }
+    if (peer)
+      for (let pass = 0; pass < (options.timingPasses ?? 3); pass++)
+        passes.push(await peerMicrosPerStep(retriever as PeerRetriever, inputs, options.select));
+    else
+      for (let pass = 0; pass < (options.timingPasses ?? 3); pass++) {
+        const start = performance.now();
+        // What an app pays per step: the ranking and its candidate set (the full order is not needed).
+        for (const input of inputs) selectCandidates((retriever as Retriever).rank(input), options.select);
+        passes.push(((performance.now() - start) * 1000) / Math.max(1, inputs.length));
+      }
     passes.sort((a, b) => a - b);
     options.onMethodScored?.(method, { retriever, steps, inputs, rankings, scores });
     const byGroup = new Map<string, StepScore[]>();
@@ -168,10 +236,22 @@ export async function evaluateMethods(tools: ToolSpec[], train: Plan[], test: Pl
       if (list) list.push(sc);
       else byGroup.set(g, [sc]);
     });
-    const groups = byGroup.size > 0 ? Object.fromEntries([...byGroup].sort(([a], [b]) => a.localeCompare(b)).map(([g, list]) => [g, summarize(list)])) : undefined;
+    const groups =
+      byGroup.size > 0
+        ? Object.fromEntries(
+            [...byGroup].sort(([a], [b]) => a.localeCompare(b)).map(([g, list]) => [g, summarize(list)]),
+          )
+        : undefined;
     const first = scores.filter((_, i) => steps[i].history.length === 0);
     const firstStepMrr = first.reduce((a, sc) => a + sc.reciprocalRank, 0) / Math.max(1, first.length);
-    results[method] = { ...summarize(scores), ...(groups ? { groups } : {}), fitMs, embedMs, rankMicrosPerStep: passes.length ? passes[Math.floor(passes.length / 2)] : 0, firstStepMrr };
+    results[method] = {
+      ...summarize(scores),
+      ...(groups ? { groups } : {}),
+      fitMs,
+      embedMs,
+      rankMicrosPerStep: passes.length ? passes[Math.floor(passes.length / 2)] : 0,
+      firstStepMrr,
+    };
     progress({ phase: 'done', fraction: 1 });
   }
   return { trainPlans: train.length, testPlans: test.length, steps: steps.length, results };
@@ -199,7 +279,11 @@ async function rankAll(retriever: PeerRetriever, inputs: RankInput[]): Promise<R
 }
 
 /** A peer's timed pass: its search awaited step by step, or the package's own search time where it reports one. */
-async function peerMicrosPerStep(retriever: PeerRetriever, inputs: RankInput[], select: SelectOptions | undefined): Promise<number> {
+async function peerMicrosPerStep(
+  retriever: PeerRetriever,
+  inputs: RankInput[],
+  select: SelectOptions | undefined,
+): Promise<number> {
   let own = 0;
   const start = performance.now();
   for (const input of inputs) {

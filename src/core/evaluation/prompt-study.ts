@@ -24,14 +24,22 @@ export async function studyPrompts(
   tools: ToolSpec[],
   test: Plan[],
   counter: TokenCounter,
-  options: { strategies: Strategy[]; format?: PromptFormat; alphas: number[]; demonstrations?: Plan[]; select?: SelectOptions },
+  options: {
+    strategies: Strategy[];
+    format?: PromptFormat;
+    alphas: number[];
+    demonstrations?: Plan[];
+    select?: SelectOptions;
+  },
 ): Promise<PromptStudy> {
   const steps = test.flatMap((p) => planSteps(p));
   const rankings: Ranking[] = [];
   for (const s of steps) rankings.push(await model.rank(s.query, s.history));
   const tokens = measurePromptTokens(steps, rankings, tools, counter, options);
   const thresholds = options.alphas.map((alpha) => {
-    let covered = 0, size = 0, widened = 0;
+    let covered = 0,
+      size = 0,
+      widened = 0;
     steps.forEach((s, i) => {
       const set = selectCandidates(rankings[i], { ...options.select, alpha });
       const ok = new Set(s.acceptable);
@@ -39,7 +47,12 @@ export async function studyPrompts(
       size += set.candidates.length;
       if (set.widened) widened++;
     });
-    return { alpha, coverage: covered / steps.length, setSize: size / steps.length, widenedShare: widened / steps.length };
+    return {
+      alpha,
+      coverage: covered / steps.length,
+      setSize: size / steps.length,
+      widenedShare: widened / steps.length,
+    };
   });
   return { steps: steps.length, tokens, thresholds };
 }
@@ -59,15 +72,26 @@ export function measurePromptTokens(
     steps.forEach((s, i) => {
       const set = selectCandidates(rankings[i], options.select);
       const prompt = buildSelectionPrompt({
-        query: s.query, history: s.history, tools, strategy, format: options.format ?? 'hermes',
-        candidates: set.candidates, widened: set.widened, reason: set.reason, demonstrations: options.demonstrations,
+        query: s.query,
+        history: s.history,
+        tools,
+        strategy,
+        format: options.format ?? 'hermes',
+        candidates: set.candidates,
+        widened: set.widened,
+        reason: set.reason,
+        demonstrations: options.demonstrations,
       });
       const t = promptTokens(prompt, counter, memo);
       sum.constant += t.constant;
       sum.variable += t.variable;
       sum.total += t.total;
     });
-    tokens[strategy] = { constant: sum.constant / steps.length, variable: sum.variable / steps.length, total: sum.total / steps.length };
+    tokens[strategy] = {
+      constant: sum.constant / steps.length,
+      variable: sum.variable / steps.length,
+      total: sum.total / steps.length,
+    };
   }
   return tokens;
 }

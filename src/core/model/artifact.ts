@@ -51,7 +51,13 @@ function embedsRequests(retriever: Retriever): boolean {
 
 /** SHA-256 (hex) of the tool list as saved. */
 export function toolsHash(tools: readonly ToolSpec[]): string {
-  return bytesToHex(sha256(utf8Encode(JSON.stringify(tools.map((t) => [t.name, t.description ?? '', t.parameters ?? null, t.returns ?? null])))));
+  return bytesToHex(
+    sha256(
+      utf8Encode(
+        JSON.stringify(tools.map((t) => [t.name, t.description ?? '', t.parameters ?? null, t.returns ?? null])),
+      ),
+    ),
+  );
 }
 
 /** A saved model (e.g. the state `forget` replays from) with new tools and the state that matches them. */
@@ -59,16 +65,33 @@ export function withTools(artifact: ModelArtifact, tools: ToolSpec[], state: unk
   return { ...artifact, tools, labels: labelsOf(tools), toolsHash: toolsHash(tools), state };
 }
 
-export function saveRetriever(retriever: Retriever, tools: ToolSpec[], encoder: Encoder | undefined, training: ModelArtifact['training'], examples: ModelArtifact['examples'] = []): ModelArtifact {
-  const savedTools = tools.map((t) => ({ name: t.name, description: t.description, ...(t.parameters ? { parameters: t.parameters } : {}), ...(t.returns ? { returns: t.returns } : {}) }));
+export function saveRetriever(
+  retriever: Retriever,
+  tools: ToolSpec[],
+  encoder: Encoder | undefined,
+  training: ModelArtifact['training'],
+  examples: ModelArtifact['examples'] = [],
+): ModelArtifact {
+  const savedTools = tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    ...(t.parameters ? { parameters: t.parameters } : {}),
+    ...(t.returns ? { returns: t.returns } : {}),
+  }));
   return {
     format: MODEL_FORMAT,
     version: MODEL_VERSION,
     method: retriever.method,
     createdAt: new Date().toISOString(),
-    encoder: embedsRequests(retriever) && encoder
-      ? { id: encoder.id, dimension: encoder.dimension, ...(encoder.location ? { location: encoder.location } : {}), ...(encoder.fingerprint ? { fingerprint: encoder.fingerprint } : {}) }
-      : null,
+    encoder:
+      embedsRequests(retriever) && encoder
+        ? {
+            id: encoder.id,
+            dimension: encoder.dimension,
+            ...(encoder.location ? { location: encoder.location } : {}),
+            ...(encoder.fingerprint ? { fingerprint: encoder.fingerprint } : {}),
+          }
+        : null,
     tools: savedTools,
     toolsHash: toolsHash(savedTools),
     labels: [...retriever.labels],
@@ -82,13 +105,21 @@ export function saveRetriever(retriever: Retriever, tools: ToolSpec[], encoder: 
  * Rebuilds a retriever from an artifact, checking format, version, shapes and — when an encoder
  * is given — that it is the one the model was trained with. `source` names the file in errors.
  */
-export function loadRetriever(json: unknown, options: { encoder?: Encoder; source?: string; binary?: boolean } = {}): { retriever: Retriever; artifact: ModelArtifact } {
+export function loadRetriever(
+  json: unknown,
+  options: { encoder?: Encoder; source?: string; binary?: boolean } = {},
+): { retriever: Retriever; artifact: ModelArtifact } {
   const file = options.source ?? 'model';
   try {
     return readArtifact(json, options);
   } catch (error) {
     if (DtdrError.isInstance(error)) throw inFile(error, file);
-    throw new DtdrError('artifact', `corrupt model state (${error instanceof Error ? error.message : String(error)})`, { file, field: 'state', hint: 'retrain the model', cause: error });
+    throw new DtdrError('artifact', `corrupt model state (${error instanceof Error ? error.message : String(error)})`, {
+      file,
+      field: 'state',
+      hint: 'retrain the model',
+      cause: error,
+    });
   }
 }
 
@@ -101,17 +132,27 @@ function inFile(error: DtdrError, file: string): DtdrError {
   return new DtdrError('artifact', message, { file, field: error.field, hint: error.hint, cause: error });
 }
 
-function readArtifact(json: unknown, options: { encoder?: Encoder; binary?: boolean }): { retriever: Retriever; artifact: ModelArtifact } {
+function readArtifact(
+  json: unknown,
+  options: { encoder?: Encoder; binary?: boolean },
+): { retriever: Retriever; artifact: ModelArtifact } {
   const fail = (field: string, message: string, hint?: string): never => {
     throw new DtdrError('artifact', message, { field, hint });
   };
   const a = json as ModelArtifact;
-  if (typeof a !== 'object' || a === null || a.format !== MODEL_FORMAT) fail('format', `not a dtdr model (format is ${JSON.stringify(a?.format)})`, 'train one with `dtdr train`');
+  if (typeof a !== 'object' || a === null || a.format !== MODEL_FORMAT)
+    fail('format', `not a dtdr model (format is ${JSON.stringify(a?.format)})`, 'train one with `dtdr train`');
   if (!Number.isInteger(a.version)) fail('version', 'missing format version');
-  if (a.version > MODEL_VERSION) fail('version', `model format version ${a.version} is newer than this dtdr reads (${MODEL_VERSION})`, 'upgrade dtdr');
+  if (a.version > MODEL_VERSION)
+    fail(
+      'version',
+      `model format version ${a.version} is newer than this dtdr reads (${MODEL_VERSION})`,
+      'upgrade dtdr',
+    );
   if (a.version < 1) fail('version', `model format version ${a.version} is not one dtdr wrote`, 'retrain the model');
   if (!isMethod(a.method)) fail('method', `unknown method "${a.method}"`);
-  if (!Array.isArray(a.tools) || a.tools.some((t) => typeof t?.name !== 'string')) fail('tools', 'tools must be a list of {name, description}');
+  if (!Array.isArray(a.tools) || a.tools.some((t) => typeof t?.name !== 'string'))
+    fail('tools', 'tools must be a list of {name, description}');
   try {
     checkTools(a.tools, 'tools');
   } catch (e) {
@@ -120,26 +161,65 @@ function readArtifact(json: unknown, options: { encoder?: Encoder; binary?: bool
   // v1 files have no hash (nothing to check); from v2 on, tools edited by hand are caught here.
   // A file that says it is v1 but has what only v2 wrote (a hash, an encoder fingerprint, the
   // binary container) is an edited newer file: its hash is checked all the same.
-  const v1 = a.version < 2 && a.toolsHash === undefined && typeof a.encoder?.fingerprint !== 'string' && !options.binary;
-  if (!v1 && a.toolsHash !== toolsHash(a.tools)) fail('toolsHash', 'the tool list does not match its hash: the file was edited after it was saved', 'change tools with model.addTools / removeTools, then save again');
+  const v1 =
+    a.version < 2 && a.toolsHash === undefined && typeof a.encoder?.fingerprint !== 'string' && !options.binary;
+  if (!v1 && a.toolsHash !== toolsHash(a.tools))
+    fail(
+      'toolsHash',
+      'the tool list does not match its hash: the file was edited after it was saved',
+      'change tools with model.addTools / removeTools, then save again',
+    );
   const labels = labelsOf(a.tools);
-  if (!Array.isArray(a.labels) || a.labels.join('\u0000') !== labels.join('\u0000')) fail('labels', `labels must be the tool names followed by ${END}`);
+  if (!Array.isArray(a.labels) || a.labels.join('\u0000') !== labels.join('\u0000'))
+    fail('labels', `labels must be the tool names followed by ${END}`);
   const needsEncoder = usesEncoder(a.method);
   if (a.encoder !== null && a.encoder !== undefined) {
     object('encoder', a.encoder);
     if (typeof a.encoder.id !== 'string') fail('encoder.id', 'the encoder id must be a string');
     int('encoder.dimension', a.encoder.dimension, 1, 1_000_000);
-    if (a.encoder.fingerprint !== undefined && typeof a.encoder.fingerprint !== 'string') fail('encoder.fingerprint', 'the encoder fingerprint must be a string (hex)');
-    if (a.encoder.location !== undefined && typeof a.encoder.location !== 'string') fail('encoder.location', 'the encoder location must be a string');
+    if (a.encoder.fingerprint !== undefined && typeof a.encoder.fingerprint !== 'string')
+      fail('encoder.fingerprint', 'the encoder fingerprint must be a string (hex)');
+    if (a.encoder.location !== undefined && typeof a.encoder.location !== 'string')
+      fail('encoder.location', 'the encoder location must be a string');
   }
-  if (needsEncoder && (!a.encoder || typeof a.encoder.id !== 'string' || !Number.isInteger(a.encoder.dimension))) fail('encoder', 'missing the encoder id and dimension');
-  if (needsEncoder && options.encoder && (options.encoder.id !== a.encoder!.id || options.encoder.dimension !== a.encoder!.dimension)) {
-    fail('encoder', `trained with encoder ${a.encoder!.id} (${a.encoder!.dimension}-d) but loaded with ${options.encoder.id} (${options.encoder.dimension}-d)`, `load it with --encoder ${a.encoder!.id}, or retrain`);
+  if (needsEncoder && (!a.encoder || typeof a.encoder.id !== 'string' || !Number.isInteger(a.encoder.dimension)))
+    fail('encoder', 'missing the encoder id and dimension');
+  if (
+    needsEncoder &&
+    options.encoder &&
+    (options.encoder.id !== a.encoder!.id || options.encoder.dimension !== a.encoder!.dimension)
+  ) {
+    fail(
+      'encoder',
+      `trained with encoder ${a.encoder!.id} (${a.encoder!.dimension}-d) but loaded with ${options.encoder.id} ` +
+        `(${options.encoder.dimension}-d)`,
+      `load it with --encoder ${a.encoder!.id}, or retrain`,
+    );
   }
-  if (needsEncoder && options.encoder?.fingerprint && a.encoder?.fingerprint && options.encoder.fingerprint !== a.encoder.fingerprint) {
-    fail('encoder.fingerprint', `encoder ${a.encoder.id} has other files than the one this model was trained with (fingerprint ${a.encoder.fingerprint.slice(0, 12)}…, loaded ${options.encoder.fingerprint.slice(0, 12)}…)`, 'load the encoder files the model was trained with, or retrain');
+  if (
+    needsEncoder &&
+    options.encoder?.fingerprint &&
+    a.encoder?.fingerprint &&
+    options.encoder.fingerprint !== a.encoder.fingerprint
+  ) {
+    fail(
+      'encoder.fingerprint',
+      `encoder ${a.encoder.id} has other files than the one this model was trained with (fingerprint ` +
+        `${a.encoder.fingerprint.slice(0, 12)}…, loaded ${options.encoder.fingerprint.slice(0, 12)}…)`,
+      'load the encoder files the model was trained with, or retrain',
+    );
   }
-  if (a.examples !== undefined && (!Array.isArray(a.examples) || a.examples.some((e) => typeof e?.query !== 'string' || !Array.isArray(e.tools) || e.tools.length === 0 || e.tools.some((t) => typeof t !== 'string')))) {
+  if (
+    a.examples !== undefined &&
+    (!Array.isArray(a.examples) ||
+      a.examples.some(
+        (e) =>
+          typeof e?.query !== 'string' ||
+          !Array.isArray(e.tools) ||
+          e.tools.length === 0 ||
+          e.tools.some((t) => typeof t !== 'string'),
+      ))
+  ) {
     fail('examples', 'examples must be a list of {id, query, tools}');
   }
   if (a.training !== undefined) {

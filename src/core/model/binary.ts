@@ -56,7 +56,8 @@ export function encodeBinaryModel(artifact: unknown): Uint8Array {
   let offset = 0;
   const pack = (flat: number[], rows: number): { $dtdrSection: number } => {
     const dtype = dtypeOf(flat);
-    const data = dtype === 'i32' ? Int32Array.from(flat) : dtype === 'f32' ? Float32Array.from(flat) : Float64Array.from(flat);
+    const data =
+      dtype === 'i32' ? Int32Array.from(flat) : dtype === 'f32' ? Float32Array.from(flat) : Float64Array.from(flat);
     offset = Math.ceil(offset / 8) * 8;
     sections.push({ dtype, length: flat.length, rows, offset });
     blobs.push(data);
@@ -68,8 +69,9 @@ export function encodeBinaryModel(artifact: unknown): Uint8Array {
       if (v.length >= MIN_PACKED && isNumberArray(v)) return pack(v, 0);
       // A rectangular array of number rows (vectors, [label, weight] pairs): one section.
       if (v.length > 0 && v.every(isNumberArray)) {
-        const width = (v[0] as number[]).length;
-        if (width > 0 && v.length * width >= MIN_PACKED && v.every((r) => (r as number[]).length === width)) return { ...pack((v as number[][]).flat(), width), $dtdrWidth: width };
+        const width = v[0].length;
+        if (width > 0 && v.length * width >= MIN_PACKED && v.every((r) => r.length === width))
+          return { ...pack(v.flat(), width), $dtdrWidth: width };
       }
       return v.map(walk);
     }
@@ -101,7 +103,10 @@ export function encodeBinaryModel(artifact: unknown): Uint8Array {
  */
 const DECODED_ELEMENT_BYTES = 8;
 const DECODED_ROW_BYTES = 64;
-/** The most a file of `fileBytes` may decode to (well above any file dtdr writes: 16x for the worst, width-1 rows of int32). */
+/**
+ * The most a file of `fileBytes` may decode to (well above any file dtdr writes: 16x for the worst, width-1 rows of
+ * int32).
+ */
 export const decodeBudget = (fileBytes: number): number => 24 * fileBytes + (1 << 20);
 
 /**
@@ -112,54 +117,89 @@ export const decodeBudget = (fileBytes: number): number => 24 * fileBytes + (1 <
  * file's size — so no file, however crafted, decodes to more than a fixed multiple of its size.
  */
 export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
-  const fail = (message: string, hint = 'the file is damaged or truncated: restore it from a backup or retrain'): never => {
+  const fail = (
+    message: string,
+    hint = 'the file is damaged or truncated: restore it from a backup or retrain',
+  ): never => {
     throw new DtdrError('artifact', message, { file, hint });
   };
-  if (!isBinaryModel(bytes)) fail('not a dtdr binary model (wrong magic bytes)', 'give a file written by dtdr (model.toBinary() / writeModelFile)');
+  if (!isBinaryModel(bytes))
+    fail(
+      'not a dtdr binary model (wrong magic bytes)',
+      'give a file written by dtdr (model.toBinary() / writeModelFile)',
+    );
   if (bytes.length < 16 + 32) fail('the file is too short to be a model');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const version = view.getUint32(8, true);
-  if (version > BINARY_VERSION) fail(`binary model version ${version} is newer than this dtdr reads (${BINARY_VERSION})`, 'upgrade dtdr');
+  if (version > BINARY_VERSION)
+    fail(`binary model version ${version} is newer than this dtdr reads (${BINARY_VERSION})`, 'upgrade dtdr');
   const digest = sha256(bytes.subarray(0, bytes.length - 32));
   const stored = bytes.subarray(bytes.length - 32);
-  for (let i = 0; i < 32; i++) if (digest[i] !== stored[i]) fail('checksum mismatch: the file was changed or damaged after it was written');
+  for (let i = 0; i < 32; i++)
+    if (digest[i] !== stored[i]) fail('checksum mismatch: the file was changed or damaged after it was written');
   const headerLength = view.getUint32(12, true);
   if (16 + headerLength > bytes.length - 32) fail('header length points past the end of the file');
   let parsed: { sections: Section[]; body: unknown };
-  if (jsonNestsDeeper(bytes.subarray(16, 16 + headerLength), MAX_MODEL_NESTING)) fail(`the header nests deeper than ${MAX_MODEL_NESTING} levels`);
+  if (jsonNestsDeeper(bytes.subarray(16, 16 + headerLength), MAX_MODEL_NESTING))
+    fail(`the header nests deeper than ${MAX_MODEL_NESTING} levels`);
   try {
-    parsed = JSON.parse(utf8Decode(bytes.subarray(16, 16 + headerLength)));
+    parsed = JSON.parse(utf8Decode(bytes.subarray(16, 16 + headerLength))) as unknown;
   } catch {
     return fail('the header is not valid JSON');
   }
-  if (nestingDepth(parsed, MAX_MODEL_NESTING) > MAX_MODEL_NESTING) fail(`the header nests deeper than ${MAX_MODEL_NESTING} levels`);
+  if (nestingDepth(parsed, MAX_MODEL_NESTING) > MAX_MODEL_NESTING)
+    fail(`the header nests deeper than ${MAX_MODEL_NESTING} levels`);
   const start = Math.ceil((16 + headerLength) / 8) * 8;
   const end = bytes.length - 32;
   if (!parsed || !Array.isArray(parsed.sections)) fail('the header has no section table');
   const sections = parsed.sections;
   // The section table: each well-formed, inside the file, none overlapping another.
   sections.forEach((s, index) => {
-    if (!s || typeof s !== 'object' || typeof s.dtype !== 'string' || !Object.hasOwn(BYTES, s.dtype) || !Number.isInteger(s.length) || !Number.isInteger(s.offset) || s.offset < 0 || s.offset % 8 !== 0) fail(`section ${index} is malformed`);
-    if (s.length < 0 || start + s.offset + s.length * BYTES[s.dtype] > end) fail(`section ${index} runs past the end of the file`);
+    if (
+      !s ||
+      typeof s !== 'object' ||
+      typeof s.dtype !== 'string' ||
+      !Object.hasOwn(BYTES, s.dtype) ||
+      !Number.isInteger(s.length) ||
+      !Number.isInteger(s.offset) ||
+      s.offset < 0 ||
+      s.offset % 8 !== 0
+    )
+      fail(`section ${index} is malformed`);
+    if (s.length < 0 || start + s.offset + s.length * BYTES[s.dtype] > end)
+      fail(`section ${index} runs past the end of the file`);
   });
   const byOffset = sections.map((_, i) => i).sort((a, b) => sections[a].offset - sections[b].offset);
   for (let k = 1; k < byOffset.length; k++) {
     const before = sections[byOffset[k - 1]];
-    if (before.offset + before.length * BYTES[before.dtype] > sections[byOffset[k]].offset) fail(`sections ${byOffset[k - 1]} and ${byOffset[k]} overlap`);
+    if (before.offset + before.length * BYTES[before.dtype] > sections[byOffset[k]].offset)
+      fail(`sections ${byOffset[k - 1]} and ${byOffset[k]} overlap`);
   }
   // Every reference, accounted for before any section is read.
   const referenced = new Uint8Array(sections.length);
   let budget = decodeBudget(bytes.length);
   const account = (index: unknown, width: unknown): void => {
-    if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= sections.length) fail(`a section reference (${JSON.stringify(index)}) names no section of the ${sections.length}`);
+    if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= sections.length)
+      fail(`a section reference (${JSON.stringify(index)}) names no section of the ${sections.length}`);
     const i = index as number;
     const s = sections[i];
     if (referenced[i]) fail(`section ${i} is referenced more than once`);
     referenced[i] = 1;
     // rows is the row length of a packed number[][] (0 for a flat number[]): it must agree with the reference.
-    if (s.rows !== (width === undefined ? 0 : width)) fail(`section ${i} has a row width (${JSON.stringify(s.rows)}) that its reference does not (${JSON.stringify(width ?? 0)})`);
-    if (width !== undefined && (!Number.isInteger(width) || (width as number) < 1 || s.length % (width as number) !== 0)) fail(`section ${i} has a bad row width`);
-    budget -= s.length * DECODED_ELEMENT_BYTES + (width === undefined ? 0 : (s.length / (width as number)) * DECODED_ROW_BYTES) + DECODED_ROW_BYTES;
+    if (s.rows !== (width === undefined ? 0 : width))
+      fail(
+        `section ${i} has a row width (${JSON.stringify(s.rows)}) that its reference does not ` +
+          `(${JSON.stringify(width ?? 0)})`,
+      );
+    if (
+      width !== undefined &&
+      (!Number.isInteger(width) || (width as number) < 1 || s.length % (width as number) !== 0)
+    )
+      fail(`section ${i} has a bad row width`);
+    budget -=
+      s.length * DECODED_ELEMENT_BYTES +
+      (width === undefined ? 0 : (s.length / (width as number)) * DECODED_ROW_BYTES) +
+      DECODED_ROW_BYTES;
     if (budget < 0) fail(`the sections decode to more memory than a file of ${bytes.length} bytes can hold`);
   };
   const references = (v: unknown): void => {

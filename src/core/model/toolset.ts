@@ -42,24 +42,30 @@ export interface ToolChanges {
 
 export const NO_CHANGES: ToolChanges = { removed: [], added: [], vectors: null };
 
-
 /** Checks tools to add against the current ones. */
 export function checkAddedTools(specs: ToolSpec[], current: readonly string[]): void {
   const names = new Set(current);
   specs.forEach((t, i) => {
-    if (names.has(t.name)) throw new DtdrError('options', `the model already has a tool "${t.name}"`, { field: `tools[${i}].name`, hint: 'remove it first to replace it, or give the new tool another name' });
+    if (names.has(t.name))
+      throw new DtdrError('options', `the model already has a tool "${t.name}"`, {
+        field: `tools[${i}].name`,
+        hint: 'remove it first to replace it, or give the new tool another name',
+      });
     names.add(t.name);
   });
 }
 
 /** Checks tool names to remove. */
 export function checkRemovedTools(names: unknown, current: readonly string[]): asserts names is string[] {
-  if (!Array.isArray(names)) throw new DtdrError('options', 'removeTools takes an array of tool names', { field: 'names' });
+  if (!Array.isArray(names))
+    throw new DtdrError('options', 'removeTools takes an array of tool names', { field: 'names' });
   const known = new Set(current);
   names.forEach((n, i) => {
-    if (typeof n !== 'string' || !known.has(n)) throw new DtdrError('options', `the model has no tool ${JSON.stringify(n)} to remove`, { field: `names[${i}]` });
+    if (typeof n !== 'string' || !known.has(n))
+      throw new DtdrError('options', `the model has no tool ${JSON.stringify(n)} to remove`, { field: `names[${i}]` });
   });
-  if (names.length > 0 && new Set(names).size >= known.size) throw new DtdrError('options', 'cannot remove every tool', { hint: 'a model needs at least one tool to offer' });
+  if (names.length > 0 && new Set(names).size >= known.size)
+    throw new DtdrError('options', 'cannot remove every tool', { hint: 'a model needs at least one tool to offer' });
 }
 
 /**
@@ -76,7 +82,11 @@ export class ChangedToolSet implements Retriever {
   /** Labels indices of the added tools in `labels`. */
   private readonly addedFrom: number;
 
-  constructor(readonly base: Retriever, baseTools: readonly ToolSpec[], readonly changes: ToolChanges) {
+  constructor(
+    readonly base: Retriever,
+    baseTools: readonly ToolSpec[],
+    readonly changes: ToolChanges,
+  ) {
     this.baseLabels = base.labels;
     const baseNames = base.labels.slice(0, -1);
     this.addedFrom = baseNames.length;
@@ -85,7 +95,8 @@ export class ChangedToolSet implements Retriever {
     this.removed = new Set(changes.removed.map((n) => index.get(n)!).filter((i) => i !== undefined));
     if (changes.added.length > 0) {
       const all = [...baseTools, ...changes.added];
-      if (changes.vectors && changes.vectors.length === all.length) this.vectors = packMatrix(changes.vectors.flat(), all.length, changes.vectors[0]?.length ?? 0);
+      if (changes.vectors && changes.vectors.length === all.length)
+        this.vectors = packMatrix(changes.vectors.flat(), all.length, changes.vectors[0]?.length ?? 0);
       else this.lexical = new LexicalIndex(all);
     }
   }
@@ -106,7 +117,8 @@ export class ChangedToolSet implements Retriever {
 
   rank(input: RankInput): Ranking {
     // The base retriever's own label indices: its tools keep theirs, added ones come after them.
-    const unavailable = this.removed.size > 0 ? new Set([...this.removed].filter((f) => f < this.addedFrom)) : undefined;
+    const unavailable =
+      this.removed.size > 0 ? new Set([...this.removed].filter((f) => f < this.addedFrom)) : undefined;
     const baseRanking = this.base.rank(unavailable ? { ...input, unavailable } : input);
     const L = this.labels.length;
     const T = L - 1;
@@ -124,7 +136,9 @@ export class ChangedToolSet implements Retriever {
       p[T] *= 1 - ADDED_TOOL_SHARE;
       if (best >= this.addedFrom) {
         confident = false;
-        cause = `"${this.labels[best]}" was added after training and matches the request best by its description; it has no demonstrations yet`;
+        cause =
+          `"${this.labels[best]}" was added after training and matches the request best by its description; it ` +
+          `has no demonstrations yet`;
       }
     }
     let sum = 0;
@@ -139,7 +153,10 @@ export class ChangedToolSet implements Retriever {
     const kept: number[] = [];
     for (let f = 0; f < L; f++) if (!this.removed.has(f)) kept.push(f);
     // Removed tools leave the order entirely; ties keep the base retriever's order.
-    const order = this.changes.added.length > 0 ? kept.sort((a, b) => p[b] - p[a] || position[a] - position[b] || a - b) : kept.sort((a, b) => position[a] - position[b]);
+    const order =
+      this.changes.added.length > 0
+        ? kept.sort((a, b) => p[b] - p[a] || position[a] - position[b] || a - b)
+        : kept.sort((a, b) => position[a] - position[b]);
     return {
       labels: this.labels,
       probabilities: p,
@@ -147,7 +164,9 @@ export class ChangedToolSet implements Retriever {
       confident,
       ...(baseRanking.backoff ? { backoff: baseRanking.backoff } : {}),
       ...(cause && !confident ? { cause } : {}),
-      ...(baseRanking.set ? { set: { ...baseRanking.set, confident, ...this.includeInView(baseRanking.set.include, baseEnd, T) } } : {}),
+      ...(baseRanking.set
+        ? { set: { ...baseRanking.set, confident, ...this.includeInView(baseRanking.set.include, baseEnd, T) } }
+        : {}),
     };
   }
 
@@ -164,7 +183,11 @@ export class ChangedToolSet implements Retriever {
     const s = new Float64Array(T);
     if (this.vectors) {
       const q = input.queryVector;
-      if (!q) throw new DtdrError('options', 'added tools are matched by the query embedding; rank through Dtdr, which embeds for you');
+      if (!q)
+        throw new DtdrError(
+          'options',
+          'added tools are matched by the query embedding; rank through Dtdr, which embeds for you',
+        );
       this.vectors.times(q, s);
       for (let f = 0; f < T; f++) s[f] /= 0.05;
     } else {
@@ -185,11 +208,19 @@ export class ChangedToolSet implements Retriever {
 
 /** A deep copy of tool-set changes (what a saved model holds). */
 export function copyChanges(c: ToolChanges): ToolChanges {
-  return { removed: [...c.removed], added: c.added.map((t) => ({ ...t })), vectors: c.vectors ? c.vectors.map((v) => [...v]) : null, ...(c.dropped?.length ? { dropped: [...c.dropped] } : {}) };
+  return {
+    removed: [...c.removed],
+    added: c.added.map((t) => ({ ...t })),
+    vectors: c.vectors ? c.vectors.map((v) => [...v]) : null,
+    ...(c.dropped?.length ? { dropped: [...c.dropped] } : {}),
+  };
 }
 
 /** The tool-set changes saved with a model, checked. */
-export function readToolChanges(artifact: { tools: ToolSpec[]; encoder?: { dimension?: number } | null }, source?: string): ToolChanges {
+export function readToolChanges(
+  artifact: { tools: ToolSpec[]; encoder?: { dimension?: number } | null },
+  source?: string,
+): ToolChanges {
   const raw = (artifact as { toolChanges?: unknown }).toolChanges;
   if (raw === undefined) return NO_CHANGES;
   const fail = (field: string, message: string): never => {
@@ -197,7 +228,8 @@ export function readToolChanges(artifact: { tools: ToolSpec[]; encoder?: { dimen
   };
   const c = raw as Partial<ToolChanges>;
   if (!c || typeof c !== 'object') fail('', 'must be an object');
-  if (!Array.isArray(c.removed) || c.removed.some((n) => typeof n !== 'string')) fail('removed', 'must list tool names');
+  if (!Array.isArray(c.removed) || c.removed.some((n) => typeof n !== 'string'))
+    fail('removed', 'must list tool names');
   if (!Array.isArray(c.added)) fail('added', 'must list tools');
   try {
     checkTools([...artifact.tools, ...c.added!], 'tools');
@@ -207,8 +239,32 @@ export function readToolChanges(artifact: { tools: ToolSpec[]; encoder?: { dimen
   const names = new Set([...artifact.tools, ...c.added!].map((t) => t.name));
   c.removed!.forEach((n, i) => names.has(n) || fail(`removed[${i}]`, `names no tool of the model: "${n}"`));
   const dim = artifact.encoder?.dimension;
-  if (c.vectors != null && (!Array.isArray(c.vectors) || c.vectors.length !== names.size || c.vectors.some((v) => !Array.isArray(v) || v.length !== dim))) fail('vectors', 'one description vector per tool of the encoder dimension expected');
-  c.vectors?.forEach((v, i) => v.forEach((x, j) => (typeof x === 'number' && Math.abs(x) <= MAX_VECTOR_NUMBER) || fail(`vectors[${i}][${j}]`, `must be a finite number in [-${MAX_VECTOR_NUMBER}, ${MAX_VECTOR_NUMBER}], got ${JSON.stringify(x)}`)));
-  if (c.dropped !== undefined && (!Array.isArray(c.dropped) || c.dropped.some((n) => !isValidToolName(n) || names.has(n)))) fail('dropped', 'must list names of tools the model no longer has');
-  return { removed: [...c.removed!], added: c.added!.map((t) => ({ ...t })), vectors: c.vectors ?? null, ...(c.dropped?.length ? { dropped: [...c.dropped] } : {}) };
+  if (
+    c.vectors != null &&
+    (!Array.isArray(c.vectors) ||
+      c.vectors.length !== names.size ||
+      c.vectors.some((v) => !Array.isArray(v) || v.length !== dim))
+  )
+    fail('vectors', 'one description vector per tool of the encoder dimension expected');
+  c.vectors?.forEach((v, i) =>
+    v.forEach(
+      (x, j) =>
+        (typeof x === 'number' && Math.abs(x) <= MAX_VECTOR_NUMBER) ||
+        fail(
+          `vectors[${i}][${j}]`,
+          `must be a finite number in [-${MAX_VECTOR_NUMBER}, ${MAX_VECTOR_NUMBER}], got ${JSON.stringify(x)}`,
+        ),
+    ),
+  );
+  if (
+    c.dropped !== undefined &&
+    (!Array.isArray(c.dropped) || c.dropped.some((n) => !isValidToolName(n) || names.has(n)))
+  )
+    fail('dropped', 'must list names of tools the model no longer has');
+  return {
+    removed: [...c.removed!],
+    added: c.added!.map((t) => ({ ...t })),
+    vectors: c.vectors ?? null,
+    ...(c.dropped?.length ? { dropped: [...c.dropped] } : {}),
+  };
 }

@@ -14,7 +14,10 @@ export function utf8Encode(text: string): Uint8Array {
   return Uint8Array.from(out);
 }
 
-/** Strict decoding: malformed input throws (the caller turns it into a DtdrError). Linear: TextDecoder where the engine has one, else a loop that joins code units in chunks. */
+/**
+ * Strict decoding: malformed input throws (the caller turns it into a DtdrError). Linear: TextDecoder where the engine
+ * has one, else a loop that joins code units in chunks.
+ */
 export function utf8Decode(bytes: Uint8Array): string {
   const Decoder = (globalThis as { TextDecoder?: typeof TextDecoder }).TextDecoder;
   if (Decoder) {
@@ -26,7 +29,7 @@ export function utf8Decode(bytes: Uint8Array): string {
   }
   const parts: string[] = [];
   const units: number[] = [];
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const b = bytes[i];
     let c: number;
     let n: number;

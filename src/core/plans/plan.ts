@@ -12,7 +12,11 @@ import { formatCount, MAX_PLAN_LINKS, MAX_PLAN_STEPS, MAX_QUERY_CHARS } from '..
  * Work is linear in links × nodes at worst: an edge i→j can only come from a link of i's tool to
  * j's tool, so each (source tool, target tool) pair keeps cursors that only move forward.
  */
-function resolveEdges(nodes: PlanNode[], links: { source: string; target: string }[], where: DtdrErrorDetails): [number, number][] {
+function resolveEdges(
+  nodes: PlanNode[],
+  links: { source: string; target: string }[],
+  where: DtdrErrorDetails,
+): [number, number][] {
   const n = nodes.length;
   const instances = new Map<string, number[]>();
   nodes.forEach((node, i) => {
@@ -39,19 +43,27 @@ function resolveEdges(nodes: PlanNode[], links: { source: string; target: string
     const targets = instances.get(link.target);
     if (!sources || !targets) {
       const missing = !sources ? link.source : link.target;
-      throw new DtdrError('data', `link ${link.source} → ${link.target} names "${missing}", which is not a node of this plan`, {
-        ...where,
-        field: `task_links[${k}]`,
-        hint: 'every link source and target must be the task of one of the task_nodes',
-      });
+      throw new DtdrError(
+        'data',
+        `link ${link.source} → ${link.target} names "${missing}", which is not a node of this plan`,
+        {
+          ...where,
+          field: `task_links[${k}]`,
+          hint: 'every link source and target must be the task of one of the task_nodes',
+        },
+      );
     }
     let bySource = grids.get(link.source);
     if (!bySource) grids.set(link.source, (bySource = new Map<string, Grid>()));
     let grid = bySource.get(link.target);
-    if (!grid) bySource.set(link.target, (grid = { sources, targets, next: 0, linkedBefore: new Int32Array(targets.length), a: 0, b: 0 }));
+    if (!grid)
+      bySource.set(
+        link.target,
+        (grid = { sources, targets, next: 0, linkedBefore: new Int32Array(targets.length), a: 0, b: 0 }),
+      );
     let pick: [number, number] | undefined;
     // The earliest target with a source before it not yet linked to it; the nearest such source.
-    for (; grid.next < targets.length && !pick; ) {
+    for (; grid.next < targets.length && !pick;) {
       const j = targets[grid.next];
       const before = countBelow(sources, j);
       if (grid.linkedBefore[grid.next] === before) {
@@ -68,7 +80,7 @@ function resolveEdges(nodes: PlanNode[], links: { source: string; target: string
     }
     if (!pick) {
       // Only pairs with the source after the target are left (or none).
-      for (; grid.a < sources.length && !pick; ) {
+      for (; grid.a < sources.length && !pick;) {
         const i = sources[grid.a];
         const j = targets[grid.b];
         if (j !== i && !seen.has(i * n + j)) pick = [i, j];
@@ -140,30 +152,52 @@ export function planFromRecord(record: RawPlan, where: DtdrErrorDetails = {}): P
   // The short form, a chain: {"query": "…", "tools": ["a", "b"]}.
   const short = record as { query?: unknown; tools?: unknown; id?: unknown };
   if (record.user_request === undefined && record.task_nodes === undefined && short.query !== undefined) {
-    if (typeof short.query !== 'string' || short.query.trim() === '') fail('query', 'missing or empty query', 'each plan needs the user\'s request as a non-empty string');
+    if (typeof short.query !== 'string' || short.query.trim() === '')
+      fail('query', 'missing or empty query', "each plan needs the user's request as a non-empty string");
     checkRequestLength(short.query as string, 'query', fail);
-    if (!Array.isArray(short.tools) || short.tools.length === 0) fail('tools', 'tools must be a non-empty array of tool names', 'e.g. {"query": "…", "tools": ["search", "send"]}');
+    if (!Array.isArray(short.tools) || short.tools.length === 0)
+      fail(
+        'tools',
+        'tools must be a non-empty array of tool names',
+        'e.g. {"query": "…", "tools": ["search", "send"]}',
+      );
     checkStepCount((short.tools as unknown[]).length, 'tools', fail);
     (short.tools as unknown[]).forEach((t, i) => {
       if (typeof t !== 'string' || t === '') fail(`tools[${i}]`, 'each tool must be a non-empty string');
       if (t === END) fail(`tools[${i}]`, `"${END}" is reserved for the end of a plan and cannot be a tool name`);
     });
-    return chainPlan(short.id === undefined ? String(where.line ?? '') : String(short.id), (short.query as string).trim(), short.tools as string[]);
+    return chainPlan(
+      short.id === undefined ? String(where.line ?? '') : String(short.id),
+      (short.query as string).trim(),
+      short.tools as string[],
+    );
   }
   const query = record.user_request;
-  if (typeof query !== 'string' || query.trim() === '') fail('user_request', 'missing or empty user_request', 'each plan needs the user\'s request as a non-empty string');
+  if (typeof query !== 'string' || query.trim() === '')
+    fail('user_request', 'missing or empty user_request', "each plan needs the user's request as a non-empty string");
   checkRequestLength(query as string, 'user_request', fail);
   if (!Array.isArray(record.task_nodes) || record.task_nodes.length === 0) {
-    fail('task_nodes', 'empty plan: task_nodes must be a non-empty array', 'a demonstration needs at least one tool call');
+    fail(
+      'task_nodes',
+      'empty plan: task_nodes must be a non-empty array',
+      'a demonstration needs at least one tool call',
+    );
   }
   checkStepCount((record.task_nodes as unknown[]).length, 'task_nodes', fail);
   if (Array.isArray(record.task_links) && record.task_links.length > MAX_PLAN_LINKS) {
-    fail('task_links', `the plan has ${formatCount(record.task_links.length)} links; at most ` + `${formatCount(MAX_PLAN_LINKS)} are accepted`, 'links are the data dependencies between its steps: list each once');
+    fail(
+      'task_links',
+      `the plan has ${formatCount(record.task_links.length)} links; at most ` +
+        `${formatCount(MAX_PLAN_LINKS)} are accepted`,
+      'links are the data dependencies between its steps: list each once',
+    );
   }
   const nodes: PlanNode[] = (record.task_nodes as unknown[]).map((n, i) => {
     const task = (n as { task?: unknown })?.task;
-    if (typeof task !== 'string' || task === '') fail(`task_nodes[${i}].task`, 'each node needs a "task" naming the tool');
-    if (task === END) fail(`task_nodes[${i}].task`, `"${END}" is reserved for the end of a plan and cannot be a tool name`);
+    if (typeof task !== 'string' || task === '')
+      fail(`task_nodes[${i}].task`, 'each node needs a "task" naming the tool');
+    if (task === END)
+      fail(`task_nodes[${i}].task`, `"${END}" is reserved for the end of a plan and cannot be a tool name`);
     const args = (n as { arguments?: unknown }).arguments;
     return args === undefined ? { tool: task as string } : { tool: task as string, arguments: args };
   });
@@ -171,7 +205,8 @@ export function planFromRecord(record: RawPlan, where: DtdrErrorDetails = {}): P
   if (!Array.isArray(rawLinks)) fail('task_links', 'task_links must be an array of {source, target}');
   const links = (rawLinks as unknown[]).map((l, k) => {
     const { source, target } = (l ?? {}) as { source?: unknown; target?: unknown };
-    if (typeof source !== 'string' || typeof target !== 'string') fail(`task_links[${k}]`, 'a link needs string "source" and "target"');
+    if (typeof source !== 'string' || typeof target !== 'string')
+      fail(`task_links[${k}]`, 'a link needs string "source" and "target"');
     return { source: source as string, target: target as string };
   });
   const edges = resolveEdges(nodes, links, where);
@@ -185,14 +220,23 @@ type Fail = (field: string, message: string, hint?: string) => never;
 /** A plan's request: at most MAX_QUERY_CHARS characters, like a query. */
 function checkRequestLength(query: string, field: string, fail: Fail): void {
   if (query.length > MAX_QUERY_CHARS) {
-    fail(field, `the request is ${formatCount(query.length)} characters long; at most ` + `${formatCount(MAX_QUERY_CHARS)} are accepted`, 'a demonstration\'s request is what a user asked: summarise long inputs first');
+    fail(
+      field,
+      `the request is ${formatCount(query.length)} characters long; at most ` +
+        `${formatCount(MAX_QUERY_CHARS)} are accepted`,
+      "a demonstration's request is what a user asked: summarise long inputs first",
+    );
   }
 }
 
 /** A plan: at most MAX_PLAN_STEPS tool calls. */
 function checkStepCount(steps: number, field: string, fail: Fail): void {
   if (steps > MAX_PLAN_STEPS) {
-    fail(field, `the plan has ${formatCount(steps)} steps; at most ${formatCount(MAX_PLAN_STEPS)} are accepted`, 'split the demonstration into shorter plans');
+    fail(
+      field,
+      `the plan has ${formatCount(steps)} steps; at most ${formatCount(MAX_PLAN_STEPS)} are accepted`,
+      'split the demonstration into shorter plans',
+    );
   }
 }
 
@@ -221,7 +265,12 @@ export function planSteps(plan: Plan, order: readonly number[] = plan.order): Pl
     plan.nodes.forEach((node, i) => {
       if (!called[i] && preds[i].every((p) => called[p])) frontier.add(node.tool);
     });
-    steps.push({ planId: plan.id, query: plan.query, history: [...history], acceptable: t === order.length ? [END] : [...frontier] });
+    steps.push({
+      planId: plan.id,
+      query: plan.query,
+      history: [...history],
+      acceptable: t === order.length ? [END] : [...frontier],
+    });
     if (t < order.length) {
       const i = order[t];
       called[i] = true;
@@ -267,7 +316,10 @@ export function planOrders(plan: Plan, limit = 24): number[][] {
     for (let i = 0; i < n && orders.length < limit; i++) {
       if (done[i] || !preds[i].every((p) => done[p])) continue;
       // Two instances of one tool are interchangeable: only take the first ready one.
-      if (plan.nodes.some((m, j) => j < i && !done[j] && m.tool === plan.nodes[i].tool && preds[j].every((p) => done[p]))) continue;
+      if (
+        plan.nodes.some((m, j) => j < i && !done[j] && m.tool === plan.nodes[i].tool && preds[j].every((p) => done[p]))
+      )
+        continue;
       done[i] = true;
       current.push(i);
       extend();

@@ -12,7 +12,11 @@ export interface OpenAITool {
 export function toOpenAITool(tool: ToolSpec, withParameters = true): OpenAITool {
   return {
     type: 'function',
-    function: { name: tool.name, description: tool.description, ...(withParameters && tool.parameters ? { parameters: tool.parameters } : {}) },
+    function: {
+      name: tool.name,
+      description: tool.description,
+      ...(withParameters && tool.parameters ? { parameters: tool.parameters } : {}),
+    },
   };
 }
 
@@ -21,31 +25,66 @@ export function toolsFromOpenAI(list: unknown, source = 'tools'): ToolSpec[] {
   if (!Array.isArray(list)) throw new DtdrError('data', 'expected an array of tools', { file: source });
   return list.map((entry: unknown, i) => {
     const f = (entry as { function?: unknown })?.function ?? entry;
-    const { name, description, parameters } = (f ?? {}) as { name?: unknown; description?: unknown; parameters?: unknown };
+    const { name, description, parameters } = (f ?? {}) as {
+      name?: unknown;
+      description?: unknown;
+      parameters?: unknown;
+    };
     checkToolName(name, { code: 'data', file: source, field: `[${i}].function.name` });
-    if (parameters !== undefined && (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters))) {
-      throw new DtdrError('data', 'parameters must be a JSON Schema object', { file: source, field: `[${i}].function.parameters` });
+    if (
+      parameters !== undefined &&
+      (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters))
+    ) {
+      throw new DtdrError('data', 'parameters must be a JSON Schema object', {
+        file: source,
+        field: `[${i}].function.parameters`,
+      });
     }
-    return { name, description: typeof description === 'string' ? description : '', ...(parameters ? { parameters: parameters as JsonSchema } : {}) };
+    return {
+      name,
+      description: typeof description === 'string' ? description : '',
+      ...(parameters ? { parameters: parameters as JsonSchema } : {}),
+    };
   });
 }
 
 const SEAL_TYPES: Record<string, string> = {
-  str: 'string', string: 'string', int: 'integer', integer: 'integer', float: 'number', number: 'number',
-  bool: 'boolean', boolean: 'boolean', list: 'array', array: 'array', dict: 'object', object: 'object',
+  str: 'string',
+  string: 'string',
+  int: 'integer',
+  integer: 'integer',
+  float: 'number',
+  number: 'number',
+  bool: 'boolean',
+  boolean: 'boolean',
+  list: 'array',
+  array: 'array',
+  dict: 'object',
+  object: 'object',
 };
 
 /** Converts one Seal-Tools tool.jsonl record to a ToolSpec with a JSON Schema for its arguments. */
 export function sealToolToSpec(record: unknown, where: { file?: string; line?: number } = {}): ToolSpec {
-  const r = record as { api_name?: unknown; api_description?: unknown; parameters?: unknown; required?: unknown; responses?: unknown };
-  if (typeof r?.api_name !== 'string') throw new DtdrError('data', 'a Seal-Tools record needs "api_name"', { ...where, field: 'api_name' });
+  const r = record as {
+    api_name?: unknown;
+    api_description?: unknown;
+    parameters?: unknown;
+    required?: unknown;
+    responses?: unknown;
+  };
+  if (typeof r?.api_name !== 'string')
+    throw new DtdrError('data', 'a Seal-Tools record needs "api_name"', { ...where, field: 'api_name' });
   checkToolName(r.api_name, { code: 'data', ...where, field: 'api_name' });
   const properties: Record<string, JsonSchema> = {};
-  for (const [name, spec] of Object.entries((r.parameters ?? {}) as Record<string, { type?: string; description?: string }>)) {
+  for (const [name, spec] of Object.entries(
+    (r.parameters ?? {}) as Record<string, { type?: string; description?: string }>,
+  )) {
     const type = SEAL_TYPES[String(spec?.type ?? '').toLowerCase()];
     properties[name] = { ...(type ? { type } : {}), ...(spec?.description ? { description: spec.description } : {}) };
   }
-  const required = Array.isArray(r.required) ? r.required.filter((x): x is string => typeof x === 'string' && x in properties) : [];
+  const required = Array.isArray(r.required)
+    ? r.required.filter((x): x is string => typeof x === 'string' && x in properties)
+    : [];
   const returned: Record<string, JsonSchema> = {};
   if (r.responses && typeof r.responses === 'object' && !Array.isArray(r.responses)) {
     for (const [name, spec] of Object.entries(r.responses as Record<string, { type?: string; description?: string }>)) {

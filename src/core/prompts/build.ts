@@ -6,7 +6,8 @@ import { END, type Plan, type ToolSpec } from '../base/types.js';
 import { toOpenAITool, type OpenAITool } from '../plans/tools.js';
 
 /**
- * How tools are shown: all of them (`none`, `raw-demos`), only the candidates (`hard`), all with the candidates marked (`soft`), and with probabilities (`-weighted`).
+ * How tools are shown: all of them (`none`, `raw-demos`), only the candidates (`hard`), all with the candidates marked
+ * (`soft`), and with probabilities (`-weighted`).
  */
 export type Strategy = 'none' | 'raw-demos' | 'hard' | 'soft' | 'hard-weighted' | 'soft-weighted';
 /** The tool format of the local model: OpenAI Chat Completions `tools`, Hermes/Qwen `<tools>`, or ReAct text. */
@@ -35,7 +36,10 @@ export interface PromptSegment {
   cacheable: boolean;
 }
 
-/** A prompt for the local model: its text and messages, what it allows, and its parts (cacheable and variable) for token counts. */
+/**
+ * A prompt for the local model: its text and messages, what it allows, and its parts (cacheable and variable) for token
+ * counts.
+ */
 export interface BuiltPrompt {
   stage: 'select' | 'arguments';
   format: PromptFormat;
@@ -69,7 +73,10 @@ export interface OpenAIChatRequest {
 /** Calls of the history shown in a prompt, at most (the most recent; older ones are summarised). Default. */
 export const MAX_HISTORY_SHOWN = 20;
 
-/** What {@link buildSelectionPrompt} needs: the request, the calls so far, the tools, the candidates and how to present them. */
+/**
+ * What {@link buildSelectionPrompt} needs: the request, the calls so far, the tools, the candidates and how to present
+ * them.
+ */
 export interface SelectionPromptInput {
   query: string;
   history: readonly (string | PastCall)[];
@@ -99,7 +106,11 @@ export interface SelectionPromptInput {
  * readers take for line breaks.
  */
 export function quoteData(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/>/g, '\\u003e')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /**
@@ -115,7 +126,9 @@ export function quoteData(value: unknown): string {
 export function promptName(name: unknown): string {
   const text = typeof name === 'string' ? name : String(name);
   if (isValidToolName(text) || text === END) return text;
-  return quoteData(text).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return quoteData(text)
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 const pastCall = (c: string | PastCall): PastCall => (typeof c === 'string' ? { tool: c } : c);
@@ -123,13 +136,19 @@ const pastCall = (c: string | PastCall): PastCall => (typeof c === 'string' ? { 
 /** The calls so far: the last `max` in full, numbered as in the whole history; older ones counted. */
 function historyText(history: readonly (string | PastCall)[], max = MAX_HISTORY_SHOWN): string {
   if (history.length === 0) return 'Calls made so far: none.';
-  if (!Number.isInteger(max) || max < 1) throw new DtdrError('options', `maxHistory must be a positive integer, got ${max}`, { field: 'maxHistory' });
+  if (!Number.isInteger(max) || max < 1)
+    throw new DtdrError('options', `maxHistory must be a positive integer, got ${max}`, { field: 'maxHistory' });
   const from = Math.max(0, history.length - max);
   const omitted = from > 0 ? `(${from} earlier call${from > 1 ? 's' : ''} not shown)\n` : '';
   return `Calls made so far:\n${omitted}${history
     .slice(from)
     .map(pastCall)
-    .map((c, i) => `${from + i + 1}. ${promptName(c.tool)}` + `${c.arguments !== undefined ? ` ${quoteData(c.arguments)}` : ''}` + `${c.result !== undefined ? ` → ${quoteData(c.result)}` : ''}`)
+    .map(
+      (c, i) =>
+        `${from + i + 1}. ${promptName(c.tool)}` +
+        `${c.arguments !== undefined ? ` ${quoteData(c.arguments)}` : ''}` +
+        `${c.result !== undefined ? ` → ${quoteData(c.result)}` : ''}`,
+    )
     .join('\n')}`;
 }
 
@@ -138,7 +157,12 @@ function demonstrationText(plan: Plan): string {
 }
 
 /** Up to `n` demonstrations whose plans use the most candidate tools (ties: earlier first). */
-export function pickDemonstrations(pool: readonly Plan[], candidates: readonly string[], n = 5, exclude?: Plan): Plan[] {
+export function pickDemonstrations(
+  pool: readonly Plan[],
+  candidates: readonly string[],
+  n = 5,
+  exclude?: Plan,
+): Plan[] {
   const wanted = new Set(candidates);
   return pool
     .map((plan, i) => ({ plan, i, overlap: new Set(planTools(plan).filter((t) => wanted.has(t))).size }))
@@ -150,7 +174,13 @@ export function pickDemonstrations(pool: readonly Plan[], candidates: readonly s
 
 function toolBlock(tools: readonly ToolSpec[], format: PromptFormat, withParameters: boolean): string {
   if (format === 'react') {
-    return tools.map((t) => `- ${promptName(t.name)}: ${quoteData(t.description)}` + `${withParameters && t.parameters ? ` arguments ${quoteData(t.parameters)}` : ''}`).join('\n');
+    return tools
+      .map(
+        (t) =>
+          `- ${promptName(t.name)}: ${quoteData(t.description)}` +
+          `${withParameters && t.parameters ? ` arguments ${quoteData(t.parameters)}` : ''}`,
+      )
+      .join('\n');
   }
   return `<tools>\n${tools.map((t) => quoteData(toOpenAITool(t, withParameters))).join('\n')}\n</tools>`;
 }
@@ -159,7 +189,8 @@ function answerInstruction(format: PromptFormat, stage: 'select' | 'arguments'):
   const args = stage === 'arguments' ? '"arguments": <arguments as a JSON object>' : '"arguments": {}';
   if (format === 'react') {
     return stage === 'select'
-      ? `Answer in this form and stop:\nThought: <one short sentence>\nAction: <function name, or ` + `${END} when the request is fully handled>`
+      ? `Answer in this form and stop:\nThought: <one short sentence>\nAction: <function name, or ` +
+          `${END} when the request is fully handled>`
       : 'Answer in this form and stop:\nAction: <function name>\nAction Input: <arguments as a JSON object>';
   }
   if (format === 'openai') {
@@ -168,44 +199,84 @@ function answerInstruction(format: PromptFormat, stage: 'select' | 'arguments'):
       ? `Call exactly one of the provided functions. When the request is fully handled, call none and answer ${END}.`
       : 'Call the provided function with its arguments.';
   }
-  return `Answer with one call and nothing else:\n<tool_call>\n{"name": <function name>, ${args}}\n</tool_call>` + `${stage === 'select' ? `\nWhen the request is fully handled, answer ${END}.` : ''}`;
+  return (
+    `Answer with one call and nothing else:\n<tool_call>\n{"name": <function name>, ${args}}\n</tool_call>` +
+    `${stage === 'select' ? `\nWhen the request is fully handled, answer ${END}.` : ''}`
+  );
 }
 
 function render(messages: ChatMessage[]): string {
   return `${messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('')}<|im_start|>assistant\n`;
 }
 
-function assemble(stage: BuiltPrompt['stage'], format: PromptFormat, strategy: Strategy, system: PromptSegment[], user: string, allowed: string[], tools?: OpenAITool[], note?: string): BuiltPrompt {
+function assemble(
+  stage: BuiltPrompt['stage'],
+  format: PromptFormat,
+  strategy: Strategy,
+  system: PromptSegment[],
+  user: string,
+  allowed: string[],
+  tools?: OpenAITool[],
+  note?: string,
+): BuiltPrompt {
   const systemText = system.map((s) => s.text).join('\n\n');
-  const messages: ChatMessage[] = [{ role: 'system', content: systemText }, { role: 'user', content: user }];
+  const messages: ChatMessage[] = [
+    { role: 'system', content: systemText },
+    { role: 'user', content: user },
+  ];
   // ChatML framing is constant; the segments below partition the rendered text exactly.
   const segments: PromptSegment[] = [];
   // Separators end a segment, never start one: "…>" + "\n\n" would otherwise tokenize apart.
-  system.forEach((s, i) => segments.push({ text: `${i === 0 ? '<|im_start|>system\n' : ''}${s.text}${i < system.length - 1 ? '\n\n' : ''}`, cacheable: s.cacheable }));
+  system.forEach((s, i) =>
+    segments.push({
+      text: `${i === 0 ? '<|im_start|>system\n' : ''}${s.text}${i < system.length - 1 ? '\n\n' : ''}`,
+      cacheable: s.cacheable,
+    }),
+  );
   segments.push({ text: `<|im_end|>\n<|im_start|>user\n${user}<|im_end|>\n<|im_start|>assistant\n`, cacheable: false });
   // Keep the cacheable prefix contiguous: once a variable segment appears, everything after varies.
   let varying = false;
   for (const s of segments) s.cacheable = !(varying ||= !s.cacheable);
-  const request: OpenAIChatRequest | undefined = format === 'openai' && tools
-    ? { messages, tools, tool_choice: stage === 'arguments' ? 'required' : 'auto', parallel_tool_calls: false }
-    : undefined;
-  return { stage, format, strategy, messages, ...(tools ? { tools } : {}), text: render(messages), segments, allowed, ...(note ? { note } : {}), ...(request ? { request } : {}) };
+  const request: OpenAIChatRequest | undefined =
+    format === 'openai' && tools
+      ? { messages, tools, tool_choice: stage === 'arguments' ? 'required' : 'auto', parallel_tool_calls: false }
+      : undefined;
+  return {
+    stage,
+    format,
+    strategy,
+    messages,
+    ...(tools ? { tools } : {}),
+    text: render(messages),
+    segments,
+    allowed,
+    ...(note ? { note } : {}),
+    ...(request ? { request } : {}),
+  };
 }
 
-const SELECT_GUIDE = 'You are the function-calling agent of an on-device assistant. ' + 'Pick the single next function call that moves the user\'s request forward, given the calls already made. ' + 'Call one function at a time; never invent function names.';
+const SELECT_GUIDE =
+  'You are the function-calling agent of an on-device assistant. ' +
+  "Pick the single next function call that moves the user's request forward, given the calls already made. " +
+  'Call one function at a time; never invent function names.';
 
 /** The function-selection prompt for one step, with F_t encoded by the chosen strategy. */
 export function buildSelectionPrompt(input: SelectionPromptInput): BuiltPrompt {
   const { format, tools } = input;
   let strategy = input.strategy;
-  if (!STRATEGIES.includes(strategy)) throw new DtdrError('options', `unknown strategy "${strategy}"`, { hint: `one of: ${STRATEGIES.join(', ')}` });
-  if (!FORMATS.includes(format)) throw new DtdrError('options', `unknown format "${format}"`, { hint: `one of: ${FORMATS.join(', ')}` });
+  if (!STRATEGIES.includes(strategy))
+    throw new DtdrError('options', `unknown strategy "${strategy}"`, { hint: `one of: ${STRATEGIES.join(', ')}` });
+  if (!FORMATS.includes(format))
+    throw new DtdrError('options', `unknown format "${format}"`, { hint: `one of: ${FORMATS.join(', ')}` });
   const candidates = input.candidates ?? [];
-  if (strategy !== 'none' && candidates.length === 0) throw new DtdrError('options', `strategy ${strategy} needs the retriever's candidates`);
+  if (strategy !== 'none' && candidates.length === 0)
+    throw new DtdrError('options', `strategy ${strategy} needs the retriever's candidates`);
   let note: string | undefined;
   if (input.widened && strategy.startsWith('hard')) {
     if (input.lowConfidence === 'soft') {
-      note = `The retriever was unsure (${input.reason ?? 'low confidence'}), so every tool is listed ` + `and its guesses are only marked as preferred.`;
+      note =
+        `The retriever was unsure (${input.reason ?? 'low confidence'}), so every tool is listed ` +
+        `and its guesses are only marked as preferred.`;
       strategy = strategy === 'hard' ? 'soft' : 'soft-weighted';
     } else {
       note = `The retriever was unsure (${input.reason ?? 'low confidence'}), so this list is wider than usual.`;
@@ -214,21 +285,47 @@ export function buildSelectionPrompt(input: SelectionPromptInput): BuiltPrompt {
     note = `The retriever was unsure (${input.reason ?? 'low confidence'}); treat its preferences as weak hints.`;
   }
   const byName = new Map(tools.map((t) => [t.name, t]));
-  const shownTools = strategy.startsWith('hard') ? candidates.filter((c) => c.tool !== END).map((c) => byName.get(c.tool)).filter((t): t is ToolSpec => !!t) : [...tools];
+  const shownTools = strategy.startsWith('hard')
+    ? candidates
+        .filter((c) => c.tool !== END)
+        .map((c) => byName.get(c.tool))
+        .filter((t): t is ToolSpec => !!t)
+    : [...tools];
   const weighted = strategy.endsWith('weighted');
-  const listed = (cs: readonly Candidate[]) => cs.map((c) => (weighted ? `${promptName(c.tool)} (${c.probability.toFixed(2)})` : promptName(c.tool))).join(', ');
+  const listed = (cs: readonly Candidate[]) =>
+    cs.map((c) => (weighted ? `${promptName(c.tool)} (${c.probability.toFixed(2)})` : promptName(c.tool))).join(', ');
   const demos = input.demonstrations ?? [];
 
-  const system: PromptSegment[] = [{ text: SELECT_GUIDE, cacheable: true }, { text: answerInstruction(format, 'select'), cacheable: true }];
+  const system: PromptSegment[] = [
+    { text: SELECT_GUIDE, cacheable: true },
+    { text: answerInstruction(format, 'select'), cacheable: true },
+  ];
   if (demos.length > 0) system.push({ text: `Example:\n${demonstrationText(demos[0])}`, cacheable: true });
-  const header = format === 'react' ? 'Functions you can call:' : 'Function signatures are given within <tools></tools> XML tags:';
+  const header =
+    format === 'react' ? 'Functions you can call:' : 'Function signatures are given within <tools></tools> XML tags:';
   const block = `${header}\n${toolBlock(shownTools, format, false)}`;
   if (format !== 'openai') system.push({ text: block, cacheable: !strategy.startsWith('hard') });
-  if (strategy.startsWith('hard') && weighted) system.push({ text: `Most likely next calls, with the retriever's probabilities: ${listed(candidates)}.`, cacheable: false });
-  if (strategy.startsWith('soft')) system.push({ text: `Prefer these functions for the next call${weighted ? ' (retriever probabilities)' : ''}: ` + `${listed(candidates)}.`, cacheable: false });
+  if (strategy.startsWith('hard') && weighted)
+    system.push({
+      text: `Most likely next calls, with the retriever's probabilities: ${listed(candidates)}.`,
+      cacheable: false,
+    });
+  if (strategy.startsWith('soft'))
+    system.push({
+      text:
+        `Prefer these functions for the next call${weighted ? ' (retriever probabilities)' : ''}: ` +
+        `${listed(candidates)}.`,
+      cacheable: false,
+    });
   if (strategy === 'raw-demos') {
-    const more = pickDemonstrations(demos, candidates.map((c) => c.tool), 5, demos[0]);
-    if (more.length > 0) system.push({ text: `More examples:\n${more.map(demonstrationText).join('\n\n')}`, cacheable: false });
+    const more = pickDemonstrations(
+      demos,
+      candidates.map((c) => c.tool),
+      5,
+      demos[0],
+    );
+    if (more.length > 0)
+      system.push({ text: `More examples:\n${more.map(demonstrationText).join('\n\n')}`, cacheable: false });
   }
   if (note) system.push({ text: note, cacheable: false });
   const user = `${quoteData(input.query)}\n\n${historyText(input.history, input.maxHistory)}`;
@@ -238,13 +335,39 @@ export function buildSelectionPrompt(input: SelectionPromptInput): BuiltPrompt {
 }
 
 /** The parameter-filling prompt for the function chosen at this step. */
-export function buildArgumentsPrompt(input: { query: string; history: readonly (string | PastCall)[]; tool: ToolSpec; format: PromptFormat; maxHistory?: number }): BuiltPrompt {
+export function buildArgumentsPrompt(input: {
+  query: string;
+  history: readonly (string | PastCall)[];
+  tool: ToolSpec;
+  format: PromptFormat;
+  maxHistory?: number;
+}): BuiltPrompt {
   const { format, tool } = input;
   const system: PromptSegment[] = [
-    { text: `You are the function-calling agent of an on-device assistant. Fill in the arguments of ` + `${promptName(tool.name)} for the user's request, using values from the request and from ` + `earlier results. Follow the signature exactly.`, cacheable: true },
+    {
+      text:
+        `You are the function-calling agent of an on-device assistant. Fill in the arguments of ` +
+        `${promptName(tool.name)} for the user's request, using values from the request and from ` +
+        `earlier results. Follow the signature exactly.`,
+      cacheable: true,
+    },
     { text: answerInstruction(format, 'arguments'), cacheable: true },
   ];
-  if (format !== 'openai') system.push({ text: `${format === 'react' ? 'Function:' : 'Function signature within <tools></tools> XML tags:'}\n${toolBlock([tool], format, true)}`, cacheable: false });
+  if (format !== 'openai')
+    system.push({
+      text: `${
+        format === 'react' ? 'Function:' : 'Function signature within <tools></tools> XML ' + 'tags:'
+      }\n${toolBlock([tool], format, true)}`,
+      cacheable: false,
+    });
   const user = `${quoteData(input.query)}\n\n${historyText(input.history, input.maxHistory)}`;
-  return assemble('arguments', format, 'hard', system, user, [tool.name], format === 'openai' ? [toOpenAITool(tool, true)] : undefined);
+  return assemble(
+    'arguments',
+    format,
+    'hard',
+    system,
+    user,
+    [tool.name],
+    format === 'openai' ? [toOpenAITool(tool, true)] : undefined,
+  );
 }

@@ -12,17 +12,28 @@ import type { PromptFormat } from './build.js';
  * arguments at the selection stage (dtdr asks for arguments in a second prompt), and END. At the
  * arguments stage only the call's opening up to its arguments is fixed (`open: true`).
  */
-export function allowedAnswers(format: PromptFormat, stage: 'select' | 'arguments', allowed: readonly string[]): { text: string; open: boolean }[] {
+export function allowedAnswers(
+  format: PromptFormat,
+  stage: 'select' | 'arguments',
+  allowed: readonly string[],
+): { text: string; open: boolean }[] {
   const names = allowed.filter((n) => n !== END);
   if (format === 'react') {
     return stage === 'select'
-      ? [...names.map((n) => ({ text: `Action: ${n}`, open: false })), ...(allowed.includes(END) ? [{ text: `Action: ${END}`, open: false }] : [])]
+      ? [
+          ...names.map((n) => ({ text: `Action: ${n}`, open: false })),
+          ...(allowed.includes(END) ? [{ text: `Action: ${END}`, open: false }] : []),
+        ]
       : names.map((n) => ({ text: `Action: ${n}\nAction Input: `, open: true }));
   }
   // hermes, and openai rendered through a chat template (Qwen-style <tool_call> blocks).
-  if (stage === 'arguments') return names.map((n) => ({ text: `<tool_call>\n{"name": ${JSON.stringify(n)}, "arguments": `, open: true }));
+  if (stage === 'arguments')
+    return names.map((n) => ({ text: `<tool_call>\n{"name": ${JSON.stringify(n)}, "arguments": `, open: true }));
   return [
-    ...names.map((n) => ({ text: `<tool_call>\n{"name": ${JSON.stringify(n)}, "arguments": {}}\n</tool_call>`, open: false })),
+    ...names.map((n) => ({
+      text: `<tool_call>\n{"name": ${JSON.stringify(n)}, "arguments": {}}\n</tool_call>`,
+      open: false,
+    })),
     ...(allowed.includes(END) ? [{ text: END, open: false }] : []),
   ];
 }

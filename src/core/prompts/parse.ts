@@ -9,7 +9,8 @@ export interface ToolCall {
 }
 
 /** Why an answer is not a valid call. */
-export type ToolCallErrorKind = 'no-call' | 'malformed-json' | 'unknown-tool' | 'not-allowed' | 'invalid-arguments' | 'several-calls';
+export type ToolCallErrorKind =
+  'no-call' | 'malformed-json' | 'unknown-tool' | 'not-allowed' | 'invalid-arguments' | 'several-calls';
 
 /** What came back from the model: a call, the end of the plan, or an error to feed back. */
 export type ParsedAnswer =
@@ -17,7 +18,12 @@ export type ParsedAnswer =
   | { kind: 'end'; warnings: string[] }
   | { kind: 'error'; error: ToolCallErrorKind; message: string; allowed?: string[] };
 
-const err = (error: ToolCallErrorKind, message: string, allowed?: string[]): ParsedAnswer => ({ kind: 'error', error, message, ...(allowed ? { allowed } : {}) });
+const err = (error: ToolCallErrorKind, message: string, allowed?: string[]): ParsedAnswer => ({
+  kind: 'error',
+  error,
+  message,
+  ...(allowed ? { allowed } : {}),
+});
 
 /*
  * Every scan below is linear in the answer's length: a model's answer is untrusted text, and a
@@ -64,7 +70,8 @@ function parseJsonObject(raw: string): { ok: true; value: Record<string, unknown
   if (text.endsWith('```')) text = text.slice(0, -3).trimEnd();
   try {
     const value: unknown = JSON.parse(text);
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, message: 'expected a JSON object' };
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      return { ok: false, message: 'expected a JSON object' };
     return { ok: true, value: value as Record<string, unknown> };
   } catch (e) {
     return { ok: false, message: e instanceof Error ? e.message : String(e) };
@@ -102,11 +109,18 @@ export function parseHermes(answer: string): ParsedAnswer {
     if (isEndWord(text)) return { kind: 'end', warnings: [] };
     const bare = parseJsonObject(text);
     if (bare.ok) return finishCall(bare.value, ['the call was not wrapped in <tool_call> tags']);
-    return err('no-call', `No tool call found. Answer with <tool_call>{"name": …, "arguments": {…}}</tool_call>, or ${END} when done.`);
+    return err(
+      'no-call',
+      `No tool call found. Answer with <tool_call>{"name": …, "arguments": {…}}</tool_call>, or ${END} when done.`,
+    );
   }
   if (blocks.length > 1) return err('several-calls', 'Answer with exactly one <tool_call> per step.');
   const parsed = parseJsonObject(blocks[0][1]);
-  if (!parsed.ok) return err('malformed-json', `The <tool_call> content is not valid JSON (${parsed.message}). Answer with one complete JSON object.`);
+  if (!parsed.ok)
+    return err(
+      'malformed-json',
+      `The <tool_call> content is not valid JSON (${parsed.message}). Answer with one complete JSON object.`,
+    );
   const outside = text.replace(blocks[0][0], '').trim();
   return finishCall(parsed.value, outside ? ['ignored text outside the <tool_call> block'] : []);
 }
@@ -125,18 +139,26 @@ export function parseOpenAI(answer: unknown): ParsedAnswer {
     const text = stripThinking(answer);
     if (isEndWord(text)) return { kind: 'end', warnings: [] };
     const parsed = parseJsonObject(text);
-    if (!parsed.ok) return text.includes('<tool_call>') ? parseHermes(text) : err('malformed-json', `The answer is not a JSON tool call (${parsed.message}).`);
+    if (!parsed.ok)
+      return text.includes('<tool_call>')
+        ? parseHermes(text)
+        : err('malformed-json', `The answer is not a JSON tool call (${parsed.message}).`);
     value = parsed.value;
   }
   if (typeof value !== 'object' || value === null) return err('no-call', 'No tool call found.');
   const message = value as { tool_calls?: unknown; content?: unknown };
   if (Array.isArray(message.tool_calls)) {
-    if (message.tool_calls.length === 0) return typeof message.content === 'string' && isEndWord(message.content) ? { kind: 'end', warnings: [] } : err('no-call', 'No tool call found.');
+    if (message.tool_calls.length === 0)
+      return typeof message.content === 'string' && isEndWord(message.content)
+        ? { kind: 'end', warnings: [] }
+        : err('no-call', 'No tool call found.');
     if (message.tool_calls.length > 1) return err('several-calls', 'Make exactly one tool call per step.');
     return finishCall(message.tool_calls[0] as Record<string, unknown>, []);
   }
   if ('tool_calls' in message || ('content' in message && !('name' in message))) {
-    return typeof message.content === 'string' && isEndWord(message.content) ? { kind: 'end', warnings: [] } : err('no-call', 'No tool call found.');
+    return typeof message.content === 'string' && isEndWord(message.content)
+      ? { kind: 'end', warnings: [] }
+      : err('no-call', 'No tool call found.');
   }
   return finishCall(value as Record<string, unknown>, []);
 }
@@ -145,7 +167,10 @@ export function parseOpenAI(answer: unknown): ParsedAnswer {
 export function parseReAct(answer: string): ParsedAnswer {
   const text = stripThinking(String(answer));
   const actions = actionNames(text, 2);
-  if (actions.length === 0) return isEndWord(text) ? { kind: 'end', warnings: [] } : err('no-call', `No "Action:" line found. Answer "Action: <function name>", or "Action: ${END}" when done.`);
+  if (actions.length === 0)
+    return isEndWord(text)
+      ? { kind: 'end', warnings: [] }
+      : err('no-call', `No "Action:" line found. Answer "Action: <function name>", or "Action: ${END}" when done.`);
   if (actions.length > 1) return err('several-calls', 'Give exactly one "Action:" line per step.');
   const name = actions[0].replace(/^[`"']|[`"']$/g, '');
   if (name === END) return { kind: 'end', warnings: [] };
@@ -245,8 +270,14 @@ export interface ValidateCallOptions {
  * list of allowed names instead, or none, the arguments are checked unless `stage: 'select'` or
  * `checkArguments: false` says otherwise. Errors carry a message fit to send back to the model.
  */
-export function validateCall(parsed: ParsedAnswer, tools: readonly ToolSpec[], against?: readonly string[] | Pick<BuiltPrompt, 'allowed' | 'stage'>, options: ValidateCallOptions = {}): ParsedAnswer {
-  const prompt = against !== undefined && !Array.isArray(against) ? (against as Pick<BuiltPrompt, 'allowed' | 'stage'>) : undefined;
+export function validateCall(
+  parsed: ParsedAnswer,
+  tools: readonly ToolSpec[],
+  against?: readonly string[] | Pick<BuiltPrompt, 'allowed' | 'stage'>,
+  options: ValidateCallOptions = {},
+): ParsedAnswer {
+  const prompt =
+    against !== undefined && !Array.isArray(against) ? (against as Pick<BuiltPrompt, 'allowed' | 'stage'>) : undefined;
   const allowed = prompt ? prompt.allowed : (against as readonly string[] | undefined);
   const stage = options.stage ?? prompt?.stage ?? 'arguments';
   const checkArguments = options.checkArguments ?? stage === 'arguments';
@@ -254,11 +285,27 @@ export function validateCall(parsed: ParsedAnswer, tools: readonly ToolSpec[], a
   const { name } = parsed.call;
   const allowedNames = allowed ? allowed.filter((n) => n !== END) : tools.map((t) => t.name);
   const tool = tools.find((t) => t.name === name);
-  if (!tool) return err('unknown-tool', `There is no function named "${name}". Choose one of: ` + `${allowedNames.join(', ')}${allowed?.includes(END) ? `, or ${END}` : ''}.`, [...(allowed ?? allowedNames)]);
-  if (allowed && !allowed.includes(name)) return err('not-allowed', `"${name}" is not available at this step. Choose one of: ` + `${allowedNames.join(', ')}${allowed.includes(END) ? `, or ${END}` : ''}.`, [...allowed]);
+  if (!tool)
+    return err(
+      'unknown-tool',
+      `There is no function named "${name}". Choose one of: ` +
+        `${allowedNames.join(', ')}${allowed?.includes(END) ? `, or ${END}` : ''}.`,
+      [...(allowed ?? allowedNames)],
+    );
+  if (allowed && !allowed.includes(name))
+    return err(
+      'not-allowed',
+      `"${name}" is not available at this step. Choose one of: ` +
+        `${allowedNames.join(', ')}${allowed.includes(END) ? `, or ${END}` : ''}.`,
+      [...allowed],
+    );
   if (tool.parameters && checkArguments) {
     const problems = argumentProblems(tool.parameters, parsed.call.arguments);
-    if (problems.length > 0) return err('invalid-arguments', `The arguments of ${name} do not match its signature: ${[...new Set(problems)].slice(0, 5).join('; ')}.`);
+    if (problems.length > 0)
+      return err(
+        'invalid-arguments',
+        `The arguments of ${name} do not match its signature: ${[...new Set(problems)].slice(0, 5).join('; ')}.`,
+      );
   }
   return parsed;
 }

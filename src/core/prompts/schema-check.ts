@@ -80,7 +80,10 @@ interface Prepared {
 }
 const prepared = new WeakMap<JsonSchema, Prepared>();
 
-/** The schema without `uniqueItems`, each safe `pattern` limited to MAX_PATTERN_INPUT characters, each unsafe one dropped. */
+/**
+ * The schema without `uniqueItems`, each safe `pattern` limited to MAX_PATTERN_INPUT characters, each unsafe one
+ * dropped.
+ */
 function runnableCopy(schema: unknown, found: { unique: boolean }): unknown {
   if (Array.isArray(schema)) return schema.map((s) => runnableCopy(s, found));
   if (!schema || typeof schema !== 'object') return schema;
@@ -92,13 +95,25 @@ function runnableCopy(schema: unknown, found: { unique: boolean }): unknown {
     }
     if (key === 'pattern' && typeof value === 'string') continue;
     // Property names in `properties` are data, not keywords: copy them as they are.
-    out[key] = key === 'properties' || key === '$defs' || key === 'definitions' || key === 'patternProperties' || key === 'dependentSchemas'
-      ? value && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, s]) => [k, runnableCopy(s, found)])) : value
-      : runnableCopy(value, found);
+    out[key] =
+      key === 'properties' ||
+      key === '$defs' ||
+      key === 'definitions' ||
+      key === 'patternProperties' ||
+      key === 'dependentSchemas'
+        ? value && typeof value === 'object' && !Array.isArray(value)
+          ? Object.fromEntries(
+              Object.entries(value as Record<string, unknown>).map(([k, s]) => [k, runnableCopy(s, found)]),
+            )
+          : value
+        : runnableCopy(value, found);
   }
   const pattern = (schema as { pattern?: unknown }).pattern;
   if (typeof pattern === 'string' && isSafePattern(pattern)) {
-    out.allOf = [...(Array.isArray(out.allOf) ? (out.allOf as unknown[]) : []), { if: { maxLength: MAX_PATTERN_INPUT }, then: { pattern } }];
+    out.allOf = [
+      ...(Array.isArray(out.allOf) ? (out.allOf as unknown[]) : []),
+      { if: { maxLength: MAX_PATTERN_INPUT }, then: { pattern } },
+    ];
   }
   return out;
 }
@@ -106,7 +121,10 @@ function runnableCopy(schema: unknown, found: { unique: boolean }): unknown {
 function prepare(schema: JsonSchema): Prepared {
   let p = prepared.get(schema);
   if (!p) {
-    if (nestingDepth(schema, MAX_NESTING) > MAX_NESTING) throw new DtdrError('options', `a tool's parameters schema nests deeper than ${MAX_NESTING} levels`, { hint: 'flatten the schema' });
+    if (nestingDepth(schema, MAX_NESTING) > MAX_NESTING)
+      throw new DtdrError('options', `a tool's parameters schema nests deeper than ${MAX_NESTING} levels`, {
+        hint: 'flatten the schema',
+      });
     const found = { unique: false };
     const copy = runnableCopy(schema, found);
     p = { validator: new Validator(copy as Schema, '2020-12', false), schema, hasUnique: found.unique };
@@ -118,7 +136,11 @@ function prepare(schema: JsonSchema): Prepared {
 /** Canonical JSON: object keys sorted, so equal values (as JSON Schema defines equality) give equal text. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  if (value && typeof value === 'object')
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   return JSON.stringify(value) ?? 'null';
 }
 
@@ -130,7 +152,10 @@ function duplicateItems(root: JsonSchema, instance: unknown): string[] {
     let node: unknown = root;
     for (const part of ref.slice(1).split('/').filter(Boolean)) {
       const key = decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~');
-      node = node && typeof node === 'object' && Object.hasOwn(node, key) ? (node as Record<string, unknown>)[key] : undefined;
+      node =
+        node && typeof node === 'object' && Object.hasOwn(node, key)
+          ? (node as Record<string, unknown>)[key]
+          : undefined;
     }
     return node;
   };
@@ -153,10 +178,14 @@ function duplicateItems(root: JsonSchema, instance: unknown): string[] {
         }
       }
       const prefix = Array.isArray(s.prefixItems) ? s.prefixItems : Array.isArray(s.items) ? s.items : [];
-      value.forEach((item, i) => visit(i < prefix.length ? prefix[i] : !Array.isArray(s.items) ? s.items : undefined, item, `${where}/${i}`, 0));
+      value.forEach((item, i) =>
+        visit(i < prefix.length ? prefix[i] : !Array.isArray(s.items) ? s.items : undefined, item, `${where}/${i}`, 0),
+      );
     } else if (value && typeof value === 'object') {
-      const properties = s.properties && typeof s.properties === 'object' ? (s.properties as Record<string, unknown>) : {};
-      for (const [k, v] of Object.entries(value)) visit(Object.hasOwn(properties, k) ? properties[k] : s.additionalProperties, v, `${where}/${k}`, 0);
+      const properties =
+        s.properties && typeof s.properties === 'object' ? (s.properties as Record<string, unknown>) : {};
+      for (const [k, v] of Object.entries(value))
+        visit(Object.hasOwn(properties, k) ? properties[k] : s.additionalProperties, v, `${where}/${k}`, 0);
     }
   };
   visit(root, instance, '', 0);
@@ -171,8 +200,10 @@ export function argumentProblems(schema: JsonSchema, args: unknown): string[] {
   const problems = result.valid
     ? []
     : result.errors
-      .filter((e) => e.keyword !== 'properties' && e.keyword !== '$ref' && e.keyword !== 'allOf' && e.keyword !== 'if')
-      .map((e) => `${e.instanceLocation.replace(/^#\/?/, '') || 'arguments'}: ${e.error}`);
+        .filter(
+          (e) => e.keyword !== 'properties' && e.keyword !== '$ref' && e.keyword !== 'allOf' && e.keyword !== 'if',
+        )
+        .map((e) => `${e.instanceLocation.replace(/^#\/?/, '') || 'arguments'}: ${e.error}`);
   if (p.hasUnique) problems.push(...duplicateItems(p.schema, args).map((m) => m.replace(/^\//, '')));
   return problems;
 }

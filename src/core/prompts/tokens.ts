@@ -22,7 +22,11 @@ export interface PromptTokens {
  * BPE pre-tokenisation breaks anyway, so the two counts add up to the count of the whole text (a
  * test checks this on real prompts).
  */
-export function promptTokens(prompt: BuiltPrompt, counter: TokenCounter, memo = new Map<string, number>()): PromptTokens {
+export function promptTokens(
+  prompt: BuiltPrompt,
+  counter: TokenCounter,
+  memo = new Map<string, number>(),
+): PromptTokens {
   let prefix = '';
   let rest = '';
   for (const s of prompt.segments) {

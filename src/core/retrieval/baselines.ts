@@ -7,8 +7,15 @@ import { makeRanking, softmaxInPlace } from './ranking.js';
 import { optNum, vectors } from '../base/validate.js';
 import type { EmbeddingNeeds, RankInput, Ranking, Retriever, StateInput } from './types.js';
 
-export function requireVector(v: Float32Array | undefined, method: string, which: 'queryVector' | 'contextVector' | 'queryVectors' | 'contextVectors'): Float32Array {
-  if (!v) throw new DtdrError('options', `${method} needs input.${which}`, { hint: 'rank through Dtdr/rankStep, which embeds for you' });
+export function requireVector(
+  v: Float32Array | undefined,
+  method: string,
+  which: 'queryVector' | 'contextVector' | 'queryVectors' | 'contextVectors',
+): Float32Array {
+  if (!v)
+    throw new DtdrError('options', `${method} needs input.${which}`, {
+      hint: 'rank through Dtdr/rankStep, which embeds for you',
+    });
   return v;
 }
 
@@ -17,7 +24,10 @@ export class RandomRetriever implements Retriever {
   readonly method = 'random' as const;
   readonly needs: EmbeddingNeeds = { query: false, context: false };
   readonly historyLength = 0;
-  constructor(readonly labels: readonly string[], readonly seed: number) {}
+  constructor(
+    readonly labels: readonly string[],
+    readonly seed: number,
+  ) {}
 
   static fromState({ labels, state: s }: StateInput): RandomRetriever {
     optNum('state.seed', s.seed, { min: -(2 ** 53), max: 2 ** 53 });
@@ -29,7 +39,12 @@ export class RandomRetriever implements Retriever {
     const order = new Uint32Array(this.labels.length);
     for (let i = 0; i < order.length; i++) order[i] = i;
     shuffleInPlace(order, random);
-    return { labels: this.labels, probabilities: new Float64Array(this.labels.length).fill(1 / this.labels.length), order, confident: false };
+    return {
+      labels: this.labels,
+      probabilities: new Float64Array(this.labels.length).fill(1 / this.labels.length),
+      order,
+      confident: false,
+    };
   }
 
   state() {
@@ -46,7 +61,10 @@ export class Bm25Retriever implements Retriever {
    * Inverted index, one typed-array run per term: the tools holding it, its frequency there, and
    * BM25's length-normalised denominator, precomputed (a step touches only its terms' postings).
    */
-  private readonly postings = new Map<string, { docs: Uint32Array; tf: Float64Array; denominator: Float64Array; idf: number }>();
+  private readonly postings = new Map<
+    string,
+    { docs: Uint32Array; tf: Float64Array; denominator: Float64Array; idf: number }
+  >();
   private readonly lengths: Float64Array;
   private readonly averageLength: number;
 
@@ -56,7 +74,12 @@ export class Bm25Retriever implements Retriever {
     return new Bm25Retriever(labels, tools, Number(s.k1 ?? 1.2), Number(s.b ?? 0.75));
   }
 
-  constructor(readonly labels: readonly string[], tools: ToolSpec[], readonly k1 = 1.2, readonly b = 0.75) {
+  constructor(
+    readonly labels: readonly string[],
+    tools: ToolSpec[],
+    readonly k1 = 1.2,
+    readonly b = 0.75,
+  ) {
     this.lengths = new Float64Array(tools.length);
     const lists = new Map<string, [number, number][]>(); // term → [tool, term frequency]
     tools.forEach((tool, i) => {
@@ -76,7 +99,10 @@ export class Bm25Retriever implements Retriever {
       this.postings.set(term, {
         docs: Uint32Array.from(list, ([doc]) => doc),
         tf: Float64Array.from(list, ([, tf]) => tf),
-        denominator: Float64Array.from(list, ([doc, tf]) => tf + this.k1 * (1 - this.b + (this.b * this.lengths[doc]) / this.averageLength)),
+        denominator: Float64Array.from(
+          list,
+          ([doc, tf]) => tf + this.k1 * (1 - this.b + (this.b * this.lengths[doc]) / this.averageLength),
+        ),
         idf: Math.log(1 + (n - list.length + 0.5) / (list.length + 0.5)),
       });
     }
@@ -113,7 +139,11 @@ export class QtsRetriever implements Retriever {
   readonly method = 'qts' as const;
   readonly needs: EmbeddingNeeds = { query: true, context: false };
   readonly historyLength = 0;
-  constructor(readonly labels: readonly string[], readonly toolVectors: Float32Array[], readonly temperature = 0.05) {}
+  constructor(
+    readonly labels: readonly string[],
+    readonly toolVectors: Float32Array[],
+    readonly temperature = 0.05,
+  ) {}
 
   static fromState({ tools, labels, dim, state: s }: StateInput): QtsRetriever {
     const rows = s.toolVectors as number[][];
@@ -123,7 +153,11 @@ export class QtsRetriever implements Retriever {
     }
     vectors('state.toolVectors', rows, tools.length, dim);
     optNum('state.temperature', s.temperature, { min: 1e-6, max: 1e6 });
-    return new QtsRetriever(labels, rows.map((v) => Float32Array.from(v)), Number(s.temperature ?? 0.05));
+    return new QtsRetriever(
+      labels,
+      rows.map((v) => Float32Array.from(v)),
+      Number(s.temperature ?? 0.05),
+    );
   }
 
   /** The tool vectors in the float32 matrix kernel (built on first use). */

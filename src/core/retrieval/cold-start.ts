@@ -62,7 +62,10 @@ export class ColdStartRetriever implements Retriever {
     const g = this.graph.rank(input);
     const b = this.lexical.rank(input).probabilities;
     const bo = g.backoff!;
-    const trust = bo.scope === 'cluster' ? (bo.support / (bo.support + this.kappa)) * ((1 + (bo.level ?? 0)) / (1 + this.graph.historyLength)) : 0;
+    const trust =
+      bo.scope === 'cluster'
+        ? (bo.support / (bo.support + this.kappa)) * ((1 + (bo.level ?? 0)) / (1 + this.graph.historyLength))
+        : 0;
     // Tools already called keep a tenth of their lexical weight (found by index, not per tool).
     const weight = this.lexicalWeight;
     const called: number[] = [];
@@ -85,7 +88,11 @@ export class ColdStartRetriever implements Retriever {
     }
     for (const i of called) weight[i] = 1;
     probabilities[this.end] = pEnd;
-    const cause = !g.confident ? g.cause : trust < 0.5 ? `the graph has little support here (trust ${trust.toFixed(2)}): descriptions lead` : undefined;
+    const cause = !g.confident
+      ? g.cause
+      : trust < 0.5
+        ? `the graph has little support here (trust ${trust.toFixed(2)}): descriptions lead`
+        : undefined;
     return makeRanking(this.labels, probabilities, { backoff: bo, confident: !cause, ...(cause ? { cause } : {}) });
   }
 
@@ -95,7 +102,10 @@ export class ColdStartRetriever implements Retriever {
 }
 
 /** Mean reciprocal rank of a retriever on the steps of some plans (for picking κ). */
-export function heldOutMrr(retriever: Retriever, steps: { query: string; history: string[]; acceptable: string[]; queryVector: Float32Array }[]): number {
+export function heldOutMrr(
+  retriever: Retriever,
+  steps: { query: string; history: string[]; acceptable: string[]; queryVector: Float32Array }[],
+): number {
   const scores = steps.map((s) => {
     const r = retriever.rank({ query: s.query, history: s.history, queryVector: s.queryVector });
     return scoreStep(r.order, r.labels, s.acceptable, []);

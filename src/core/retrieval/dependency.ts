@@ -32,7 +32,12 @@ export function countedSteps(plan: Plan, index: Map<string, number>): CountedSte
   const steps: CountedStep[] = [];
   for (const order of orders) {
     for (const step of planSteps(plan, order)) {
-      steps.push({ history: historyIndices(step.history, index), keys: [], next: step.acceptable.map((t) => index.get(t)!), weight: 1 / orders.length });
+      steps.push({
+        history: historyIndices(step.history, index),
+        keys: [],
+        next: step.acceptable.map((t) => index.get(t)!),
+        weight: 1 / orders.length,
+      });
     }
   }
   return steps;
@@ -44,7 +49,11 @@ export function countPlans(graph: DependencyGraph, plans: Plan[], index: Map<str
     const orders = planOrders(plan);
     for (const order of orders) {
       for (const step of planSteps(plan, order)) {
-        graph.add(historyIndices(step.history, index), step.acceptable.map((t) => index.get(t)!), 1 / orders.length);
+        graph.add(
+          historyIndices(step.history, index),
+          step.acceptable.map((t) => index.get(t)!),
+          1 / orders.length,
+        );
       }
     }
   }
@@ -52,7 +61,8 @@ export function countPlans(graph: DependencyGraph, plans: Plan[], index: Map<str
 
 /** Words for a back-off, counted in real calls (the start of a plan is not a call). */
 export function backoffCause(b: Backoff): string {
-  if (b.historyWanted === 0) return `backed off to ${b.scope} statistics: no demonstration near this request starts a plan like this`;
+  if (b.historyWanted === 0)
+    return `backed off to ${b.scope} statistics: no demonstration near this request starts a plan like this`;
   return `backed off to ${b.scope} statistics with ${b.historyUsed} of the last ${b.historyWanted} calls matched`;
 }
 
@@ -110,9 +120,23 @@ export class DependencyRetriever implements Retriever {
     if (row) for (const [label, w] of row) total += probabilities[label] = w;
     else for (let i = 0; i < probabilities.length; i++) total += probabilities[i] = this.frequency[i];
     for (let i = 0; i < probabilities.length; i++) probabilities[i] /= total || 1;
-    const backoff = { scope: 'global' as const, historyUsed: row ? 1 : 0, historyWanted: Math.min(1, input.history.length), support: Math.round(total * 100) / 100 };
-    const cause = row ? undefined : input.history.length === 0 ? 'no history yet: ranked by how often tools are called' : `no demonstration calls anything after ${input.history[input.history.length - 1]}`;
-    return makeRanking(this.labels, probabilities, { tieBreak: this.frequency, backoff, confident: !!row, ...(cause ? { cause } : {}) });
+    const backoff = {
+      scope: 'global' as const,
+      historyUsed: row ? 1 : 0,
+      historyWanted: Math.min(1, input.history.length),
+      support: Math.round(total * 100) / 100,
+    };
+    const cause = row
+      ? undefined
+      : input.history.length === 0
+        ? 'no history yet: ranked by how often tools are called'
+        : `no demonstration calls anything after ${input.history[input.history.length - 1]}`;
+    return makeRanking(this.labels, probabilities, {
+      tieBreak: this.frequency,
+      backoff,
+      confident: !!row,
+      ...(cause ? { cause } : {}),
+    });
   }
 
   state() {
@@ -122,7 +146,10 @@ export class DependencyRetriever implements Retriever {
     };
   }
 
-  static fromState(labels: readonly string[], state: { transitions: [number, [number, number][]][]; frequency: number[] }): DependencyRetriever {
+  static fromState(
+    labels: readonly string[],
+    state: { transitions: [number, [number, number][]][]; frequency: number[] },
+  ): DependencyRetriever {
     if (!Array.isArray(state?.transitions) || state.frequency?.length !== labels.length) {
       throw new DtdrError('artifact', 'dr state needs transitions and one frequency per label', { field: 'state' });
     }
@@ -133,7 +160,11 @@ export class DependencyRetriever implements Retriever {
       int(`state.transitions[${i}][0]`, e[0], 0, L - 1);
       labelWeights(`state.transitions[${i}][1]`, e[1], L);
     });
-    return new DependencyRetriever(labels, new Map(state.transitions.map(([from, row]) => [from, new Map(row)])), Float64Array.from(state.frequency));
+    return new DependencyRetriever(
+      labels,
+      new Map(state.transitions.map(([from, row]) => [from, new Map(row)])),
+      Float64Array.from(state.frequency),
+    );
   }
 }
 
@@ -292,20 +323,38 @@ export class ClusterRetriever implements Retriever {
     });
   }
 
-  static fit(labels: readonly string[], plans: Plan[], queryVectors: Float32Array[], options: ClusterOptions = {}, onProgress?: (p: TrainingProgress) => void): ClusterRetriever {
+  static fit(
+    labels: readonly string[],
+    plans: Plan[],
+    queryVectors: Float32Array[],
+    options: ClusterOptions = {},
+    onProgress?: (p: TrainingProgress) => void,
+  ): ClusterRetriever {
     const l = options.historyLength ?? 3;
     const k = Math.max(1, Math.min(plans.length, options.clusters ?? Math.round(plans.length / 10)));
     if (!Number.isInteger(k) || !Number.isInteger(l) || l < 1) {
-      throw new DtdrError('options', `clusters and historyLength must be positive integers (got ${options.clusters}, ${options.historyLength})`);
+      throw new DtdrError(
+        'options',
+        `clusters and historyLength must be positive integers (got ${options.clusters}, ${options.historyLength})`,
+      );
     }
     let result: { clusters: ArrayLike<number>; centroids: ArrayLike<number>[] } | undefined;
     const kmeans = options.kmeans ?? 'auto';
-    if (kmeans !== 'auto' && kmeans !== 'lloyd' && kmeans !== 'two-level') throw new DtdrError('options', `kmeans must be auto, lloyd or two-level, got "${String(kmeans)}"`, { field: 'kmeans' });
+    if (kmeans !== 'auto' && kmeans !== 'lloyd' && kmeans !== 'two-level')
+      throw new DtdrError('options', `kmeans must be auto, lloyd or two-level, got "${String(kmeans)}"`, {
+        field: 'kmeans',
+      });
     if (kmeans === 'two-level' || (kmeans === 'auto' && plans.length * k > LARGE_KMEANS)) {
       // Tens of thousands of demonstrations: two-level k-means (O(n·√K·d) per pass, not O(n·K·d)).
       const dim = queryVectors[0]?.length ?? 0;
-      const km = twoLevelKMeans(packRows(queryVectors, dim), plans.length, dim, k, { seed: options.seed, onProgress: (fraction) => onProgress?.({ phase: 'k-means', fraction }) });
-      result = { clusters: km.assignment, centroids: Array.from({ length: km.k }, (_, c) => km.centroids.subarray(c * dim, (c + 1) * dim)) };
+      const km = twoLevelKMeans(packRows(queryVectors, dim), plans.length, dim, k, {
+        seed: options.seed,
+        onProgress: (fraction) => onProgress?.({ phase: 'k-means', fraction }),
+      });
+      result = {
+        clusters: km.assignment,
+        centroids: Array.from({ length: km.k }, (_, c) => km.centroids.subarray(c * dim, (c + 1) * dim)),
+      };
     } else {
       const data = queryVectors.map((v) => Array.from(v));
       const maxIterations = options.maxIterations ?? 30;
@@ -325,7 +374,16 @@ export class ClusterRetriever implements Retriever {
     onProgress?.({ phase: 'k-means', fraction: 1 });
     const sizes = new Array<number>(clusters).fill(0);
     for (let i = 0; i < plans.length; i++) sizes[result!.clusters[i]]++;
-    return new ClusterRetriever(labels, l, result!.centroids.map((c) => Float64Array.from(c)), graphs, global, options.minSupport ?? 2, sizes, options.clusters === undefined ? 10 : null);
+    return new ClusterRetriever(
+      labels,
+      l,
+      result!.centroids.map((c) => Float64Array.from(c)),
+      graphs,
+      global,
+      options.minSupport ?? 2,
+      sizes,
+      options.clusters === undefined ? 10 : null,
+    );
   }
 
   /** Squared distance from a query to centroid k. */
@@ -354,7 +412,12 @@ export class ClusterRetriever implements Retriever {
         const row = rows.subarray(k * d, (k + 1) * d);
         norms[k] = dotAt(row, 0, row, 0, d);
       });
-      packed = this.packed = { matrix: packMatrix(rows, this.centroids.length, d), norms, dots: new Float64Array(this.centroids.length), count: this.centroids.length };
+      packed = this.packed = {
+        matrix: packMatrix(rows, this.centroids.length, d),
+        norms,
+        dots: new Float64Array(this.centroids.length),
+        count: this.centroids.length,
+      };
     }
     packed.matrix.times(queryVector, packed.dots);
     let best = 0;

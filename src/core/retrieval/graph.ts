@@ -76,7 +76,10 @@ export class DependencyGraph {
 
   state(): [string, [number, number][]][] {
     // Float32 precision (7 digits): exact in the binary artifact's float32 sections.
-    return [...this.table].map(([key, row]) => [key, [...row].map(([l, w]) => [l, Math.fround(w)] as [number, number])]);
+    return [...this.table].map(([key, row]) => [
+      key,
+      [...row].map(([l, w]) => [l, Math.fround(w)] as [number, number]),
+    ]);
   }
 
   /**
@@ -84,7 +87,11 @@ export class DependencyGraph {
    * length ≥ 0, string keys, labels in [0, labels) and finite weights ≥ 0 (else a DtdrError naming
    * `check.field`).
    */
-  static fromState(maxHistory: number, entries: [string, [number, number][]][], check?: { labels: number; field: string }): DependencyGraph {
+  static fromState(
+    maxHistory: number,
+    entries: [string, [number, number][]][],
+    check?: { labels: number; field: string },
+  ): DependencyGraph {
     if (check) checkGraphState(maxHistory, entries, check.labels, check.field);
     const graph = new DependencyGraph(maxHistory);
     for (const [key, row] of entries) graph.table.set(key, new Map(row));
@@ -135,7 +142,12 @@ export interface GraphLevel {
  * the history decides, and each later level adds a thousandth of its weight, so tools the first
  * level never saw are still ordered by the wider context instead of arbitrarily.
  */
-export function backoffDistribution(levels: GraphLevel[], history: readonly number[], labels: number, maxLevel: number) {
+export function backoffDistribution(
+  levels: GraphLevel[],
+  history: readonly number[],
+  labels: number,
+  maxLevel: number,
+) {
   const probabilities = new Float64Array(labels);
   let backoff: Backoff | undefined;
   let matchedLevel = 0;
@@ -149,7 +161,13 @@ export function backoffDistribution(levels: GraphLevel[], history: readonly numb
     if (total <= 0) continue;
     if (!backoff) {
       matchedLevel = level.level;
-      backoff = { scope: level.scope, historyUsed: Math.min(level.level, history.length), historyWanted, support: Math.round(total * 100) / 100, level: level.level };
+      backoff = {
+        scope: level.scope,
+        historyUsed: Math.min(level.level, history.length),
+        historyWanted,
+        support: Math.round(total * 100) / 100,
+        level: level.level,
+      };
     }
     for (let k = 0; k < next.length; k++) probabilities[next[k]] += (weight * counts[k]) / total;
     weight *= 1e-3;
@@ -158,5 +176,9 @@ export function backoffDistribution(levels: GraphLevel[], history: readonly numb
   for (const p of probabilities) sum += p;
   if (sum > 0) for (let i = 0; i < labels; i++) probabilities[i] /= sum;
   else probabilities.fill(1 / labels);
-  return { probabilities, matchedLevel, backoff: backoff ?? { scope: 'global' as const, historyUsed: 0, historyWanted, support: 0 } };
+  return {
+    probabilities,
+    matchedLevel,
+    backoff: backoff ?? { scope: 'global' as const, historyUsed: 0, historyWanted, support: 0 },
+  };
 }

@@ -24,7 +24,13 @@ export function packRows(rows: readonly Float32Array[], dim: number): Float32Arr
 /** Point × cluster pairs from which the assignment step screens clusters with the float32 kernel. */
 const SCREEN_ABOVE = 200_000;
 
-export function sphericalKMeans(data: Float32Array, n: number, dim: number, k: number, options: { seed?: number; maxIterations?: number } = {}): KMeansResult {
+export function sphericalKMeans(
+  data: Float32Array,
+  n: number,
+  dim: number,
+  k: number,
+  options: { seed?: number; maxIterations?: number } = {},
+): KMeansResult {
   k = Math.max(1, Math.min(k, n));
   const random = seededRandom((options.seed ?? 0) + 17);
   const centroids = new Float32Array(k * dim);
@@ -100,7 +106,13 @@ export function sphericalKMeans(data: Float32Array, n: number, dim: number, k: n
  * Every point's nearest of k unit centroids (the largest dot product; the first on a tie), as one
  * assignment step of sphericalKMeans computes it: for points fitted on a sample's centroids.
  */
-export function assignNearest(data: Float32Array, n: number, dim: number, centroids: Float32Array, k: number): Uint32Array {
+export function assignNearest(
+  data: Float32Array,
+  n: number,
+  dim: number,
+  centroids: Float32Array,
+  k: number,
+): Uint32Array {
   const assignment = new Uint32Array(n);
   const screen = n * k >= SCREEN_ABOVE && k > 1;
   const norms = new Float64Array(screen ? n : 0);
@@ -116,7 +128,16 @@ export function assignNearest(data: Float32Array, n: number, dim: number, centro
  * and only those are scored exactly, in index order: the same assignment as scoring every
  * cluster exactly, at a fraction of the cost.
  */
-function assignPass(data: Float32Array, n: number, dim: number, centroids: Float32Array, k: number, norms: Float64Array | undefined, approxDots: Float64Array, assignment: Uint32Array): number {
+function assignPass(
+  data: Float32Array,
+  n: number,
+  dim: number,
+  centroids: Float32Array,
+  k: number,
+  norms: Float64Array | undefined,
+  approxDots: Float64Array,
+  assignment: Uint32Array,
+): number {
   let changed = 0;
   let packed: PackedMatrix | undefined;
   let margin = 0;
@@ -195,7 +216,13 @@ export function dotAt(a: ArrayLike<number>, ao: number, b: ArrayLike<number>, bo
  * proportion to its size, so a pass costs O(n·√k·d). k-means++ seeding at both levels; the dot
  * products run on the matrix kernel. Same objective as the paper's k-means, an approximate optimum.
  */
-export function twoLevelKMeans(data: Float32Array, n: number, dim: number, k: number, options: { seed?: number; maxIterations?: number; onProgress?: (fraction: number) => void } = {}): KMeansResult {
+export function twoLevelKMeans(
+  data: Float32Array,
+  n: number,
+  dim: number,
+  k: number,
+  options: { seed?: number; maxIterations?: number; onProgress?: (fraction: number) => void } = {},
+): KMeansResult {
   k = Math.max(1, Math.min(k, n));
   const random = seededRandom((options.seed ?? 0) + 17);
   const iterations = options.maxIterations ?? 8;
@@ -207,9 +234,13 @@ export function twoLevelKMeans(data: Float32Array, n: number, dim: number, k: nu
   for (let i = 0; i < n; i++) members[coarse.assignment[i]].push(i);
   // Clusters per coarse cluster, in proportion to its size (largest remainders), at least one each.
   const quota = members.map((m) => (m.length * k) / n);
-  const counts = quota.map((q, c) => Math.min(members[c].length, Math.max(members[c].length > 0 ? 1 : 0, Math.floor(q))));
+  const counts = quota.map((q, c) =>
+    Math.min(members[c].length, Math.max(members[c].length > 0 ? 1 : 0, Math.floor(q))),
+  );
   let left = k - counts.reduce((a, b) => a + b, 0);
-  const order = quota.map((q, c) => c).sort((a, b) => quota[b] - Math.floor(quota[b]) - (quota[a] - Math.floor(quota[a])) || b - a);
+  const order = quota
+    .map((q, c) => c)
+    .sort((a, b) => quota[b] - Math.floor(quota[b]) - (quota[a] - Math.floor(quota[a])) || b - a);
   for (let r = 0; left > 0 && r < 4 * order.length; r++) {
     const c = order[r % order.length];
     if (counts[c] < members[c].length) {
@@ -234,7 +265,14 @@ export function twoLevelKMeans(data: Float32Array, n: number, dim: number, k: nu
 }
 
 /** Lloyd's k-means (Euclidean, k-means++ seeds) over the rows `idx` of `data`; assignment is per position in `idx`. */
-function lloyd(data: Float32Array, idx: Uint32Array, dim: number, k: number, random: () => number, iterations: number): { centroids: Float32Array; assignment: Uint32Array } {
+function lloyd(
+  data: Float32Array,
+  idx: Uint32Array,
+  dim: number,
+  k: number,
+  random: () => number,
+  iterations: number,
+): { centroids: Float32Array; assignment: Uint32Array } {
   const n = idx.length;
   k = Math.max(1, Math.min(k, n));
   const centroids = new Float32Array(k * dim);
@@ -291,7 +329,8 @@ function lloyd(data: Float32Array, idx: Uint32Array, dim: number, k: number, ran
       const o = idx[p] * dim;
       for (let j = 0; j < dim; j++) sums[c * dim + j] += data[o + j];
     }
-    for (let c = 0; c < k; c++) if (sizes[c] > 0) for (let j = 0; j < dim; j++) centroids[c * dim + j] = sums[c * dim + j] / sizes[c];
+    for (let c = 0; c < k; c++)
+      if (sizes[c] > 0) for (let j = 0; j < dim; j++) centroids[c * dim + j] = sums[c * dim + j] / sizes[c];
   }
   return { centroids, assignment };
 }

@@ -11,9 +11,21 @@ import { optNum } from '../base/validate.js';
 import { type LinearHeadState } from './linear-head.js';
 import { type ReplayState } from './linear-head-training.js';
 import type { StateInput } from './types.js';
-import { ONLINE_HEAD, type EmbeddingNeeds, type LearnInput, type MethodName, type RankInput, type Ranking, type Retriever, type TrainingProgress } from './types.js';
+import {
+  ONLINE_HEAD,
+  type EmbeddingNeeds,
+  type LearnInput,
+  type MethodName,
+  type RankInput,
+  type Ranking,
+  type Retriever,
+  type TrainingProgress,
+} from './types.js';
 
-function runTraining(generator: Generator<{ epoch: number; epochs: number; loss: number }, LinearHead>, onProgress?: (p: TrainingProgress) => void): { head: LinearHead; losses: number[] } {
+function runTraining(
+  generator: Generator<{ epoch: number; epochs: number; loss: number }, LinearHead>,
+  onProgress?: (p: TrainingProgress) => void,
+): { head: LinearHead; losses: number[] } {
   const losses: number[] = [];
   for (;;) {
     const next = generator.next();
@@ -33,7 +45,7 @@ function historySlots(history: readonly number[], l: number, vocabulary: Map<num
   const slots = new Uint32Array(l);
   for (let k = 0; k < l; k++) {
     const h = history[history.length - l + k];
-    const id = h === undefined ? vocabulary.size : vocabulary.get(h) ?? vocabulary.size + 1;
+    const id = h === undefined ? vocabulary.size : (vocabulary.get(h) ?? vocabulary.size + 1);
     slots[k] = k * width + id;
   }
   return slots;
@@ -104,7 +116,7 @@ export class LearnedRetriever implements Retriever {
     options: { historyLength?: number; head?: LinearHeadOptions; seed?: number } = {},
     onProgress?: (p: TrainingProgress) => void,
   ): LearnedRetriever {
-    const l = method === 'lr' ? 0 : options.historyLength ?? 3;
+    const l = method === 'lr' ? 0 : (options.historyLength ?? 3);
     const index = labelIndices(labels);
     const headOptions = { seed: options.seed, ...options.head };
     if (method === 'lr') {
@@ -115,15 +127,24 @@ export class LearnedRetriever implements Retriever {
       return new LearnedRetriever(method, labels, l, head, new Map<number, number>(), losses, replay);
     }
     const vocabulary = new Map<number, number>();
-    for (const plan of plans) for (const node of plan.nodes) {
-      const i = index.get(node.tool)!;
-      if (!vocabulary.has(i)) vocabulary.set(i, vocabulary.size);
-    }
+    for (const plan of plans)
+      for (const node of plan.nodes) {
+        const i = index.get(node.tool)!;
+        if (!vocabulary.has(i)) vocabulary.set(i, vocabulary.size);
+      }
     const data = headExamples(method, labels, index, l, vocabulary, plans, vectors);
     const { head, losses } = runTraining(trainLinearHead(data, headOptions), onProgress);
     const replay = new ReplayBuffer();
     replay.add(data);
-    return new LearnedRetriever(method, labels, l, head, method === 'dtdr-h' ? vocabulary : new Map<number, number>(), losses, replay);
+    return new LearnedRetriever(
+      method,
+      labels,
+      l,
+      head,
+      method === 'dtdr-h' ? vocabulary : new Map<number, number>(),
+      losses,
+      replay,
+    );
   }
 
   rank(input: RankInput): Ranking {
@@ -131,7 +152,10 @@ export class LearnedRetriever implements Retriever {
       this.method === 'dtdr-l'
         ? requireVector(input.contextVector, this.method, 'contextVector')
         : requireVector(input.queryVector, this.method, 'queryVector');
-    const sparse = this.method === 'dtdr-h' ? historySlots(historyIndices(input.history, this.index), this.historyLength, this.historyVocabulary) : undefined;
+    const sparse =
+      this.method === 'dtdr-h'
+        ? historySlots(historyIndices(input.history, this.index), this.historyLength, this.historyVocabulary)
+        : undefined;
     softmaxInPlace(this.head.logits(dense, sparse, this.logits));
     const probabilities = new Float64Array(this.labels.length); // lr has no END output: END gets 0
     probabilities.set(this.logits);
@@ -139,15 +163,30 @@ export class LearnedRetriever implements Retriever {
   }
 
   state() {
-    return { historyLength: this.historyLength, historyVocabulary: [...this.historyVocabulary.keys()], head: this.head.state(), replay: this.replay.state() };
+    return {
+      historyLength: this.historyLength,
+      historyVocabulary: [...this.historyVocabulary.keys()],
+      head: this.head.state(),
+      replay: this.replay.state(),
+    };
   }
 
   /** Continues training the head on the new demonstrations only (a few epochs, a small step). */
   learn(input: LearnInput): void {
     if (input.plans.length === 0) return;
-    const data = headExamples(this.method, this.labels, this.index, this.historyLength, this.historyVocabulary, input.plans, { queries: input.queryVectors, contexts: input.contextVectors });
+    const data = headExamples(
+      this.method,
+      this.labels,
+      this.index,
+      this.historyLength,
+      this.historyVocabulary,
+      input.plans,
+      { queries: input.queryVectors, contexts: input.contextVectors },
+    );
     if (data.dense.length === 0) return;
-    this.head = runTraining(trainLinearHead(this.replay.mix(data), { ...ONLINE_HEAD, seed: this.replay.seen }, this.head)).head;
+    this.head = runTraining(
+      trainLinearHead(this.replay.mix(data), { ...ONLINE_HEAD, seed: this.replay.seen }, this.head),
+    ).head;
     this.replay.add(data);
   }
 }

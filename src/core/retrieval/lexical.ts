@@ -9,11 +9,18 @@ import type { ToolSpec } from '../base/types.js';
  */
 export class LexicalIndex {
   /** term → tool indices and their BM25 weights */
-  private readonly postings = new Map<string, { tools: Uint32Array; weights: Float32Array; max: number; idf: number }>();
+  private readonly postings = new Map<
+    string,
+    { tools: Uint32Array; weights: Float32Array; max: number; idf: number }
+  >();
   /** tool → term → weight, for "how well did a called tool serve this term" */
   private readonly byTool: Map<string, number>[];
 
-  constructor(tools: readonly ToolSpec[], readonly k1 = 1.2, readonly b = 0.75) {
+  constructor(
+    tools: readonly ToolSpec[],
+    readonly k1 = 1.2,
+    readonly b = 0.75,
+  ) {
     const docs = tools.map((t) => terms(toolText(t.name, t.description)));
     const n = docs.length;
     const average = docs.reduce((a, d) => a + d.length, 0) / Math.max(1, n) || 1;
@@ -24,7 +31,7 @@ export class LexicalIndex {
       for (const [t, tf] of counts) {
         let list = lists.get(t);
         if (!list) lists.set(t, (list = []));
-        list.push([i, tf * (k1 + 1) / (tf + k1 * (1 - b + (b * tokens.length) / average))]);
+        list.push([i, (tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * tokens.length) / average))]);
       }
     });
     this.byTool = tools.map(() => new Map<string, number>());
@@ -71,8 +78,15 @@ export class LexicalIndex {
    * wrote there (`kept` tells which), and `served` is zero off the query's tools: only the served
    * scores are written again (a plan's later steps rank the same request).
    */
-  score(query: LexicalQuery, called: readonly number[], plain: Float32Array, served: Float32Array, { discount = 0.8, scale = 1, orderDecay = 0, plainWritten = false } = {}): number {
-    const kept = this.kept(query, scale, orderDecay) ?? (query.plain = this.plainScores(query, plain, served, scale, orderDecay));
+  score(
+    query: LexicalQuery,
+    called: readonly number[],
+    plain: Float32Array,
+    served: Float32Array,
+    { discount = 0.8, scale = 1, orderDecay = 0, plainWritten = false } = {},
+  ): number {
+    const kept =
+      this.kept(query, scale, orderDecay) ?? (query.plain = this.plainScores(query, plain, served, scale, orderDecay));
     if (plainWritten) for (let k = 0; k < kept.tools.length; k++) served[kept.tools[k]] = kept.sums[k];
     else {
       for (let k = 0; k < kept.tools.length; k++) {
@@ -113,7 +127,13 @@ export class LexicalIndex {
    * sums in `sums` (zero on entry) and the weighted ones in `ordered` (zero on entry; untouched
    * when orderDecay is 0). Both are left holding what they summed; `score` overwrites them.
    */
-  private plainScores(query: LexicalQuery, ordered: Float32Array, sums: Float32Array, scale: number, orderDecay: number): KeptScores {
+  private plainScores(
+    query: LexicalQuery,
+    ordered: Float32Array,
+    sums: Float32Array,
+    scale: number,
+    orderDecay: number,
+  ): KeptScores {
     const first = this.scratch;
     first.length = 0;
     const weighOrder = orderDecay > 0;

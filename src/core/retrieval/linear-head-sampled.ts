@@ -9,7 +9,13 @@
  */
 import { seededRandom, shuffleInPlace } from '../base/random.js';
 import { LinearHead, type LinearHeadData, type LinearHeadOptions } from './linear-head.js';
-import { headProblem, ridgeWarmStart, standardisation, targetSupport, type EpochReport } from './linear-head-training.js';
+import {
+  headProblem,
+  ridgeWarmStart,
+  standardisation,
+  targetSupport,
+  type EpochReport,
+} from './linear-head-training.js';
 import { sampledProducts, type SampledProducts } from './kernels/training.js';
 
 /**
@@ -26,7 +32,12 @@ export const SAMPLED_NEGATIVES = 64;
 export const SAMPLED_EXAMPLE_PASSES = 250_000;
 
 /** Trains a head (CSR one-hot rows) with a sampled softmax; yields each epoch's mean sampled loss. */
-export function* trainSampledHead(data: LinearHeadData, options: LinearHeadOptions = {}, negatives = SAMPLED_NEGATIVES, jsOnly = false): Generator<EpochReport, LinearHead> {
+export function* trainSampledHead(
+  data: LinearHeadData,
+  options: LinearHeadOptions = {},
+  negatives = SAMPLED_NEGATIVES,
+  jsOnly = false,
+): Generator<EpochReport, LinearHead> {
   const { o, n, dim, C, S } = headProblem(data, options);
   const D = dim + 1;
   const { mean, std } = standardisation(data.dense, dim);
@@ -44,8 +55,11 @@ export function* trainSampledHead(data: LinearHeadData, options: LinearHeadOptio
     for (let d = 0; d < dim; d++) X[i * D + d] = (x[d] - mean[d]) / std[d];
     X[i * D + dim] = 1;
   });
-  const mW = new Float64Array(Wc.length), vW = new Float64Array(Wc.length);
-  const mE = new Float64Array(E.length), vE = new Float64Array(E.length), gE = new Float64Array(E.length);
+  const mW = new Float64Array(Wc.length),
+    vW = new Float64Array(Wc.length);
+  const mE = new Float64Array(E.length),
+    vE = new Float64Array(E.length),
+    gE = new Float64Array(E.length);
   const random = seededRandom(o.seed + 1);
   const draw = seededRandom(o.seed + 97);
   const indices = Array.from({ length: n }, (_, i) => i);
@@ -57,11 +71,41 @@ export function* trainSampledHead(data: LinearHeadData, options: LinearHeadOptio
   const pairLabel: number[] = [];
   const pairEntry: number[] = [];
   const rowList: number[] = [];
-  const state: BatchState = { products, C, D, X, Wc, E, gW, gE, mW, vW, mE, vE, start, cols, slot, cand, z, rowFrom, rowTo, pairLabel, pairEntry, rowList, step: 0, draw, negatives, options: o, sparse: data.sparse, targets: data.targets };
+  const state: BatchState = {
+    products,
+    C,
+    D,
+    X,
+    Wc,
+    E,
+    gW,
+    gE,
+    mW,
+    vW,
+    mE,
+    vE,
+    start,
+    cols,
+    slot,
+    cand,
+    z,
+    rowFrom,
+    rowTo,
+    pairLabel,
+    pairEntry,
+    rowList,
+    step: 0,
+    draw,
+    negatives,
+    options: o,
+    sparse: data.sparse,
+    targets: data.targets,
+  };
   for (let epoch = 1; epoch <= o.epochs; epoch++) {
     shuffleInPlace(indices, random);
     let lossSum = 0;
-    for (let from = 0; from < n; from += o.batchSize) lossSum += sampledBatch(state, indices, from, Math.min(n, from + o.batchSize));
+    for (let from = 0; from < n; from += o.batchSize)
+      lossSum += sampledBatch(state, indices, from, Math.min(n, from + o.batchSize));
     yield { epoch, epochs: o.epochs, loss: lossSum / n };
   }
   for (let d = 0; d < D; d++) for (let c = 0; c < C; c++) W[d * C + c] = Wc[c * D + d];
@@ -182,7 +226,9 @@ function sampledBatch(s: BatchState, indices: number[], from: number, to: number
     }
   }
   s.step++;
-  const b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  const b1 = 0.9,
+    b2 = 0.999,
+    eps = 1e-8;
   const { mW, vW, mE, vE } = s;
   const scale = 1 / (to - from);
   const lr = (o.learningRate * Math.sqrt(1 - b2 ** s.step)) / (1 - b1 ** s.step);

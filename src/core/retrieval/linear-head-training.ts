@@ -9,7 +9,14 @@ import { array, COORDINATE, numbers, object, optNum } from '../base/validate.js'
 import { seededRandom, shuffleInPlace } from '../base/random.js';
 import { outerAccumulator, packMatrix } from './kernels/matvec.js';
 import { oneHotRows, symmetricAccumulator } from './kernels/training.js';
-import { DENSE_ONE_HOT_LIMIT, LINEAR_HEAD_DEFAULTS, LinearHead, type LinearHeadData, type LinearHeadOptions, type SparseSupport } from './linear-head.js';
+import {
+  DENSE_ONE_HOT_LIMIT,
+  LINEAR_HEAD_DEFAULTS,
+  LinearHead,
+  type LinearHeadData,
+  type LinearHeadOptions,
+  type SparseSupport,
+} from './linear-head.js';
 
 /**
  * The support of each one-hot row: the labels that followed its feature in `data` (every example
@@ -17,7 +24,9 @@ import { DENSE_ONE_HOT_LIMIT, LINEAR_HEAD_DEFAULTS, LinearHead, type LinearHeadD
  */
 export function targetSupport(data: LinearHeadData, from?: SparseSupport): SparseSupport {
   const rows = Array.from({ length: data.sparseSize }, () => new Set<number>());
-  if (from) for (let r = 0; r < rows.length; r++) for (let j = from.start[r]; j < from.start[r + 1]; j++) rows[r].add(from.cols[j]);
+  if (from)
+    for (let r = 0; r < rows.length; r++)
+      for (let j = from.start[r]; j < from.start[r + 1]; j++) rows[r].add(from.cols[j]);
   data.sparse?.forEach((active, i) => {
     for (const s of active) {
       for (const t of Array.from(data.targets[i])) rows[s].add(t);
@@ -46,7 +55,13 @@ export function standardisation(dense: Float32Array[], dim: number) {
  * normal equations are accumulated in typed arrays (the targets are sparse: Xᵀ·Y touches only the
  * acceptable labels of each example); ml-matrix solves the small (dim+1)² system.
  */
-export function ridgeWarmStart(data: LinearHeadData, mean: Float64Array, std: Float64Array, dim: number, viaInverse = false): Float64Array {
+export function ridgeWarmStart(
+  data: LinearHeadData,
+  mean: Float64Array,
+  std: Float64Array,
+  dim: number,
+  viaInverse = false,
+): Float64Array {
   const C = data.classes;
   const D = dim + 1;
   const n = data.dense.length;
@@ -70,10 +85,11 @@ export function ridgeWarmStart(data: LinearHeadData, mean: Float64Array, std: Fl
     }
   }
   const A = new Matrix(D, D);
-  for (let a = 0; a < D; a++) for (let b = a; b < D; b++) {
-    A.set(a, b, xtx[a * D + b]);
-    A.set(b, a, xtx[a * D + b]);
-  }
+  for (let a = 0; a < D; a++)
+    for (let b = a; b < D; b++) {
+      A.set(a, b, xtx[a * D + b]);
+      A.set(b, a, xtx[a * D + b]);
+    }
   for (let d = 0; d < dim; d++) A.set(d, d, A.get(d, d) + n * 1e-3);
   if (viaInverse) {
     // Over many labels: A⁻¹ once, then A⁻¹·(XᵀY) in typed arrays (ml-matrix's solve per label column took seconds at
@@ -115,7 +131,11 @@ export function headProblem(data: LinearHeadData, options: LinearHeadOptions) {
 }
 
 /** Trains the head; yields the mean training loss after each epoch and returns the head. */
-export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOptions = {}, init?: LinearHead): Generator<EpochReport, LinearHead> {
+export function* trainLinearHead(
+  data: LinearHeadData,
+  options: LinearHeadOptions = {},
+  init?: LinearHead,
+): Generator<EpochReport, LinearHead> {
   const { o, n, dim, C, S } = headProblem(data, options);
   // Online learning continues from a trained head (its standardisation kept); else a ridge start.
   if (init && (init.dim !== dim || init.classes !== C || init.sparseSize !== S)) {
@@ -124,7 +144,9 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
   const { mean, std } = init ? { mean: init.mean, std: init.std } : standardisation(data.dense, dim);
   const W = init ? Float64Array.from(init.weights) : ridgeWarmStart(data, mean, std, dim);
   // A head keeps the one-hot layout it was trained with; a CSR support grows with new examples.
-  const csr = init ? init.support !== undefined : o.sparseSupport === 'targets' || (o.sparseSupport === 'auto' && S * C > DENSE_ONE_HOT_LIMIT);
+  const csr = init
+    ? init.support !== undefined
+    : o.sparseSupport === 'targets' || (o.sparseSupport === 'auto' && S * C > DENSE_ONE_HOT_LIMIT);
   const support = csr ? targetSupport(data, init?.support) : undefined;
   // Full one-hot rows live with their Adam state and the logits in the kernel's memory (training.ts).
   const oneHot = support ? undefined : oneHotRows(S, C);
@@ -149,12 +171,17 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
   /** Row r's weights are E[rowStart(r) .. rowStart(r + 1)): labels support.cols[j] with CSR, j − r·C in full rows. */
   const rowStart = support ? (r: number) => support.start[r] : (r: number) => r * C;
 
-  const mW = new Float64Array(W.length), vW = new Float64Array(W.length);
+  const mW = new Float64Array(W.length),
+    vW = new Float64Array(W.length);
   // dLoss/dW accumulated per batch as rank-1 updates in the float32 kernel.
   const gW = outerAccumulator(dim + 1, C);
-  const mE = oneHot?.mE ?? new Float64Array(E.length), vE = oneHot?.vE ?? new Float64Array(E.length), gE = oneHot?.gE ?? new Float64Array(E.length);
+  const mE = oneHot?.mE ?? new Float64Array(E.length),
+    vE = oneHot?.vE ?? new Float64Array(E.length),
+    gE = oneHot?.gE ?? new Float64Array(E.length);
   const touched = new Uint8Array(S); // sparse rows with a gradient in this batch
-  const b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  const b1 = 0.9,
+    b2 = 0.999,
+    eps = 1e-8;
   let step = 0;
   const random = seededRandom(o.seed + 1);
   const indices = Array.from({ length: n }, (_, i) => i);
@@ -185,7 +212,8 @@ export function* trainLinearHead(data: LinearHeadData, options: LinearHeadOption
         kernelW.times(X, p, row);
         const sp = data.sparse?.[i];
         if (sp && support) {
-          for (let k = 0; k < sp.length; k++) for (let j = support.start[sp[k]]; j < support.start[sp[k] + 1]; j++) p[support.cols[j]] += E[j];
+          for (let k = 0; k < sp.length; k++)
+            for (let j = support.start[sp[k]]; j < support.start[sp[k] + 1]; j++) p[support.cols[j]] += E[j];
         } else if (sp) for (let k = 0; k < sp.length; k++) oneHot!.addToLogits(sp[k]);
         let max = -Infinity;
         for (let c = 0; c < C; c++) if (p[c] > max) max = p[c];
@@ -257,7 +285,10 @@ export class ReplayBuffer {
   readonly sparse: Uint32Array[] = [];
   readonly targets: number[][] = [];
 
-  constructor(readonly capacity = 1024, public seen = 0) {}
+  constructor(
+    readonly capacity = 1024,
+    public seen = 0,
+  ) {}
 
   add(data: LinearHeadData): void {
     for (let i = 0; i < data.dense.length; i++) {
@@ -285,7 +316,13 @@ export class ReplayBuffer {
   }
 
   state(): ReplayState {
-    return { capacity: this.capacity, seen: this.seen, dense: this.dense.map((v) => Array.from(v)), sparse: this.sparse.map((v) => Array.from(v)), targets: this.targets };
+    return {
+      capacity: this.capacity,
+      seen: this.seen,
+      dense: this.dense.map((v) => Array.from(v)),
+      sparse: this.sparse.map((v) => Array.from(v)),
+      targets: this.targets,
+    };
   }
 
   /**
@@ -293,7 +330,10 @@ export class ReplayBuffer {
    * vectors of the head's dimension, one-hot ids below its one-hot size and labels below its
    * class count (else a DtdrError naming `check.field`).
    */
-  static fromState(s: ReplayState | undefined, check?: { field: string; dim: number; sparseSize: number; classes: number }): ReplayBuffer {
+  static fromState(
+    s: ReplayState | undefined,
+    check?: { field: string; dim: number; sparseSize: number; classes: number },
+  ): ReplayBuffer {
     if (check && s !== undefined && s !== null) {
       const f = check.field;
       object(f, s);
@@ -305,7 +345,8 @@ export class ReplayBuffer {
         if (s.sparse !== undefined) array(`${f}.sparse`, s.sparse, dense.length);
         dense.forEach((v, i) => {
           numbers(`${f}.dense[${i}]`, v, check.dim, COORDINATE);
-          if (s.sparse?.[i] !== undefined) numbers(`${f}.sparse[${i}]`, s.sparse[i], undefined, { min: 0, max: check.sparseSize - 1, integer: true });
+          if (s.sparse?.[i] !== undefined)
+            numbers(`${f}.sparse[${i}]`, s.sparse[i], undefined, { min: 0, max: check.sparseSize - 1, integer: true });
           numbers(`${f}.targets[${i}]`, s.targets[i], undefined, { min: 0, max: check.classes - 1, integer: true });
         });
       }

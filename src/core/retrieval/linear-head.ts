@@ -29,7 +29,14 @@ export interface LinearHeadOptions {
   sparseSupport?: 'all' | 'targets' | 'auto';
 }
 
-export const LINEAR_HEAD_DEFAULTS: Required<LinearHeadOptions> = { epochs: 8, learningRate: 0.01, batchSize: 128, l2: 1e-5, seed: 0, sparseSupport: 'all' };
+export const LINEAR_HEAD_DEFAULTS: Required<LinearHeadOptions> = {
+  epochs: 8,
+  learningRate: 0.01,
+  batchSize: 128,
+  l2: 1e-5,
+  seed: 0,
+  sparseSupport: 'all',
+};
 
 /**
  * The most one-hot weights `sparseSupport: 'auto'` keeps as a full matrix: 8M (64 MB as float64),
@@ -245,9 +252,16 @@ export class LinearHead {
   state(): LinearHeadState {
     const round = (a: Float64Array) => Array.from(a, (x) => Math.fround(x));
     return {
-      dim: this.dim, classes: this.classes, sparseSize: this.sparseSize,
-      mean: round(this.mean), std: round(this.std), weights: round(this.weights), sparseWeights: round(this.sparseWeights),
-      ...(this.support ? { support: { start: Array.from(this.support.start), cols: Array.from(this.support.cols) } } : {}),
+      dim: this.dim,
+      classes: this.classes,
+      sparseSize: this.sparseSize,
+      mean: round(this.mean),
+      std: round(this.std),
+      weights: round(this.weights),
+      sparseWeights: round(this.sparseWeights),
+      ...(this.support
+        ? { support: { start: Array.from(this.support.start), cols: Array.from(this.support.cols) } }
+        : {}),
     };
   }
 
@@ -257,16 +271,32 @@ export class LinearHead {
    */
   static fromState(s: LinearHeadState, field = 'state.head'): LinearHead {
     const support = LinearHead.checkState(s, field);
-    return new LinearHead(s.dim, s.classes, s.sparseSize, Float64Array.from(s.mean), Float64Array.from(s.std), Float64Array.from(s.weights), Float64Array.from(s.sparseWeights), support);
+    return new LinearHead(
+      s.dim,
+      s.classes,
+      s.sparseSize,
+      Float64Array.from(s.mean),
+      Float64Array.from(s.std),
+      Float64Array.from(s.weights),
+      Float64Array.from(s.sparseWeights),
+      support,
+    );
   }
 
   /** Validates a saved head (see fromState); returns its CSR support, if any. */
   static checkState(s: LinearHeadState, field = 'state.head'): SparseSupport | undefined {
     object(field, s);
-    const ok = s && Number.isInteger(s.dim) && Number.isInteger(s.classes) && Number.isInteger(s.sparseSize)
-      && s.dim > 0 && s.classes > 0 && s.sparseSize >= 0
-      && s.mean?.length === s.dim && s.std?.length === s.dim
-      && s.weights?.length === (s.dim + 1) * s.classes;
+    const ok =
+      s &&
+      Number.isInteger(s.dim) &&
+      Number.isInteger(s.classes) &&
+      Number.isInteger(s.sparseSize) &&
+      s.dim > 0 &&
+      s.classes > 0 &&
+      s.sparseSize >= 0 &&
+      s.mean?.length === s.dim &&
+      s.std?.length === s.dim &&
+      s.weights?.length === (s.dim + 1) * s.classes;
     if (!ok) throw new DtdrError('artifact', 'linear head state has inconsistent shapes', { field });
     // Bounds that keep standardised inputs times weights finite in the float32 kernel.
     numbers(`${field}.mean`, s.mean, undefined, { min: -1e4, max: 1e4 });
@@ -274,11 +304,17 @@ export class LinearHead {
     numbers(`${field}.weights`, s.weights, undefined, COORDINATE);
     numbers(`${field}.sparseWeights`, s.sparseWeights, undefined, COORDINATE);
     if (s.support === undefined) {
-      if (s.sparseWeights?.length !== s.sparseSize * s.classes) throw new DtdrError('artifact', 'linear head one-hot rows have inconsistent shapes', { field: `${field}.sparseWeights` });
+      if (s.sparseWeights?.length !== s.sparseSize * s.classes)
+        throw new DtdrError('artifact', 'linear head one-hot rows have inconsistent shapes', {
+          field: `${field}.sparseWeights`,
+        });
       return undefined;
     }
     const support = checkedSupport(s.support, s.sparseSize, s.classes, `${field}.support`);
-    if (s.sparseWeights?.length !== support.cols.length) throw new DtdrError('artifact', 'linear head one-hot values do not match their support', { field: `${field}.sparseWeights` });
+    if (s.sparseWeights?.length !== support.cols.length)
+      throw new DtdrError('artifact', 'linear head one-hot values do not match their support', {
+        field: `${field}.sparseWeights`,
+      });
     return support;
   }
 }
@@ -286,11 +322,17 @@ export class LinearHead {
 /**
  * A saved CSR support, checked: start rises from 0 to the column count, columns ascend within a row and name a class.
  */
-function checkedSupport(s: { start: number[]; cols: number[] }, rows: number, classes: number, field: string): SparseSupport {
+function checkedSupport(
+  s: { start: number[]; cols: number[] },
+  rows: number,
+  classes: number,
+  field: string,
+): SparseSupport {
   const fail = (what: string): never => {
     throw new DtdrError('artifact', `linear head support ${what}`, { field });
   };
-  if (!Array.isArray(s?.start) || !Array.isArray(s.cols) || s.start.length !== rows + 1) fail(`must list ${rows + 1} row starts and the columns`);
+  if (!Array.isArray(s?.start) || !Array.isArray(s.cols) || s.start.length !== rows + 1)
+    fail(`must list ${rows + 1} row starts and the columns`);
   const integer = (x: unknown) => Number.isInteger(x) && (x as number) >= 0 && (x as number) <= 0xffffffff;
   if (!s.start.every(integer) || !s.cols.every(integer)) fail('must hold integers ≥ 0 only');
   const start = Uint32Array.from(s.start);
@@ -298,7 +340,9 @@ function checkedSupport(s: { start: number[]; cols: number[] }, rows: number, cl
   if (start[0] !== 0 || start[rows] !== cols.length) fail('row starts must run from 0 to the column count');
   for (let r = 0; r < rows; r++) {
     if (start[r + 1] < start[r]) fail(`row ${r} ends before it starts`);
-    for (let j = start[r]; j < start[r + 1]; j++) if (cols[j] >= classes || (j > start[r] && cols[j] <= cols[j - 1])) fail(`row ${r} has columns out of order or beyond ${classes} classes`);
+    for (let j = start[r]; j < start[r + 1]; j++)
+      if (cols[j] >= classes || (j > start[r] && cols[j] <= cols[j - 1]))
+        fail(`row ${r} has columns out of order or beyond ${classes} classes`);
   }
   return { start, cols };
 }

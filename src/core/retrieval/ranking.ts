@@ -4,7 +4,11 @@ import type { Backoff, Ranking } from './types.js';
  * Orders labels by score, best first; ties go to the higher `tieBreak` (e.g. overall frequency),
  * then to the lower index, so every ranking is total and deterministic.
  */
-export function orderByScore(scores: ArrayLike<number>, tieBreak?: ArrayLike<number>, /** every score is known to be in [0, 1] */ unit = false): Uint32Array {
+export function orderByScore(
+  scores: ArrayLike<number>,
+  tieBreak?: ArrayLike<number>,
+  /** every score is known to be in [0, 1] */ unit = false,
+): Uint32Array {
   const n = scores.length;
   if (!tieBreak && n > 0 && n < 1 << 20) {
     let inUnitRange = true;
@@ -15,7 +19,11 @@ export function orderByScore(scores: ArrayLike<number>, tieBreak?: ArrayLike<num
   // A plain array sorts far faster with a comparator than a typed array does in V8.
   const order = new Array<number>(n);
   for (let i = 0; i < n; i++) order[i] = i;
-  order.sort(tieBreak ? (a, b) => scores[b] - scores[a] || tieBreak[b] - tieBreak[a] || a - b : (a, b) => scores[b] - scores[a] || a - b);
+  order.sort(
+    tieBreak
+      ? (a, b) => scores[b] - scores[a] || tieBreak[b] - tieBreak[a] || a - b
+      : (a, b) => scores[b] - scores[a] || a - b,
+  );
   return Uint32Array.from(order);
 }
 
@@ -42,7 +50,12 @@ function orderProbabilities(p: ArrayLike<number>, n: number): Uint32Array {
  * same keys and tie rules, kept in a small sorted buffer. O(n·log k)-ish for the small k a
  * candidate set needs.
  */
-export function topByScore(scores: ArrayLike<number>, k: number, tieBreak?: ArrayLike<number>, /** every score is known to be in [0, 1] */ inUnitRange = false): Uint32Array {
+export function topByScore(
+  scores: ArrayLike<number>,
+  k: number,
+  tieBreak?: ArrayLike<number>,
+  /** every score is known to be in [0, 1] */ inUnitRange = false,
+): Uint32Array {
   const n = scores.length;
   k = Math.min(k, n);
   // Unit-range scores without a tie-break sort by the same packed key as orderProbabilities.
@@ -75,7 +88,10 @@ export function topByScore(scores: ArrayLike<number>, k: number, tieBreak?: Arra
     }
     return top;
   }
-  const better = (a: number, b: number) => scores[a] > scores[b] || (scores[a] === scores[b] && ((tieBreak ? tieBreak[a] - tieBreak[b] : 0) > 0 || ((tieBreak ? tieBreak[a] === tieBreak[b] : true) && a < b)));
+  const better = (a: number, b: number) =>
+    scores[a] > scores[b] ||
+    (scores[a] === scores[b] &&
+      ((tieBreak ? tieBreak[a] - tieBreak[b] : 0) > 0 || ((tieBreak ? tieBreak[a] === tieBreak[b] : true) && a < b)));
   const top: number[] = [];
   for (let i = 0; i < n; i++) {
     if (top.length === k && !better(i, top[k - 1])) continue;
@@ -96,7 +112,10 @@ export function topByScore(scores: ArrayLike<number>, k: number, tieBreak?: Arra
  * probabilities; `unitRange`: the caller guarantees every probability is in [0, 1], so ordering
  * skips checking it.
  */
-export function withLazyOrder<T extends Omit<Ranking, 'order' | 'top'>>(ranking: T, { tieBreak, unitRange: unit = false }: { tieBreak?: ArrayLike<number>; unitRange?: boolean } = {}): T & Pick<Ranking, 'order' | 'top'> {
+export function withLazyOrder<T extends Omit<Ranking, 'order' | 'top'>>(
+  ranking: T,
+  { tieBreak, unitRange: unit = false }: { tieBreak?: ArrayLike<number>; unitRange?: boolean } = {},
+): T & Pick<Ranking, 'order' | 'top'> {
   let order: Uint32Array | undefined;
   const tops = new Map<number, Uint32Array>();
   Object.defineProperty(ranking, 'order', {
@@ -142,6 +161,18 @@ export function makeRanking(
   const [best] = topByScore(probabilities, 1, options.tieBreak);
   const flat = isFlat(probabilities[best]);
   const confident = options.confident ?? !flat;
-  const cause = confident ? undefined : options.cause ?? (flat ? `the probabilities are flat (the top tool has ${probabilities[best]?.toFixed(2)})` : undefined);
-  return withLazyOrder({ labels, probabilities, confident, ...(options.backoff ? { backoff: options.backoff } : {}), ...(cause ? { cause } : {}) }, { tieBreak: options.tieBreak });
+  const cause = confident
+    ? undefined
+    : (options.cause ??
+      (flat ? `the probabilities are flat (the top tool has ${probabilities[best]?.toFixed(2)})` : undefined));
+  return withLazyOrder(
+    {
+      labels,
+      probabilities,
+      confident,
+      ...(options.backoff ? { backoff: options.backoff } : {}),
+      ...(cause ? { cause } : {}),
+    },
+    { tieBreak: options.tieBreak },
+  );
 }

@@ -25,7 +25,6 @@ export function isPeer(name: string): name is PeerName {
 /** What `Dtdr.train` and `dtdr train` use when no method is given: DTDR-G, the gated combination. */
 export const DEFAULT_METHOD: MethodName = 'dtdr-g';
 
-
 export interface TrainOptions {
   /** l: how many of the last tools DTDR conditions on. Default 3 (the paper's best). */
   historyLength?: number;
@@ -49,7 +48,6 @@ export interface TrainOptions {
 }
 
 export const TRAIN_DEFAULTS = { historyLength: 3, seed: 0 };
-
 
 /** What a method's fit gets: the tools, the demonstrations, the vectors its `needs` ask for, the options. */
 export interface MethodFit {
@@ -220,7 +218,12 @@ export function labelsOf(tools: readonly ToolSpec[]): string[] {
 }
 
 /** Embeds texts in batches through the encoder, reporting progress. */
-export async function embedAll(encoder: Encoder, texts: string[], onProgress?: (p: TrainingProgress) => void, batch = 512): Promise<Float32Array[]> {
+export async function embedAll(
+  encoder: Encoder,
+  texts: string[],
+  onProgress?: (p: TrainingProgress) => void,
+  batch = 512,
+): Promise<Float32Array[]> {
   const out: Float32Array[] = [];
   for (let i = 0; i < texts.length; i += batch) {
     out.push(...(await encoder.embed(texts.slice(i, i + batch))));
@@ -236,30 +239,72 @@ export interface FitVectors {
   contexts?: Float32Array[];
 }
 
-export async function fitVectors(method: MethodName, tools: ToolSpec[], plans: Plan[], encoder: Encoder | undefined, historyLength: number, given: FitVectors = {}, onProgress?: (p: TrainingProgress) => void): Promise<FitVectors> {
+export async function fitVectors(
+  method: MethodName,
+  tools: ToolSpec[],
+  plans: Plan[],
+  encoder: Encoder | undefined,
+  historyLength: number,
+  given: FitVectors = {},
+  onProgress?: (p: TrainingProgress) => void,
+): Promise<FitVectors> {
   const needs = fitNeeds(method);
-  if (!encoder && (needs.queries || needs.tools || needs.contexts) && !(given.queries || given.tools || given.contexts)) {
-    throw new DtdrError('options', `method ${method} needs a sentence encoder`, { hint: 'pass an encoder (loadEncoder())' });
+  if (
+    !encoder &&
+    (needs.queries || needs.tools || needs.contexts) &&
+    !(given.queries || given.tools || given.contexts)
+  ) {
+    throw new DtdrError('options', `method ${method} needs a sentence encoder`, {
+      hint: 'pass an encoder (loadEncoder())',
+    });
   }
   const vectors: FitVectors = { ...given };
-  if (needs.queries) vectors.queries ??= await embedAll(encoder!, plans.map((p) => p.query), onProgress);
-  if (needs.tools) vectors.tools ??= await embedAll(encoder!, tools.map((t) => toolText(t.name, t.description)), onProgress);
+  if (needs.queries)
+    vectors.queries ??= await embedAll(
+      encoder!,
+      plans.map((p) => p.query),
+      onProgress,
+    );
+  if (needs.tools)
+    vectors.tools ??= await embedAll(
+      encoder!,
+      tools.map((t) => toolText(t.name, t.description)),
+      onProgress,
+    );
   if (needs.contexts) {
-    vectors.contexts ??= await embedAll(encoder!, plans.flatMap((p) => planSteps(p).map((s) => contextText(s.query, s.history, historyLength))), onProgress);
+    vectors.contexts ??= await embedAll(
+      encoder!,
+      plans.flatMap((p) => planSteps(p).map((s) => contextText(s.query, s.history, historyLength))),
+      onProgress,
+    );
   }
   return vectors;
 }
 
 /** Fits a method on precomputed vectors: pure and synchronous. */
-export function fitRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[], vectors: FitVectors, options: TrainOptions = {}): Retriever {
+export function fitRetriever(
+  method: MethodName,
+  tools: ToolSpec[],
+  plans: Plan[],
+  vectors: FitVectors,
+  options: TrainOptions = {},
+): Retriever {
   const labels = checkFitInputs(method, tools, plans);
   const historyLength = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
   const seed = options.seed ?? TRAIN_DEFAULTS.seed;
   return assertEntry(method).fit({ tools, plans, labels, vectors, options, historyLength, seed });
 }
 
-/** Embeds what the method needs with `encoder`, then fits it (DTDR-G's cross-fitting on `options.workers` when given). */
-export async function trainRetriever(method: MethodName, tools: ToolSpec[], plans: Plan[], encoder: Encoder | undefined, options: TrainOptions = {}): Promise<Retriever> {
+/**
+ * Embeds what the method needs with `encoder`, then fits it (DTDR-G's cross-fitting on `options.workers` when given).
+ */
+export async function trainRetriever(
+  method: MethodName,
+  tools: ToolSpec[],
+  plans: Plan[],
+  encoder: Encoder | undefined,
+  options: TrainOptions = {},
+): Promise<Retriever> {
   const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
   const vectors = await fitVectors(method, tools, plans, encoder, l, {}, options.onProgress);
   return fitRetrieverWith(method, tools, plans, vectors, options);
@@ -275,7 +320,13 @@ export const PARALLEL_FROM_PLANS = 1000;
  * fitRetriever, with DTDR-G's cross-fitting rounds on `options.workers` (a FoldWorkers, e.g.
  * `foldWorkers()` from `dtdr/node`) when given: the same model bit for bit, sooner on several cores.
  */
-export async function fitRetrieverWith(method: MethodName, tools: ToolSpec[], plans: Plan[], vectors: FitVectors, options: TrainOptions = {}): Promise<Retriever> {
+export async function fitRetrieverWith(
+  method: MethodName,
+  tools: ToolSpec[],
+  plans: Plan[],
+  vectors: FitVectors,
+  options: TrainOptions = {},
+): Promise<Retriever> {
   const workers = options.workers;
   const parallel = methodEntry(method)?.fitParallel;
   if (!parallel || !workers || workers.threads === 0 || plans.length < PARALLEL_FROM_PLANS) {
@@ -291,14 +342,19 @@ export async function fitRetrieverWith(method: MethodName, tools: ToolSpec[], pl
 function checkFitInputs(method: MethodName, tools: ToolSpec[], plans: Plan[]): string[] {
   assertMethod(method); // library callers without TypeScript can pass any string
   if (plans.length === 0 && !assertEntry(method).toolsOnly) {
-    throw new DtdrError('data', `${method} needs demonstrations to train on`, { hint: `give at least one plan, or train ${DEFAULT_METHOD} (or bm25) on the tools alone` });
+    throw new DtdrError('data', `${method} needs demonstrations to train on`, {
+      hint: `give at least one plan, or train ${DEFAULT_METHOD} (or bm25) on the tools alone`,
+    });
   }
   if (tools.length === 0) throw new DtdrError('data', 'no tools to retrieve', { hint: 'give at least one tool' });
   const labels = labelsOf(tools);
   const known = new Set(labels);
   for (const plan of plans) {
     const unknown = plan.nodes.find((n) => !known.has(n.tool));
-    if (unknown) throw new DtdrError('data', `plan "${plan.id}" calls "${unknown.tool}", which is not in the tool set`, { hint: 'add the tool or fix the plan' });
+    if (unknown)
+      throw new DtdrError('data', `plan "${plan.id}" calls "${unknown.tool}", which is not in the tool set`, {
+        hint: 'add the tool or fix the plan',
+      });
   }
   return labels;
 }
@@ -313,17 +369,35 @@ function gatedOptionsOf(options: TrainOptions, seed: number): GatedOptions {
   };
 }
 
-/** DTDR-CB: κ ∈ {0.5, 2, 8, 32} picked on a held-out fifth of the demonstrations (at most 2,000 of its steps), then refit on all. */
-function fitColdStart(labels: string[], tools: ToolSpec[], plans: Plan[], queries: Float32Array[], options: ClusterOptions, onProgress?: (p: TrainingProgress) => void): ColdStartRetriever {
+/**
+ * DTDR-CB: κ ∈ {0.5, 2, 8, 32} picked on a held-out fifth of the demonstrations (at most 2,000 of its steps), then
+ * refit on all.
+ */
+function fitColdStart(
+  labels: string[],
+  tools: ToolSpec[],
+  plans: Plan[],
+  queries: Float32Array[],
+  options: ClusterOptions,
+  onProgress?: (p: TrainingProgress) => void,
+): ColdStartRetriever {
   const bm25 = new Bm25Retriever(labels, tools);
   const kappas = [0.5, 2, 8, 32];
   let kappa = 2;
   if (plans.length >= 20) {
-    const order = shuffleInPlace(plans.map((_, i) => i), seededRandom((options.seed ?? 0) + 31));
+    const order = shuffleInPlace(
+      plans.map((_, i) => i),
+      seededRandom((options.seed ?? 0) + 31),
+    );
     const cut = Math.floor(plans.length * 0.8);
     const fitIdx = order.slice(0, cut);
     const heldIdx = order.slice(cut);
-    const cluster = ClusterRetriever.fit(labels, fitIdx.map((i) => plans[i]), fitIdx.map((i) => queries[i]), { ...options, clusters: options.clusters && Math.max(1, Math.round(options.clusters * 0.8)) });
+    const cluster = ClusterRetriever.fit(
+      labels,
+      fitIdx.map((i) => plans[i]),
+      fitIdx.map((i) => queries[i]),
+      { ...options, clusters: options.clusters && Math.max(1, Math.round(options.clusters * 0.8)) },
+    );
     // κ is one of four values: 2,000 held-out steps pick it as well as 50,000 (at 100,000 demonstrations) would.
     const steps: (PlanStep & { queryVector: Float32Array })[] = [];
     for (const i of heldIdx) {

@@ -1,7 +1,8 @@
 import type { Plan, ToolSpec } from '../base/types.js';
 
 /** A retrieval method: the paper's baselines and methods, the two variants and the default `dtdr-g`. */
-export type MethodName = 'random' | 'bm25' | 'qts' | 'dr' | 'lr' | 'dtdr-c' | 'dtdr-l' | 'dtdr-h' | 'dtdr-cb' | 'dtdr-g';
+export type MethodName =
+  'random' | 'bm25' | 'qts' | 'dr' | 'lr' | 'dtdr-c' | 'dtdr-l' | 'dtdr-h' | 'dtdr-cb' | 'dtdr-g';
 
 /**
  * What users would pick instead, scored by `dtdr eval` side by side: the Vercel AI SDK's default
@@ -50,7 +51,8 @@ export interface Backoff {
 }
 
 /**
- * Every tool and END ranked for one step: probabilities, their order, whether the step is confident and why not, and the conformal set where the method computes one.
+ * Every tool and END ranked for one step: probabilities, their order, whether the step is confident and why not, and
+ * the conformal set where the method computes one.
  */
 export interface Ranking {
   /** Every tool and END, aligned with `probabilities`. */

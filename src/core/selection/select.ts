@@ -2,7 +2,10 @@ import { checkNumber } from '../base/checks.js';
 import { DtdrError } from '../base/errors.js';
 import type { Ranking } from '../retrieval/types.js';
 
-/** How a ranking is cut into a candidate set: the threshold `alpha` (for methods without conformal sets), the cap, and how an unsure step widens. */
+/**
+ * How a ranking is cut into a candidate set: the threshold `alpha` (for methods without conformal sets), the cap, and
+ * how an unsure step widens.
+ */
 export interface SelectOptions {
   /** Keep tools whose probability exceeds α (the paper's threshold). Default 0.1. */
   alpha?: number;
@@ -17,12 +20,19 @@ export interface SelectOptions {
 }
 
 /** The defaults of {@link SelectOptions}. */
-export const SELECT_DEFAULTS: Required<SelectOptions> = { alpha: 0.1, maxSize: 8, widenMass: 0.95, widenMin: 5, widenMax: 12 };
+export const SELECT_DEFAULTS: Required<SelectOptions> = {
+  alpha: 0.1,
+  maxSize: 8,
+  widenMass: 0.95,
+  widenMin: 5,
+  widenMax: 12,
+};
 
 /** Checks selection options before any work: a typed error naming the option, never a silent odd set. */
 export function checkSelectOptions(options: SelectOptions | undefined): void {
   if (options === undefined) return;
-  if (options === null || typeof options !== 'object') throw new DtdrError('options', 'selection options must be an object', { field: 'options' });
+  if (options === null || typeof options !== 'object')
+    throw new DtdrError('options', 'selection options must be an object', { field: 'options' });
   checkNumber(options.alpha, 'alpha', 0, 1);
   checkNumber(options.maxSize, 'maxSize', 1, 1e6, true);
   checkNumber(options.widenMass, 'widenMass', 0, 1);
@@ -39,7 +49,10 @@ export interface Candidate {
   probability: number;
 }
 
-/** The candidate set for a step: the tools to show the model, whether it was widened because the retriever is unsure, and why. */
+/**
+ * The candidate set for a step: the tools to show the model, whether it was widened because the retriever is unsure,
+ * and why.
+ */
 export interface CandidateSet {
   /** F_t, best first; may include END. */
   candidates: Candidate[];
@@ -69,7 +82,8 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
   const o = { ...SELECT_DEFAULTS, ...options };
   const { probabilities, labels } = ranking;
   const first = (n: number) => (ranking.top ? ranking.top(Math.min(probabilities.length, n)) : ranking.order);
-  const pick = (order: Uint32Array, n: number): Candidate[] => Array.from(order.subarray(0, n), (i) => ({ tool: labels[i], probability: probabilities[i] }));
+  const pick = (order: Uint32Array, n: number): Candidate[] =>
+    Array.from(order.subarray(0, n), (i) => ({ tool: labels[i], probability: probabilities[i] }));
   if (ranking.set && ranking.set.threshold > 0) {
     const { threshold, target } = ranking.set;
     // The set is the best label and those after it at or above the threshold (at most widenMax):
@@ -86,7 +100,12 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
     for (let r = 0; r < size; r++) mass += probabilities[order[r]];
     const candidates = withIncluded(ranking, pick(order, size), o.widenMax);
     const notes = [
-      ...(ranking.confident ? [] : [`${ranking.cause ?? 'unsure'}; widened to ${size} tool${size === 1 ? '' : 's'} to hold an ` + `acceptable one in ${Math.round(target * 100)}% of such steps`]),
+      ...(ranking.confident
+        ? []
+        : [
+            `${ranking.cause ?? 'unsure'}; widened to ${size} tool${size === 1 ? '' : 's'} to hold an ` +
+              `acceptable one in ${Math.round(target * 100)}% of such steps`,
+          ]),
       ...(capped ? [`capped at ${o.widenMax} tools, holding ${mass.toFixed(2)} of the probability`] : []),
     ];
     return { candidates, widened: !ranking.confident, target, ...(notes.length ? { reason: notes.join('; ') } : {}) };
@@ -95,11 +114,16 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
   const order = first(Math.max(o.widenMax, o.maxSize, o.widenMin) + 1);
   let above = 0;
   while (above < order.length && above < o.maxSize && probabilities[order[above]] > o.alpha) above++;
-  const reason = !ranking.confident ? ranking.cause ?? 'the retriever is unsure' : above === 0 ? `no tool has probability above ${o.alpha}` : undefined;
+  const reason = !ranking.confident
+    ? (ranking.cause ?? 'the retriever is unsure')
+    : above === 0
+      ? `no tool has probability above ${o.alpha}`
+      : undefined;
   if (!reason) return { candidates: withIncluded(ranking, pick(order, above), o.widenMax), widened: false };
   let size = 0;
   let mass = 0;
-  while (size < order.length && size < o.widenMax && (size < o.widenMin || mass < o.widenMass)) mass += probabilities[order[size++]];
+  while (size < order.length && size < o.widenMax && (size < o.widenMin || mass < o.widenMass))
+    mass += probabilities[order[size++]];
   return { candidates: withIncluded(ranking, pick(order, Math.max(size, above)), o.widenMax), widened: true, reason };
 }
 
@@ -113,12 +137,17 @@ function withIncluded(ranking: Ranking, chosen: Candidate[], max: number): Candi
   const include = ranking.set?.include;
   if (!include || include.length === 0) return chosen;
   // A label with probability 0 is a removed tool (it left the order): never offered, whatever asks.
-  const extra = include.filter((i) => ranking.probabilities[i] > 0 && !chosen.some((c) => c.tool === ranking.labels[i])).map((i) => ({ tool: ranking.labels[i], probability: ranking.probabilities[i] }));
+  const extra = include
+    .filter((i) => ranking.probabilities[i] > 0 && !chosen.some((c) => c.tool === ranking.labels[i]))
+    .map((i) => ({ tool: ranking.labels[i], probability: ranking.probabilities[i] }));
   if (extra.length === 0) return chosen;
   // Free places first; beyond them the included take the places of the least probable others,
   // but never more than half the set: where many added tools match (thousands of them, say), the
   // most probable tools stay too.
-  const chosenKept = extra.length <= max - chosen.length ? chosen.length : Math.min(chosen.length, Math.max(Math.ceil(max / 2), max - extra.length));
+  const chosenKept =
+    extra.length <= max - chosen.length
+      ? chosen.length
+      : Math.min(chosen.length, Math.max(Math.ceil(max / 2), max - extra.length));
   const kept = extra.slice(0, Math.max(1, max - chosenKept));
   return [...chosen.slice(0, Math.max(1, max - kept.length)), ...kept].sort((a, b) => b.probability - a.probability);
 }

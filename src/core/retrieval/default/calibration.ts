@@ -6,9 +6,18 @@
 import { seededRandom, shuffleInPlace } from '../../base/random.js';
 import { DESCRIPTIONS_GATE, shrinkInPlace } from './shrinkage.js';
 import { ENDS } from './layout.js';
-import { applyIsotonic, expectedCalibrationError, fitIsotonic, stepProbabilities, widestStep, type GateData } from './gate.js';
+import {
+  applyIsotonic,
+  expectedCalibrationError,
+  fitIsotonic,
+  stepProbabilities,
+  widestStep,
+  type GateData,
+} from './gate.js';
 
-/** Held-out plans scored per cross-fitting scheme, at most (the demo set's 3,000 and UltraTool's 3,027 are all scored). */
+/**
+ * Held-out plans scored per cross-fitting scheme, at most (the demo set's 3,000 and UltraTool's 3,027 are all scored).
+ */
 export const MAX_SCORED_PLANS = 9000;
 
 /**
@@ -25,7 +34,9 @@ export function maxScoredPlans(labels: number): number {
 export function scoredSubset(indices: number[], cap: number, seed: number): number[] {
   const keep = Math.floor(cap);
   if (indices.length <= keep) return indices;
-  return shuffleInPlace([...indices], seededRandom(seed)).slice(0, keep).sort((a, b) => a - b);
+  return shuffleInPlace([...indices], seededRandom(seed))
+    .slice(0, keep)
+    .sort((a, b) => a - b);
 }
 
 /**
@@ -34,7 +45,13 @@ export function scoredSubset(indices: number[], cap: number, seed: number): numb
  * (demonstrated steps of each candidate, in the step's candidate order), the probabilities are
  * shrunk toward the descriptions' as at rank time (shrinkage.ts), so thresholds fit what ranks.
  */
-export function calibrationScores(theta: Float64Array, temperature: number, data: GateData, counts?: (step: number) => ArrayLike<number>, unseen = 1) {
+export function calibrationScores(
+  theta: Float64Array,
+  temperature: number,
+  data: GateData,
+  counts?: (step: number) => ArrayLike<number>,
+  unseen = 1,
+) {
   const n = data.offsets.length - 1;
   const best: number[] = [];
   const top: number[] = [];
@@ -48,7 +65,14 @@ export function calibrationScores(theta: Float64Array, temperature: number, data
     const p = stepProbabilities(theta, data, i, temperature, a, buffer);
     if (counts) {
       const pT = stepProbabilities(DESCRIPTIONS_GATE, data, i, 1, aT, bufferT);
-      shrinkInPlace(p, pT, counts(i), p.length, (k) => data.values[(data.offsets[i] + k) * data.signals + ENDS] === 1, unseen);
+      shrinkInPlace(
+        p,
+        pT,
+        counts(i),
+        p.length,
+        (k) => data.values[(data.offsets[i] + k) * data.signals + ENDS] === 1,
+        unseen,
+      );
     }
     const from = data.offsets[i];
     let b = 0;
@@ -73,8 +97,14 @@ export function isotonicEce(top: number[], correct: number[]): number {
   const b = idx.filter((i) => i % 2 === 1);
   const mapped: number[] = [];
   const outcome: number[] = [];
-  for (const [fitOn, applyTo] of [[a, b], [b, a]]) {
-    const map = fitIsotonic(fitOn.map((i) => top[i]), fitOn.map((i) => correct[i]));
+  for (const [fitOn, applyTo] of [
+    [a, b],
+    [b, a],
+  ]) {
+    const map = fitIsotonic(
+      fitOn.map((i) => top[i]),
+      fitOn.map((i) => correct[i]),
+    );
     for (const i of applyTo) {
       mapped.push(applyIsotonic(map, top[i]));
       outcome.push(correct[i]);

@@ -18,11 +18,16 @@ export class CenteredMatch {
   readonly scores: Float32Array;
   private query: Float32Array | undefined;
 
-  constructor(toolVectors: Float32Array, private readonly tools: number, private readonly dim: number) {
+  constructor(
+    toolVectors: Float32Array,
+    private readonly tools: number,
+    private readonly dim: number,
+  ) {
     const mean = new Float64Array(dim);
     for (let f = 0; f < tools; f++) for (let d = 0; d < dim; d++) mean[d] += toolVectors[f * dim + d] / tools;
     const vectors = new Float32Array(tools * dim);
-    for (let f = 0; f < tools; f++) for (let d = 0; d < dim; d++) vectors[f * dim + d] = toolVectors[f * dim + d] - mean[d];
+    for (let f = 0; f < tools; f++)
+      for (let d = 0; d < dim; d++) vectors[f * dim + d] = toolVectors[f * dim + d] - mean[d];
     this.vectors = vectors;
     this.mean = mean;
     this.centered = new Float64Array(dim);

@@ -18,7 +18,10 @@ import type { Plan, ToolSpec } from '../../base/types.js';
 export const ROW_TOOLS = 8;
 /** EM iterations. */
 export const EM_ITERATIONS = 8;
-/** The rule's defaults: a word counts when its best tool's gain over the set is at least log(GAIN) and that tool's share of the word's alignment at least SHARE. */
+/**
+ * The rule's defaults: a word counts when its best tool's gain over the set is at least log(GAIN) and that tool's share
+ * of the word's alignment at least SHARE.
+ */
 export const COVERAGE_DEFAULTS = { gain: 100, share: 0.5, maxInclude: 1 };
 
 /** The fitted alignment model, sparse: per word, its best tools and their t(w | a), and t(w | NULL). */
@@ -40,7 +43,10 @@ export interface CoverageModel {
   maxInclude: number;
 }
 
-/** The saved form, columnar (flat numeric arrays pack into the binary model's sections): word i's tools are tools[offsets[i] .. offsets[i+1]). */
+/**
+ * The saved form, columnar (flat numeric arrays pack into the binary model's sections): word i's tools are
+ * tools[offsets[i] .. offsets[i+1]).
+ */
 export interface CoverageState {
   words: string[];
   /** t(w | NULL) per word. */
@@ -61,7 +67,12 @@ function descriptionWords(tool: ToolSpec): string[] {
  * EM for IBM Model 1 over the demonstrations' (request words, called tools) pairs and each tool's
  * (description words, tool) pair; `toolIndex` maps a tool name to its label index.
  */
-export function fitCoverage(tools: readonly ToolSpec[], plans: readonly Plan[], toolIndex: Map<string, number>, options: Partial<typeof COVERAGE_DEFAULTS> = {}): CoverageModel {
+export function fitCoverage(
+  tools: readonly ToolSpec[],
+  plans: readonly Plan[],
+  toolIndex: Map<string, number>,
+  options: Partial<typeof COVERAGE_DEFAULTS> = {},
+): CoverageModel {
   const words = new Map<string, number>();
   const id = (w: string) => {
     let i = words.get(w);
@@ -71,7 +82,9 @@ export function fitCoverage(tools: readonly ToolSpec[], plans: readonly Plan[], 
   const pairs: { w: Uint32Array; a: Uint32Array }[] = [];
   for (const plan of plans) {
     const w = Uint32Array.from(new Set(terms(plan.query).map(id)));
-    const a = Uint32Array.from(new Set(plan.nodes.map((n) => toolIndex.get(n.tool)).filter((x): x is number => x !== undefined)));
+    const a = Uint32Array.from(
+      new Set(plan.nodes.map((n) => toolIndex.get(n.tool)).filter((x): x is number => x !== undefined)),
+    );
     if (w.length && a.length) pairs.push({ w, a });
   }
   tools.forEach((tool, f) => {
@@ -129,10 +142,20 @@ export function fitCoverage(tools: readonly ToolSpec[], plans: readonly Plan[], 
     else rowsOf[slotW[slot]].push([slotA[slot], t[slot]]);
   }
   const o = { ...COVERAGE_DEFAULTS, ...options };
-  return fromRows([...words.keys()].map((w, i) => [w, nullProb[i], rowsOf[i]]), o.gain, o.share, o.maxInclude);
+  return fromRows(
+    [...words.keys()].map((w, i) => [w, nullProb[i], rowsOf[i]]),
+    o.gain,
+    o.share,
+    o.maxInclude,
+  );
 }
 
-function fromRows(rows: [string, number, [number, number][]][], gain: number, share: number, maxInclude: number): CoverageModel {
+function fromRows(
+  rows: [string, number, [number, number][]][],
+  gain: number,
+  share: number,
+  maxInclude: number,
+): CoverageModel {
   const words = new Map<string, number>();
   const nullProb = new Float32Array(rows.length);
   const tools: Uint32Array[] = [];
@@ -176,18 +199,32 @@ export function checkCoverageState(field: string, v: unknown, tools: number): as
   num(`${field}.share`, s.share, { min: 0, max: 1 });
   int(`${field}.maxInclude`, s.maxInclude, 0, 1000);
   const words = array(`${field}.words`, s.words);
-  if (words.some((w) => typeof w !== 'string') || new Set(words).size !== words.length) stateError(`${field}.words`, 'must list distinct words');
+  if (words.some((w) => typeof w !== 'string') || new Set(words).size !== words.length)
+    stateError(`${field}.words`, 'must list distinct words');
   const V = words.length;
   numbers(`${field}.nullProb`, s.nullProb, V, { min: 0, max: 1 });
   const offsets = numbers(`${field}.offsets`, s.offsets, V + 1, { min: 0, integer: true });
   const n = offsets[V];
-  if (offsets[0] !== 0 || offsets.some((o, i) => i > 0 && (o < offsets[i - 1] || o - offsets[i - 1] > ROW_TOOLS))) stateError(`${field}.offsets`, `must start at 0 and rise by at most ${ROW_TOOLS} per word`);
+  if (offsets[0] !== 0 || offsets.some((o, i) => i > 0 && (o < offsets[i - 1] || o - offsets[i - 1] > ROW_TOOLS)))
+    stateError(`${field}.offsets`, `must start at 0 and rise by at most ${ROW_TOOLS} per word`);
   numbers(`${field}.tools`, s.tools, n, { min: 0, max: tools - 1, integer: true });
   numbers(`${field}.probs`, s.probs, n, { min: 0, max: 1 });
 }
 
 export function coverageFromState(s: CoverageState): CoverageModel {
-  return fromRows(s.words.map((w, i) => [w, s.nullProb[i], Array.from({ length: s.offsets[i + 1] - s.offsets[i] }, (_, k) => [s.tools[s.offsets[i] + k], s.probs[s.offsets[i] + k]] as [number, number])]), s.gain, s.share, s.maxInclude);
+  return fromRows(
+    s.words.map((w, i) => [
+      w,
+      s.nullProb[i],
+      Array.from(
+        { length: s.offsets[i + 1] - s.offsets[i] },
+        (_, k) => [s.tools[s.offsets[i] + k], s.probs[s.offsets[i] + k]] as [number, number],
+      ),
+    ]),
+    s.gain,
+    s.share,
+    s.maxInclude,
+  );
 }
 
 /**
@@ -207,12 +244,18 @@ export function withAddedTools(m: CoverageModel, tools: readonly ToolSpec[], add
         words.set(w, (i = words.size));
         nullProb.push(0);
       }
-      const row = rows.get(i) ?? (i < m.tools.length ? Array.from(m.tools[i], (a, k) => [a, m.probs[i][k]] as [number, number]) : []);
+      const row =
+        rows.get(i) ??
+        (i < m.tools.length ? Array.from(m.tools[i], (a, k) => [a, m.probs[i][k]] as [number, number]) : []);
       row.push([f, list.filter((x) => x === w).length / list.length]);
       rows.set(i, row);
     }
   }
-  const all: [string, number, [number, number][]][] = [...words.keys()].map((w, i) => [w, nullProb[i], rows.get(i) ?? (i < m.tools.length ? Array.from(m.tools[i], (a, k) => [a, m.probs[i][k]] as [number, number]) : [])]);
+  const all: [string, number, [number, number][]][] = [...words.keys()].map((w, i) => [
+    w,
+    nullProb[i],
+    rows.get(i) ?? (i < m.tools.length ? Array.from(m.tools[i], (a, k) => [a, m.probs[i][k]] as [number, number]) : []),
+  ]);
   return fromRows(all, m.gain, m.share, m.maxInclude);
 }
 
@@ -245,7 +288,12 @@ export function strongWords(m: CoverageModel, words: Uint32Array): Uint32Array {
  * and a* takes at least `share` of the word's alignment among NULL and its listed tools; at most
  * `maxInclude` tools, by decreasing gain. `usable(a)` filters tools that cannot be offered.
  */
-export function unexplained(m: CoverageModel, words: Uint32Array, inSet: (a: number) => boolean, usable: (a: number) => boolean): { tool: number; word: string }[] {
+export function unexplained(
+  m: CoverageModel,
+  words: Uint32Array,
+  inSet: (a: number) => boolean,
+  usable: (a: number) => boolean,
+): { tool: number; word: string }[] {
   const found: { tool: number; word: number; gain: number }[] = [];
   for (const w of words) {
     if (m.strong[w] !== 1) continue;
@@ -262,7 +310,10 @@ export function unexplained(m: CoverageModel, words: Uint32Array, inSet: (a: num
     else if (gain > found[at].gain) found[at] = { tool: best, word: w, gain };
   }
   if (found.length === 0) return [];
-  return found.sort((x, y) => y.gain - x.gain).slice(0, m.maxInclude).map((x) => ({ tool: x.tool, word: m.names[x.word] }));
+  return found
+    .sort((x, y) => y.gain - x.gain)
+    .slice(0, m.maxInclude)
+    .map((x) => ({ tool: x.tool, word: m.names[x.word] }));
 }
 
 /**

@@ -69,16 +69,21 @@ export interface RoundOutput {
 /**
  * Runs cross-fitting rounds in parallel. `run` starts rounds on other threads and returns at once;
  * `claim` hands out round numbers (each exactly once, across every thread, the caller's included);
- * `results` resolves to the other threads' rounds; `cancel` stops them (a failed fit). A platform entry makes one per fit
+ * `results` resolves to the other threads' rounds; `cancel` stops them (a failed fit). A platform entry makes one per
+ * fit
  * (`foldWorkers()` in `dtdr/node`); closing it ends its threads.
  */
 export interface FoldWorkers {
   /** Threads besides the caller's. */
   readonly threads: number;
   /**
-   * Starts `rounds` cross-fitting rounds of `setup`: `claim` hands the caller the next unclaimed round (or -1), `results` settles with every round's output in order, `cancel` stops the workers.
+   * Starts `rounds` cross-fitting rounds of `setup`: `claim` hands the caller the next unclaimed round (or -1),
+   * `results` settles with every round's output in order, `cancel` stops the workers.
    */
-  run(setup: CrossFitSetup, rounds: number): {
+  run(
+    setup: CrossFitSetup,
+    rounds: number,
+  ): {
     /** The next unclaimed round for the caller to run itself, or -1 when none is left. */
     claim(): number;
     results: Promise<RoundOutput[]>;
@@ -89,7 +94,9 @@ export interface FoldWorkers {
   close(): void | Promise<void>;
 }
 
-/** Which fold each plan is held out in, under a scheme: by plan, or by tool sequence (plans sharing one share a fold). */
+/**
+ * Which fold each plan is held out in, under a scheme: by plan, or by tool sequence (plans sharing one share a fold).
+ */
 export function foldAssignment(plans: readonly Plan[], scheme: FoldScheme, folds: number, seed: number): Uint32Array {
   const n = plans.length;
   const foldOf = new Uint32Array(n);
@@ -101,7 +108,10 @@ export function foldAssignment(plans: readonly Plan[], scheme: FoldScheme, folds
     shuffleInPlace(keys, seededRandom(seed + 211)).forEach((key, rank) => foldOfKey.set(key, rank % folds));
     sequenceOf.forEach((key, i) => (foldOf[i] = foldOfKey.get(key)!));
   } else {
-    shuffleInPlace(Array.from({ length: n }, (_, i) => i), seededRandom(seed + 211)).forEach((p, rank) => (foldOf[p] = rank % folds));
+    shuffleInPlace(
+      Array.from({ length: n }, (_, i) => i),
+      seededRandom(seed + 211),
+    ).forEach((p, rank) => (foldOf[p] = rank % folds));
   }
   return foldOf;
 }
@@ -109,7 +119,10 @@ export function foldAssignment(plans: readonly Plan[], scheme: FoldScheme, folds
 /** Which half of the held-out plans each plan is in: 0 trains the gate, 1 calibrates. */
 export function gateHalves(n: number, seed: number): Uint8Array {
   const half = new Uint8Array(n);
-  shuffleInPlace(Array.from({ length: n }, (_, i) => i), seededRandom(seed + 307)).forEach((p, rank) => (half[p] = rank % 2));
+  shuffleInPlace(
+    Array.from({ length: n }, (_, i) => i),
+    seededRandom(seed + 307),
+  ).forEach((p, rank) => (half[p] = rank % 2));
   return half;
 }
 
@@ -125,7 +138,11 @@ export class CrossFitter {
   private readonly without: Set<number>;
 
   /** `side` and `memo`: the caller's, where it has them (the same values; built once per thread). */
-  constructor(readonly setup: CrossFitSetup, side?: ToolSide, memo?: PlanMemo) {
+  constructor(
+    readonly setup: CrossFitSetup,
+    side?: ToolSide,
+    memo?: PlanMemo,
+  ) {
     this.side = side ?? new ToolSide(setup.tools, setup.toolVectors, setup.dim, setup.lexicalOrder);
     this.foldOf = setup.schemes.map((scheme) => foldAssignment(setup.plans, scheme, setup.folds, setup.seed));
     this.half = gateHalves(setup.plans.length, setup.seed);
@@ -168,14 +185,35 @@ export class CrossFitter {
     const trainIdx = this.trainingPlans(round);
     const forThresholdsOnly = r >= setup.gateSchemes;
     const held: number[] = [];
-    for (let i = 0; i < n; i++) if (foldOf[i] === f && (small || !forThresholdsOnly || this.half[i] === 1)) held.push(i);
+    for (let i = 0; i < n; i++)
+      if (foldOf[i] === f && (small || !forThresholdsOnly || this.half[i] === 1)) held.push(i);
     const heldIdx = scoredSubset(held, maxScoredPlans(side.labels.length) / folds, seed + 409 + f);
-    const clustering: Clustering = { centroids: setup.centroids, k: setup.k, assignment: trainIdx.map((i) => setup.assignment[i]) };
+    const clustering: Clustering = {
+      centroids: setup.centroids,
+      k: setup.k,
+      assignment: trainIdx.map((i) => setup.assignment[i]),
+    };
     // Fold heads only feed the gate and calibration: 3 epochs measure as well as 8 there, at a third of the time.
     // Over many labels (a sampled softmax) one epoch: fold heads were most of the fit at 16,000 tools.
     const head = setup.head;
-    const foldHead = head === false ? false : { ...head, epochs: Math.min(side.labels.length > SAMPLED_SOFTMAX_ABOVE ? 1 : 3, head?.epochs ?? 8) };
-    const ev = fitEvidence(side, trainIdx.map((i) => plans[i]), trainIdx.map(query), clustering, { historyLength: setup.historyLength, seed: seed + f, head: foldHead, headSteps: setup.foldHeadSteps, memo: this.memo }, (p) => onProgress?.(p.fraction));
+    const foldHead =
+      head === false
+        ? false
+        : { ...head, epochs: Math.min(side.labels.length > SAMPLED_SOFTMAX_ABOVE ? 1 : 3, head?.epochs ?? 8) };
+    const ev = fitEvidence(
+      side,
+      trainIdx.map((i) => plans[i]),
+      trainIdx.map(query),
+      clustering,
+      {
+        historyLength: setup.historyLength,
+        seed: seed + f,
+        head: foldHead,
+        headSteps: setup.foldHeadSteps,
+        memo: this.memo,
+      },
+      (p) => onProgress?.(p.fraction),
+    );
     const w = new Workspace(side.labels.length, dim, ev.k);
     const builder = new GateDataBuilder(S, G);
     const poolCounts: number[] = [];
@@ -188,20 +226,40 @@ export class CrossFitter {
       const qTerms = side.lexical.prepare(terms(plans[i].query));
       const q = query(i);
       for (const step of planSteps(plans[i])) {
-        computeSignals(side, ev, { terms: qTerms, queryVector: q, history: historyIndices(step.history, side.index) }, w, setup.neighbours, this.without);
+        computeSignals(
+          side,
+          ev,
+          { terms: qTerms, queryVector: q, history: historyIndices(step.history, side.index) },
+          w,
+          setup.neighbours,
+          this.without,
+        );
         const acceptable = new Set(step.acceptable.map((t) => side.index.get(t)!));
         const pool = new Set<number>(acceptable);
         pool.add(side.end);
-        for (const s of [LEX, LEXU, EMBU, CG, GG, BAG, HEAD]) if (!this.without.has(s)) topIndices(w.x, s * L, L, 12, pool);
+        for (const s of [LEX, LEXU, EMBU, CG, GG, BAG, HEAD])
+          if (!this.without.has(s)) topIndices(w.x, s * L, L, 12, pool);
         const pooled = [...pool];
-        builder.add(w.context, pooled, (s, f2) => w.x[s * L + f2], (f2) => acceptable.has(f2));
+        builder.add(
+          w.context,
+          pooled,
+          (s, f2) => w.x[s * L + f2],
+          (f2) => acceptable.has(f2),
+        );
         for (const f2 of pooled) poolCounts.push(counts[f2]);
         descRank.push(descriptionRank(w.x, L, side.end, acceptable));
         plan.push(i);
         known.push(w.known ? 1 : 0);
       }
     }
-    return { round, gate: builder.parts(), poolCounts: Float32Array.from(poolCounts), descRank: Int32Array.from(descRank), plan: Int32Array.from(plan), known: Uint8Array.from(known) };
+    return {
+      round,
+      gate: builder.parts(),
+      poolCounts: Float32Array.from(poolCounts),
+      descRank: Int32Array.from(descRank),
+      plan: Int32Array.from(plan),
+      known: Uint8Array.from(known),
+    };
   }
 }
 

@@ -34,7 +34,10 @@ export interface Evidence {
   packedCentroids?: PackedMatrix;
   /** The head's training examples, rehearsed when learning online. */
   replay: ReplayBuffer;
-  /** Demonstrated steps per label and the rarely demonstrated tools (built on first use; dropped when learning or adding tools). */
+  /**
+   * Demonstrated steps per label and the rarely demonstrated tools (built on first use; dropped when learning or adding
+   * tools).
+   */
   rarity?: Rarity;
 }
 
@@ -66,7 +69,12 @@ export function rarity(ev: Evidence, labels: number): Rarity {
   if (row) for (let k = 0; k < row.labels.length; k++) counts[row.labels[k]] += row.weights[k];
   const rare: number[] = [];
   for (let f = 0; f < labels - 1; f++) if (counts[f] < FEW_DEMONSTRATIONS) rare.push(f);
-  ev.rarity = { counts, labels: Uint32Array.from(rare), lift: Float32Array.from(rare, (f) => 1 / (1 + counts[f])), unseen: Uint32Array.from(rare.filter((f) => counts[f] < 0.5)) };
+  ev.rarity = {
+    counts,
+    labels: Uint32Array.from(rare),
+    lift: Float32Array.from(rare, (f) => 1 / (1 + counts[f])),
+    unseen: Uint32Array.from(rare.filter((f) => counts[f] < 0.5)),
+  };
   return ev.rarity;
 }
 
@@ -77,7 +85,7 @@ export function headSlots(history: readonly number[], l: number, vocabulary: Map
   const slots = new Uint32Array(l + called.size);
   for (let k = 0; k < l; k++) {
     const h = history[history.length - l + k];
-    slots[k] = k * width + (h === undefined ? vocabulary.size : vocabulary.get(h) ?? vocabulary.size + 1);
+    slots[k] = k * width + (h === undefined ? vocabulary.size : (vocabulary.get(h) ?? vocabulary.size + 1));
   }
   let k = l;
   for (const id of called) slots[k++] = l * width + id;
@@ -94,7 +102,10 @@ export interface FitPartsOptions {
   head?: LinearHeadOptions | false;
   /** The head's training steps, at most: a seeded sample of them beyond (plan order kept). Default: every step. */
   headSteps?: number;
-  /** Each plan's steps and tools as the fit reads them; a fit over many folds passes one memo (`planMemo`). Default: built fresh. */
+  /**
+   * Each plan's steps and tools as the fit reads them; a fit over many folds passes one memo (`planMemo`). Default:
+   * built fresh.
+   */
   memo?: PlanMemo;
 }
 
@@ -135,7 +146,14 @@ export interface Clustering {
   assignment: ArrayLike<number>;
 }
 
-export function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array[], clustering: Clustering, o: FitPartsOptions, onProgress?: (p: TrainingProgress) => void): Evidence {
+export function fitEvidence(
+  side: ToolSide,
+  plans: Plan[],
+  queries: Float32Array[],
+  clustering: Clustering,
+  o: FitPartsOptions,
+  onProgress?: (p: TrainingProgress) => void,
+): Evidence {
   const l = o.historyLength;
   const { centroids, k, assignment } = clustering;
   const graphs = Array.from({ length: k }, () => new DependencyGraph(l));
@@ -156,21 +174,33 @@ export function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array
     return bag;
   });
   const vocabulary = new Map<number, number>();
-  for (const plan of plans) for (const node of plan.nodes) {
-    const i = side.index.get(node.tool)!;
-    if (!vocabulary.has(i)) vocabulary.set(i, vocabulary.size);
-  }
+  for (const plan of plans)
+    for (const node of plan.nodes) {
+      const i = side.index.get(node.tool)!;
+      if (!vocabulary.has(i)) vocabulary.set(i, vocabulary.size);
+    }
   let head: LinearHead | undefined;
   const replay = new ReplayBuffer();
   if (o.head !== false) {
-    const examples = sampleExamples(headExamples(side, plans, queries, l, vocabulary), o.headSteps ?? Infinity, o.seed + 601);
+    const examples = sampleExamples(
+      headExamples(side, plans, queries, l, vocabulary),
+      o.headSteps ?? Infinity,
+      o.seed + 601,
+    );
     replay.add(examples);
     const headOptions = { epochs: 8, seed: o.seed, sparseSupport: 'auto' as const, ...(o.head ?? {}) };
     // Over many labels a full softmax per step costs hours at app scale: a sampled one (linear-head-sampled.ts).
     // Its epochs stop at about SAMPLED_EXAMPLE_PASSES examples in all (80,000 steps: 3 epochs, ~1,900 Adam steps).
-    const generator = side.labels.length > SAMPLED_SOFTMAX_ABOVE
-      ? trainSampledHead(examples, { ...headOptions, epochs: Math.max(1, Math.min(headOptions.epochs, Math.round(SAMPLED_EXAMPLE_PASSES / examples.dense.length))) })
-      : trainLinearHead(examples, headOptions);
+    const generator =
+      side.labels.length > SAMPLED_SOFTMAX_ABOVE
+        ? trainSampledHead(examples, {
+            ...headOptions,
+            epochs: Math.max(
+              1,
+              Math.min(headOptions.epochs, Math.round(SAMPLED_EXAMPLE_PASSES / examples.dense.length)),
+            ),
+          })
+        : trainLinearHead(examples, headOptions);
     for (;;) {
       const next = generator.next();
       if (next.done) {
@@ -180,19 +210,49 @@ export function fitEvidence(side: ToolSide, plans: Plan[], queries: Float32Array
       onProgress?.({ phase: 'head', fraction: next.value.epoch / next.value.epochs, loss: next.value.loss });
     }
   }
-  return { historyLength: l, k, centroids, graphs, global, bags, head, vocabulary, sizes: members.map((m) => m.length), replay };
+  return {
+    historyLength: l,
+    k,
+    centroids,
+    graphs,
+    global,
+    bags,
+    head,
+    vocabulary,
+    sizes: members.map((m) => m.length),
+    replay,
+  };
 }
 
 /** `examples` when there are at most `cap`, else a seeded sample of `cap` of them in their order. */
-function sampleExamples<E extends { dense: Float32Array[]; sparse: Uint32Array[]; targets: number[][]; related: number[][] }>(examples: E, cap: number, seed: number): E {
+function sampleExamples<
+  E extends { dense: Float32Array[]; sparse: Uint32Array[]; targets: number[][]; related: number[][] },
+>(examples: E, cap: number, seed: number): E {
   const n = examples.dense.length;
   if (n <= cap) return examples;
-  const keep = shuffleInPlace(Array.from({ length: n }, (_, i) => i), seededRandom(seed)).slice(0, Math.floor(cap)).sort((a, b) => a - b);
-  return { ...examples, dense: keep.map((i) => examples.dense[i]), sparse: keep.map((i) => examples.sparse[i]), targets: keep.map((i) => examples.targets[i]), related: keep.map((i) => examples.related[i]) };
+  const keep = shuffleInPlace(
+    Array.from({ length: n }, (_, i) => i),
+    seededRandom(seed),
+  )
+    .slice(0, Math.floor(cap))
+    .sort((a, b) => a - b);
+  return {
+    ...examples,
+    dense: keep.map((i) => examples.dense[i]),
+    sparse: keep.map((i) => examples.sparse[i]),
+    targets: keep.map((i) => examples.targets[i]),
+    related: keep.map((i) => examples.related[i]),
+  };
 }
 
 /** The head's examples: one per step, [query, last l calls, calls so far] → acceptable labels. */
-export function headExamples(side: ToolSide, plans: Plan[], queries: Float32Array[], l: number, vocabulary: Map<number, number>) {
+export function headExamples(
+  side: ToolSide,
+  plans: Plan[],
+  queries: Float32Array[],
+  l: number,
+  vocabulary: Map<number, number>,
+) {
   const dense: Float32Array[] = [];
   const sparse: Uint32Array[] = [];
   const targets: number[][] = [];

@@ -20,7 +20,16 @@ import { resolveGatedOptions, type GatedOptions } from './options.js';
 import { computeSignals } from './signals.js';
 import type { GatedDiagnostics, GatedParts } from './state.js';
 import { ToolSide } from './tool-side.js';
-import { CrossFitter, foldAssignment, gateHalves, tooFewToSplit, type CrossFitSetup, type FoldScheme, type FoldWorkers, type RoundOutput } from './cross-fit.js';
+import {
+  CrossFitter,
+  foldAssignment,
+  gateHalves,
+  tooFewToSplit,
+  type CrossFitSetup,
+  type FoldScheme,
+  type FoldWorkers,
+  type RoundOutput,
+} from './cross-fit.js';
 import type { LinearHeadOptions } from '../linear-head.js';
 import { noTerms, Workspace } from './workspace.js';
 import { fitNovelty } from './novelty.js';
@@ -32,7 +41,14 @@ import { unseenShare } from './shrinkage.js';
  * the gate on one half of those steps, calibrates the temperature and the conformal thresholds on
  * the other, then fits the evidence on all the demonstrations.
  */
-export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], options: GatedOptions = {}, onProgress?: (p: TrainingProgress) => void): GatedParts {
+export function fitGated(
+  tools: ToolSpec[],
+  plans: Plan[],
+  queries: Float32Array[],
+  toolVectors: Float32Array[],
+  options: GatedOptions = {},
+  onProgress?: (p: TrainingProgress) => void,
+): GatedParts {
   const fit = prepareFit(tools, plans, queries, toolVectors, options, onProgress);
   if ('parts' in fit) return fit.parts;
   const fitter = new CrossFitter(fit.setup, fit.side, fit.memo);
@@ -41,7 +57,12 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
     rounds.push(fitter.round(round, (fraction) => fit.report('cross-fitting', (round + fraction) / fitter.rounds)));
     fit.report('cross-fitting', (round + 1) / fitter.rounds);
   }
-  return finishFit(fit, rounds, finalEvidence(fit, (fraction) => fit.report('fitting', fraction)), requestRules(fit));
+  return finishFit(
+    fit,
+    rounds,
+    finalEvidence(fit, (fraction) => fit.report('fitting', fraction)),
+    requestRules(fit),
+  );
 }
 
 /**
@@ -50,7 +71,15 @@ export function fitGated(tools: ToolSpec[], plans: Plan[], queries: Float32Array
  * rounds merge in order, so the model is the same bit for bit as fitGated's. A round a worker
  * failed to return is run here.
  */
-export async function fitGatedParallel(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], workers: FoldWorkers, options: GatedOptions = {}, onProgress?: (p: TrainingProgress) => void): Promise<GatedParts> {
+export async function fitGatedParallel(
+  tools: ToolSpec[],
+  plans: Plan[],
+  queries: Float32Array[],
+  toolVectors: Float32Array[],
+  workers: FoldWorkers,
+  options: GatedOptions = {},
+  onProgress?: (p: TrainingProgress) => void,
+): Promise<GatedParts> {
   const fit = prepareFit(tools, plans, queries, toolVectors, options, onProgress);
   if ('parts' in fit) return fit.parts;
   const fitter = new CrossFitter(fit.setup, fit.side, fit.memo);
@@ -75,15 +104,28 @@ export async function fitGatedParallel(tools: ToolSpec[], plans: Plan[], queries
     job.cancel?.(); // the workers' rounds are of no use now
     throw error;
   }
-  for (const output of await theirs) if (output.round >= 0 && output.round < total && !byRound.has(output.round)) byRound.set(output.round, output);
+  for (const output of await theirs)
+    if (output.round >= 0 && output.round < total && !byRound.has(output.round)) byRound.set(output.round, output);
   for (let round = 0; round < total; round++) if (!byRound.has(round)) byRound.set(round, fitter.round(round));
-  return finishFit(fit, Array.from({ length: total }, (_, round) => byRound.get(round)!), ev, rules);
+  return finishFit(
+    fit,
+    Array.from({ length: total }, (_, round) => byRound.get(round)!),
+    ev,
+    rules,
+  );
 }
 
 type Prepared = ReturnType<typeof prepareSettings>;
 
 /** Options, settings (l and K on a held-out fold) and the cross-fitting setup; a tools-only model at once. */
-function prepareFit(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], options: GatedOptions, onProgress?: (p: TrainingProgress) => void): Prepared | { parts: GatedParts } {
+function prepareFit(
+  tools: ToolSpec[],
+  plans: Plan[],
+  queries: Float32Array[],
+  toolVectors: Float32Array[],
+  options: GatedOptions,
+  onProgress?: (p: TrainingProgress) => void,
+): Prepared | { parts: GatedParts } {
   const dim = toolVectors[0]?.length ?? queries[0]?.length ?? 0;
   if (tools.length === 0) throw new DtdrError('data', 'no tools to retrieve', { hint: 'give at least one tool' });
   const resolved = resolveGatedOptions(options);
@@ -97,7 +139,16 @@ function prepareFit(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], t
   return prepareSettings(tools, plans, queries, side, dim, resolved, options, onProgress);
 }
 
-function prepareSettings(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], side: ToolSide, dim: number, resolved: ReturnType<typeof resolveGatedOptions>, options: GatedOptions, onProgress?: (p: TrainingProgress) => void) {
+function prepareSettings(
+  tools: ToolSpec[],
+  plans: Plan[],
+  queries: Float32Array[],
+  side: ToolSide,
+  dim: number,
+  resolved: ReturnType<typeof resolveGatedOptions>,
+  options: GatedOptions,
+  onProgress?: (p: TrainingProgress) => void,
+) {
   const { target, confidentAbove, neighbours, without, foldHeadSteps, headSteps, foldPlans } = resolved;
   const { foldBy: foldByOption, thresholdsFrom: thresholdsOption } = resolved;
   const seed = options.seed ?? 0;
@@ -136,16 +187,32 @@ function prepareSettings(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   let K = options.clusters ?? 0;
   // l and K are picked by the graph signals' held-out MRR: evidence from foldPlans training plans
   // (a seeded sample beyond it) ranks them as one from every plan would, at a fraction of the cost.
-  const train0 = scoredSubset(plans.flatMap((p, i) => (foldOf[i] !== 0 ? [i] : [])), foldPlans, seed + SEED_SETTINGS_TRAIN);
+  const train0 = scoredSubset(
+    plans.flatMap((p, i) => (foldOf[i] !== 0 ? [i] : [])),
+    foldPlans,
+    seed + SEED_SETTINGS_TRAIN,
+  );
   const scoredPlans = maxScoredPlans(side.labels.length);
-  const held0 = scoredSubset(plans.flatMap((p, i) => (foldOf[i] === 0 ? [i] : [])), scoredPlans / folds, seed + SEED_SETTINGS_HELD_OUT);
+  const held0 = scoredSubset(
+    plans.flatMap((p, i) => (foldOf[i] === 0 ? [i] : [])),
+    scoredPlans / folds,
+    seed + SEED_SETTINGS_HELD_OUT,
+  );
   const quickScore = (ev: Evidence, signal: number) => {
     const w = new Workspace(side.labels.length, dim, ev.k);
     let rr = 0;
     let count = 0;
     for (const i of held0) {
       for (const step of planSteps(plans[i])) {
-        computeSignals(side, ev, { terms: noTerms(), queryVector: queries[i], history: historyIndices(step.history, side.index) }, w, neighbours, withoutIdx, true);
+        computeSignals(
+          side,
+          ev,
+          { terms: noTerms(), queryVector: queries[i], history: historyIndices(step.history, side.index) },
+          w,
+          neighbours,
+          withoutIdx,
+          true,
+        );
         const row = w.x.subarray(signal * side.labels.length, (signal + 1) * side.labels.length);
         const ok = new Set(step.acceptable.map((t) => side.index.get(t)!));
         let best = -Infinity;
@@ -166,23 +233,38 @@ function prepareSettings(tools: ToolSpec[], plans: Plan[], queries: Float32Array
   // every request is then assigned to its nearest: about 67 requests per cluster at K = 300.
   const cluster = (k: number, iterations?: number): KMeansResult => {
     if (n <= MAX_KMEANS_POINTS) return sphericalKMeans(all, n, dim, k, { seed, maxIterations: iterations });
-    const sample = scoredSubset(Array.from({ length: n }, (_, i) => i), MAX_KMEANS_POINTS, seed + SEED_KMEANS_SAMPLE);
+    const sample = scoredSubset(
+      Array.from({ length: n }, (_, i) => i),
+      MAX_KMEANS_POINTS,
+      seed + SEED_KMEANS_SAMPLE,
+    );
     const rows = new Float32Array(sample.length * dim);
     sample.forEach((i, j) => rows.set(all.subarray(i * dim, (i + 1) * dim), j * dim));
     const km = sphericalKMeans(rows, sample.length, dim, k, { seed, maxIterations: iterations });
     return { centroids: km.centroids, k: km.k, assignment: assignNearest(all, n, dim, km.centroids, km.k) };
   };
-  const restrict = (c: KMeansResult, idx: number[]): Clustering => ({ centroids: c.centroids, k: c.k, assignment: idx.map((i) => c.assignment[i]) });
+  const restrict = (c: KMeansResult, idx: number[]): Clustering => ({
+    centroids: c.centroids,
+    k: c.k,
+    assignment: idx.map((i) => c.assignment[i]),
+  });
   const t0 = sub(train0);
   // K candidates scale with the data (a fixed ratio gives 20 demonstrations K = 2); the cap keeps
   // the per-step cluster lookup cheap. One graph fit per K with l = 4 serves every l ≤ 4.
-  const candidates = K ? [K] : [...new Set([n / 20, n / 10, n / 5, n / 2].map((c) => Math.max(1, Math.min(Math.round(c), 300))))];
+  const candidates = K
+    ? [K]
+    : [...new Set([n / 20, n / 10, n / 5, n / 2].map((c) => Math.max(1, Math.min(Math.round(c), 300))))];
   let clustering: KMeansResult | undefined;
   let bestEvidence: Evidence | undefined;
   let best = -1;
   for (const c of candidates) {
     const km = cluster(c, 8);
-    const ev = fitEvidence(side, t0.plans, t0.queries, restrict(km, train0), { historyLength: 4, seed, head: false, memo });
+    const ev = fitEvidence(side, t0.plans, t0.queries, restrict(km, train0), {
+      historyLength: 4,
+      seed,
+      head: false,
+      memo,
+    });
     if (candidates.length === 1) {
       [clustering, bestEvidence] = [km, ev];
       break;
@@ -222,12 +304,43 @@ function prepareSettings(tools: ToolSpec[], plans: Plan[], queries: Float32Array
     schemes,
     gateSchemes: gateSchemes.length,
   };
-  return { tools, plans, queries, side, seed, target, confidentAbove, neighbours, without, headOption, headSteps, folds, foldBy, thresholdsFrom, schemes, gateSchemes, clustering: clustering!, l, K, selection, memo, report, setup };
+  return {
+    tools,
+    plans,
+    queries,
+    side,
+    seed,
+    target,
+    confidentAbove,
+    neighbours,
+    without,
+    headOption,
+    headSteps,
+    folds,
+    foldBy,
+    thresholdsFrom,
+    schemes,
+    gateSchemes,
+    clustering: clustering!,
+    l,
+    K,
+    selection,
+    memo,
+    report,
+    setup,
+  };
 }
 
 /** The evidence from every demonstration (what the model ranks with). */
 function finalEvidence(fit: Prepared, onProgress: (fraction: number) => void): Evidence {
-  return fitEvidence(fit.side, fit.plans, fit.queries, fit.clustering, { historyLength: fit.l, seed: fit.seed, head: fit.headOption, headSteps: fit.headSteps, memo: fit.memo }, (p) => onProgress(p.fraction));
+  return fitEvidence(
+    fit.side,
+    fit.plans,
+    fit.queries,
+    fit.clustering,
+    { historyLength: fit.l, seed: fit.seed, head: fit.headOption, headSteps: fit.headSteps, memo: fit.memo },
+    (p) => onProgress(p.fraction),
+  );
 }
 
 /** The word–tool alignment (coverage.ts) and each step rule's state (step-rules.ts), from every demonstration. */
@@ -238,7 +351,7 @@ function requestRules(fit: Prepared): { coverage: CoverageModel; rules: RuleStat
   const input = { plans: fit.plans, toolIndex: fit.side.index, labels: fit.side.labels.length, coverage, words };
   const rules: RuleStates = {};
   for (const rule of STEP_RULES) {
-    const state = rule.fit(input);
+    const state: unknown = rule.fit(input);
     if (state !== undefined) rules[rule.name] = state;
   }
   return { coverage, rules };
@@ -247,7 +360,24 @@ function requestRules(fit: Prepared): { coverage: CoverageModel; rules: RuleStat
 /** Gate, temperature, conformal thresholds and groups from the rounds' held-out steps (in round order). */
 function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: ReturnType<typeof requestRules>) {
   const { coverage, rules } = fitted;
-  const { plans, side, seed, target, confidentAbove, neighbours, without, folds, foldBy, thresholdsFrom, schemes, gateSchemes, l, K, selection, report } = fit;
+  const {
+    plans,
+    side,
+    seed,
+    target,
+    confidentAbove,
+    neighbours,
+    without,
+    folds,
+    foldBy,
+    thresholdsFrom,
+    schemes,
+    gateSchemes,
+    l,
+    K,
+    selection,
+    report,
+  } = fit;
   const n = plans.length;
   const small = tooFewToSplit(n);
   const half = gateHalves(n, seed);
@@ -257,7 +387,10 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   const stepScheme: number[] = [];
   /** Per held-out step: demonstrated steps (in its fold) of each pooled label, in pool order. */
   const stepPoolCounts: Float32Array[] = [];
-  /** Per held-out step: the needed tool's best rank by description (embedding or lexical), as if it had no demonstrations. */
+  /**
+   * Per held-out step: the needed tool's best rank by description (embedding or lexical), as if it had no
+   * demonstrations.
+   */
   const stepDescRank: number[] = [];
   for (const output of rounds) {
     builder.append(output.gate);
@@ -275,13 +408,21 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   // among many repeats, the gate learns to trust memorised sequences everywhere (measured on the
   // compositional demo set: coverage 0.75 at weight 1, 0.905 at 3, with repeats still at MRR 0.99).
   const both = gateSchemes.length > 1;
-  const gateSteps = stepPlan.flatMap((p, i) => ((small || half[p] === 0) && stepScheme[i] < gateSchemes.length ? (both && stepScheme[i] === 0 ? [i, i, i] : [i]) : []));
+  const gateSteps = stepPlan.flatMap((p, i) =>
+    (small || half[p] === 0) && stepScheme[i] < gateSchemes.length
+      ? both && stepScheme[i] === 0
+        ? [i, i, i]
+        : [i]
+      : [],
+  );
   // The temperature comes from the first scheme's steps (with both, the new-combination ones).
   const calSteps = stepPlan.flatMap((p, i) => ((small || half[p] === 1) && stepScheme[i] === 0 ? [i] : []));
   // The conformal thresholds from the thresholds scheme's steps: with `sequence`, a set must
   // hold the needed tool for a request no demonstration repeats, not only for repeats.
   const thresholdScheme = schemes.indexOf(thresholdsFrom);
-  const thresholdSteps = stepPlan.flatMap((p, i) => ((small || half[p] === 1) && stepScheme[i] === thresholdScheme ? [i] : []));
+  const thresholdSteps = stepPlan.flatMap((p, i) =>
+    (small || half[p] === 1) && stepScheme[i] === thresholdScheme ? [i] : [],
+  );
   const gateData = builder.build(gateSteps);
   const calData = builder.build(calSteps);
   const { theta } = trainGate(gateData, priorGate(), { seed, epochs: gateSteps.length < 2000 ? 60 : 25 });
@@ -292,12 +433,18 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   const unseen = unseenShare(rarity(ev, L).counts, L, (f) => f === side.end);
   const cal = calibrationScores(theta, temperature, calData, (i) => stepPoolCounts[calSteps[i]], unseen);
   const thresholdData = thresholdScheme === 0 ? calData : builder.build(thresholdSteps);
-  const scored = thresholdScheme === 0 ? cal : calibrationScores(theta, temperature, thresholdData, (i) => stepPoolCounts[thresholdSteps[i]], unseen);
+  const scored =
+    thresholdScheme === 0
+      ? cal
+      : calibrationScores(theta, temperature, thresholdData, (i) => stepPoolCounts[thresholdSteps[i]], unseen);
   // Each held-out step's calibration group (groups.ts) from what its fold knew at rank time.
   const calibration = fitCalibration(
     scored.best.map((score, i) => {
       const step = thresholdSteps[i];
-      return { group: stepGroup(stepKnown[step], stepPoolCounts[step][scored.topAt[i]], scored.top[i] >= confidentAbove), score };
+      return {
+        group: stepGroup(stepKnown[step], stepPoolCounts[step][scored.topAt[i]], scored.top[i] >= confidentAbove),
+        score,
+      };
     }),
     target,
     seed + SEED_GROUP_SAMPLE,

@@ -30,10 +30,18 @@ export class GateDataBuilder {
   private accept = new Uint8Array(1 << 12);
   private rows = 0;
   private readonly offsets: number[] = [0];
-  constructor(readonly signals: number, readonly contexts: number) {}
+  constructor(
+    readonly signals: number,
+    readonly contexts: number,
+  ) {}
 
   /** Adds one step: its context and, for each candidate label, the signal column and acceptability. */
-  add(context: ArrayLike<number>, candidates: readonly number[], signal: (s: number, label: number) => number, acceptable: (label: number) => boolean): void {
+  add(
+    context: ArrayLike<number>,
+    candidates: readonly number[],
+    signal: (s: number, label: number) => number,
+    acceptable: (label: number) => boolean,
+  ): void {
     for (let g = 0; g < this.contexts; g++) this.context.push(context[g]);
     const S = this.signals;
     while ((this.rows + candidates.length) * S > this.values.length) {
@@ -60,7 +68,12 @@ export class GateDataBuilder {
 
   /** Its steps as arrays a worker can send back (cross-fit.ts). */
   parts(): GateParts {
-    return { context: Float64Array.from(this.context), values: this.values.slice(0, this.rows * this.signals), accept: this.accept.slice(0, this.rows), offsets: Uint32Array.from(this.offsets) };
+    return {
+      context: Float64Array.from(this.context),
+      values: this.values.slice(0, this.rows * this.signals),
+      accept: this.accept.slice(0, this.rows),
+      offsets: Uint32Array.from(this.offsets),
+    };
   }
 
   /** Adds another builder's steps (its `parts()`), after this one's: the same as adding them here. */
@@ -71,7 +84,12 @@ export class GateDataBuilder {
       const to = parts.offsets[i + 1];
       const context = parts.context.subarray(i * this.contexts, (i + 1) * this.contexts);
       const candidates = Array.from({ length: to - from }, (_, k) => from + k);
-      this.add(context, candidates, (s, row) => parts.values[row * this.signals + s], (row) => parts.accept[row] === 1);
+      this.add(
+        context,
+        candidates,
+        (s, row) => parts.values[row * this.signals + s],
+        (row) => parts.accept[row] === 1,
+      );
     }
   }
 
@@ -122,7 +140,14 @@ export function signalWeights(theta: Float64Array, data: GateData, step: number,
  * Softmax over a step's candidates at temperature T; returns the probabilities (length = candidates),
  * in `into` (a view of its first candidates) when given: the trainers reuse one buffer per fit.
  */
-export function stepProbabilities(theta: Float64Array, data: GateData, step: number, temperature = 1, a = new Float64Array(data.signals), into?: Float64Array): Float64Array {
+export function stepProbabilities(
+  theta: Float64Array,
+  data: GateData,
+  step: number,
+  temperature = 1,
+  a = new Float64Array(data.signals),
+  into?: Float64Array,
+): Float64Array {
   signalWeights(theta, data, step, a);
   const S = data.signals;
   const from = data.offsets[step];
@@ -157,7 +182,11 @@ export interface GateTrainOptions {
 }
 
 /** Fits Θ (signals × contexts) with Adam from `initial`; returns Θ and the final mean loss. */
-export function trainGate(data: GateData, initial: Float64Array, options: GateTrainOptions = {}): { theta: Float64Array; loss: number } {
+export function trainGate(
+  data: GateData,
+  initial: Float64Array,
+  options: GateTrainOptions = {},
+): { theta: Float64Array; loss: number } {
   const epochs = options.epochs ?? 30;
   const lr0 = options.learningRate ?? 0.05;
   const batchSize = options.batchSize ?? 64;
@@ -314,7 +343,11 @@ export function fitIsotonic(scores: readonly number[], outcomes: readonly number
   const blocks: { sum: number; n: number; x: number }[] = [];
   for (const i of idx) {
     blocks.push({ sum: outcomes[i], n: 1, x: scores[i] });
-    while (blocks.length > 1 && blocks[blocks.length - 2].sum / blocks[blocks.length - 2].n >= blocks[blocks.length - 1].sum / blocks[blocks.length - 1].n) {
+    while (
+      blocks.length > 1 &&
+      blocks[blocks.length - 2].sum / blocks[blocks.length - 2].n >=
+        blocks[blocks.length - 1].sum / blocks[blocks.length - 1].n
+    ) {
       const last = blocks.pop()!;
       const prev = blocks[blocks.length - 1];
       prev.sum += last.sum;

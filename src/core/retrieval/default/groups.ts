@@ -78,7 +78,8 @@ const LEVEL = ['high', 'low'];
 /** A group from its name; undefined for anything else (`tools-only`, say). */
 export function parseGroup(key: string): CalibrationGroup | undefined {
   const [history, support, level, ...rest] = key.split('/');
-  if (rest.length > 0 || !HISTORY.includes(history) || !SUPPORT.includes(support) || !LEVEL.includes(level)) return undefined;
+  if (rest.length > 0 || !HISTORY.includes(history) || !SUPPORT.includes(support) || !LEVEL.includes(level))
+    return undefined;
   return { history, support, level } as CalibrationGroup;
 }
 
@@ -96,7 +97,10 @@ export function groupThreshold(scores: readonly number[], target: number): numbe
 export function thresholdsOf(c: Pick<Calibration, 'pools' | 'groups'>, target: number): Thresholds {
   const groups: Record<string, number> = {};
   for (const [key, list] of Object.entries(c.groups ?? {})) groups[key] = groupThreshold(list, target);
-  return { pools: { confident: groupThreshold(c.pools.confident, target), unsure: groupThreshold(c.pools.unsure, target) }, groups };
+  return {
+    pools: { confident: groupThreshold(c.pools.confident, target), unsure: groupThreshold(c.pools.unsure, target) },
+    groups,
+  };
 }
 
 /** A step's threshold: the lower of its group's and its pool's (its pool's where the group has none). */
@@ -117,7 +121,11 @@ export function confidentGroup(c: Calibration, g: CalibrationGroup): boolean {
  * MAX_GROUP_SCORES (a sample drawn with `seed`). Pool thresholds come from the scores as computed,
  * group thresholds from the stored (single-precision) ones, as learning recomputes them.
  */
-export function fitCalibration(steps: readonly { group: CalibrationGroup; score: number }[], target: number, seed: number): Calibration {
+export function fitCalibration(
+  steps: readonly { group: CalibrationGroup; score: number }[],
+  target: number,
+  seed: number,
+): Calibration {
   const pools: Record<Pool, number[]> = { confident: [], unsure: [] };
   const groups: Record<string, number[]> = {};
   for (const { group, score } of steps) {
@@ -126,7 +134,11 @@ export function fitCalibration(steps: readonly { group: CalibrationGroup; score:
   }
   for (const key of Object.keys(groups)) groups[key] = capScores(groups[key], MAX_GROUP_SCORES, seed);
   const thresholds = thresholdsOf({ pools, groups }, target);
-  return { pools: { confident: pools.confident.map(Math.fround), unsure: pools.unsure.map(Math.fround) }, groups, thresholds };
+  return {
+    pools: { confident: pools.confident.map(Math.fround), unsure: pools.unsure.map(Math.fround) },
+    groups,
+    thresholds,
+  };
 }
 
 /** A held-out score of a step learned online, pooled where the fit pooled its held-out steps. */

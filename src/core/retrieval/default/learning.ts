@@ -19,7 +19,8 @@ import { fitNovelty, learnNovelty } from './novelty.js';
 /**
  * Online learning, in time proportional to the new plans: first their steps are scored by the
  * model as it is (they are held out for it) and pooled with the stored conformal scores (a bounded
- * uniform sample of all of them), which re-sets the thresholds; then each plan joins its nearest cluster (graph counts, tool bag, a
+ * uniform sample of all of them), which re-sets the thresholds; then each plan joins its nearest cluster (graph counts,
+ * tool bag, a
  * running-mean centroid), the pooled graph, and the head continues training on its steps. The
  * gate and temperature stay as fitted. A model trained on tools alone gains its first evidence.
  * Returns true when the model gained its first evidence (its workspace must grow).
@@ -50,15 +51,21 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
         const score = Math.fround(best);
         const poolName = group ? poolOf(group) : r.confident ? 'confident' : 'unsure';
         pool(p.calibration.pools[poolName], poolName, score);
-        if (p.calibration.groups && group) pool((p.calibration.groups[groupKey(group)] ??= []), `group:${groupKey(group)}`, score);
+        if (p.calibration.groups && group)
+          pool((p.calibration.groups[groupKey(group)] ??= []), `group:${groupKey(group)}`, score);
       }
     }
     // New threshold objects: the old ones may be shared with a saved state.
     const old = p.calibration.thresholds;
     const thresholds = { pools: { ...old.pools }, groups: { ...old.groups } };
     for (const name of touched) {
-      if (name.startsWith('group:')) thresholds.groups[name.slice(6)] = sampledThreshold(p.calibration.groups![name.slice(6)], p.target);
-      else thresholds.pools[name as 'confident' | 'unsure'] = sampledThreshold(p.calibration.pools[name as 'confident' | 'unsure'], p.target);
+      if (name.startsWith('group:'))
+        thresholds.groups[name.slice(6)] = sampledThreshold(p.calibration.groups![name.slice(6)], p.target);
+      else
+        thresholds.pools[name as 'confident' | 'unsure'] = sampledThreshold(
+          p.calibration.pools[name as 'confident' | 'unsure'],
+          p.target,
+        );
     }
     p.calibration.thresholds = thresholds;
   } else {
@@ -67,7 +74,13 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
     const centroid = new Float32Array(d);
     for (const q of queries) for (let j = 0; j < d; j++) centroid[j] += q[j];
     normaliseInPlace(centroid);
-    p.evidence = fitEvidence(side, plans, queries, { centroids: centroid, k: 1, assignment: new Uint8Array(plans.length) }, { historyLength: KNOWN_HISTORY, seed: 0 });
+    p.evidence = fitEvidence(
+      side,
+      plans,
+      queries,
+      { centroids: centroid, k: 1, assignment: new Uint8Array(plans.length) },
+      { historyLength: KNOWN_HISTORY, seed: 0 },
+    );
     p.novelty = fitNovelty(queries, side.dim);
     return true;
   }
@@ -96,7 +109,8 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
     countPlans(ev.global, [plan], side.index);
     const bag = ev.bags[k];
     const uses = new Set(planTools(plan).map((t) => side.index.get(t)!));
-    for (const [label, share] of bag) if (label !== side.end) bag.set(label, (share * (n - 1) + (uses.has(label) ? 1 : 0)) / n);
+    for (const [label, share] of bag)
+      if (label !== side.end) bag.set(label, (share * (n - 1) + (uses.has(label) ? 1 : 0)) / n);
     for (const label of uses) if (!bag.has(label)) bag.set(label, 1 / n);
     bag.set(side.end, 1);
   }

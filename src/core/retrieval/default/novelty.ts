@@ -53,13 +53,21 @@ function refreshNearest(n: Novelty): void {
 
 /** The novelty model of the demonstrations' requests (unit vectors). */
 export function fitNovelty(queries: readonly Float32Array[], dim: number, seed = 0): Novelty {
-  const n: Novelty = { dim, rows: new Float32Array(NOVELTY_SAMPLE * dim), count: 0, seen: 0, nearest: new Float32Array(0) };
+  const n: Novelty = {
+    dim,
+    rows: new Float32Array(NOVELTY_SAMPLE * dim),
+    count: 0,
+    seen: 0,
+    nearest: new Float32Array(0),
+  };
   offer(n, queries, seed);
   refreshNearest(n);
   return n;
 }
 
-/** Reservoir sampling: every request offered so far is kept with the same chance. Returns whether the sample changed. */
+/**
+ * Reservoir sampling: every request offered so far is kept with the same chance. Returns whether the sample changed.
+ */
 function offer(n: Novelty, queries: readonly Float32Array[], seed: number): boolean {
   const random = seededRandom(seed + n.seen * 31 + 17);
   let changed = false;
@@ -98,20 +106,32 @@ export function noveltyPValue(n: Novelty, q: ArrayLike<number>): number {
 }
 
 export function noveltyState(n: Novelty): NoveltyState {
-  return { rows: Array.from({ length: n.count }, (_, r) => Array.from(n.rows.subarray(r * n.dim, (r + 1) * n.dim), (v) => +v.toFixed(6))), seen: n.seen };
+  return {
+    rows: Array.from({ length: n.count }, (_, r) =>
+      Array.from(n.rows.subarray(r * n.dim, (r + 1) * n.dim), (v) => +v.toFixed(6)),
+    ),
+    seen: n.seen,
+  };
 }
 
 export function noveltyFromState(s: NoveltyState, dim: number): Novelty {
-  const n: Novelty = { dim, rows: new Float32Array(NOVELTY_SAMPLE * dim), count: s.rows.length, seen: s.seen, nearest: new Float32Array(0) };
+  const n: Novelty = {
+    dim,
+    rows: new Float32Array(NOVELTY_SAMPLE * dim),
+    count: s.rows.length,
+    seen: s.seen,
+    nearest: new Float32Array(0),
+  };
   s.rows.forEach((row, r) => n.rows.set(row, r * dim));
   refreshNearest(n);
   return n;
 }
 
 export function checkNoveltyState(field: string, state: unknown, dim: number): void {
-  const s = object(field, state) as Record<string, unknown>;
+  const s = object(field, state);
   const rows = s.rows;
-  if (!Array.isArray(rows) || rows.length > NOVELTY_SAMPLE) stateError(`${field}.rows`, `must be an array of at most ${NOVELTY_SAMPLE} vectors`);
+  if (!Array.isArray(rows) || rows.length > NOVELTY_SAMPLE)
+    stateError(`${field}.rows`, `must be an array of at most ${NOVELTY_SAMPLE} vectors`);
   (rows as unknown[]).forEach((row, i) => numbers(`${field}.rows[${i}]`, row, dim, { min: -1.0001, max: 1.0001 }));
   int(`${field}.seen`, s.seen, (rows as unknown[]).length, Number.MAX_SAFE_INTEGER);
 }

@@ -17,7 +17,15 @@ import { learnGated } from './learning.js';
 import type { GatedOptions } from './options.js';
 import { computeSignals } from './signals.js';
 import { rarity } from './evidence.js';
-import { confidentGroup, groupKey, stepGroup, stepThreshold, thresholdsOf, type CalibrationGroup, type Thresholds } from './groups.js';
+import {
+  confidentGroup,
+  groupKey,
+  stepGroup,
+  stepThreshold,
+  thresholdsOf,
+  type CalibrationGroup,
+  type Thresholds,
+} from './groups.js';
 import { CenteredMatch } from './centered.js';
 import { requestWordsOf, strongWords, withAddedTools, type CoverageModel } from './coverage.js';
 import type { StepView } from './rule.js';
@@ -61,12 +69,27 @@ export class GatedRetriever implements Retriever {
     this.coverage = parts.coverage && withAddedTools(parts.coverage, parts.side.tools, parts.addedTools);
   }
 
-  static fit(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], options: GatedOptions = {}, onProgress?: (p: TrainingProgress) => void): GatedRetriever {
+  static fit(
+    tools: ToolSpec[],
+    plans: Plan[],
+    queries: Float32Array[],
+    toolVectors: Float32Array[],
+    options: GatedOptions = {},
+    onProgress?: (p: TrainingProgress) => void,
+  ): GatedRetriever {
     return new GatedRetriever(fitGated(tools, plans, queries, toolVectors, options, onProgress));
   }
 
   /** fit, with the cross-fitting rounds on `workers` too (cross-fit.ts): the same model, sooner on several cores. */
-  static async fitParallel(tools: ToolSpec[], plans: Plan[], queries: Float32Array[], toolVectors: Float32Array[], workers: FoldWorkers, options: GatedOptions = {}, onProgress?: (p: TrainingProgress) => void): Promise<GatedRetriever> {
+  static async fitParallel(
+    tools: ToolSpec[],
+    plans: Plan[],
+    queries: Float32Array[],
+    toolVectors: Float32Array[],
+    workers: FoldWorkers,
+    options: GatedOptions = {},
+    onProgress?: (p: TrainingProgress) => void,
+  ): Promise<GatedRetriever> {
     return new GatedRetriever(await fitGatedParallel(tools, plans, queries, toolVectors, workers, options, onProgress));
   }
 
@@ -102,7 +125,10 @@ export class GatedRetriever implements Retriever {
     return this.parts.confidentAbove;
   }
 
-  /** The conformal thresholds in use per pool and group; set them (e.g. from `thresholdsFor`) to change the coverage target. */
+  /**
+   * The conformal thresholds in use per pool and group; set them (e.g. from `thresholdsFor`) to change the coverage
+   * target.
+   */
   get thresholds(): Thresholds {
     return this.parts.calibration.thresholds;
   }
@@ -138,14 +164,22 @@ export class GatedRetriever implements Retriever {
 
   /** Online learning (see learning.ts): new demonstrations in, no refit. */
   learn(input: LearnInput): void {
-    if (learnGated(this.parts, input, (step) => this.rank(step))) this.workspace = new Workspace(this.side.labels.length, this.side.dim, 1);
+    if (learnGated(this.parts, input, (step) => this.rank(step)))
+      this.workspace = new Workspace(this.side.labels.length, this.side.dim, 1);
   }
 
   /**
    * What every step of a plan shares, worked out once per request: its BM25 postings, its terms,
    * and (on first need) the alignment's word ids and the few of them request coverage can name.
    */
-  private lastQuery: { text: string; terms: ReturnType<typeof noTerms>; tokens: string[]; words?: Uint32Array; strong?: Uint32Array; pValue?: number } = { text: '', terms: noTerms(), tokens: [] };
+  private lastQuery: {
+    text: string;
+    terms: ReturnType<typeof noTerms>;
+    tokens: string[];
+    words?: Uint32Array;
+    strong?: Uint32Array;
+    pValue?: number;
+  } = { text: '', terms: noTerms(), tokens: [] };
 
   /** Per rarity counts: whether some tool has no demonstrations, and the Good–Turing unseen share. */
   private shrinkFor: { counts: Float64Array; needed: boolean; unseen: number } | undefined;
@@ -165,7 +199,10 @@ export class GatedRetriever implements Retriever {
 
   rank(input: RankInput): Ranking {
     const q = input.queryVector;
-    if (!q) throw new DtdrError('options', 'dtdr-g needs input.queryVector', { hint: 'rank through Dtdr/rankStep, which embeds for you' });
+    if (!q)
+      throw new DtdrError('options', 'dtdr-g needs input.queryVector', {
+        hint: 'rank through Dtdr/rankStep, which embeds for you',
+      });
     const w = this.workspace;
     const L = this.side.labels.length;
     const history = historyIndices(input.history, this.side.index);
@@ -174,7 +211,14 @@ export class GatedRetriever implements Retriever {
       const tokens = terms(input.query);
       this.lastQuery = { text: input.query, terms: this.side.lexical.prepare(tokens), tokens };
     }
-    computeSignals(this.side, this.evidence, { terms: this.lastQuery.terms, queryVector: q, history, added: this.added }, w, this.neighbours, this.without);
+    computeSignals(
+      this.side,
+      this.evidence,
+      { terms: this.lastQuery.terms, queryVector: q, history, added: this.added },
+      w,
+      this.neighbours,
+      this.without,
+    );
     const max = combine(this.theta, w, L);
     const sum = w.kernel.run(SCORES, L, max, 1 / this.temperature);
     // The division also finds the best label (the first of the largest probabilities).
@@ -195,10 +239,18 @@ export class GatedRetriever implements Retriever {
       const { counts } = rarity(ev, L);
       const end = this.side.end;
       const isEnd = (f: number) => f === end;
-      if (this.shrinkFor?.counts !== counts) this.shrinkFor = { counts, needed: !nothingToShrink(counts, L, isEnd), unseen: unseenShare(counts, L, isEnd) };
+      if (this.shrinkFor?.counts !== counts)
+        this.shrinkFor = { counts, needed: !nothingToShrink(counts, L, isEnd), unseen: unseenShare(counts, L, isEnd) };
       undemonstrated = this.shrinkFor.needed;
       if (undemonstrated) {
-        shrinkInPlace(probabilities, this.descriptions(), counts, L, isEnd, unseenKeep(this.shrinkFor.unseen, pValue, NOVEL_P));
+        shrinkInPlace(
+          probabilities,
+          this.descriptions(),
+          counts,
+          L,
+          isEnd,
+          unseenKeep(this.shrinkFor.unseen, pValue, NOVEL_P),
+        );
         top = -1;
         for (let f = 0; f < L; f++) if (probabilities[f] > top) [top, arg] = [probabilities[f], f];
       }
@@ -209,8 +261,23 @@ export class GatedRetriever implements Retriever {
       // Descriptions say nothing of when a plan is done (with tools alone END ranks in the bottom
       // tenth of UltraTool's END steps): a model with no demonstrations always offers END.
       const end = ev ? {} : { include: [this.side.end] };
-      const set = { threshold: cal.thresholds.pools[confident ? 'confident' : 'unsure'], target: this.target, confident, ...end };
-      return withLazyOrder({ labels: this.side.labels, probabilities, confident, set, ...(ev ? {} : { group: 'tools-only' }), ...(confident ? {} : { cause: this.unsureCause(top, input.history) }) }, { unitRange: true });
+      const set = {
+        threshold: cal.thresholds.pools[confident ? 'confident' : 'unsure'],
+        target: this.target,
+        confident,
+        ...end,
+      };
+      return withLazyOrder(
+        {
+          labels: this.side.labels,
+          probabilities,
+          confident,
+          set,
+          ...(ev ? {} : { group: 'tools-only' }),
+          ...(confident ? {} : { cause: this.unsureCause(top, input.history) }),
+        },
+        { unitRange: true },
+      );
     }
     // A scan from bestValue = probabilities[0] keeps index 0 when it is NaN, which −∞ does not.
     const best = Number.isNaN(probabilities[0]) ? 0 : arg;
@@ -270,7 +337,10 @@ export class GatedRetriever implements Retriever {
     const set = { threshold, target: this.target, confident, ...(named.length ? { include: named } : {}) };
     const rules = [...because, ...laterBecause];
     const cause = confident ? undefined : this.groupCause(group, top, input.history, counts[best], rules);
-    return withLazyOrder({ labels: this.side.labels, probabilities, confident, group: groupKey(group), set, ...(cause ? { cause } : {}) }, { unitRange: true });
+    return withLazyOrder(
+      { labels: this.side.labels, probabilities, confident, group: groupKey(group), set, ...(cause ? { cause } : {}) },
+      { unitRange: true },
+    );
   }
 
   /** The request's word ids in the alignment model (the request rank() saw last). */
@@ -305,7 +375,8 @@ export class GatedRetriever implements Retriever {
    * few scores, as at fit time.
    */
   thresholdsFor(target: number): Thresholds {
-    if (!(target > 0 && target < 1)) throw new DtdrError('options', `target must be in (0, 1), got ${target}`, { field: 'target' });
+    if (!(target > 0 && target < 1))
+      throw new DtdrError('options', `target must be in (0, 1), got ${target}`, { field: 'target' });
     return thresholdsOf(this.parts.calibration, target);
   }
 
@@ -314,10 +385,15 @@ export class GatedRetriever implements Retriever {
     if (!this.evidence) return 'no demonstrations: ranked by tool descriptions alone';
     const c = this.workspace.context;
     const why: string[] = [];
-    if (top < this.confidentAbove) why.push(`the top tool has calibrated probability ${top.toFixed(2)} < ${this.confidentAbove}`);
+    if (top < this.confidentAbove)
+      why.push(`the top tool has calibrated probability ${top.toFixed(2)} < ${this.confidentAbove}`);
     if (!this.workspace.known) {
       const recent = history.slice(-KNOWN_HISTORY);
-      why.push(recent.length > 0 ? `no demonstration has the calls ${recent.join(' → ')} in a row` : 'no demonstration starts a plan like this');
+      why.push(
+        recent.length > 0
+          ? `no demonstration has the calls ${recent.join(' → ')} in a row`
+          : 'no demonstration starts a plan like this',
+      );
     } else if (c[C_MATCH] < 0.5) why.push('the demonstrations nearest this request never had this history');
     if (c[C_SUPPORT] < Math.log1p(2) / Math.log(101)) why.push('few demonstrations are like this request');
     return why.join('; ');

@@ -27,7 +27,9 @@ export interface RuleFitInput {
 
 /** Held-out steps of the fit (cross-fitted: their evidence never saw them), for rules with thresholds from them. */
 export interface RuleHeldOut {
-  /** Per held-out step: the needed tool's best rank by description (embedding or lexical) as if undemonstrated; 0: none. */
+  /**
+   * Per held-out step: the needed tool's best rank by description (embedding or lexical) as if undemonstrated; 0: none.
+   */
   descriptionRanks: readonly number[];
   /** The coverage target the sets are calibrated for. */
   target: number;

@@ -36,7 +36,13 @@ const saltOf = (name: string): number => {
  * Adds `score` to `sample`, a uniform sample of the `seen` scores given before it; returns the new
  * count. A list longer than the cap (saved before this bound) is first thinned to a seeded sample.
  */
-export function addSampledScore(sample: number[], seen: number, score: number, name: string, cap = MAX_SAMPLED_SCORES): number {
+export function addSampledScore(
+  sample: number[],
+  seen: number,
+  score: number,
+  name: string,
+  cap = MAX_SAMPLED_SCORES,
+): number {
   if (sample.length > cap) {
     const kept = shuffleInPlace([...sample], seededRandom(saltOf(name))).slice(0, cap);
     sample.length = 0;
@@ -50,7 +56,10 @@ export function addSampledScore(sample: number[], seen: number, score: number, n
   return seen + 1;
 }
 
-/** The split-conformal threshold of `scores` for `target` (as conformalThreshold, by a native sort); 0 below MIN_SCORES scores. */
+/**
+ * The split-conformal threshold of `scores` for `target` (as conformalThreshold, by a native sort); 0 below MIN_SCORES
+ * scores.
+ */
 export function sampledThreshold(scores: readonly number[], target: number, minimum = MIN_SCORES): number {
   if (scores.length < minimum) return 0;
   const sorted = Float64Array.from(scores).sort();

@@ -26,7 +26,13 @@ export const DESCRIPTIONS_GATE: Float64Array = (() => {
  * The descriptions' probabilities of one step, from its signal rows `x` (S rows of `labels`) and
  * context, into `out`.
  */
-export function descriptionProbabilities(x: ArrayLike<number>, context: ArrayLike<number>, labels: number, out: Float64Array, weights = new Float64Array(S)): Float64Array {
+export function descriptionProbabilities(
+  x: ArrayLike<number>,
+  context: ArrayLike<number>,
+  labels: number,
+  out: Float64Array,
+  weights = new Float64Array(S),
+): Float64Array {
   for (let s = 0; s < S; s++) {
     let v = 0;
     for (let g = 0; g < G; g++) v += DESCRIPTIONS_GATE[s * G + g] * context[g];
@@ -58,7 +64,14 @@ export function softmaxInPlace(z: Float64Array, n: number): void {
  * mass the descriptions give the demonstrated tools, and a tool with none keeps `unseen` of its
  * description's share (partly demonstrated tools in between).
  */
-export function shrinkInPlace(p: { [i: number]: number; length: number }, pT: ArrayLike<number>, counts: ArrayLike<number>, n: number, isEnd: (f: number) => boolean, unseen: number): void {
+export function shrinkInPlace(
+  p: { [i: number]: number; length: number },
+  pT: ArrayLike<number>,
+  counts: ArrayLike<number>,
+  n: number,
+  isEnd: (f: number) => boolean,
+  unseen: number,
+): void {
   const weight = (c: number) => 1 - (1 - Math.min(1, c)) * unseen;
   let endL = 0;
   let endT = 0;

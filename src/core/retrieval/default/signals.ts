@@ -9,7 +9,29 @@ import { dotAt } from '../kmeans.js';
 import { packMatrix, replaceIfChanged } from '../kernels/matvec.js';
 import type { Evidence } from './evidence.js';
 import { headSlots, rarity } from './evidence.js';
-import { BAG, CALLED, CG, C_CALLS, C_HEAD, C_MATCH, C_SERVED, C_SUPPORT, EMB, EMBU, ENDS, FLOOR_BAG, FLOOR_GRAPH, GG, G_MATCH, G_SUPPORT, HEAD, LEX, LEXU, S, SCHEMA } from './layout.js';
+import {
+  BAG,
+  CALLED,
+  CG,
+  C_CALLS,
+  C_HEAD,
+  C_MATCH,
+  C_SERVED,
+  C_SUPPORT,
+  EMB,
+  EMBU,
+  ENDS,
+  FLOOR_BAG,
+  FLOOR_GRAPH,
+  GG,
+  G_MATCH,
+  G_SUPPORT,
+  HEAD,
+  LEX,
+  LEXU,
+  S,
+  SCHEMA,
+} from './layout.js';
 import type { ToolSide } from './tool-side.js';
 import { LOGITS, MAX_BASIS, type LabelSet, type StepInput, type Workspace } from './workspace.js';
 
@@ -17,7 +39,15 @@ import { LOGITS, MAX_BASIS, type LabelSet, type StepInput, type Workspace } from
  * Fills `w.x` (signal-major: x[s·L + f]) and `w.context` for one step. `without` zeroes signals
  * (ablations); `evidence` is undefined for a model trained on tools alone.
  */
-export function computeSignals(side: ToolSide, ev: Evidence | undefined, input: StepInput, w: Workspace, neighbours: number, without: ReadonlySet<number>, graphOnly = false): void {
+export function computeSignals(
+  side: ToolSide,
+  ev: Evidence | undefined,
+  input: StepInput,
+  w: Workspace,
+  neighbours: number,
+  without: ReadonlySet<number>,
+  graphOnly = false,
+): void {
   const L = side.labels.length;
   const T = side.end;
   const { x, context } = w;
@@ -26,7 +56,11 @@ export function computeSignals(side: ToolSide, ev: Evidence | undefined, input: 
   // here), the cluster graph whenever there is evidence, bag, pooled graph and head outside the
   // graph-only scoring.
   const rest = !graphOnly && ev !== undefined;
-  const written = (s: number) => ((s === EMB || s === EMBU) && !graphOnly) || (s === CG && ev !== undefined) || ((s === BAG || s === GG) && rest) || (s === HEAD && rest && ev.head !== undefined);
+  const written = (s: number) =>
+    ((s === EMB || s === EMBU) && !graphOnly) ||
+    (s === CG && ev !== undefined) ||
+    ((s === BAG || s === GG) && rest) ||
+    (s === HEAD && rest && ev.head !== undefined);
   // Called, schema and END are zero off w.sparse (the labels the last step set): zero those labels
   // rather than three whole rows.
   const sparse = w.sparse;
@@ -39,10 +73,15 @@ export function computeSignals(side: ToolSide, ev: Evidence | undefined, input: 
   sparse.reset();
   // The lexical rows of the same request (a plan's later steps) are kept: the plain row holds the
   // same scores and the unserved one is zero off the request's tools, which score() rewrites.
-  const lexicalKept = !graphOnly && w.lexicalRows !== undefined && w.lexicalRows === side.lexical.kept(input.terms, LEXICAL_SCALE, side.lexicalOrder);
+  const lexicalKept =
+    !graphOnly &&
+    w.lexicalRows !== undefined &&
+    w.lexicalRows === side.lexical.kept(input.terms, LEXICAL_SCALE, side.lexicalOrder);
   if (!lexicalKept) w.lexicalRows = undefined;
   if (!rest) w.bagRow = false;
-  for (let s = 0; s < S; s++) if (!written(s) && s !== CALLED && s !== SCHEMA && s !== ENDS && !(lexicalKept && (s === LEX || s === LEXU))) x.fill(0, s * L, s * L + L);
+  for (let s = 0; s < S; s++)
+    if (!written(s) && s !== CALLED && s !== SCHEMA && s !== ENDS && !(lexicalKept && (s === LEX || s === LEXU)))
+      x.fill(0, s * L, s * L + L);
   x[EMB * L + T] = 0;
   x[EMBU * L + T] = 0;
   context.fill(0);
@@ -71,7 +110,13 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
   const history = input.history;
 
   // Lexical, plain and history-aware, scaled to the embedding signals' range.
-  const served = side.lexical.score(input.terms, called, x.subarray(LEX * L, LEX * L + L), x.subarray(LEXU * L, LEXU * L + L), { scale: LEXICAL_SCALE, orderDecay: side.lexicalOrder, plainWritten: w.lexicalRows !== undefined });
+  const served = side.lexical.score(
+    input.terms,
+    called,
+    x.subarray(LEX * L, LEX * L + L),
+    x.subarray(LEXU * L, LEXU * L + L),
+    { scale: LEXICAL_SCALE, orderDecay: side.lexicalOrder, plainWritten: w.lexicalRows !== undefined },
+  );
   w.lexicalRows = side.lexical.kept(input.terms, LEXICAL_SCALE, side.lexicalOrder);
   context[C_SERVED] = served;
   context[C_CALLS] = Math.min(history.length, 4) / 4;
@@ -154,7 +199,14 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
 }
 
 /** The signals demonstrations teach: cluster and pooled graphs, nearby tools, the head. */
-function evidenceSignals(side: ToolSide, ev: Evidence, input: StepInput, w: Workspace, neighbours: number, graphOnly: boolean): void {
+function evidenceSignals(
+  side: ToolSide,
+  ev: Evidence,
+  input: StepInput,
+  w: Workspace,
+  neighbours: number,
+  graphOnly: boolean,
+): void {
   const L = side.labels.length;
   const d = side.dim;
   const { x, context } = w;
@@ -341,7 +393,14 @@ export function rankAmong(best: readonly number[], v: number): number {
 }
 
 /** x[from + f] = log(values[f] + floor), computing logs only where values is non-zero. */
-function logSparse(x: Float32Array, from: number, n: number, values: Float64Array, nonZero: LabelSet, floor: number): void {
+function logSparse(
+  x: Float32Array,
+  from: number,
+  n: number,
+  values: Float64Array,
+  nonZero: LabelSet,
+  floor: number,
+): void {
   x.fill(Math.log(floor), from, from + n);
   const list = nonZero.list;
   for (let i = 0; i < nonZero.size; i++) x[from + list[i]] = Math.log(values[list[i]] + floor);

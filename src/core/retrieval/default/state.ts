@@ -18,14 +18,22 @@ import { headSparseSize, type Evidence } from './evidence.js';
 import type { Calibration } from './groups.js';
 import type { SequenceWordsState } from './rules/sequence-words.js';
 import type { CombinationsState } from './rules/new-combinations.js';
-import { checkCoverageState, coverageFromState, coverageState, type CoverageModel, type CoverageState } from './coverage.js';
+import {
+  checkCoverageState,
+  coverageFromState,
+  coverageState,
+  type CoverageModel,
+  type CoverageState,
+} from './coverage.js';
 import type { SavedState } from './rule.js';
 import { STEP_RULES, type RuleStates } from './step-rules.js';
 import { checkNoveltyState, noveltyFromState, noveltyState, type Novelty, type NoveltyState } from './novelty.js';
 import { G, KNOWN_HISTORY, S, SIGNALS, type SignalName } from './layout.js';
 import { ToolSide } from './tool-side.js';
 
-/** What a fitted DTDR-G holds: the tool side, the evidence (none for tools alone), the gate, calibration and thresholds. */
+/**
+ * What a fitted DTDR-G holds: the tool side, the evidence (none for tools alone), the gate, calibration and thresholds.
+ */
 export interface GatedParts {
   side: ToolSide;
   evidence: Evidence | undefined;
@@ -41,7 +49,10 @@ export interface GatedParts {
    * can pool new ones. Models fitted before the fine groups hold the pools alone and rank as they did.
    */
   calibration: Calibration;
-  /** Tools added after training (Dtdr.addTools), by label index: while no demonstration calls one, it joins the sets of requests that ask for it. */
+  /**
+   * Tools added after training (Dtdr.addTools), by label index: while no demonstration calls one, it joins the sets of
+   * requests that ask for it.
+   */
   addedTools: number[];
   /**
    * Request coverage (coverage.ts): the word–tool alignment fitted on the demonstrations and the
@@ -51,14 +62,20 @@ export interface GatedParts {
   coverage?: CoverageModel;
   /** Each step rule's state by rule name (step-rules.ts); a rule without one (models fitted before it) is silent. */
   rules: RuleStates;
-  /** A sample of the demonstrations' requests and how near each lies to the others (novelty.ts). Absent in older files: every request is familiar. */
+  /**
+   * A sample of the demonstrations' requests and how near each lies to the others (novelty.ts). Absent in older files:
+   * every request is familiar.
+   */
   novelty?: Novelty;
 }
 
 export interface GatedDiagnostics {
   folds: number;
   foldBy: 'plan' | 'sequence' | 'plan+sequence';
-  /** Which held-out steps set the conformal thresholds (absent in files written before it: those of foldBy's first scheme). */
+  /**
+   * Which held-out steps set the conformal thresholds (absent in files written before it: those of foldBy's first
+   * scheme).
+   */
   thresholdsFrom?: 'plan' | 'sequence';
   heldOutSteps: number;
   /** Held-out top-1 expected calibration error before and after temperature scaling, and with isotonic regression. */
@@ -101,7 +118,10 @@ export interface GatedState {
   calibration?: { confident: number[]; unsure: number[] };
   /** Per-group held-out scores and thresholds (absent in files written before them: the two pools alone). */
   groups?: { scores: Record<string, number[]>; thresholds: Record<string, number>; newToolRank: number };
-  /** How many scores each calibration list has been given in all, for its bounded sample (absent until the first `learn`). */
+  /**
+   * How many scores each calibration list has been given in all, for its bounded sample (absent until the first
+   * `learn`).
+   */
   scoreCounts?: Record<string, number>;
   /** Label indices of the tools added after training (absent: none). */
   addedTools?: number[];
@@ -109,7 +129,10 @@ export interface GatedState {
   coverage?: CoverageState;
   /** Requests the novelty score compares with (absent in files written before it: every request familiar). */
   novelty?: NoveltyState;
-  /** Tools the demonstrations combine, and the new-combination rule's switch (absent in files written before it: no such rule). */
+  /**
+   * Tools the demonstrations combine, and the new-combination rule's switch (absent in files written before it: no such
+   * rule).
+   */
   combinations?: CombinationsState;
   /** The words each well-demonstrated sequence's requests used (absent in files written before it: no such rule). */
   sequenceWords?: SequenceWordsState;
@@ -120,9 +143,10 @@ export interface GatedState {
 export function gatedState(p: GatedParts): GatedState {
   const ev = p.evidence;
   const d = p.side.dim;
-  const rows = (a: Float32Array, count: number) => Array.from({ length: count }, (_, i) => Array.from(a.subarray(i * d, (i + 1) * d)));
+  const rows = (a: Float32Array, count: number) =>
+    Array.from({ length: count }, (_, i) => Array.from(a.subarray(i * d, (i + 1) * d)));
   const out: GatedState = {
-    historyLength: (p.evidence?.historyLength ?? 0),
+    historyLength: p.evidence?.historyLength ?? 0,
     neighbours: p.neighbours,
     lexicalOrder: p.side.lexicalOrder,
     without: p.withoutSignals,
@@ -169,28 +193,40 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     throw new DtdrError('artifact', message, { field: `state.${field}` });
   };
   if (!s || typeof s !== 'object') fail('', 'missing dtdr-g state');
-  if (!Array.isArray(s.theta) || s.theta.length !== S * G || s.theta.some((v) => !Number.isFinite(v))) fail('theta', `gate must have ${S * G} finite weights`);
-  if (!Array.isArray(s.toolVectors) || s.toolVectors.length !== tools.length || s.toolVectors.some((v) => !Array.isArray(v) || v.length !== dim)) fail('toolVectors', 'one vector per tool of the encoder dimension expected');
-  const without = Array.isArray(s.without) ? s.without.filter((x): x is SignalName => SIGNALS.includes(x as SignalName)) : [];
+  if (!Array.isArray(s.theta) || s.theta.length !== S * G || s.theta.some((v) => !Number.isFinite(v)))
+    fail('theta', `gate must have ${S * G} finite weights`);
+  if (
+    !Array.isArray(s.toolVectors) ||
+    s.toolVectors.length !== tools.length ||
+    s.toolVectors.some((v) => !Array.isArray(v) || v.length !== dim)
+  )
+    fail('toolVectors', 'one vector per tool of the encoder dimension expected');
+  const without = Array.isArray(s.without) ? s.without.filter((x): x is SignalName => SIGNALS.includes(x)) : [];
   // Files written before the lexical signal weighed order of mention have no lexicalOrder: 0 ranks as they did.
   const lexicalOrder = s.lexicalOrder ?? 0;
-  if (typeof lexicalOrder !== 'number' || !(lexicalOrder >= 0 && Number.isFinite(lexicalOrder))) fail('lexicalOrder', 'lexicalOrder must be a finite number ≥ 0');
+  if (typeof lexicalOrder !== 'number' || !(lexicalOrder >= 0 && Number.isFinite(lexicalOrder)))
+    fail('lexicalOrder', 'lexicalOrder must be a finite number ≥ 0');
   const side = new ToolSide(tools, Float32Array.from(s.toolVectors.flat()), dim, lexicalOrder);
   let ev: Evidence | undefined;
   if (s.evidence) {
     const e = s.evidence;
     const l = Number(s.historyLength);
     if (!Number.isInteger(l) || l < 1) fail('historyLength', 'history length must be a positive integer');
-    if (!Array.isArray(e.centroids) || e.centroids.some((c) => !Array.isArray(c) || c.length !== dim)) fail('evidence.centroids', 'centroids must match the encoder dimension');
-    if (!Array.isArray(e.graphs) || e.graphs.length !== e.centroids.length) fail('evidence.graphs', 'one graph per cluster expected');
-    if (!Array.isArray(e.bags) || e.bags.length !== e.centroids.length) fail('evidence.bags', 'one tool list per cluster expected');
+    if (!Array.isArray(e.centroids) || e.centroids.some((c) => !Array.isArray(c) || c.length !== dim))
+      fail('evidence.centroids', 'centroids must match the encoder dimension');
+    if (!Array.isArray(e.graphs) || e.graphs.length !== e.centroids.length)
+      fail('evidence.graphs', 'one graph per cluster expected');
+    if (!Array.isArray(e.bags) || e.bags.length !== e.centroids.length)
+      fail('evidence.bags', 'one tool list per cluster expected');
     const L = tools.length + 1;
     const vocabulary = new Map((e.vocabulary ?? []).map((label, slot) => [label, slot]));
-    if ([...vocabulary.keys()].some((i) => !Number.isInteger(i) || i < 0 || i >= L)) fail('evidence.vocabulary', 'history vocabulary must list label indices');
+    if ([...vocabulary.keys()].some((i) => !Number.isInteger(i) || i < 0 || i >= L))
+      fail('evidence.vocabulary', 'history vocabulary must list label indices');
     let head: LinearHead | undefined;
     if (e.head) {
       head = LinearHead.fromState(e.head);
-      if (head.dim !== dim || head.classes !== L || head.sparseSize !== headSparseSize(l, vocabulary)) fail('evidence.head', `head is ${head.dim}→${head.classes}, expected ${dim}→${L}`);
+      if (head.dim !== dim || head.classes !== L || head.sparseSize !== headSparseSize(l, vocabulary))
+        fail('evidence.head', `head is ${head.dim}→${head.classes}, expected ${dim}→${L}`);
     }
     ev = {
       historyLength: l,
@@ -205,23 +241,41 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
       replay: ReplayBuffer.fromState(e.replay),
     };
     const graphs = ev.graphs;
-    ev.sizes = Array.isArray(e.sizes) && e.sizes.length === graphs.length ? e.sizes.map(Number) : graphs.map(startCount);
+    ev.sizes =
+      Array.isArray(e.sizes) && e.sizes.length === graphs.length ? e.sizes.map(Number) : graphs.map(startCount);
   }
   const th = s.thresholds ?? { confident: 0, unsure: 0 };
-  const pools = s.calibration && Array.isArray(s.calibration.confident) && Array.isArray(s.calibration.unsure)
-    ? { confident: s.calibration.confident.map(Number), unsure: s.calibration.unsure.map(Number) }
-    : { confident: [], unsure: [] };
+  const pools =
+    s.calibration && Array.isArray(s.calibration.confident) && Array.isArray(s.calibration.unsure)
+      ? { confident: s.calibration.confident.map(Number), unsure: s.calibration.unsure.map(Number) }
+      : { confident: [], unsure: [] };
   let groups: NonNullable<GatedState['groups']> | undefined;
   if (s.groups !== undefined) {
     const g = s.groups;
-    if (!g || typeof g !== 'object' || !g.scores || typeof g.scores !== 'object' || !g.thresholds || typeof g.thresholds !== 'object') fail('groups', 'groups must hold scores and thresholds per group');
-    for (const [group, v] of Object.entries(g.scores)) numbers(`state.groups.scores.${group}`, v, undefined, { min: 0, max: 1 });
-    if (Object.values(g.thresholds).some((v) => typeof v !== 'number' || !(v >= 0 && v <= 1))) fail('groups.thresholds', 'each group\'s threshold must be a number in [0, 1]');
-    if (!Number.isInteger(g.newToolRank) || g.newToolRank < 0) fail('groups.newToolRank', 'newToolRank must be an integer ≥ 0');
-    groups = { scores: Object.fromEntries(Object.entries(g.scores).map(([k, v]) => [k, v.map(Number)])), thresholds: { ...g.thresholds }, newToolRank: g.newToolRank };
+    if (
+      !g ||
+      typeof g !== 'object' ||
+      !g.scores ||
+      typeof g.scores !== 'object' ||
+      !g.thresholds ||
+      typeof g.thresholds !== 'object'
+    )
+      fail('groups', 'groups must hold scores and thresholds per group');
+    for (const [group, v] of Object.entries(g.scores))
+      numbers(`state.groups.scores.${group}`, v, undefined, { min: 0, max: 1 });
+    if (Object.values(g.thresholds).some((v) => typeof v !== 'number' || !(v >= 0 && v <= 1)))
+      fail('groups.thresholds', "each group's threshold must be a number in [0, 1]");
+    if (!Number.isInteger(g.newToolRank) || g.newToolRank < 0)
+      fail('groups.newToolRank', 'newToolRank must be an integer ≥ 0');
+    groups = {
+      scores: Object.fromEntries(Object.entries(g.scores).map(([k, v]) => [k, v.map(Number)])),
+      thresholds: { ...g.thresholds },
+      newToolRank: g.newToolRank,
+    };
   }
   const addedTools = s.addedTools ?? [];
-  if (!Array.isArray(addedTools) || addedTools.some((f) => !Number.isInteger(f) || f < 0 || f >= tools.length)) fail('addedTools', 'addedTools must list tool indices');
+  if (!Array.isArray(addedTools) || addedTools.some((f) => !Number.isInteger(f) || f < 0 || f >= tools.length))
+    fail('addedTools', 'addedTools must list tool indices');
   // One calibration in memory: the saved pools (`thresholds`, `calibration`) and, where saved, the groups.
   const calibration: Calibration = {
     pools,
@@ -251,7 +305,7 @@ function loadRules(s: GatedState): RuleStates {
   const out: RuleStates = {};
   if (!s.evidence) return out;
   for (const rule of STEP_RULES) {
-    const state = rule.load(s as unknown as SavedState);
+    const state: unknown = rule.load(s as unknown as SavedState);
     if (state !== undefined) out[rule.name] = state;
   }
   return out;
@@ -261,13 +315,20 @@ function loadRules(s: GatedState): RuleStates {
 const MAX_HISTORY = MAX_PLAN_STEPS;
 
 /** Throws a DtdrError('artifact') for the first thing in `state` a trained DTDR-G could not have written. */
-export function checkGatedState(state: unknown, tools: readonly ToolSpec[], dimension: number): asserts state is GatedState {
+export function checkGatedState(
+  state: unknown,
+  tools: readonly ToolSpec[],
+  dimension: number,
+): asserts state is GatedState {
   const s = object('state', state) as unknown as GatedState & Record<string, unknown>;
   const L = tools.length + 1;
   int('encoder.dimension', dimension, 1, 1_000_000);
   optNum('state.historyLength', s.historyLength, { min: 0, max: MAX_HISTORY, integer: true });
   optNum('state.neighbours', s.neighbours, { min: 0, max: 1_000_000_000, integer: true });
-  if (s.without !== undefined) array('state.without', s.without).forEach((w, i) => typeof w === 'string' || stateError(`state.without[${i}]`, 'must name a signal'));
+  if (s.without !== undefined)
+    array('state.without', s.without).forEach(
+      (w, i) => typeof w === 'string' || stateError(`state.without[${i}]`, 'must name a signal'),
+    );
   numbers('state.theta', s.theta);
   optNum('state.temperature', s.temperature, { min: 1e-6, max: 1e6 });
   optNum('state.target', s.target, { min: 0, max: 1, exclusive: true });
@@ -285,17 +346,21 @@ export function checkGatedState(state: unknown, tools: readonly ToolSpec[], dime
   }
   if (s.scoreCounts !== undefined) {
     const counts = object('state.scoreCounts', s.scoreCounts);
-    for (const [name, n] of Object.entries(counts)) if (!Number.isSafeInteger(n) || (n as number) < 0) stateError(`state.scoreCounts.${name}`, 'must be a count (an integer ≥ 0)');
+    for (const [name, n] of Object.entries(counts))
+      if (!Number.isSafeInteger(n) || (n as number) < 0)
+        stateError(`state.scoreCounts.${name}`, 'must be a count (an integer ≥ 0)');
   }
   if (s.diagnostics !== undefined) object('state.diagnostics', s.diagnostics);
   if (s.coverage !== undefined) checkCoverageState('state.coverage', s.coverage, tools.length);
   if (s.novelty !== undefined) checkNoveltyState('state.novelty', s.novelty, dimension);
-  for (const rule of STEP_RULES) rule.validate?.(s as SavedState, L);
+  for (const rule of STEP_RULES) rule.validate?.(s, L);
   if (s.evidence === null || s.evidence === undefined) return;
   const e = object('state.evidence', s.evidence) as unknown as NonNullable<GatedState['evidence']>;
   const l = int('state.historyLength', s.historyLength, 0, MAX_HISTORY);
   const k = vectors('state.evidence.centroids', e.centroids, undefined, dimension).length;
-  array('state.evidence.graphs', e.graphs, k).forEach((g, i) => checkGraphState(l, g, L, `state.evidence.graphs[${i}]`));
+  array('state.evidence.graphs', e.graphs, k).forEach((g, i) =>
+    checkGraphState(l, g, L, `state.evidence.graphs[${i}]`),
+  );
   optNum('state.evidence.globalHistory', e.globalHistory, { min: 0, max: MAX_HISTORY, integer: true });
   checkGraphState(Number(e.globalHistory) || l, e.global, L, 'state.evidence.global');
   array('state.evidence.bags', e.bags, k).forEach((b, i) => labelWeights(`state.evidence.bags[${i}]`, b, L));
@@ -306,7 +371,12 @@ export function checkGatedState(state: unknown, tools: readonly ToolSpec[], dime
   if (e.head) LinearHead.checkState(e.head, 'state.evidence.head');
   const head = e.head ?? undefined;
   if (e.sizes !== undefined) numbers('state.evidence.sizes', e.sizes, undefined, { min: 0 });
-  ReplayBuffer.fromState(e.replay, { field: 'state.evidence.replay', dim: dimension, sparseSize: head?.sparseSize ?? 2 ** 32, classes: L });
+  ReplayBuffer.fromState(e.replay, {
+    field: 'state.evidence.replay',
+    dim: dimension,
+    sparseSize: head?.sparseSize ?? 2 ** 32,
+    classes: L,
+  });
 }
 
 function num01(field: string, v: unknown): void {

@@ -16,7 +16,12 @@ export class ToolSide {
   readonly end: number;
   readonly lexical: LexicalIndex;
   readonly index: Map<string, number>;
-  constructor(readonly tools: ToolSpec[], readonly toolVectors: Float32Array, readonly dim: number, readonly lexicalOrder: number) {
+  constructor(
+    readonly tools: ToolSpec[],
+    readonly toolVectors: Float32Array,
+    readonly dim: number,
+    readonly lexicalOrder: number,
+  ) {
     this.labels = [...tools.map((t) => t.name), END];
     this.end = tools.length;
     this.index = labelIndices(this.labels);
@@ -24,7 +29,10 @@ export class ToolSide {
     const names = (schema: unknown, requiredOnly: boolean): string[] => {
       const s = schema as { properties?: Record<string, unknown>; required?: unknown } | undefined;
       if (!s || typeof s !== 'object' || !s.properties || typeof s.properties !== 'object') return [];
-      const keys = requiredOnly && Array.isArray(s.required) ? s.required.filter((k): k is string => typeof k === 'string') : Object.keys(s.properties);
+      const keys =
+        requiredOnly && Array.isArray(s.required)
+          ? s.required.filter((k): k is string => typeof k === 'string')
+          : Object.keys(s.properties);
       return keys.map((k) => terms(k).join(' ')).filter(Boolean);
     };
     this.inputs = tools.map((t) => names(t.parameters, true));
@@ -53,7 +61,10 @@ export class ToolSide {
     return keptRow(this.fedRows, c, KEPT_ROWS, () => {
       const fed = new Map<number, number>();
       for (const o of this.outputs[c]) for (const f of this.needing.get(o) ?? []) fed.set(f, (fed.get(f) ?? 0) + 1);
-      return { tools: Uint32Array.from(fed.keys()), shares: Float64Array.from(fed, ([f, hits]) => hits / this.inputs[f].length) };
+      return {
+        tools: Uint32Array.from(fed.keys()),
+        shares: Float64Array.from(fed, ([f, hits]) => hits / this.inputs[f].length),
+      };
     });
   }
 
@@ -66,7 +77,8 @@ export class ToolSide {
   /** q·t for every tool t, into out[0 .. tools). */
   toolDots(q: ArrayLike<number>, out: Float32Array | Float64Array): void {
     const last = (this.lastDots ??= { query: new Float64Array(this.dim).fill(NaN), dots: new Float32Array(this.end) });
-    if (replaceIfChanged(last.query, q)) (this.packedTools ??= packMatrix(this.toolVectors, this.end, this.dim)).times(q, last.dots);
+    if (replaceIfChanged(last.query, q))
+      (this.packedTools ??= packMatrix(this.toolVectors, this.end, this.dim)).times(q, last.dots);
     // A float32 row takes a block copy (the same values); a float64 one converts each.
     if (out instanceof Float32Array) out.set(last.dots.subarray(0, this.end));
     else for (let f = 0; f < this.end; f++) out[f] = last.dots[f];
@@ -81,7 +93,9 @@ export class ToolSide {
     // At 16,000 tools the cross-fitting calls thousands of distinct tools: a row per ~64 KB of
     // budget, not a fixed 512, or popular rows are recomputed over and over (14 s of the fit).
     const keep = Math.max(KEPT_ROWS, Math.floor(SIMILARITY_FLOATS / Math.max(1, this.end)));
-    return keptRow(this.similarityRows, c, keep, () => (this.gram ??= gramRows(this.toolVectors, this.end, this.dim)).row(c));
+    return keptRow(this.similarityRows, c, keep, () =>
+      (this.gram ??= gramRows(this.toolVectors, this.end, this.dim)).row(c),
+    );
   }
 }
 

@@ -17,7 +17,10 @@ export function gatedStateWithTools(state: GatedState, oldToolCount: number, add
   const added = addedVectors.length;
   const T = oldToolCount;
   const move = (label: number) => (label >= T ? label + added : label);
-  const remapRows = (rows: [string, [number, number][]][]) => rows.map(([key, row]) => [key, row.map(([l, w]) => [move(l), w] as [number, number])] as [string, [number, number][]]);
+  const remapRows = (rows: [string, [number, number][]][]) =>
+    rows.map(
+      ([key, row]) => [key, row.map(([l, w]) => [move(l), w] as [number, number])] as [string, [number, number][]],
+    );
   const e = state.evidence;
   const out: GatedState = {
     ...state,

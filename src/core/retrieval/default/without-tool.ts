@@ -32,7 +32,10 @@ export function canCompactGatedTool(state: GatedState, toolCount: number, r: num
 /** DTDR-G's state without tool `r` (canCompactGatedTool holds): the inverse of gatedStateWithTools for one tool. */
 export function compactGatedState(state: GatedState, toolCount: number, r: number): GatedState {
   const move = (label: number) => (label > r ? label - 1 : label);
-  const remapRows = (rows: [string, [number, number][]][]) => rows.map(([key, row]) => [key, row.map(([l, w]) => [move(l), w] as [number, number])] as [string, [number, number][]]);
+  const remapRows = (rows: [string, [number, number][]][]) =>
+    rows.map(
+      ([key, row]) => [key, row.map(([l, w]) => [move(l), w] as [number, number])] as [string, [number, number][]],
+    );
   const e = state.evidence;
   const c = state.combinations;
   return {
@@ -48,7 +51,15 @@ export function compactGatedState(state: GatedState, toolCount: number, r: numbe
       head: e.head && dropHeadClass(e.head, r),
       ...(e.replay ? { replay: { ...e.replay, targets: e.replay.targets.map((t) => t.map(move)) } } : {}),
     },
-    ...(c ? { combinations: { ...c, offsets: c.offsets.filter((_, i) => i !== r + 1), entry: c.entry.filter((_, i) => i !== r).map((l) => (l < 0 ? l : move(l))) } } : {}),
+    ...(c
+      ? {
+          combinations: {
+            ...c,
+            offsets: c.offsets.filter((_, i) => i !== r + 1),
+            entry: c.entry.filter((_, i) => i !== r).map((l) => (l < 0 ? l : move(l))),
+          },
+        }
+      : {}),
   };
 }
 
@@ -60,11 +71,16 @@ function dropHeadClass(head: LinearHeadState, r: number): LinearHeadState {
     ...head,
     classes: C - 1,
     weights: drop(head.weights),
-    ...(head.support ? { support: { start: head.support.start, cols: head.support.cols.map((l) => (l > r ? l - 1 : l)) } } : { sparseWeights: drop(head.sparseWeights) }),
+    ...(head.support
+      ? { support: { start: head.support.start, cols: head.support.cols.map((l) => (l > r ? l - 1 : l)) } }
+      : { sparseWeights: drop(head.sparseWeights) }),
   };
 }
 
-/** DTDR-G's state with the description vectors of tools `indices` replaced (a removed tool added back with a new description). */
+/**
+ * DTDR-G's state with the description vectors of tools `indices` replaced (a removed tool added back with a new
+ * description).
+ */
 export function withToolVectors(state: GatedState, indices: number[], vectors: number[][]): GatedState {
   const toolVectors = [...state.toolVectors];
   indices.forEach((i, k) => (toolVectors[i] = vectors[k]));

@@ -10,7 +10,10 @@ export interface StepInput {
   terms: LexicalQuery;
   queryVector: Float32Array;
   history: number[];
-  /** Tools added after training (no demonstration could have called them): their evidence is lifted where the request asks for them. */
+  /**
+   * Tools added after training (no demonstration could have called them): their evidence is lifted where the request
+   * asks for them.
+   */
   added?: ReadonlySet<number>;
 }
 

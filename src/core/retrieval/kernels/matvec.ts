@@ -49,12 +49,35 @@ export interface Kernel {
   logclip(x: number, n: number, shift: number, out: number): void;
   divide(x: number, n: number, by: number): number;
   residual(x: number, out: number, rows: number, stride: number, m: number, g: number, n: number, scale: number): void;
-  sampleddots(w: number, x: number, dim: number, cand: number, m: number, z: number, positives: number, correction: number): void;
+  sampleddots(
+    w: number,
+    x: number,
+    dim: number,
+    cand: number,
+    m: number,
+    z: number,
+    positives: number,
+    correction: number,
+  ): void;
   sampledaxpy(g: number, x: number, dim: number, cand: number, m: number, z: number): void;
   syrupper(a: number, x: number, n: number): void;
   gramrow(v: number, c: number, n: number, d: number, out: number): void;
   addvec(dst: number, src: number, n: number): void;
-  adam(w: number, m: number, v: number, g: number, n: number, scale: number, l2: number, lr: number, b1: number, c1: number, b2: number, c2: number, eps: number): void;
+  adam(
+    w: number,
+    m: number,
+    v: number,
+    g: number,
+    n: number,
+    scale: number,
+    l2: number,
+    lr: number,
+    b1: number,
+    c1: number,
+    b2: number,
+    c2: number,
+    eps: number,
+  ): void;
 }
 
 let compiled: WebAssembly.Module | null | undefined;
@@ -82,7 +105,10 @@ export function usesWasmKernel(): boolean {
  */
 export function instantiate(module: WebAssembly.Module, bytes: number): { kernel: Kernel; buffer: ArrayBuffer } {
   const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / 65536)) });
-  return { kernel: new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Kernel, buffer: memory.buffer };
+  return {
+    kernel: new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Kernel,
+    buffer: memory.buffer,
+  };
 }
 
 /** Copies `rows` × `dim` row-major values into rows of `width` (≥ dim) floats. */
@@ -250,7 +276,14 @@ export interface GateKernel extends ExpSum {
    * similarity rows taken off the plain one. The rows must not change once passed (the kernel
    * keeps copies of the last ones).
    */
-  residual(from: number, to: number, rows: readonly Float32Array[], g: ArrayLike<number>, scale: number, n: number): void;
+  residual(
+    from: number,
+    to: number,
+    rows: readonly Float32Array[],
+    g: ArrayLike<number>,
+    scale: number,
+    n: number,
+  ): void;
 }
 
 /**
@@ -260,7 +293,16 @@ export interface GateKernel extends ExpSum {
 const RESIDUAL_ROWS = 8;
 
 /** The JS twin of the kernel's `residual` (x a signal-major matrix of rows of `labels`). */
-function residualTwin(x: Float32Array, labels: number, from: number, to: number, rows: readonly Float32Array[], g: ArrayLike<number>, scale: number, n: number): void {
+function residualTwin(
+  x: Float32Array,
+  labels: number,
+  from: number,
+  to: number,
+  rows: readonly Float32Array[],
+  g: ArrayLike<number>,
+  scale: number,
+  n: number,
+): void {
   const a = from * labels;
   const b = to * labels;
   const m = rows.length;
@@ -285,7 +327,10 @@ export function gateKernel(labels: number, signals: number, inputs: number, jsOn
     const gammasAt = rowsAt + RESIDUAL_ROWS * rowBytes;
     const { kernel: k, buffer } = instantiate(module, gammasAt + RESIDUAL_ROWS * 8);
     const x = new Float32Array(buffer, 0, signals * labels);
-    const rowViews = Array.from({ length: RESIDUAL_ROWS }, (_, j) => new Float32Array(buffer, rowsAt + j * rowBytes, labels));
+    const rowViews = Array.from(
+      { length: RESIDUAL_ROWS },
+      (_, j) => new Float32Array(buffer, rowsAt + j * rowBytes, labels),
+    );
     const gammas = new Float64Array(buffer, gammasAt, RESIDUAL_ROWS);
     const inSlot = new Array<Float32Array | undefined>(RESIDUAL_ROWS).fill(undefined);
     const slotLength = new Array<number>(RESIDUAL_ROWS).fill(0);
@@ -342,10 +387,26 @@ export function gateKernel(labels: number, signals: number, inputs: number, jsOn
     run: exp,
     combine(a, which) {
       const z = ins[which];
-      const a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], a4 = a[4], a5 = a[5], a6 = a[6], a7 = a[7];
+      const a0 = a[0],
+        a1 = a[1],
+        a2 = a[2],
+        a3 = a[3],
+        a4 = a[4],
+        a5 = a[5],
+        a6 = a[6],
+        a7 = a[7];
       const L = labels;
       for (let f = 0; f < L; f++) {
-        z[f] = 0 + a0 * x[f] + a1 * x[L + f] + a2 * x[2 * L + f] + a3 * x[3 * L + f] + a4 * x[4 * L + f] + a5 * x[5 * L + f] + a6 * x[6 * L + f] + a7 * x[7 * L + f];
+        z[f] =
+          0 +
+          a0 * x[f] +
+          a1 * x[L + f] +
+          a2 * x[2 * L + f] +
+          a3 * x[3 * L + f] +
+          a4 * x[4 * L + f] +
+          a5 * x[5 * L + f] +
+          a6 * x[6 * L + f] +
+          a7 * x[7 * L + f];
       }
     },
     max(which, n) {
@@ -397,7 +458,21 @@ const LN2_HI = 0.6931471803691238; // ln 2's leading bits: k·LN2_HI is exact fo
 const LN2_LO = 1.9082149292705877e-10;
 const TIES_EVEN = 6755399441055744; // 1.5·2^52: x + it − it rounds x to the nearest integer, ties to even
 /** 1/n! for n = 2 … 12 (C[n]). */
-const C = [1, 1, 1 / 2, 1 / 6, 1 / 24, 1 / 120, 1 / 720, 1 / 5040, 1 / 40320, 1 / 362880, 1 / 3628800, 1 / 39916800, 1 / 479001600];
+const C = [
+  1,
+  1,
+  1 / 2,
+  1 / 6,
+  1 / 24,
+  1 / 120,
+  1 / 720,
+  1 / 5040,
+  1 / 40320,
+  1 / 362880,
+  1 / 3628800,
+  1 / 39916800,
+  1 / 479001600,
+];
 const POW2_FROM = -730;
 const POW2 = (() => {
   const table = new Float64Array(742);

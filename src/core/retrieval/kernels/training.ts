@@ -89,7 +89,8 @@ export function sampledProducts(examples: number, dim: number, classes: number, 
         G: new Float64Array(buffer, gAt, classes * dim),
         z: new Float64Array(buffer, zAt, classes),
         cand: new Uint32Array(buffer, candAt, classes),
-        dots: (row, m, positives, correction) => k.sampleddots(wAt, row * rowBytes, dim, candAt, m, zAt, positives, correction),
+        dots: (row, m, positives, correction) =>
+          k.sampleddots(wAt, row * rowBytes, dim, candAt, m, zAt, positives, correction),
         accumulate: (row, m) => k.sampledaxpy(gAt, row * rowBytes, dim, candAt, m, zAt),
       };
     }
@@ -101,12 +102,19 @@ export function sampledProducts(examples: number, dim: number, classes: number, 
   const cand = new Uint32Array(classes);
   const D = dim;
   return {
-    X, W, G, z, cand,
+    X,
+    W,
+    G,
+    z,
+    cand,
     dots(i, m, positives, correction) {
       const row = i * D;
       for (let k = 0; k < m; k++) {
         const w = cand[k] * D;
-        let v0 = 0, v1 = 0, v2 = 0, v3 = 0;
+        let v0 = 0,
+          v1 = 0,
+          v2 = 0,
+          v3 = 0;
         let d = 0;
         for (; d + 3 < D; d += 4) {
           v0 += W[w + d] * X[row + d];
@@ -203,16 +211,39 @@ export function oneHotRows(rows: number, n: number, jsOnly = false): OneHotRows 
     const p = new Float64Array(buffer, 4 * bytes, n);
     const rowBytes = n * 8;
     return {
-      E, mE, vE, gE, p,
+      E,
+      mE,
+      vE,
+      gE,
+      p,
       addToLogits: (row) => k.addvec(4 * bytes, row * rowBytes, n),
       addToGradient: (row) => k.addvec(3 * bytes + row * rowBytes, 4 * bytes, n),
-      adamRow: (row, scale, l2, lr, b1, b2, eps) => k.adam(row * rowBytes, bytes + row * rowBytes, 2 * bytes + row * rowBytes, 3 * bytes + row * rowBytes, n, scale, l2, lr, b1, 1 - b1, b2, 1 - b2, eps),
+      adamRow: (row, scale, l2, lr, b1, b2, eps) =>
+        k.adam(
+          row * rowBytes,
+          bytes + row * rowBytes,
+          2 * bytes + row * rowBytes,
+          3 * bytes + row * rowBytes,
+          n,
+          scale,
+          l2,
+          lr,
+          b1,
+          1 - b1,
+          b2,
+          1 - b2,
+          eps,
+        ),
     };
   }
   const [E, mE, vE, gE] = [0, 1, 2, 3].map(() => new Float64Array(size));
   const p = new Float64Array(n);
   return {
-    E, mE, vE, gE, p,
+    E,
+    mE,
+    vE,
+    gE,
+    p,
     addToLogits(row) {
       const e = row * n;
       for (let c = 0; c < n; c++) p[c] += E[e + c];

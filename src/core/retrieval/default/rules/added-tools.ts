@@ -21,7 +21,10 @@ export const addedToolsRule: StepRule<AddedToolsState> = {
   last: true,
   fit: () => ({ rank: 0 }),
   calibrate(state, heldOut) {
-    state.rank = rankQuantile(heldOut.descriptionRanks.filter((r) => r > 0), heldOut.target);
+    state.rank = rankQuantile(
+      heldOut.descriptionRanks.filter((r) => r > 0),
+      heldOut.target,
+    );
   },
   // Saved with the calibration groups (`groups.newToolRank`), where it has always been; checked there.
   load: (saved) => ({ rank: (saved.groups as { newToolRank?: number } | undefined)?.newToolRank ?? 0 }),
@@ -35,11 +38,17 @@ export const addedToolsRule: StepRule<AddedToolsState> = {
     // the descriptions must rank the tool about as high as their favourite label (END included:
     // where the calls so far served the request, no tool is asked for).
     const byRank = state.rank < RANK_IS_EVIDENCE * v.side.end;
-    const fresh = v.addedTools.filter((f) => v.counts[f] < 0.5 && !v.unavailable?.has(f) && (byRank || describedAsWellAsBest(v, f)));
+    const fresh = v.addedTools.filter(
+      (f) => v.counts[f] < 0.5 && !v.unavailable?.has(f) && (byRank || describedAsWellAsBest(v, f)),
+    );
     if (fresh.length === 0) return null;
     const include = askedNewTools(v, fresh, state.rank);
     const leftOut = fresh.filter((f) => !include.includes(f));
-    const names = (list: readonly number[]) => list.slice(0, 3).map((f) => `"${v.side.labels[f]}"`).join(', ');
+    const names = (list: readonly number[]) =>
+      list
+        .slice(0, 3)
+        .map((f) => `"${v.side.labels[f]}"`)
+        .join(', ');
     const one = (list: readonly number[], single: string, many: string) => (list.length === 1 ? single : many);
     const because: string[] = [];
     if (leftOut.length > 0) {
@@ -49,17 +58,23 @@ export const addedToolsRule: StepRule<AddedToolsState> = {
     if (include.length > 0) {
       const more = include.length > 3 ? ` and ${include.length - 3} more` : '';
       const among = `${one(include, 'is', 'are')} among the request's ${state.rank} best description matches`;
-      const added = `${one(include, 'was', 'were')} added after training, ${one(include, 'has', 'have')} no demonstrations yet and`;
+      const added =
+        `${one(include, 'was', 'were')} added after training, ${one(include, 'has', 'have')} no ` +
+        `demonstrations yet and`;
       because.push(`${names(include)}${more} ${added} ${among}`);
     }
     return { tools: include, because, unsure: leftOut.length > 0 };
   },
 };
 
-/** An added tool's description rank counts as evidence only where the rank it needs is below this share of the tools. */
+/**
+ * An added tool's description rank counts as evidence only where the rank it needs is below this share of the tools.
+ */
 const RANK_IS_EVIDENCE = 0.6;
 
-/** Whether the descriptions give tool `f` at least DESCRIPTION_PEER of their favourite label's probability this step. */
+/**
+ * Whether the descriptions give tool `f` at least DESCRIPTION_PEER of their favourite label's probability this step.
+ */
 function describedAsWellAsBest(v: StepView, f: number): boolean {
   const pT = v.descriptions();
   let best = 0;
@@ -74,7 +89,9 @@ export function rankQuantile(ranks: readonly number[], target: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((sorted.length + 1) * target) - 1)];
 }
 
-/** Added tools, not yet demonstrated, within `rank` of the best description match (embedding or lexical) for this step. */
+/**
+ * Added tools, not yet demonstrated, within `rank` of the best description match (embedding or lexical) for this step.
+ */
 function askedNewTools(v: StepView, unseen: readonly number[], rank: number): number[] {
   const x = v.workspace.x;
   const L = v.side.labels.length;
@@ -101,5 +118,7 @@ function askedNewTools(v: StepView, unseen: readonly number[], rank: number): nu
   // Best matches first: by the centred match's rank, then the tools only the embedding or the
   // lexical match brings, by their better rank there (ties by the centred match): where many
   // added tools qualify, the set keeps the ones the request asks for most.
-  return out.length > 1 ? out.sort((a, b) => bestRank.get(a)! - bestRank.get(b)! || centered[b] - centered[a] || a - b) : out;
+  return out.length > 1
+    ? out.sort((a, b) => bestRank.get(a)! - bestRank.get(b)! || centered[b] - centered[a] || a - b)
+    : out;
 }

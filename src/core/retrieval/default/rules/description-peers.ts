@@ -24,7 +24,10 @@ export const descriptionPeersRule: StepRule<object> = {
     const many = peers.length > 1;
     return {
       tools: peers,
-      because: [`${names} ${many ? 'match' : 'matches'} the request by description as well as the best-described tool and ${many ? 'have' : 'has'} no demonstrations yet`],
+      because: [
+        `${names} ${many ? 'match' : 'matches'} the request by description as well as the best-described tool and ` +
+          `${many ? 'have' : 'has'} no demonstrations yet`,
+      ],
     };
   },
 };
@@ -36,7 +39,8 @@ function descriptionPeers(v: StepView): number[] {
   for (let f = 0; f < L; f++) if (f !== v.side.end && !v.unavailable?.has(f)) best = Math.max(best, pT[f]);
   const peers: number[] = [];
   for (let f = 0; f < L; f++) {
-    if (f !== v.side.end && v.counts[f] < 1 && !v.unavailable?.has(f) && pT[f] >= DESCRIPTION_PEER * best) peers.push(f);
+    if (f !== v.side.end && v.counts[f] < 1 && !v.unavailable?.has(f) && pT[f] >= DESCRIPTION_PEER * best)
+      peers.push(f);
   }
   return peers.sort((a, b) => pT[b] - pT[a] || a - b).slice(0, OFFERED);
 }

@@ -65,7 +65,13 @@ function called(plan: Plan, toolIndex: Map<string, number>): number[] {
  * Fits the pair table and entries from `plans`, and scores the rule on them with each sequence
  * held out. `planWords`: each plan's request words under `coverage`, where the caller has them.
  */
-export function fitCombinations(plans: readonly Plan[], toolIndex: Map<string, number>, labels: number, coverage: CoverageModel | undefined, planWords?: readonly Uint32Array[]): Combinations {
+export function fitCombinations(
+  plans: readonly Plan[],
+  toolIndex: Map<string, number>,
+  labels: number,
+  coverage: CoverageModel | undefined,
+  planWords?: readonly Uint32Array[],
+): Combinations {
   const pairs = new Map<number, number>();
   const perSequence = new Map<string, number>();
   const precedes = new Map<number, number>();
@@ -104,7 +110,8 @@ export function fitCombinations(plans: readonly Plan[], toolIndex: Map<string, n
       checked++;
       const own = new Set(order);
       const n = perSequence.get(sequenceKey(plans[i]))!;
-      const together = (a: number, b: number) => (pairs.get(a * labels + b) ?? 0) - (own.has(a) && own.has(b) ? n : 0) > 0;
+      const together = (a: number, b: number) =>
+        (pairs.get(a * labels + b) ?? 0) - (own.has(a) && own.has(b) ? n : 0) > 0;
       const words = planWords?.[i] ?? requestWords(coverage, plans[i].query);
       for (let t = 1; t <= order.length; t++) {
         const found = askedApart(coverage, words, order.slice(0, t), together, () => true);
@@ -120,7 +127,15 @@ export function fitCombinations(plans: readonly Plan[], toolIndex: Map<string, n
   const precision = fired > 0 ? right / fired : 0;
   const endAlarms = checked > 0 ? alarms / checked : 0;
   const enabled = fired >= MIN_FIRED && precision >= PRECISION;
-  return { together: lists.map((l) => Uint32Array.from(l.sort((x, y) => x - y))), entry, enabled, fired, precision, endAlarms, atEnd: enabled && endAlarms <= END_ALARMS };
+  return {
+    together: lists.map((l) => Uint32Array.from(l.sort((x, y) => x - y))),
+    entry,
+    enabled,
+    fired,
+    precision,
+    endAlarms,
+    atEnd: enabled && endAlarms <= END_ALARMS,
+  };
 }
 
 /**
@@ -157,12 +172,19 @@ export function demonstratedWith(c: Combinations, history: readonly number[], a:
  * the best explaining it `gain` times better than NULL, none called yet and none called together
  * with every call so far in a demonstration; of several, the one with the largest gain.
  */
-export function askedApart(cov: CoverageModel, words: Uint32Array, history: readonly number[], together: (h: number, a: number) => boolean, usable: (a: number) => boolean): { word: string; tools: number[] } | undefined {
+export function askedApart(
+  cov: CoverageModel,
+  words: Uint32Array,
+  history: readonly number[],
+  together: (h: number, a: number) => boolean,
+  usable: (a: number) => boolean,
+): { word: string; tools: number[] } | undefined {
   let best: { word: string; tools: number[] } | undefined;
   let bestGain = 0;
   for (const w of words) {
     const strong = strongTools(cov, w, cov.gain);
-    if (!strong || strong.tools.some((a) => !usable(a) || history.includes(a) || history.every((h) => together(h, a)))) continue;
+    if (!strong || strong.tools.some((a) => !usable(a) || history.includes(a) || history.every((h) => together(h, a))))
+      continue;
     // The word the alignment is surest of: "text" (sms_send) before "find" (files_search).
     if (strong.gain > bestGain) [best, bestGain] = [{ word: cov.names[w], tools: strong.tools }, strong.gain];
   }
@@ -174,7 +196,13 @@ export function askedApart(cov: CoverageModel, words: Uint32Array, history: read
  * those tools, and before them the tool the demonstrations always call right before the best one
  * when it has not been called. Undefined when the rule is off or nothing is found.
  */
-export function newCombination(c: Combinations, cov: CoverageModel, words: Uint32Array, history: readonly number[], usable: (a: number) => boolean): { word: string; tool: number; offer: number[] } | undefined {
+export function newCombination(
+  c: Combinations,
+  cov: CoverageModel,
+  words: Uint32Array,
+  history: readonly number[],
+  usable: (a: number) => boolean,
+): { word: string; tool: number; offer: number[] } | undefined {
   if (!c.enabled || history.length === 0) return undefined;
   const found = askedApart(cov, words, history, (h, a) => sortedHas(c.together[h] ?? NONE, a), usable);
   if (!found) return undefined;
@@ -186,7 +214,16 @@ export function newCombination(c: Combinations, cov: CoverageModel, words: Uint3
 export function combinationsState(c: Combinations): CombinationsState {
   const offsets = [0];
   for (const l of c.together) offsets.push(offsets[offsets.length - 1] + l.length);
-  return { offsets, together: c.together.flatMap((l) => Array.from(l)), entry: Array.from(c.entry), enabled: c.enabled, fired: c.fired, precision: +c.precision.toFixed(6), endAlarms: +c.endAlarms.toFixed(6), atEnd: c.atEnd };
+  return {
+    offsets,
+    together: c.together.flatMap((l) => Array.from(l)),
+    entry: Array.from(c.entry),
+    enabled: c.enabled,
+    fired: c.fired,
+    precision: +c.precision.toFixed(6),
+    endAlarms: +c.endAlarms.toFixed(6),
+    atEnd: c.atEnd,
+  };
 }
 
 /** Throws a DtdrError('artifact') for the first thing in a saved table a fit could not have written. */
@@ -194,11 +231,19 @@ export function checkCombinationsState(field: string, v: unknown, labels: number
   const s = object(field, v);
   // One slot per label, END's (the last) included; its list is empty: no demonstration calls END.
   const offsets = numbers(`${field}.offsets`, s.offsets, labels + 1, { min: 0, integer: true });
-  if (offsets[0] !== 0 || offsets.some((o, i) => i > 0 && o < offsets[i - 1])) stateError(`${field}.offsets`, 'must start at 0 and rise');
-  if (offsets[labels] !== offsets[labels - 1]) stateError(`${field}.offsets`, 'END (the last label) must have no combined tools');
+  if (offsets[0] !== 0 || offsets.some((o, i) => i > 0 && o < offsets[i - 1]))
+    stateError(`${field}.offsets`, 'must start at 0 and rise');
+  if (offsets[labels] !== offsets[labels - 1])
+    stateError(`${field}.offsets`, 'END (the last label) must have no combined tools');
   // Tools only (END is never called), each list strictly rising (ranking searches them by halving).
-  const together = numbers(`${field}.together`, s.together, offsets[labels], { min: 0, max: labels - 2, integer: true });
-  for (let a = 0; a < labels; a++) for (let k = offsets[a] + 1; k < offsets[a + 1]; k++) if (together[k] <= together[k - 1]) stateError(`${field}.together`, `label ${a}'s tools must rise strictly`);
+  const together = numbers(`${field}.together`, s.together, offsets[labels], {
+    min: 0,
+    max: labels - 2,
+    integer: true,
+  });
+  for (let a = 0; a < labels; a++)
+    for (let k = offsets[a] + 1; k < offsets[a + 1]; k++)
+      if (together[k] <= together[k - 1]) stateError(`${field}.together`, `label ${a}'s tools must rise strictly`);
   numbers(`${field}.entry`, s.entry, labels, { min: -1, max: labels - 2, integer: true });
   if (typeof s.enabled !== 'boolean') stateError(`${field}.enabled`, 'must be true or false');
   int(`${field}.fired`, s.fired, 0);
@@ -209,8 +254,18 @@ export function checkCombinationsState(field: string, v: unknown, labels: number
 
 /** The table from its saved form (checked by checkCombinationsState: one slot per label). */
 export function combinationsFromState(s: CombinationsState): Combinations {
-  const together = Array.from({ length: s.offsets.length - 1 }, (_, a) => Uint32Array.from(s.together.slice(s.offsets[a], s.offsets[a + 1])));
-  return { together, entry: Int32Array.from(s.entry), enabled: s.enabled, fired: s.fired, precision: s.precision, endAlarms: s.endAlarms, atEnd: s.atEnd };
+  const together = Array.from({ length: s.offsets.length - 1 }, (_, a) =>
+    Uint32Array.from(s.together.slice(s.offsets[a], s.offsets[a + 1])),
+  );
+  return {
+    together,
+    entry: Int32Array.from(s.entry),
+    enabled: s.enabled,
+    fired: s.fired,
+    precision: s.precision,
+    endAlarms: s.endAlarms,
+    atEnd: s.atEnd,
+  };
 }
 
 /**

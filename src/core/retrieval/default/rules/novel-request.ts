@@ -16,6 +16,11 @@ export const novelRequestRule: StepRule<object> = {
   check(_state, v) {
     if (v.novelty >= NOVEL_P) return null;
     const share = Math.round(NOVEL_P * 100);
-    return { tools: [], because: [`the request is unlike the demonstrations' (fewer than ${share}% of them are as far from their nearest)`] };
+    return {
+      tools: [],
+      because: [
+        `the request is unlike the demonstrations' (fewer than ${share}% of them are as far from their nearest)`,
+      ],
+    };
   },
 };

@@ -25,7 +25,8 @@ export const requestCoverageRule: StepRule<true> = {
     const found = unexplained(v.coverage, strong, inSet, v.usable);
     if (found.length === 0) return null;
     const why = (u: { tool: number; word: string }) =>
-      `no call so far and no tool in the set explains "${u.word}" in the request, which "${v.side.labels[u.tool]}" does`;
+      `no call so far and no tool in the set explains "${u.word}" in the request, which "${v.side.labels[u.tool]}" ` +
+      `does`;
     return { tools: found.map((u) => u.tool), because: found.map(why) };
   },
 };

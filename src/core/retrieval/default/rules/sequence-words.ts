@@ -24,7 +24,10 @@ import { MAX_CHECKED_PLANS, requestWords, sortedHas, strongTools, type CoverageM
 
 /** Demonstrations a sequence needs before its requests' words count. */
 export const MIN_SEQUENCE_PLANS = 20;
-/** How many of a sequence's demonstrations would be expected to use a word (its share of all requests × theirs) for their silence to count. */
+/**
+ * How many of a sequence's demonstrations would be expected to use a word (its share of all requests × theirs) for
+ * their silence to count.
+ */
 export const MIN_EXPECTED = 3;
 /** A word counts when its best tool explains it at least this many times better than NULL (generic words) does. */
 export const WORD_GAIN = 10;
@@ -36,7 +39,9 @@ export const PRECISION = 0.75;
 export const MIN_FIRED = 20;
 
 export interface SequenceWords {
-  /** A word counts when its best tool explains it at least this many times better than NULL does (WORD_GAIN by default). */
+  /**
+   * A word counts when its best tool explains it at least this many times better than NULL does (WORD_GAIN by default).
+   */
   gain: number;
   /** Demonstrations fitted on. */
   plans: number;
@@ -52,10 +57,16 @@ export interface SequenceWords {
   alarms: number;
   /** Whether the rule speaks where END is on top. */
   enabled: boolean;
-  /** Demonstrations' steps (own words left out; prefix: the calls up to and with the step's) on which the rule fired, and the share of those whose plan later calls a tool it named. */
+  /**
+   * Demonstrations' steps (own words left out; prefix: the calls up to and with the step's) on which the rule fired,
+   * and the share of those whose plan later calls a tool it named.
+   */
   fired: number;
   precision: number;
-  /** Whether the rule speaks where a tool is on top (the prefix: the calls so far and that tool): fired ≥ MIN_FIRED, precision ≥ PRECISION. */
+  /**
+   * Whether the rule speaks where a tool is on top (the prefix: the calls so far and that tool): fired ≥ MIN_FIRED,
+   * precision ≥ PRECISION.
+   */
   atSteps: boolean;
 }
 
@@ -90,7 +101,13 @@ const completeKey = (tools: readonly number[]) => keyOf(tools) + END_MARK;
  * demonstrations is — and a firing is right when its plan calls a named tool later. `planWords`:
  * each plan's request words under `coverage`, where the caller has them.
  */
-export function fitSequenceWords(plans: readonly Plan[], toolIndex: Map<string, number>, coverage: CoverageModel, gain = WORD_GAIN, planWords?: readonly Uint32Array[]): SequenceWords {
+export function fitSequenceWords(
+  plans: readonly Plan[],
+  toolIndex: Map<string, number>,
+  coverage: CoverageModel,
+  gain = WORD_GAIN,
+  planWords?: readonly Uint32Array[],
+): SequenceWords {
   const V = coverage.names.length;
   const df = new Uint32Array(V);
   /** Per sequence: its demonstrations and how many of their requests use each word. */
@@ -104,7 +121,8 @@ export function fitSequenceWords(plans: readonly Plan[], toolIndex: Map<string, 
     entry.members.push(member);
     byGroup.set(key, entry);
   };
-  // The switches need thousands of checks, not 100,000 demonstrations' worth: above MAX_CHECKED_PLANS every stride-th plan is checked.
+  // The switches need thousands of checks, not 100,000 demonstrations' worth: above MAX_CHECKED_PLANS every stride-th
+  // plan is checked.
   const stride = Math.ceil(plans.length / MAX_CHECKED_PLANS);
   plans.forEach((plan, i) => {
     const checked = i % stride === 0;
@@ -118,7 +136,8 @@ export function fitSequenceWords(plans: readonly Plan[], toolIndex: Map<string, 
     for (const w of words) own.counts.set(w, (own.counts.get(w) ?? 0) + 1);
     bySequenceWords.set(sequence, own);
     join(sequence, tools, { words, sequence, later: [], checked });
-    for (let t = 1; t <= tools.length; t++) join(keyOf(tools.slice(0, t)), tools.slice(0, t), { words, sequence, later: tools.slice(t), checked });
+    for (let t = 1; t <= tools.length; t++)
+      join(keyOf(tools.slice(0, t)), tools.slice(0, t), { words, sequence, later: tools.slice(t), checked });
   });
   const sorted = (words: Iterable<number>) => Uint32Array.from([...words].sort((a, b) => a - b));
   const sequences = new Map<string, { plans: number; words: Uint32Array }>();
@@ -139,7 +158,19 @@ export function fitSequenceWords(plans: readonly Plan[], toolIndex: Map<string, 
         const own = new Set(words);
         const said = (w: number) => (counts.get(w) ?? 0) - (own.has(w) ? 1 : 0) > 0;
         ends++;
-        if (unsaid(coverage, gain, words, tools, { plans: members.length - 1, said }, (w) => df[w] - (own.has(w) ? 1 : 0), plans.length - 1, () => true)) endAlarms++;
+        if (
+          unsaid(
+            coverage,
+            gain,
+            words,
+            tools,
+            { plans: members.length - 1, said },
+            (w) => df[w] - (own.has(w) ? 1 : 0),
+            plans.length - 1,
+            () => true,
+          )
+        )
+          endAlarms++;
       }
       continue;
     }
@@ -150,7 +181,16 @@ export function fitSequenceWords(plans: readonly Plan[], toolIndex: Map<string, 
       const rest = members.length - own.plans;
       if (rest < MIN_SEQUENCE_PLANS) continue;
       const said = (w: number) => (counts.get(w) ?? 0) - (own.counts.get(w) ?? 0) > 0;
-      const found = unsaid(coverage, gain, words, tools, { plans: rest, said }, (w) => df[w] - (own.counts.get(w) ?? 0), plans.length - own.plans, () => true);
+      const found = unsaid(
+        coverage,
+        gain,
+        words,
+        tools,
+        { plans: rest, said },
+        (w) => df[w] - (own.counts.get(w) ?? 0),
+        plans.length - own.plans,
+        () => true,
+      );
       if (!found) continue;
       fired++;
       if (found.tools.some((a) => later.includes(a))) right++;
@@ -158,7 +198,17 @@ export function fitSequenceWords(plans: readonly Plan[], toolIndex: Map<string, 
   }
   const alarms = ends > 0 ? endAlarms / ends : 1;
   const precision = fired > 0 ? right / fired : 0;
-  return { gain, plans: plans.length, df, sequences, alarms, enabled: ends >= MIN_SEQUENCE_PLANS && alarms <= MAX_ALARMS, fired, precision, atSteps: fired >= MIN_FIRED && precision >= PRECISION };
+  return {
+    gain,
+    plans: plans.length,
+    df,
+    sequences,
+    alarms,
+    enabled: ends >= MIN_SEQUENCE_PLANS && alarms <= MAX_ALARMS,
+    fired,
+    precision,
+    atSteps: fired >= MIN_FIRED && precision >= PRECISION,
+  };
 }
 
 /**
@@ -167,7 +217,16 @@ export function fitSequenceWords(plans: readonly Plan[], toolIndex: Map<string, 
  * (`strongTools`: the fewest holding `share` of its alignment, the first `wordGain` times NULL);
  * the strongest such word. Undefined where the sequence has too few demonstrations or none is found.
  */
-function unsaid(cov: CoverageModel, wordGain: number, words: Uint32Array, history: readonly number[], sequence: { plans: number; said: (w: number) => boolean }, df: (w: number) => number, plans: number, usable: (a: number) => boolean): { word: string; tools: number[] } | undefined {
+function unsaid(
+  cov: CoverageModel,
+  wordGain: number,
+  words: Uint32Array,
+  history: readonly number[],
+  sequence: { plans: number; said: (w: number) => boolean },
+  df: (w: number) => number,
+  plans: number,
+  usable: (a: number) => boolean,
+): { word: string; tools: number[] } | undefined {
   let best: { word: string; tools: number[] } | undefined;
   let bestGain = 0;
   for (const w of words) {
@@ -184,13 +243,29 @@ function unsaid(cov: CoverageModel, wordGain: number, words: Uint32Array, histor
  * is on top (`next` undefined), those whose calls are exactly `history`; where a tool is, those
  * that begin with `history` and `next`. Undefined when that side of the rule is off or silent.
  */
-export function askedBeyond(s: SequenceWords, cov: CoverageModel, words: Uint32Array, history: readonly number[], next: number | undefined, usable: (a: number) => boolean): { word: string; tools: number[]; plans: number } | undefined {
+export function askedBeyond(
+  s: SequenceWords,
+  cov: CoverageModel,
+  words: Uint32Array,
+  history: readonly number[],
+  next: number | undefined,
+  usable: (a: number) => boolean,
+): { word: string; tools: number[]; plans: number } | undefined {
   if (next === undefined ? !s.enabled || history.length === 0 : !s.atSteps) return undefined;
   const calls = next === undefined ? history : [...history, next];
   const sequence = s.sequences.get(next === undefined ? completeKey(calls) : keyOf(calls));
   if (!sequence) return undefined;
   // Words the alignment learned after the fit (added tools' descriptions) have no frequency: never counted.
-  const found = unsaid(cov, s.gain, words, calls, { plans: sequence.plans, said: (w) => sortedHas(sequence.words, w) }, (w) => (w < s.df.length ? s.df[w] : 0), s.plans, usable);
+  const found = unsaid(
+    cov,
+    s.gain,
+    words,
+    calls,
+    { plans: sequence.plans, said: (w) => sortedHas(sequence.words, w) },
+    (w) => (w < s.df.length ? s.df[w] : 0),
+    s.plans,
+    usable,
+  );
   return found && { ...found, plans: sequence.plans };
 }
 
@@ -199,7 +274,12 @@ export function askedBeyond(s: SequenceWords, cov: CoverageModel, words: Uint32A
  * MIN_SEQUENCE_PLANS or more; smaller ones stay unknown) and the word frequencies; words the
  * alignment does not know are not counted. The switches stay as fitted.
  */
-export function learnSequenceWords(s: SequenceWords, plans: readonly Plan[], toolIndex: Map<string, number>, coverage: CoverageModel): void {
+export function learnSequenceWords(
+  s: SequenceWords,
+  plans: readonly Plan[],
+  toolIndex: Map<string, number>,
+  coverage: CoverageModel,
+): void {
   for (const plan of plans) {
     const tools = plan.order.map((k) => toolIndex.get(plan.nodes[k].tool)).filter((x): x is number => x !== undefined);
     const words = Array.from(requestWords(coverage, plan.query)).filter((w) => w < s.df.length);
@@ -210,7 +290,10 @@ export function learnSequenceWords(s: SequenceWords, plans: readonly Plan[], too
       const group = s.sequences.get(key);
       if (!group) continue;
       const missing = words.filter((w) => !sortedHas(group.words, w));
-      s.sequences.set(key, { plans: group.plans + 1, words: missing.length ? Uint32Array.from([...group.words, ...missing].sort((a, b) => a - b)) : group.words });
+      s.sequences.set(key, {
+        plans: group.plans + 1,
+        words: missing.length ? Uint32Array.from([...group.words, ...missing].sort((a, b) => a - b)) : group.words,
+      });
     }
   }
 }
@@ -232,11 +315,31 @@ export function sequenceWordsState(s: SequenceWords): SequenceWordsState {
     for (const w of entry.words) words.push(w);
     wordOffsets.push(words.length);
   }
-  return { gain: s.gain, plans: s.plans, df: Array.from(s.df), toolOffsets, tools, complete, sequencePlans, wordOffsets, words, alarms: +s.alarms.toFixed(6), enabled: s.enabled, fired: s.fired, precision: +s.precision.toFixed(6), atSteps: s.atSteps };
+  return {
+    gain: s.gain,
+    plans: s.plans,
+    df: Array.from(s.df),
+    toolOffsets,
+    tools,
+    complete,
+    sequencePlans,
+    wordOffsets,
+    words,
+    alarms: +s.alarms.toFixed(6),
+    enabled: s.enabled,
+    fired: s.fired,
+    precision: +s.precision.toFixed(6),
+    atSteps: s.atSteps,
+  };
 }
 
 /** Throws a DtdrError('artifact') for the first thing in a saved table a fit could not have written. */
-export function checkSequenceWordsState(field: string, v: unknown, labels: number, words: number): asserts v is SequenceWordsState {
+export function checkSequenceWordsState(
+  field: string,
+  v: unknown,
+  labels: number,
+  words: number,
+): asserts v is SequenceWordsState {
   const s = object(field, v);
   num(`${field}.gain`, s.gain, { min: 1 });
   int(`${field}.plans`, s.plans, 0);
@@ -246,14 +349,21 @@ export function checkSequenceWordsState(field: string, v: unknown, labels: numbe
   numbers(`${field}.complete`, s.complete, n, { min: 0, max: 1, integer: true });
   const toolOffsets = numbers(`${field}.toolOffsets`, s.toolOffsets, n + 1, { min: 0, integer: true });
   const wordOffsets = numbers(`${field}.wordOffsets`, s.wordOffsets, n + 1, { min: 0, integer: true });
-  for (const [name, offsets] of [['toolOffsets', toolOffsets], ['wordOffsets', wordOffsets]] as const) {
-    if (offsets[0] !== 0 || offsets.some((o, i) => i > 0 && o < offsets[i - 1])) stateError(`${field}.${name}`, 'must start at 0 and rise');
+  for (const [name, offsets] of [
+    ['toolOffsets', toolOffsets],
+    ['wordOffsets', wordOffsets],
+  ] as const) {
+    if (offsets[0] !== 0 || offsets.some((o, i) => i > 0 && o < offsets[i - 1]))
+      stateError(`${field}.${name}`, 'must start at 0 and rise');
   }
   // Tools only (END is never called; tools added later take the places before it), word ids of the alignment.
   numbers(`${field}.tools`, s.tools, toolOffsets[n], { min: 0, max: labels - 2, integer: true });
   const list = numbers(`${field}.words`, s.words, wordOffsets[n], { min: 0, max: words - 1, integer: true });
-  for (let i = 0; i < n; i++) for (let k = wordOffsets[i] + 1; k < wordOffsets[i + 1]; k++) if (list[k] <= list[k - 1]) stateError(`${field}.words`, `sequence ${i}'s words must rise strictly`);
-  for (let i = 0; i < n; i++) if (toolOffsets[i + 1] === toolOffsets[i]) stateError(`${field}.toolOffsets`, `group ${i} has no tools`);
+  for (let i = 0; i < n; i++)
+    for (let k = wordOffsets[i] + 1; k < wordOffsets[i + 1]; k++)
+      if (list[k] <= list[k - 1]) stateError(`${field}.words`, `sequence ${i}'s words must rise strictly`);
+  for (let i = 0; i < n; i++)
+    if (toolOffsets[i + 1] === toolOffsets[i]) stateError(`${field}.toolOffsets`, `group ${i} has no tools`);
   num(`${field}.alarms`, s.alarms, { min: 0, max: 1 });
   int(`${field}.fired`, s.fired, 0);
   num(`${field}.precision`, s.precision, { min: 0, max: 1 });
@@ -265,9 +375,22 @@ export function sequenceWordsFromState(s: SequenceWordsState): SequenceWords {
   const sequences = new Map<string, { plans: number; words: Uint32Array }>();
   s.sequencePlans.forEach((plans, i) => {
     const tools = s.tools.slice(s.toolOffsets[i], s.toolOffsets[i + 1]);
-    sequences.set(s.complete[i] ? completeKey(tools) : keyOf(tools), { plans, words: Uint32Array.from(s.words.slice(s.wordOffsets[i], s.wordOffsets[i + 1])) });
+    sequences.set(s.complete[i] ? completeKey(tools) : keyOf(tools), {
+      plans,
+      words: Uint32Array.from(s.words.slice(s.wordOffsets[i], s.wordOffsets[i + 1])),
+    });
   });
-  return { gain: s.gain, plans: s.plans, df: Uint32Array.from(s.df), sequences, alarms: s.alarms, enabled: s.enabled, fired: s.fired, precision: s.precision, atSteps: s.atSteps };
+  return {
+    gain: s.gain,
+    plans: s.plans,
+    df: Uint32Array.from(s.df),
+    sequences,
+    alarms: s.alarms,
+    enabled: s.enabled,
+    fired: s.fired,
+    precision: s.precision,
+    atSteps: s.atSteps,
+  };
 }
 
 /**

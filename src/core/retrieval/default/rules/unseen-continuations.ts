@@ -27,7 +27,10 @@ export const unseenContinuationsRule: StepRule<object> = {
     const them = peers.length > 1 ? 'them' : 'it';
     return {
       tools: peers,
-      because: [`the descriptions rank ${names} above "${v.side.labels[v.best]}", and no demonstration calls ${them} after these calls`],
+      because: [
+        `the descriptions rank ${names} above "${v.side.labels[v.best]}", and no demonstration calls ${them} after ` +
+          `these calls`,
+      ],
     };
   },
 };
