@@ -143,7 +143,7 @@ export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
   if (jsonNestsDeeper(bytes.subarray(16, 16 + headerLength), MAX_MODEL_NESTING))
     fail(`the header nests deeper than ${MAX_MODEL_NESTING} levels`);
   try {
-    parsed = JSON.parse(utf8Decode(bytes.subarray(16, 16 + headerLength))) as unknown;
+    parsed = JSON.parse(utf8Decode(bytes.subarray(16, 16 + headerLength))) as { sections: Section[]; body: unknown };
   } catch {
     return fail('the header is not valid JSON');
   }
