@@ -372,7 +372,7 @@ describe('the statistics behind it, by hand', () => {
     expect(set.candidates.map((c) => c.tool)).toEqual(['a', 'b', 'c']);
     expect(set).toMatchObject({ widened: true, target: 0.9 });
     expect(set.reason).toBe(
-      'the top tool has calibrated probability 0.50 < 0.6; widened to 3 tools to hold an acceptable one in 90% of such steps',
+      'the top tool has calibrated probability 0.50 < 0.6 (sets like this one, of 3 tools, hold a right tool in 90% of such steps)',
     );
   });
 });
