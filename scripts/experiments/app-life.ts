@@ -11,9 +11,10 @@
  * (test/fixtures/demo-compositional.jsonl); UltraTool on 500 of its training plans held out (seed
  * 0; its official test plans stay untouched here); RestBench and Seal-Tools on a seeded 30%.
  *
- *   npm run eval:app-life -- [--worlds demo,restbench] [--seeds 3] [--json out.json]
+ *   npm run eval:app-life -- [--worlds demo,restbench] [--seeds 3] [--json out.json] [--results docs/results.json]
+ *   npm run eval:app-life -- --from out.json --results docs/results.json   (a saved run into the docs' results file)
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
 import { planSteps } from '../../src/core/plans/plan.js';
@@ -87,9 +88,18 @@ async function main() {
       paths: { type: 'string', default: 'train,learn' },
       orders: { type: 'string', default: 'random,skewed' },
       json: { type: 'string' },
+      // docs/results.json: the app-life table (means over seeds; worst coverage and confident-miss) is replaced.
+      results: { type: 'string' },
+      from: { type: 'string' },
       data: { type: 'string', default: '../shared/data' },
     },
   });
+  if (values.from) {
+    // A saved run (--json) into the results file, without running again.
+    const saved = JSON.parse(readFileSync(values.from, 'utf8')) as Point[];
+    if (values.results) writeResultsTable(values.results, saved);
+    return;
+  }
   const encoder = await loadEncoder();
   const sizes = values.sizes.split(',');
   const seeds = Number(values.seeds);
@@ -132,6 +142,7 @@ async function main() {
     }
   }
   if (values.json) writeFileSync(values.json, JSON.stringify(points, null, 1));
+  if (values.results) writeResultsTable(values.results, points);
   // The issue's lines: MRR ≥ tools-only − 0.02, confident-miss ≤ 0.05, coverage ≥ 0.90.
   const fails: string[] = [];
   for (const p of points) {
@@ -146,3 +157,50 @@ async function main() {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();
+
+/** Writes the app-life table into a docs results file (test/docs-results.ts renders it). */
+function writeResultsTable(file: string, points: Point[]): void {
+  const results = JSON.parse(readFileSync(file, 'utf8')) as { tables: Record<string, unknown> };
+  const groups = new Map<string, Point[]>();
+  for (const p of points) {
+    const key = `${p.world}|${p.order}|${p.path}|${p.n}`;
+    groups.set(key, [...(groups.get(key) ?? []), p]);
+  }
+  const mean = (list: Point[], f: (p: Point) => number) => list.reduce((a, p) => a + f(p), 0) / list.length;
+  const rows = [...groups.values()].map((list) => {
+    const p = list[0];
+    return [
+      p.world,
+      p.order === 'none' ? 'tools only' : p.order,
+      p.order === 'none' ? '' : p.path,
+      String(p.n),
+      String(list.length),
+      mean(list, (q) => q.mrr).toFixed(3),
+      `${mean(list, (q) => q.coverage).toFixed(3)} (${Math.min(...list.map((q) => q.coverage)).toFixed(3)})`,
+      mean(list, (q) => q.setSize).toFixed(2),
+      mean(list, (q) => q.confidentShare).toFixed(3),
+      `${mean(list, (q) => q.confidentMissRate).toFixed(3)} (${Math.max(...list.map((q) => q.confidentMissRate)).toFixed(3)})`,
+    ];
+  });
+  results.tables['app-life'] = {
+    title: "The app's first year: DTDR-G by demonstrations (means over seeds; worst run in brackets)",
+    command: 'npm run eval:app-life -- --results docs/results.json',
+    date: new Date().toISOString().slice(0, 10),
+    columns: [
+      'world',
+      'draw',
+      'path',
+      'N',
+      'runs',
+      'MRR',
+      'coverage (worst)',
+      'mean |F_t|',
+      'confident',
+      'confident-miss (worst)',
+    ],
+    align: ['left', 'left', 'left', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
+    rows,
+  };
+  writeFileSync(file, `${JSON.stringify(results, null, 1)}\n`);
+  console.log(`${file}: tables.app-life (${rows.length} rows)`);
+}

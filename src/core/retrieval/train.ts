@@ -25,6 +25,7 @@ export function isPeer(name: string): name is PeerName {
 /** What `Dtdr.train` and `dtdr train` use when no method is given: DTDR-G, the gated combination. */
 export const DEFAULT_METHOD: MethodName = 'dtdr-g';
 
+/** Options of training, shared by every method (`Dtdr.train`, `dtdr train`, `evaluateMethods`). */
 export interface TrainOptions {
   /** l: how many of the last tools DTDR conditions on. Default 3 (the paper's best). */
   historyLength?: number;
@@ -44,6 +45,7 @@ export interface TrainOptions {
    * the workers. Default: none (one thread). Used by trainRetriever, Dtdr.train and the CLI.
    */
   workers?: FoldWorkers;
+  /** Called as training proceeds, with the phase and the share of it done (for progress bars). */
   onProgress?: (progress: TrainingProgress) => void;
 }
 
