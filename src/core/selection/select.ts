@@ -104,7 +104,8 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
         ? []
         : [
             `${ranking.cause ?? 'unsure'} (sets like this one, of ${candidates.length} ` +
-              `tool${candidates.length === 1 ? '' : 's'}, hold a right tool in ${Math.round(target * 100)}% of such steps)`,
+              `tool${candidates.length === 1 ? '' : 's'}, hold a right tool in ` +
+              `${Math.round(target * 100)}% of such steps)`,
           ]),
       ...(capped ? [`capped at ${o.widenMax} tools, holding ${mass.toFixed(2)} of the probability`] : []),
     ];
