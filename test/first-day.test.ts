@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Encoder } from '../src/core/base/encoder.js';
-import { scoreStep, summarize, type StepScore } from '../src/core/base/metrics.js';
+import { summarize } from '../src/core/base/metrics.js';
 import { seededRandom, shuffleInPlace } from '../src/core/base/random.js';
 import type { Plan, ToolSpec } from '../src/core/base/types.js';
 import { Dtdr } from '../src/core/dtdr.js';
@@ -16,11 +16,10 @@ import { parsePlans } from '../src/core/plans/dataset.js';
 import { chainPlan, planSteps } from '../src/core/plans/plan.js';
 import { fitNovelty, learnNovelty, noveltyPValue } from '../src/core/retrieval/default/novelty.js';
 import { shrinkInPlace, unseenKeep, unseenShare } from '../src/core/retrieval/default/shrinkage.js';
-import { selectCandidates } from '../src/core/selection/select.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { demoDataset } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
-import { skewedPool } from './worlds/app-life.js';
+import { scoreRetrievals, skewedPool } from './worlds/app-life.js';
 import { hasSharedData, SHARED_DATA } from './helpers.js';
 
 describe('shrinkage toward the descriptions', () => {
@@ -83,26 +82,6 @@ let encoder: Encoder;
 beforeAll(async () => {
   encoder = await loadEncoder();
 });
-
-async function scores(model: Dtdr, test: Plan[]): Promise<StepScore[]> {
-  const out: StepScore[] = [];
-  for (const plan of test) {
-    for (const step of planSteps(plan)) {
-      const r = await model.rank(step.query, step.history);
-      const set = selectCandidates(r);
-      out.push(
-        scoreStep(
-          r.order,
-          r.labels,
-          step.acceptable,
-          set.candidates.map((c) => c.tool),
-          { widened: set.widened },
-        ),
-      );
-    }
-  }
-  return out;
-}
 
 describe('a model that starts from its tools and learns its first runs', () => {
   it('is the model trained on the same runs: same probabilities, same confidence', async () => {
@@ -172,8 +151,8 @@ describe('an 8-tool home app with its first 20 runs', () => {
 
 /** MRR, coverage and confident-miss of a model trained on `plans`, and of the tools alone, on `test`. */
 async function againstToolsAlone(tools: ToolSpec[], plans: Plan[], test: Plan[]) {
-  const trained = summarize(await scores(await Dtdr.train({ tools, plans, encoder }), test));
-  const alone = summarize(await scores(await Dtdr.train({ tools, encoder }), test));
+  const trained = summarize(await scoreRetrievals(await Dtdr.train({ tools, plans, encoder }), test));
+  const alone = summarize(await scoreRetrievals(await Dtdr.train({ tools, encoder }), test));
   return { trained, alone };
 }
 
@@ -217,7 +196,7 @@ describe.skipIf(!hasSharedData)('skewed and random first runs: UltraTool (real d
 
   it('300 random runs: confident on ≥ 30% of steps with confident-miss ≤ 0.05', async () => {
     const plans = shuffleInPlace([...pool], seededRandom(1000)).slice(0, 300);
-    const trained = summarize(await scores(await Dtdr.train({ tools, plans, encoder }), test));
+    const trained = summarize(await scoreRetrievals(await Dtdr.train({ tools, plans, encoder }), test));
     expect(1 - trained.widenedRate).toBeGreaterThanOrEqual(0.3);
     expect(trained.confidentMissRate).toBeLessThanOrEqual(0.05);
   });

@@ -17,13 +17,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
-import { planSteps } from '../../src/core/plans/plan.js';
-import { scoreStep, summarize, type MetricSummary, type StepScore } from '../../src/core/base/metrics.js';
+import { summarize, type MetricSummary } from '../../src/core/base/metrics.js';
 import { seededRandom, shuffleInPlace } from '../../src/core/base/random.js';
 import type { Plan } from '../../src/core/base/types.js';
-import { selectCandidates } from '../../src/core/selection/select.js';
 import { loadEncoder } from '../../src/encoders/node.js';
-import { loadWorld, skewedPool, type World } from '../../test/worlds/app-life.js';
+import { loadWorld, scoreRetrievals, skewedPool, type World } from '../../test/worlds/app-life.js';
 import type { Encoder } from '../../src/core/base/encoder.js';
 
 /** Runs handed to each `learn()` call on the learn path. */
@@ -36,26 +34,6 @@ export interface Point extends MetricSummary {
   n: number;
   seed: number;
   confidentShare: number;
-}
-
-async function scoreModel(model: Dtdr, test: Plan[]): Promise<StepScore[]> {
-  const scores: StepScore[] = [];
-  for (const plan of test) {
-    for (const step of planSteps(plan)) {
-      const ranking = await model.rank(step.query, step.history);
-      const set = selectCandidates(ranking);
-      scores.push(
-        scoreStep(
-          ranking.order,
-          ranking.labels,
-          step.acceptable,
-          set.candidates.map((c) => c.tool),
-          { confidence: ranking.probabilities[ranking.order[0]], widened: set.widened },
-        ),
-      );
-    }
-  }
-  return scores;
 }
 
 async function point(
@@ -72,7 +50,7 @@ async function point(
     model = await Dtdr.train({ tools: world.tools, encoder });
     for (let i = 0; i < plans.length; i += LEARN_BATCH) await model.learn(plans.slice(i, i + LEARN_BATCH));
   }
-  const s = summarize(await scoreModel(model, world.test));
+  const s = summarize(await scoreRetrievals(model, world.test));
   return { ...meta, ...s, confidentShare: 1 - s.widenedRate };
 }
 

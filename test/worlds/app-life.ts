@@ -8,6 +8,8 @@ import { parsePlans } from '../../src/core/plans/dataset.js';
 import { planSteps } from '../../src/core/plans/plan.js';
 import { seededRandom, shuffleInPlace } from '../../src/core/base/random.js';
 import type { Plan, ToolSpec } from '../../src/core/base/types.js';
+import { scoreStep, type StepScore } from '../../src/core/base/metrics.js';
+import type { Dtdr } from '../../src/core/dtdr.js';
 import { readDatasetDir } from '../../src/data/node.js';
 import { demoDataset } from '../../src/demo/toolset.js';
 
@@ -62,4 +64,23 @@ export function skewedPool(pool: Plan[], k = 3): Plan[] {
       .map(([t]) => t),
   );
   return pool.filter((p) => top.has(planSteps(p)[0]?.acceptable[0] ?? ''));
+}
+
+/**
+ * Every step of `test` as an app meets it: `retrieve` with the calls so far, scored on its candidate
+ * set (covered, size, widened) and its ranking (MRR), with the top label's claimed probability.
+ */
+export async function scoreRetrievals(model: Dtdr, test: readonly Plan[]): Promise<StepScore[]> {
+  const scores: StepScore[] = [];
+  for (const plan of test) {
+    for (const step of planSteps(plan)) {
+      const r = await model.retrieve(step.query, step.history);
+      const { order, labels, probabilities } = r.ranking;
+      const tools = r.candidates.map((c) => c.tool);
+      scores.push(
+        scoreStep(order, labels, step.acceptable, tools, { confidence: probabilities[order[0]], widened: r.widened }),
+      );
+    }
+  }
+  return scores;
 }

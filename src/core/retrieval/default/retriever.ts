@@ -310,7 +310,7 @@ export class GatedRetriever implements Retriever {
       descriptions: () => this.descriptions(),
       novelty: pValue,
       undemonstrated,
-      demonstrations: ev.sizes.reduce((a, b) => a + b, 0),
+      demonstrations: () => ev.sizes.reduce((a, b) => a + b, 0),
     };
     // The step rules (step-rules.ts), in order: each may make the step unsure and add tools.
     const first: number[] = [];

@@ -75,8 +75,8 @@ export interface StepView {
   novelty: number;
   /** Whether some tool has no demonstrations (so the learned probabilities were shrunk toward the descriptions). */
   undemonstrated: boolean;
-  /** How many demonstrations the model learned from. */
-  demonstrations: number;
+  /** How many demonstrations the model learned from (summed on first use). */
+  demonstrations: () => number;
 }
 
 /** What a rule found: tools for the set and why the step is not confident. */
@@ -111,3 +111,13 @@ export interface StepRule<S = unknown> {
   /** The rule at one step: what it found, or null. */
   check(state: S, step: StepView): RuleFinding | null;
 }
+
+/**
+ * What a rule with no state of its own fits, loads and saves: it speaks for models fitted with the
+ * first-day evidence (request novelty, `state.novelty`) and stays silent for files written before it.
+ */
+export const FIRST_DAY_RULE: Pick<StepRule<object>, 'fit' | 'load' | 'save'> = {
+  fit: () => ({}),
+  load: (saved) => (saved.novelty !== undefined ? {} : undefined),
+  save: () => undefined,
+};

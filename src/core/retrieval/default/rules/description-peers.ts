@@ -4,7 +4,7 @@
  * probability), the step is not confident on the strength of those demonstrations, and up to two
  * such tools join the set. The ranking's demonstrations cannot tell the request is not for them.
  */
-import type { StepRule, StepView } from '../rule.js';
+import { FIRST_DAY_RULE, type StepRule, type StepView } from '../rule.js';
 
 /** An undemonstrated tool whose description probability is at least this share of the best tool's is a peer. */
 export const DESCRIPTION_PEER = 0.5;
@@ -13,9 +13,7 @@ const OFFERED = 2;
 
 export const descriptionPeersRule: StepRule<object> = {
   name: 'description-peers',
-  fit: () => ({}),
-  load: (saved) => (saved.novelty !== undefined ? {} : undefined),
-  save: () => undefined,
+  ...FIRST_DAY_RULE,
   check(_state, v) {
     if (!v.undemonstrated || v.best === v.side.end) return null;
     const peers = descriptionPeers(v);

@@ -5,14 +5,11 @@
  * already gave a never-demonstrated tool all of its description's share for such a request.
  */
 import { NOVEL_P } from '../novelty.js';
-import type { StepRule } from '../rule.js';
+import { FIRST_DAY_RULE, type StepRule } from '../rule.js';
 
 export const novelRequestRule: StepRule<object> = {
   name: 'novel-request',
-  fit: () => ({}),
-  // Models fitted before request novelty have no sample to compare with: the rule stays silent.
-  load: (saved) => (saved.novelty !== undefined ? {} : undefined),
-  save: () => undefined,
+  ...FIRST_DAY_RULE,
   check(_state, v) {
     if (v.novelty >= NOVEL_P) return null;
     const share = Math.round(NOVEL_P * 100);

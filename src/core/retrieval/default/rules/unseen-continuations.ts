@@ -7,7 +7,7 @@
  * description, so the rule stops there.
  */
 import { FLOOR_GRAPH, GG } from '../layout.js';
-import type { StepRule, StepView } from '../rule.js';
+import { FIRST_DAY_RULE, type StepRule, type StepView } from '../rule.js';
 
 /** Below this many demonstrations the rule speaks. */
 export const FEW_RUNS = 100;
@@ -16,11 +16,9 @@ const OFFERED = 1;
 
 export const unseenContinuationsRule: StepRule<object> = {
   name: 'unseen-continuations',
-  fit: () => ({}),
-  load: (saved) => (saved.novelty !== undefined ? {} : undefined),
-  save: () => undefined,
+  ...FIRST_DAY_RULE,
   check(_state, v) {
-    if (!v.confident || v.best === v.side.end || v.demonstrations >= FEW_RUNS) return null;
+    if (!v.confident || v.best === v.side.end || v.demonstrations() >= FEW_RUNS) return null;
     const peers = unseenPreferred(v);
     if (peers.length === 0) return null;
     const names = peers.map((f) => `"${v.side.labels[f]}"`).join(' and ');
