@@ -23,13 +23,11 @@ import { scoreRetrievals, skewedPool } from './worlds/app-life.js';
 import { hasSharedData, SHARED_DATA } from './helpers.js';
 
 describe('shrinkage toward the descriptions', () => {
-  const isEnd = (f: number) => f === 3;
-
   it('gives a tool no demonstration used its share of the descriptions, by hand', () => {
     // Tools 0 and 1 demonstrated, tool 2 never; label 3 is END. The learned model buries tool 2.
     const p = [0.7, 0.2, 0.0, 0.1];
     const descriptions = [0.2, 0.2, 0.4, 0.2];
-    shrinkInPlace(p, descriptions, [5, 1, 0], 4, isEnd, 0.5);
+    shrinkInPlace(p, descriptions, [5, 1, 0], 4, 3, 0.5);
     // END keeps its learned 0.1. Within the tools (0.9 of the mass): tool 2 keeps half of its
     // description share 0.4 / 0.8; tools 0 and 1 share the descriptions' mass on demonstrated
     // tools and half of tool 2's (0.75) in the learned proportions 0.7 : 0.2.
@@ -42,14 +40,14 @@ describe('shrinkage toward the descriptions', () => {
 
   it('changes nothing where every tool has demonstrations', () => {
     const p = [0.6, 0.3, 0.1];
-    shrinkInPlace(p, [0.1, 0.1, 0.8], [3, 2], 3, (f) => f === 2, 0.9);
+    shrinkInPlace(p, [0.1, 0.1, 0.8], [3, 2], 3, 2, 0.9);
     expect(p.map((v) => +v.toFixed(12))).toEqual([0.6, 0.3, 0.1]);
   });
 
   it('estimates the chance of a never-demonstrated tool by Good–Turing, and keeps all of it for a novel request', () => {
     // Two tools used once among four tool steps (END aside): 2 / 4.
-    expect(unseenShare([1, 1, 2, 0, 40], 5, (f) => f === 4)).toBe(0.5);
-    expect(unseenShare([0, 0, 0], 3, (f) => f === 2)).toBe(1);
+    expect(unseenShare([1, 1, 2, 0, 40], 5, 4)).toBe(0.5);
+    expect(unseenShare([0, 0, 0], 3, 2)).toBe(1);
     expect(unseenKeep(0.1, 1, 0.05)).toBeCloseTo(0.1, 12);
     expect(unseenKeep(0.1, 0.025, 0.05)).toBeCloseTo(0.55, 12);
     expect(unseenKeep(0.1, 0, 0.05)).toBe(1);
@@ -68,6 +66,17 @@ describe('conformal novelty of a request', () => {
     const model = fitNovelty(near, 3);
     expect(noveltyPValue(model, unit([0, 1, 0]))).toBeCloseTo(1 / 21, 12);
     expect(noveltyPValue(model, near[7])).toBeGreaterThan(0.5);
+  });
+
+  it('answers exactly below the asked level and "at least that" above it', () => {
+    const model = fitNovelty(near, 3);
+    const queries = [unit([0, 1, 0]), unit([1, 1, 0]), unit([1, 0.3, 0]), ...near];
+    for (const q of queries) {
+      const exact = noveltyPValue(model, q);
+      const bounded = noveltyPValue(model, q, 0.2);
+      if (exact < 0.2) expect(bounded).toBe(exact);
+      else expect(bounded).toBeGreaterThanOrEqual(0.2);
+    }
   });
 
   it('keeps a bounded sample as demonstrations arrive', () => {

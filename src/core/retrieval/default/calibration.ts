@@ -65,14 +65,10 @@ export function calibrationScores(
     const p = stepProbabilities(theta, data, i, temperature, a, buffer);
     if (counts) {
       const pT = stepProbabilities(DESCRIPTIONS_GATE, data, i, 1, aT, bufferT);
-      shrinkInPlace(
-        p,
-        pT,
-        counts(i),
-        p.length,
-        (k) => data.values[(data.offsets[i] + k) * data.signals + ENDS] === 1,
-        unseen,
-      );
+      let end = -1;
+      for (let k = 0; k < p.length && end < 0; k++)
+        if (data.values[(data.offsets[i] + k) * data.signals + ENDS] === 1) end = k;
+      shrinkInPlace(p, pT, counts(i), p.length, end, unseen);
     }
     const from = data.offsets[i];
     let b = 0;

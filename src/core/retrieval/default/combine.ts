@@ -6,22 +6,23 @@ import { CALLED, CG, C_CALLS, C_SERVED, EMB, EMBU, ENDS, G, GG, HEAD, LEXU, S } 
 import { SCORES, type Workspace } from './workspace.js';
 
 /**
- * Combined scores z(f) = Σ_s a_s x_s(f) with a = Θ·context, written into w.scores; returns max z.
+ * Combined scores z(f) = Σ_s a_s x_s(f) with a = Θ·context, written into the kernel's input
+ * `which` (w.scores unless told); returns max z.
  * Called, schema and END are zero off `w.sparse`, and adding a zero changes no sum: one pass
  * adds the eight signals that can be non-zero anywhere, in signal order, and the labels in
  * `w.sparse` are summed over every signal — the same sums, bit for bit, as one pass per signal.
  */
-export function combine(theta: Float64Array, w: Workspace, labels: number): number {
+export function combine(theta: Float64Array, w: Workspace, labels: number, which = SCORES): number {
   const a = w.signalWeights;
   for (let s = 0; s < S; s++) {
     let v = 0;
     for (let g = 0; g < G; g++) v += theta[s * G + g] * w.context[g];
     a[s] = v;
   }
-  const z = w.scores;
+  const z = w.kernel.inputs[which];
   const x = w.x;
   // Signals 0–7 (LEX … HEAD) are the dense ones, in signal order.
-  w.kernel.combine(a, SCORES);
+  w.kernel.combine(a, which);
   const { list, size } = w.sparse;
   for (let i = 0; i < size; i++) {
     const f = list[i];
@@ -29,7 +30,7 @@ export function combine(theta: Float64Array, w: Workspace, labels: number): numb
     for (let s = 0; s < S; s++) if (a[s] !== 0) v += a[s] * x[s * labels + f];
     z[f] = v;
   }
-  return w.kernel.max(SCORES, labels);
+  return w.kernel.max(which, labels);
 }
 
 /**

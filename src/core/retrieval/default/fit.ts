@@ -430,7 +430,7 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   const temperature = fitTemperature(theta, calData);
   // Scored as ranked: shrunk toward the descriptions by each candidate's demonstrations in its fold.
   const L = side.labels.length;
-  const unseen = unseenShare(rarity(ev, L).counts, L, (f) => f === side.end);
+  const unseen = unseenShare(rarity(ev, L).counts, L, side.end);
   const cal = calibrationScores(theta, temperature, calData, (i) => stepPoolCounts[calSteps[i]], unseen);
   const thresholdData = thresholdScheme === 0 ? calData : builder.build(thresholdSteps);
   const scored =

@@ -32,16 +32,31 @@ export interface NoveltyState {
   seen: number;
 }
 
+// Four running sums: the request is scored against every kept row, and this loop is most of its cost.
 function dot(a: Float32Array, ai: number, b: ArrayLike<number>, bi: number, d: number): number {
-  let s = 0;
-  for (let j = 0; j < d; j++) s += a[ai + j] * b[bi + j];
-  return s;
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let j = 0;
+  for (; j + 3 < d; j += 4) {
+    s0 += a[ai + j] * b[bi + j];
+    s1 += a[ai + j + 1] * b[bi + j + 1];
+    s2 += a[ai + j + 2] * b[bi + j + 2];
+    s3 += a[ai + j + 3] * b[bi + j + 3];
+  }
+  for (; j < d; j++) s0 += a[ai + j] * b[bi + j];
+  return s0 + s1 + (s2 + s3);
 }
 
 /** Similarity of `q` to its nearest kept request, skipping row `skip`. */
 function nearestSimilarity(n: Novelty, q: ArrayLike<number>, qi: number, skip = -1): number {
   let best = -Infinity;
-  for (let r = 0; r < n.count; r++) if (r !== skip) best = Math.max(best, dot(n.rows, r * n.dim, q, qi, n.dim));
+  for (let r = 0; r < n.count; r++) {
+    if (r === skip) continue;
+    const s = dot(n.rows, r * n.dim, q, qi, n.dim);
+    if (s > best) best = s;
+  }
   return best;
 }
 
@@ -90,10 +105,20 @@ export function learnNovelty(n: Novelty, queries: readonly Float32Array[]): void
 /**
  * The conformal p-value of a request: (1 + kept requests whose nearest-neighbour similarity is at
  * most this request's) / (kept + 1). 1 when fewer than two requests are kept (nothing to compare).
+ * Exact below `upTo`; at or above it the answer is only "at least `upTo`": the search stops at the
+ * first kept request close enough to prove it (most requests, which are like the demonstrations).
  */
-export function noveltyPValue(n: Novelty, q: ArrayLike<number>): number {
+export function noveltyPValue(n: Novelty, q: ArrayLike<number>, upTo = 1): number {
   if (n.count < 2) return 1;
-  const s = nearestSimilarity(n, q, 0);
+  // p ≥ upTo once `enough` nearest values are ≤ the request's similarity, that is once it reaches nearest[enough − 1].
+  const enough = Math.max(1, Math.ceil(upTo * (n.count + 1)) - 1);
+  const proof = enough <= n.nearest.length ? n.nearest[enough - 1] : Infinity;
+  let s = -Infinity;
+  for (let r = 0; r < n.count; r++) {
+    const v = dot(n.rows, r * n.dim, q, 0, n.dim);
+    if (v > s) s = v;
+    if (s >= proof) break;
+  }
   // nearest is ascending: count the values ≤ s by binary search.
   let lo = 0;
   let hi = n.nearest.length;

@@ -32,9 +32,9 @@ import type { StepView } from './rule.js';
 import { STEP_RULES } from './step-rules.js';
 import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type GatedState } from './state.js';
 import type { ToolSide } from './tool-side.js';
-import { noTerms, SCORES, Workspace } from './workspace.js';
+import { DESCRIBED, noTerms, SCORES, Workspace } from './workspace.js';
 import { NOVEL_P, noveltyPValue } from './novelty.js';
-import { descriptionProbabilities, nothingToShrink, shrinkInPlace, unseenKeep, unseenShare } from './shrinkage.js';
+import { DESCRIPTIONS_GATE, nothingToShrink, shrinkInPlace, unseenKeep, unseenShare } from './shrinkage.js';
 
 /**
  * DTDR-G (ours, the default): one retriever that combines, per step, the signals that are each
@@ -192,7 +192,11 @@ export class GatedRetriever implements Retriever {
     const L = this.side.labels.length;
     if (this.described) return this.descriptionBuffer;
     if (this.descriptionBuffer.length < L) this.descriptionBuffer = new Float64Array(L);
-    descriptionProbabilities(this.workspace.x, this.workspace.context, L, this.descriptionBuffer);
+    // The learned ranking's passes with the descriptions' gate (its probabilities were copied out of `output`).
+    const w = this.workspace;
+    const sum = w.kernel.run(DESCRIBED, L, combine(DESCRIPTIONS_GATE, w, L, DESCRIBED), 1);
+    w.kernel.divide(L, sum);
+    this.descriptionBuffer.set(w.kernel.output.subarray(0, L));
     this.described = true;
     return this.descriptionBuffer;
   }
@@ -231,16 +235,15 @@ export class GatedRetriever implements Retriever {
     const cal = this.parts.calibration;
     this.described = false;
     const novelty = this.parts.novelty;
-    const pValue = ev && novelty ? (this.lastQuery.pValue ??= noveltyPValue(novelty, q)) : 1;
+    const pValue = ev && novelty ? (this.lastQuery.pValue ??= noveltyPValue(novelty, q, NOVEL_P)) : 1;
     let undemonstrated = false;
     if (ev && novelty) {
       // Evidence decides the weight (shrinkage.ts): a tool no demonstration used keeps its share of
       // the descriptions' probability, all of it for a request unlike the demonstrations'.
       const { counts } = rarity(ev, L);
       const end = this.side.end;
-      const isEnd = (f: number) => f === end;
       if (this.shrinkFor?.counts !== counts)
-        this.shrinkFor = { counts, needed: !nothingToShrink(counts, L, isEnd), unseen: unseenShare(counts, L, isEnd) };
+        this.shrinkFor = { counts, needed: !nothingToShrink(counts, L, end), unseen: unseenShare(counts, L, end) };
       undemonstrated = this.shrinkFor.needed;
       if (undemonstrated) {
         shrinkInPlace(
@@ -248,7 +251,7 @@ export class GatedRetriever implements Retriever {
           this.descriptions(),
           counts,
           L,
-          isEnd,
+          end,
           unseenKeep(this.shrinkFor.unseen, pValue, NOVEL_P),
         );
         top = -1;

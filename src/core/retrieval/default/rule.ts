@@ -71,7 +71,10 @@ export interface StepView {
   usable: (a: number) => boolean;
   /** The descriptions' probabilities of this step (shrinkage.ts), worked out on first use. */
   descriptions(): Float64Array;
-  /** The request's conformal novelty p-value against the demonstrations' requests (novelty.ts); 1 without them. */
+  /**
+   * The request's conformal novelty p-value against the demonstrations' requests (novelty.ts), exact below NOVEL_P
+   * and only known to be at least NOVEL_P above it; 1 without them.
+   */
   novelty: number;
   /** Whether some tool has no demonstrations (so the learned probabilities were shrunk toward the descriptions). */
   undemonstrated: boolean;

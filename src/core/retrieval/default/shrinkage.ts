@@ -13,7 +13,7 @@
  * familiar request (trust 1) it is the learned ranking unchanged.
  */
 import { toolsOnlyGate } from './combine.js';
-import { G, HEAD, CG, GG, S, BAG } from './layout.js';
+import { G, HEAD, CG, GG, BAG } from './layout.js';
 
 /** The tools-only gate with the evidence signals off: the descriptions' ranking of a step. */
 export const DESCRIPTIONS_GATE: Float64Array = (() => {
@@ -23,43 +23,8 @@ export const DESCRIPTIONS_GATE: Float64Array = (() => {
 })();
 
 /**
- * The descriptions' probabilities of one step, from its signal rows `x` (S rows of `labels`) and
- * context, into `out`.
- */
-export function descriptionProbabilities(
-  x: ArrayLike<number>,
-  context: ArrayLike<number>,
-  labels: number,
-  out: Float64Array,
-  weights = new Float64Array(S),
-): Float64Array {
-  for (let s = 0; s < S; s++) {
-    let v = 0;
-    for (let g = 0; g < G; g++) v += DESCRIPTIONS_GATE[s * G + g] * context[g];
-    weights[s] = v;
-  }
-  out.fill(0, 0, labels);
-  for (let s = 0; s < S; s++) {
-    const a = weights[s];
-    if (a === 0) continue;
-    const row = s * labels;
-    for (let f = 0; f < labels; f++) out[f] += a * x[row + f];
-  }
-  softmaxInPlace(out, labels);
-  return out;
-}
-
-export function softmaxInPlace(z: Float64Array, n: number): void {
-  let max = -Infinity;
-  for (let i = 0; i < n; i++) if (z[i] > max) max = z[i];
-  let sum = 0;
-  for (let i = 0; i < n; i++) sum += z[i] = Math.exp(z[i] - max);
-  for (let i = 0; i < n; i++) z[i] /= sum;
-}
-
-/**
- * Mixes the learned probabilities `p` (in place) with the descriptions' `pT`. END (`isEnd`, one
- * label) is about the calls, not the descriptions: it keeps its learned probability. The tools
+ * Mixes the learned probabilities `p` (in place) with the descriptions' `pT`. END (label `end`;
+ * −1: none) is about the calls, not the descriptions: it keeps its learned probability. The tools
  * share the rest: a tool with demonstrations (counts ≥ 1) gets the learned model's share of the
  * mass the descriptions give the demonstrated tools, and a tool with none keeps `unseen` of its
  * description's share (partly demonstrated tools in between).
@@ -69,30 +34,38 @@ export function shrinkInPlace(
   pT: ArrayLike<number>,
   counts: ArrayLike<number>,
   n: number,
-  isEnd: (f: number) => boolean,
+  end: number,
   unseen: number,
 ): void {
-  const weight = (c: number) => 1 - (1 - Math.min(1, c)) * unseen;
-  let endL = 0;
-  let endT = 0;
-  for (let f = 0; f < n; f++) if (isEnd(f)) [endL, endT] = [endL + p[f], endT + pT[f]];
+  const endL = end >= 0 ? p[end] : 0;
+  const endT = end >= 0 ? pT[end] : 0;
   // Within the tools: q_L = p / (1 − endL), q_T = pT / (1 − endT).
   const toolsL = 1 - endL;
   const toolsT = 1 - endT;
   if (!(toolsL > 0) || !(toolsT > 0)) return;
+  // λ_f = 1 − (1 − min(1, count)) · unseen.
   let mass = 0;
   let learned = 0;
   for (let f = 0; f < n; f++) {
-    if (isEnd(f)) continue;
-    const l = weight(counts[f]);
-    mass += (l * pT[f]) / toolsT;
-    learned += (l * p[f]) / toolsL;
+    if (f === end) continue;
+    const c = counts[f];
+    const l = c >= 1 ? 1 : 1 - (1 - c) * unseen;
+    mass += l * pT[f];
+    learned += l * p[f];
   }
-  const scale = learned > 0 ? mass / learned : 0;
+  mass /= toolsT;
+  learned /= toolsL;
+  if (!(learned > 0)) {
+    for (let f = 0; f < n; f++) if (f !== end) p[f] = toolsL * (pT[f] / toolsT);
+    return;
+  }
+  const scale = mass / learned;
+  const fromT = toolsL / toolsT;
   for (let f = 0; f < n; f++) {
-    if (isEnd(f)) continue;
-    const l = learned > 0 ? weight(counts[f]) : 0;
-    p[f] = toolsL * ((1 - l) * (pT[f] / toolsT) + scale * l * (p[f] / toolsL));
+    if (f === end) continue;
+    const c = counts[f];
+    const l = c >= 1 ? 1 : 1 - (1 - c) * unseen;
+    p[f] = (1 - l) * pT[f] * fromT + scale * l * p[f];
   }
 }
 
@@ -108,8 +81,8 @@ export function unseenKeep(goodTuring: number, pValue: number, novelBelow: numbe
 }
 
 /** True when mixing would change nothing: every tool demonstrated. */
-export function nothingToShrink(counts: ArrayLike<number>, n: number, isEnd: (f: number) => boolean): boolean {
-  for (let f = 0; f < n; f++) if (!isEnd(f) && counts[f] < 1) return false;
+export function nothingToShrink(counts: ArrayLike<number>, n: number, end: number): boolean {
+  for (let f = 0; f < n; f++) if (f !== end && counts[f] < 1) return false;
   return true;
 }
 
@@ -117,11 +90,11 @@ export function nothingToShrink(counts: ArrayLike<number>, n: number, isEnd: (f:
  * Good–Turing: the chance that the next step needs a tool no demonstration used is about the share
  * of demonstrated tool steps whose tool was used exactly once (END aside). 1 with no steps.
  */
-export function unseenShare(counts: ArrayLike<number>, n: number, isEnd: (f: number) => boolean): number {
+export function unseenShare(counts: ArrayLike<number>, n: number, end: number): number {
   let once = 0;
   let steps = 0;
   for (let f = 0; f < n; f++) {
-    if (isEnd(f)) continue;
+    if (f === end) continue;
     steps += counts[f];
     if (counts[f] >= 0.5 && counts[f] < 1.5) once++;
   }

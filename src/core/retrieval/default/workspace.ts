@@ -19,9 +19,10 @@ export interface StepInput {
 
 /** Called tools projected out of the query, at most (longer histories keep their first 16 distinct calls). */
 export const MAX_BASIS = 16;
-/** The gate kernel's two input vectors. */
+/** The gate kernel's input vectors: the gate's scores, the head's logits and the descriptions' scores. */
 export const SCORES = 0;
 export const LOGITS = 1;
+export const DESCRIBED = 2;
 export const noTerms = (): LexicalQuery => ({ postings: [] });
 
 /** Scratch buffers for one step; reused so ranking allocates little. */
@@ -64,7 +65,7 @@ export class Workspace {
   constructor(labels: number, dim: number, clusters: number) {
     this.assigned = { query: new Float64Array(dim).fill(NaN), m: 0, weightSum: 0 };
     // Signals, scores and head logits live in the kernel's memory: its passes read them in place.
-    this.kernel = gateKernel(labels, S, 2);
+    this.kernel = gateKernel(labels, S, 3);
     this.x = this.kernel.x;
     this.scores = this.kernel.inputs[SCORES];
     this.acc = new Float64Array(labels);
