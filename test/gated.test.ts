@@ -3,7 +3,7 @@
  * live in real-data.test.ts.
  */
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parsePlans } from '../src/core/plans/dataset.js';
 import { Dtdr } from '../src/core/dtdr.js';
 import { DtdrError } from '../src/core/base/errors.js';
@@ -17,7 +17,7 @@ import {
   GateDataBuilder,
   stepProbabilities,
 } from '../src/core/retrieval/default/gate.js';
-import type { GatedRetriever } from '../src/core/retrieval/default/index.js';
+import type { GatedRetriever, GatedState } from '../src/core/retrieval/default/index.js';
 import { selectCandidates } from '../src/core/selection/select.js';
 import { DEFAULT_METHOD } from '../src/core/retrieval/train.js';
 import { END, type ToolSpec } from '../src/core/base/types.js';
@@ -284,6 +284,11 @@ describe('conformal thresholds from new combinations', () => {
     ),
   );
 
+  let model0: Dtdr;
+  beforeAll(async () => {
+    model0 = await Dtdr.train({ tools, plans, encoder });
+  });
+
   it('by default, when most plans repeat a sequence, come from folds that hold out whole sequences; ranking does not depend on it', async () => {
     const bySequence = await Dtdr.train({ tools, plans, encoder });
     const byPlan = await Dtdr.train({ tools, plans, encoder, gated: { experimental: { thresholdsFrom: 'plan' } } });
@@ -297,6 +302,53 @@ describe('conformal thresholds from new combinations', () => {
     }
     // the calibration-only folds score the calibration half of the plans: 3 steps each, 48 plans, half of them
     expect(bySequence.diagnostics!.heldOutSteps - byPlan.diagnostics!.heldOutSteps).toBe((plans.length / 2) * 3);
+  });
+
+  it('learning adds held-out scores as the folds held them out: new sequences only where they hold out sequences, every step where they hold out plans', async () => {
+    const unseen = names5.flatMap((a) => names5.filter((b) => b !== a).map((b) => [a, b])).slice(12);
+    const again = (pair: string[], id: string) => chainPlan(id, `${word[pair[0]]} then ${word[pair[1]]} anna`, pair);
+    const scores = (m: Dtdr) => {
+      const c = (m.toJSON().state as GatedState).calibration!;
+      return c.confident.length + c.unsure.length;
+    };
+    const bySequence = await Dtdr.train({ tools, plans, encoder });
+    const byPlan = await Dtdr.train({ tools, plans, encoder, gated: { experimental: { thresholdsFrom: 'plan' } } });
+    const before = { sequence: scores(bySequence), plan: scores(byPlan) };
+    const thresholds = structuredClone((bySequence.retriever as GatedRetriever).thresholds);
+    // Repeats of demonstrated sequences: held-out steps of random folds (3 steps each, END included), not of sequence
+    // folds.
+    const repeats = pairs.slice(0, 4).map((pair, k) => again(pair, `repeat-${k}`));
+    await bySequence.learn(repeats);
+    await byPlan.learn(repeats);
+    expect(scores(bySequence)).toBe(before.sequence);
+    expect((bySequence.retriever as GatedRetriever).thresholds).toEqual(thresholds);
+    expect(scores(byPlan)).toBe(before.plan + 4 * 3);
+    // A new sequence, twice in one call: both its plans are held out (as its fold would hold both).
+    await bySequence.learn([again(unseen[0], 'new-0'), again(unseen[0], 'new-1')]);
+    expect(scores(bySequence)).toBe(before.sequence + 2 * 3);
+    // Saved and loaded, the model knows it: a third time it is a repeat.
+    const state = bySequence.toJSON().state as GatedState;
+    expect(state.sequences).toHaveLength(12 + 1);
+    const loaded = Dtdr.load(bySequence.toBinary(), encoder);
+    await loaded.learn([again(unseen[0], 'new-2')]);
+    expect(scores(loaded)).toBe(before.sequence + 2 * 3);
+    await loaded.learn([again(unseen[1], 'new-3')]);
+    expect(scores(loaded)).toBe(before.sequence + 3 * 3);
+    expect(byPlan.toJSON().state).not.toHaveProperty('sequences');
+  });
+
+  it('refuses a saved sequence set that is not sorted hashes', () => {
+    const json = JSON.parse(JSON.stringify(model0.toJSON())) as { state: GatedState };
+    for (const bad of [[5, 3], [1, 1], [-1], [2 ** 31], 'x']) {
+      const e = (() => {
+        try {
+          Dtdr.load({ ...json, state: { ...json.state, sequences: bad } }, encoder);
+        } catch (x) {
+          return x;
+        }
+      })();
+      expect(DtdrError.isInstance(e) && e.field).toMatch(/^state\.sequences/);
+    }
   });
 
   it('rejects an unknown source', async () => {

@@ -112,7 +112,13 @@ describe('a removed tool added back takes the new description and schema', () =>
 describe('learning once per run, for a long time', () => {
   it('1,200 single-plan learn() calls: every score list and the forget window stay bounded; the newest plans can be forgotten', async () => {
     const model = Dtdr.load(trained, encoder);
-    const stream = generateDemoPlans(1200, 11);
+    // Repeats of the demonstrated sequences, and as many new combinations (only theirs are held-out scores).
+    const random = seededRandom(11);
+    const pick = () => DEMO_TOOLS[Math.floor(random() * DEMO_TOOLS.length)].name;
+    const stream = generateDemoPlans(600, 11).flatMap((plan, i) => {
+      const tools = [pick(), pick(), pick()];
+      return [plan, chainPlan(`new-${i}`, tools.map((t) => t.replace(/_/g, ' ')).join(' then '), tools)];
+    });
     for (const plan of stream) await model.learn([plan]);
     const state = model.toJSON().state as GatedState;
     for (const list of [

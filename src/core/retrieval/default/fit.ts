@@ -34,6 +34,7 @@ import type { LinearHeadOptions } from '../linear-head.js';
 import { noTerms, Workspace } from './workspace.js';
 import { fitNovelty } from './novelty.js';
 import { unseenShare } from './shrinkage.js';
+import { sequenceSet } from './score-sample.js';
 
 /**
  * Fits DTDR-G from demonstrations (or from tools alone): picks l and K on a held-out fold, scores
@@ -449,6 +450,8 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
     target,
     seed + SEED_GROUP_SAMPLE,
   );
+  // Learning then pools only the steps of sequences new to the model, as these folds held out (score-sample.ts).
+  if (thresholdsFrom === 'sequence') calibration.sequences = sequenceSet(plans.map(sequenceKey));
   const thresholds = { confident: calibration.thresholds.pools.confident, unsure: calibration.thresholds.pools.unsure };
   const heldOut = { descriptionRanks: thresholdSteps.map((step) => stepDescRank[step]), target };
   for (const rule of STEP_RULES) if (rules[rule.name] !== undefined) rule.calibrate?.(rules[rule.name], heldOut);

@@ -55,6 +55,13 @@ export interface Calibration {
    * the bounded uniform sample online learning keeps (score-sample.ts); absent until the first learn.
    */
   seen?: Record<string, number>;
+  /**
+   * Where the thresholds come from held-out steps of new tool sequences (thresholdsFrom `sequence`):
+   * the demonstrations' sequences, hashed (score-sample.ts), so that learning pools only the steps
+   * of sequences the model had not seen, as the fit did. Absent where thresholds come from random
+   * folds (every learned step pools) and in files written before it (likewise).
+   */
+  sequences?: Uint32Array;
 }
 
 export function demonstrationBucket(count: number): CalibrationGroup['support'] {

@@ -2,7 +2,7 @@
  * DTDR-G's online learning: new demonstrations join the model in time proportional to them
  * (conformal scores pooled, cluster counts and centroids moved; the head stays as fitted), without a refit.
  */
-import { planSteps, planTools } from '../../plans/plan.js';
+import { planSteps, planTools, sequenceKey } from '../../plans/plan.js';
 import { requireVector } from '../baselines.js';
 import { countPlans } from '../dependency.js';
 import { dotAt } from '../kmeans.js';
@@ -11,14 +11,15 @@ import { STEP_RULES } from './step-rules.js';
 import { fitEvidence } from './evidence.js';
 import { groupKey, parseGroup, poolOf } from './groups.js';
 import { KNOWN_HISTORY } from './layout.js';
-import { addSampledScore, sampledThreshold } from './score-sample.js';
+import { addSampledScore, newSequences, sampledThreshold } from './score-sample.js';
 import type { GatedParts } from './state.js';
 import { fitNovelty, learnNovelty } from './novelty.js';
 
 /**
  * Online learning, in time proportional to the new plans: first their steps are scored by the
  * model as it is (they are held out for it) and pooled with the stored conformal scores (a bounded
- * uniform sample of all of them), which re-sets the thresholds; then each plan joins its nearest
+ * uniform sample of all of them; where the thresholds were fitted on new sequences, only the steps
+ * of sequences the model had not seen), which re-sets the thresholds; then each plan joins its nearest
  * cluster (graph counts, tool bag, a running-mean centroid) and the pooled graph. The gate, the
  * temperature and the head stay as fitted. A model trained on tools alone gains its first evidence.
  * Returns true when the model gained its first evidence (its workspace must grow).
@@ -38,7 +39,15 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
       seen[name] = addSampledScore(list, seen[name] ?? list.length, score, name);
       touched.add(name);
     };
+    // Thresholds fitted on new sequences take only the steps of sequences the model had not seen (score-sample.ts).
+    let held = plans.map(() => true);
+    if (p.calibration.sequences) {
+      const found = newSequences(p.calibration.sequences, plans.map(sequenceKey));
+      held = found.isNew;
+      p.calibration.sequences = found.set;
+    }
     for (const [i, plan] of plans.entries()) {
+      if (!held[i]) continue;
       for (const step of planSteps(plan)) {
         const r = rank({ query: plan.query, history: step.history, queryVector: queries[i] });
         let best = 0;

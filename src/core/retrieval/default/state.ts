@@ -30,6 +30,7 @@ import { STEP_RULES, type RuleStates } from './step-rules.js';
 import { checkNoveltyState, noveltyFromState, noveltyState, type Novelty, type NoveltyState } from './novelty.js';
 import { G, KNOWN_HISTORY, S, SIGNALS, type SignalName } from './layout.js';
 import { ToolSide } from './tool-side.js';
+import { MAX_SEQUENCES } from './score-sample.js';
 
 /**
  * What a fitted DTDR-G holds: the tool side, the evidence (none for tools alone), the gate, calibration and thresholds.
@@ -123,6 +124,11 @@ export interface GatedState {
    * `learn`).
    */
   scoreCounts?: Record<string, number>;
+  /**
+   * The demonstrations' tool sequences, as sorted distinct 31-bit hashes, where the thresholds come from held-out new
+   * sequences (absent otherwise, and in files written before it: learning pools every step).
+   */
+  sequences?: number[];
   /** Label indices of the tools added after training (absent: none). */
   addedTools?: number[];
   /** Request coverage's word–tool alignment (absent in files written before it: no coverage rule). */
@@ -174,6 +180,7 @@ export function gatedState(p: GatedParts): GatedState {
       ? { groups: { scores: p.calibration.groups, thresholds: p.calibration.thresholds.groups, newToolRank: 0 } }
       : {}),
     ...(p.calibration.seen ? { scoreCounts: { ...p.calibration.seen } } : {}),
+    ...(p.calibration.sequences ? { sequences: Array.from(p.calibration.sequences) } : {}),
     ...(p.addedTools.length ? { addedTools: p.addedTools } : {}),
     ...(p.coverage ? { coverage: coverageState(p.coverage) } : {}),
     ...(p.novelty ? { novelty: noveltyState(p.novelty) } : {}),
@@ -285,7 +292,11 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
   return {
     side,
     evidence: ev,
-    calibration: { ...calibration, ...(s.scoreCounts ? { seen: { ...s.scoreCounts } } : {}) },
+    calibration: {
+      ...calibration,
+      ...(s.scoreCounts ? { seen: { ...s.scoreCounts } } : {}),
+      ...(s.sequences ? { sequences: Uint32Array.from(s.sequences) } : {}),
+    },
     addedTools: [...addedTools],
     ...(s.coverage ? { coverage: coverageFromState(s.coverage) } : {}),
     ...(s.novelty ? { novelty: noveltyFromState(s.novelty, dim) } : {}),
@@ -349,6 +360,11 @@ export function checkGatedState(
     for (const [name, n] of Object.entries(counts))
       if (!Number.isSafeInteger(n) || (n as number) < 0)
         stateError(`state.scoreCounts.${name}`, 'must be a count (an integer ≥ 0)');
+  }
+  if (s.sequences !== undefined) {
+    const hashes = numbers('state.sequences', s.sequences, undefined, { min: 0, max: 0x7fffffff, integer: true });
+    if (hashes.length > MAX_SEQUENCES) stateError('state.sequences', `must list at most ${MAX_SEQUENCES} sequences`);
+    if (hashes.some((h, i) => i > 0 && h <= hashes[i - 1])) stateError('state.sequences', 'must rise strictly');
   }
   if (s.diagnostics !== undefined) object('state.diagnostics', s.diagnostics);
   if (s.coverage !== undefined) checkCoverageState('state.coverage', s.coverage, tools.length);
