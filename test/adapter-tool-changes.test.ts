@@ -3,12 +3,13 @@
  * src/adapters/shared.ts): the current listing less the tools removed from the model. Checked
  * with each framework's own test double, offline: a removed tool the app still passes, a tool a
  * server dropped, and a tool the model knows but the server does not list are never offered and
- * never run. Also: the AI SDK guard's tool map has no prototype, and list_changed bursts coalesce.
+ * never run. Also: the AI SDK guard's tool map has no prototype, a call named like a member of every
+ * object (toString) is refused by every adapter, and list_changed bursts coalesce.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { generateText, jsonSchema, stepCountIs, tool, type ToolSet } from 'ai';
+import { generateText, jsonSchema, simulateReadableStream, stepCountIs, streamText, tool, type ToolSet } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { createAgent, FakeToolCallingModel, HumanMessage, tool as lcTool } from 'langchain';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +18,8 @@ import { dtdrPrepareStep } from '../src/adapters/ai-sdk/index.js';
 import { dtdrToolSelector } from '../src/adapters/langchain/index.js';
 import { dtdrMcpRun, mcpTools, watchMcpTools, type McpClientLike } from '../src/adapters/mcp/index.js';
 import { Dtdr } from '../src/core/dtdr.js';
+import { DtdrError } from '../src/core/base/errors.js';
+import { validateCall } from '../src/core/prompts/parse.js';
 import type { Encoder } from '../src/core/base/encoder.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
@@ -228,4 +231,147 @@ describe("MCP: each step reads the server's tools", () => {
     expect(model.tools.map((t) => t.name)).not.toContain('alarm_set');
     expect(await mcpTools(client)).toHaveLength(DEMO_TOOLS.length - 1);
   });
+});
+
+describe('a call of a name no tool has, like a member of every object (toString, constructor)', () => {
+  const INHERITED = ['toString', 'constructor'];
+  const refusal = (name: string) =>
+    new RegExp(`^Tool "${name}" is not available at this step: no tool has that name\\. Available tools: \\w`);
+
+  it.each(INHERITED)(
+    'AI SDK hard mode: a call of "%s" is refused with a DtdrError naming it and the step\'s tools, never run',
+    async (name) => {
+      const executed: string[] = [];
+      const tools = aiTools(executed);
+      const llm = new MockLanguageModelV3({ doGenerate: [call(name, 'c1'), text('done')] });
+      const step = dtdrPrepareStep(freshModel(), { tools: Object.keys(tools), maxTools: 3 });
+      const error = await generateText({
+        model: llm,
+        tools: step.guard(tools),
+        prepareStep: step,
+        stopWhen: stepCountIs(3),
+        prompt: 'Set an alarm for 7',
+      }).catch((e: unknown) => e);
+      expect(DtdrError.isInstance(error) && error.code).toBe('tool-call');
+      expect((error as Error).message).toMatch(refusal(name));
+      for (const offered of step.last!.tools) expect((error as Error).message).toContain(offered);
+      expect(executed).toEqual([]);
+    },
+  );
+
+  it('AI SDK streamText: the call comes back as an error part carrying the DtdrError, never run', async () => {
+    const executed: string[] = [];
+    const tools = aiTools(executed);
+    const chunks = [
+      { type: 'tool-call' as const, toolCallId: 'c1', toolName: 'toString', input: '{}' },
+      {
+        type: 'finish' as const,
+        finishReason: { unified: 'tool-calls' as const, raw: 'tool_calls' },
+        usage,
+      },
+    ];
+    const llm = new MockLanguageModelV3({ doStream: async () => ({ stream: simulateReadableStream({ chunks }) }) });
+    const step = dtdrPrepareStep(freshModel(), { tools: Object.keys(tools), maxTools: 3 });
+    const errors: unknown[] = [];
+    const result = streamText({
+      model: llm,
+      tools: step.guard(tools),
+      prepareStep: step,
+      stopWhen: stepCountIs(3),
+      prompt: 'Set an alarm for 7',
+      onError: ({ error }) => void errors.push(error),
+    });
+    const parts: { type: string; toolName?: string }[] = [];
+    for await (const part of result.fullStream) parts.push(part);
+    expect(parts.some((p) => p.type === 'tool-call')).toBe(false);
+    expect(errors).toHaveLength(1);
+    expect(DtdrError.isInstance(errors[0]) && errors[0].message).toMatch(refusal('toString'));
+    expect(executed).toEqual([]);
+  });
+
+  it('AI SDK soft mode leaving a removed tool out: refused the same way; an ordinary unknown name stays a tool error', async () => {
+    const model = freshModel();
+    await model.removeTools(REMOVED);
+    const executed: string[] = [];
+    const tools = aiTools(executed);
+    const llm = new MockLanguageModelV3({ doGenerate: [call('constructor', 'c1'), text('done')] });
+    const step = dtdrPrepareStep(model, { mode: 'soft', tools: Object.keys(tools) });
+    const error = await generateText({
+      model: llm,
+      tools: step.guard(tools),
+      prepareStep: step,
+      stopWhen: stepCountIs(3),
+      prompt: 'Set an alarm for 7',
+    }).catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(refusal('constructor'));
+
+    const other = new MockLanguageModelV3({ doGenerate: [call('no_such_tool', 'c1'), text('done')] });
+    const hard = dtdrPrepareStep(model, { tools: Object.keys(tools), maxTools: 3, requireWhenConfident: false });
+    const result = await generateText({
+      model: other,
+      tools: hard.guard(tools),
+      prepareStep: hard,
+      stopWhen: stepCountIs(3),
+      prompt: 'Set an alarm for 7',
+    });
+    const answered = result.steps[0].content.filter((c) => c.type === 'tool-error' || c.type === 'tool-result');
+    expect(answered.map((c) => c.type)).toEqual(['tool-error']);
+    expect(executed).toEqual([]);
+  });
+
+  it.each(INHERITED)(
+    'LangChain: a call of "%s" is answered with an error ToolMessage naming the shown tools',
+    async (name) => {
+      const ran: string[] = [];
+      const tools = DEMO_TOOLS.map((t) =>
+        lcTool(async () => (ran.push(t.name), 'ok'), {
+          name: t.name,
+          description: t.description,
+          schema: z.object({}).passthrough(),
+        }),
+      );
+      const llm = new FakeToolCallingModel({ toolCalls: [[{ name, args: {}, id: '1' }], []] });
+      const agent = createAgent({ model: llm, tools, middleware: [dtdrToolSelector(freshModel(), { maxTools: 3 })] });
+      const out = await agent.invoke({ messages: [new HumanMessage('Set an alarm for 7')] });
+      const answers = out.messages.filter((m) => m.getType() === 'tool');
+      expect(answers).toHaveLength(1);
+      expect(answers[0]).toMatchObject({ status: 'error', name });
+      expect(String(answers[0].content)).toMatch(
+        new RegExp(`^Tool "${name}" is not available at this step\\. Available tools: \\w`),
+      );
+      expect(ran).toEqual([]);
+    },
+  );
+
+  it.each(INHERITED)('MCP: callTool("%s") is an error result naming the offered tools, never sent', async (name) => {
+    const sent: string[] = [];
+    const client: McpClientLike = {
+      listTools: async () => ({
+        tools: DEMO_TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: { type: 'object' } })),
+      }),
+      callTool: async (params) => (sent.push(params.name), { content: [] }),
+    };
+    const run = dtdrMcpRun(client, freshModel(), { maxTools: 3 });
+    const { tools } = await run.step('Set an alarm for 7');
+    const result = await run.callTool({ name, arguments: {} });
+    expect(result.isError).toBe(true);
+    expect(result.content[0].text).toBe(
+      `Tool "${name}" is not available at this step. Available tools: ${tools.map((t) => t.name).join(', ')}.`,
+    );
+    expect(sent).toEqual([]);
+  });
+
+  it.each(INHERITED)(
+    'the agent\'s own check: an answer calling "%s" is an unknown-tool error naming the step\'s tools',
+    (name) => {
+      const parsed = validateCall({ kind: 'call', call: { name, arguments: {} }, warnings: [] }, DEMO_TOOLS, [
+        'alarm_set',
+        'timer_set',
+      ]);
+      expect(parsed).toMatchObject({ kind: 'error', error: 'unknown-tool' });
+      expect(parsed.kind === 'error' && parsed.message).toBe(
+        `There is no function named "${name}". Choose one of: alarm_set, timer_set.`,
+      );
+    },
+  );
 });

@@ -263,12 +263,27 @@ async function savedModels(): Promise<SavedModel[]> {
     await model.learn([chainPlan('l1', 'search files and email them', ['files_search', 'email_send'])]);
     if (method !== 'dtdr-g') await model.addTools([{ name: 'notes_write', description: 'write a note' }]);
     await model.removeTools(['contacts_search']);
-    const json = JSON.parse(JSON.stringify(model.toJSON()));
-    const bytes = model.toBinary();
-    const header = readHeader(bytes);
-    out.push({ json, paths: paths(json), header, headerPaths: paths(header), bytes });
+    out.push(savedModel(model));
   }
+  // DTDR-G with thresholds from new sequences: its saved sequences and their kept held-out steps.
+  const bySequence = await Dtdr.train({
+    tools: FUZZ_TOOLS,
+    plans: PLANS,
+    encoder: fuzzEncoder,
+    seed: 1,
+    gated: { experimental: { thresholdsFrom: 'sequence' } },
+  });
+  await bySequence.learn([chainPlan('l1', 'search files and email them', ['files_search', 'email_send'])]);
+  await bySequence.learn([chainPlan('l2', 'email a contact the file', ['contacts_search', 'files_search'])]);
+  out.push(savedModel(bySequence));
   return (models = out);
+}
+
+function savedModel(model: Dtdr): SavedModel {
+  const json = JSON.parse(JSON.stringify(model.toJSON()));
+  const bytes = model.toBinary();
+  const header = readHeader(bytes);
+  return { json, paths: paths(json), header, headerPaths: paths(header), bytes };
 }
 
 function readHeader(bytes: Uint8Array): Json {

@@ -3,13 +3,14 @@
  * live in real-data.test.ts.
  */
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parsePlans } from '../src/core/plans/dataset.js';
 import { Dtdr } from '../src/core/dtdr.js';
 import { DtdrError } from '../src/core/base/errors.js';
 import { sequenceKey } from '../src/core/evaluation/evaluate.js';
 import { expectedCalibrationError } from '../src/core/base/metrics.js';
 import { chainPlan } from '../src/core/plans/plan.js';
+import { sequenceHash } from '../src/core/retrieval/default/sequence-scores.js';
 import {
   conformalThreshold,
   fitTemperature,
@@ -17,7 +18,7 @@ import {
   GateDataBuilder,
   stepProbabilities,
 } from '../src/core/retrieval/default/gate.js';
-import type { GatedRetriever } from '../src/core/retrieval/default/index.js';
+import type { GatedRetriever, GatedState } from '../src/core/retrieval/default/index.js';
 import { selectCandidates } from '../src/core/selection/select.js';
 import { DEFAULT_METHOD } from '../src/core/retrieval/train.js';
 import { END, type ToolSpec } from '../src/core/base/types.js';
@@ -284,6 +285,11 @@ describe('conformal thresholds from new combinations', () => {
     ),
   );
 
+  let model0: Dtdr;
+  beforeAll(async () => {
+    model0 = await Dtdr.train({ tools, plans, encoder });
+  });
+
   it('by default, when most plans repeat a sequence, come from folds that hold out whole sequences; ranking does not depend on it', async () => {
     const bySequence = await Dtdr.train({ tools, plans, encoder });
     const byPlan = await Dtdr.train({ tools, plans, encoder, gated: { experimental: { thresholdsFrom: 'plan' } } });
@@ -297,6 +303,89 @@ describe('conformal thresholds from new combinations', () => {
     }
     // the calibration-only folds score the calibration half of the plans: 3 steps each, 48 plans, half of them
     expect(bySequence.diagnostics!.heldOutSteps - byPlan.diagnostics!.heldOutSteps).toBe((plans.length / 2) * 3);
+  });
+
+  it('learning adds what the folds would: by sequence, a new sequence scored as it comes and a repeat the held-out steps kept for its sequence; by plan, every step scored', async () => {
+    const unseen = names5.flatMap((a) => names5.filter((b) => b !== a).map((b) => [a, b])).slice(12);
+    const again = (pair: string[], id: string) => chainPlan(id, `${word[pair[0]]} then ${word[pair[1]]} anna`, pair);
+    const pools = (m: Dtdr) => structuredClone((m.toJSON().state as GatedState).calibration!);
+    /** The scores added to the two pools since `before` (both far below the sample's cap: appended in order). */
+    const added = (m: Dtdr, before: ReturnType<typeof pools>) => {
+      const now = pools(m);
+      return [...now.confident.slice(before.confident.length), ...now.unsure.slice(before.unsure.length)];
+    };
+    /** Per sequence key: the held-out steps' scores the model keeps for it. */
+    const kept = (m: Dtdr, pair: string[]) => {
+      const store = (m.toJSON().state as GatedState).sequences!;
+      const at = store.hashes.indexOf(sequenceHash(sequenceKey(chainPlan('k', 'k', pair))));
+      if (at < 0) return undefined;
+      let plan = store.plans.slice(0, at).reduce((a, b) => a + b, 0);
+      let step = store.steps.slice(0, plan).reduce((a, b) => a + b, 0);
+      const out: number[][] = [];
+      for (let k = 0; k < store.plans[at]; k++, plan++) {
+        out.push(store.scores.slice(step, step + store.steps[plan]));
+        step += store.steps[plan];
+      }
+      return out;
+    };
+    const bySequence = await Dtdr.train({ tools, plans, encoder });
+    const byPlan = await Dtdr.train({ tools, plans, encoder, gated: { experimental: { thresholdsFrom: 'plan' } } });
+    // The fit knows the 12 sequences and keeps held-out steps (3 each, END included) for those it scored.
+    expect((bySequence.toJSON().state as GatedState).sequences!.hashes).toHaveLength(12);
+    expect(byPlan.toJSON().state).not.toHaveProperty('sequences');
+    // Repeats: each adds one kept demonstration of its sequence (or nothing where none is kept); by plan, each is scored.
+    const repeats = pairs.slice(0, 4).map((pair, k) => again(pair, `repeat-${k}`));
+    const [seq0, plan0] = [pools(bySequence), pools(byPlan)];
+    await bySequence.learn(repeats);
+    await byPlan.learn(repeats);
+    const fromKept = added(bySequence, seq0);
+    const keptOf = pairs.slice(0, 4).map((pair) => kept(bySequence, pair)!);
+    expect(fromKept).toHaveLength(keptOf.filter((k) => k.length > 0).length * 3);
+    expect(fromKept.length).toBeGreaterThan(0);
+    for (const score of fromKept) expect(keptOf.flat(2)).toContain(score);
+    expect(added(byPlan, plan0)).toHaveLength(4 * 3);
+    // A new sequence, twice in one call: both scored as they come (its fold would hold both out), both kept.
+    expect(kept(bySequence, unseen[0])).toBeUndefined();
+    const seq1 = pools(bySequence);
+    await bySequence.learn([again(unseen[0], 'new-0'), again(unseen[0], 'new-1')]);
+    expect(added(bySequence, seq1)).toHaveLength(2 * 3);
+    expect(kept(bySequence, unseen[0])).toHaveLength(2);
+    const byValue = (a: number, b: number) => a - b;
+    expect(kept(bySequence, unseen[0])!.flat().sort(byValue)).toEqual(added(bySequence, seq1).sort(byValue));
+    // Saved and loaded, the model knows it: a third time it adds a kept demonstration; another new one is scored.
+    const loaded = Dtdr.load(bySequence.toBinary(), encoder);
+    const seq2 = pools(loaded);
+    await loaded.learn([again(unseen[0], 'new-2')]);
+    const replayed = added(loaded, seq2);
+    expect(replayed).toHaveLength(3);
+    for (const score of replayed) expect(kept(loaded, unseen[0])!.flat()).toContain(score);
+    await loaded.learn([again(unseen[1], 'new-3')]);
+    expect(added(loaded, seq2)).toHaveLength(2 * 3);
+    expect(kept(loaded, unseen[1])).toHaveLength(1);
+  });
+
+  it('refuses a saved sequence store a fit could not have written', () => {
+    const json = JSON.parse(JSON.stringify(model0.toJSON())) as { state: GatedState };
+    const good = json.state.sequences!;
+    for (const bad of [
+      'x',
+      { ...good, hashes: [...good.hashes].reverse() },
+      { ...good, hashes: [-1, ...good.hashes.slice(1)] },
+      { ...good, plans: good.plans.slice(1) },
+      { ...good, plans: good.plans.map(() => 9) },
+      { ...good, scores: good.scores.map(() => 2) },
+      { ...good, groups: good.groups.map(() => 12) },
+      { ...good, steps: good.steps.map(() => 0) },
+    ]) {
+      const e = (() => {
+        try {
+          Dtdr.load({ ...json, state: { ...json.state, sequences: bad } }, encoder);
+        } catch (x) {
+          return x;
+        }
+      })();
+      expect(DtdrError.isInstance(e) && e.field).toMatch(/^state\.sequences/);
+    }
   });
 
   it('rejects an unknown source', async () => {

@@ -2,11 +2,15 @@
  * A model as an app lives with it: tools come and go for a long time, removed tools come back
  * with new descriptions, and `learn()` is called once per finished run for ever. The model's
  * labels, size and cost stay those of a fresh model with the same tools, and its online state
- * stays bounded. (The 1,000-cycle and 100,000-call versions: npm run check:tool-churn and
- * npm run check:learn-long.)
+ * stays bounded, its saved form holding the state forget replays from once where it equals the
+ * live state. (The 1,000-cycle and 100,000-call versions: npm run check -- tool-churn and
+ * npm run check -- learn-long.)
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Dtdr, MAX_FORGETTABLE } from '../src/core/dtdr.js';
+import { DtdrError } from '../src/core/base/errors.js';
+import type { ModelArtifact } from '../src/core/model/artifact.js';
+import { withShared } from '../src/core/model/shared-state.js';
 import type { Encoder } from '../src/core/base/encoder.js';
 import { chainPlan } from '../src/core/plans/plan.js';
 import { addSampledScore, MAX_SAMPLED_SCORES, sampledThreshold } from '../src/core/retrieval/default/score-sample.js';
@@ -55,7 +59,7 @@ describe('tools added and removed many times', () => {
     expect(again.retriever.labels).toEqual(model.retriever.labels);
   });
 
-  it('an added tool that was learned about stays, masked, when removed; the other tools keep their order', async () => {
+  it('an added tool that was learned about leaves the labels when removed, and what was learned from it stays in the state; one never demonstrated leaves both; the other tools keep their order', async () => {
     const model = Dtdr.load(trained, encoder);
     await model.addTools([
       { name: 'bank_transfer', description: 'Transfer money to someone' },
@@ -64,8 +68,10 @@ describe('tools added and removed many times', () => {
     await model.learn([chainPlan('b1', 'send Maria 20 euros', ['contacts_search', 'bank_transfer'])]);
     const before = await orderOf(model, 'Email the quarterly report to Maria');
     await model.removeTools(['bank_transfer', 'stock_quote']);
-    expect(model.retriever.labels).toContain('bank_transfer');
-    expect(model.retriever.labels).not.toContain('stock_quote');
+    expect(model.retriever.labels).toEqual([...DEMO_TOOLS.map((t) => t.name), 'END']);
+    const saved = model.toJSON().tools.map((t) => t.name);
+    expect(saved).toContain('bank_transfer');
+    expect(saved).not.toContain('stock_quote');
     expect(await orderOf(model, 'Email the quarterly report to Maria')).toEqual(
       before.filter((t) => t !== 'bank_transfer' && t !== 'stock_quote'),
     );
@@ -112,7 +118,13 @@ describe('a removed tool added back takes the new description and schema', () =>
 describe('learning once per run, for a long time', () => {
   it('1,200 single-plan learn() calls: every score list and the forget window stay bounded; the newest plans can be forgotten', async () => {
     const model = Dtdr.load(trained, encoder);
-    const stream = generateDemoPlans(1200, 11);
+    // Repeats of the demonstrated sequences, and as many new combinations (only theirs are held-out scores).
+    const random = seededRandom(11);
+    const pick = () => DEMO_TOOLS[Math.floor(random() * DEMO_TOOLS.length)].name;
+    const stream = generateDemoPlans(600, 11).flatMap((plan, i) => {
+      const tools = [pick(), pick(), pick()];
+      return [plan, chainPlan(`new-${i}`, tools.map((t) => t.replace(/_/g, ' ')).join(' then '), tools)];
+    });
     for (const plan of stream) await model.learn([plan]);
     const state = model.toJSON().state as GatedState;
     for (const list of [
@@ -125,6 +137,33 @@ describe('learning once per run, for a long time', () => {
     expect((counted.confident ?? 0) + (counted.unsure ?? 0)).toBeGreaterThan(1200);
     expect(model.learnedCount).toBeLessThanOrEqual(MAX_FORGETTABLE);
     expect(await model.forget([stream[1199].id])).toBe(1);
+  }, 120_000);
+
+  it('the state forget replays from is saved once where it equals the live state (the head, its replay sample): the file loads and forgets as a full copy does', async () => {
+    const model = Dtdr.load(trained, encoder);
+    const stream = generateDemoPlans(40, 12);
+    for (const plan of stream) await model.learn([plan]);
+    const json = JSON.parse(JSON.stringify(model.toJSON())) as ModelArtifact;
+    const window = json.learning!;
+    expect(window.same).toEqual(expect.arrayContaining(['state.evidence.replay', 'state.evidence.head']));
+    expect((window.before.state as GatedState).evidence).not.toHaveProperty('replay');
+    // The same model with a full copy (as files written before it hold) loads and forgets alike.
+    const full = { ...json, learning: { plans: window.plans, before: withShared(window.before, json, window.same) } };
+    expect(JSON.stringify(full).length).toBeGreaterThan(JSON.stringify(json).length);
+    const [a, b] = [Dtdr.load(model.toBinary(), encoder), Dtdr.load(full, encoder)];
+    expect(await a.forget([stream[7].id])).toBe(1);
+    expect(await b.forget([stream[7].id])).toBe(1);
+    expect(JSON.stringify(a.toJSON().state)).toBe(JSON.stringify(b.toJSON().state));
+    for (const same of ['state.theta', ['state.theta'], ['state.evidence.replay', 'state.evidence.replay'], [7]]) {
+      const e = (() => {
+        try {
+          Dtdr.load({ ...json, learning: { ...window, same } }, encoder);
+        } catch (x) {
+          return x;
+        }
+      })();
+      expect(DtdrError.isInstance(e) && e.field).toMatch(/^learning\.same/);
+    }
   }, 120_000);
 
   it("the score sample is a bounded, deterministic, uniform sample: its conformal threshold is the full list's within 0.005 in quantile", () => {

@@ -2,17 +2,21 @@
  * Tool-set changes after training, for every method: a tool added later is retrievable at once
  * from its description; a removed one is never offered again, in any set or prompt, and the
  * other tools keep their order; save → load keeps both. Real encoder, demo tool set with
- * `currency_convert` held out of training entirely.
+ * `currency_convert` held out of training entirely. And, in a world small enough to check by hand,
+ * what removing a demonstrated tool leaves: the labels are the visible tools and END, the others'
+ * probabilities are renormalised and their order kept, and adding it back restores it.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Dtdr } from '../src/core/dtdr.js';
 import type { Encoder } from '../src/core/base/encoder.js';
 import { DtdrError } from '../src/core/base/errors.js';
 import { buildSelectionPrompt } from '../src/core/prompts/build.js';
-import { planTools } from '../src/core/plans/plan.js';
+import { chainPlan, planTools } from '../src/core/plans/plan.js';
+import type { Ranking } from '../src/core/retrieval/types.js';
 import { METHODS } from '../src/core/retrieval/train.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
+import { wordAxisEncoder } from './helpers.js';
 
 const NEW_TOOL = DEMO_TOOLS.find((t) => t.name === 'currency_convert')!;
 const TOOLS = DEMO_TOOLS.filter((t) => t !== NEW_TOOL);
@@ -135,4 +139,90 @@ describe('DTDR-G with CSR history rows (the layout of large tool sets): a tool a
     const r = await model.retrieve(NAMES_ITS_JOB);
     expect(Array.from(r.ranking.order.subarray(0, 3), (i) => r.ranking.labels[i])).toContain(NEW_TOOL.name);
   }, 60_000);
+});
+
+describe('removing a tool the demonstrations used (a tiny world, checked by hand)', () => {
+  // Five tools; 'text <name>' is contact_lookup → sms_send, 'email <name>' contact_lookup → mail_send,
+  // 'directions to <place>' place_search → route, each four times.
+  const tools = [
+    { name: 'place_search', description: 'find a restaurant or shop nearby and return its address' },
+    { name: 'contact_lookup', description: 'look up the phone number of a person' },
+    { name: 'sms_send', description: 'send a text message to a phone' },
+    { name: 'mail_send', description: 'send an email' },
+    { name: 'route', description: 'directions to an address' },
+  ];
+  const words = ['restaurant', 'shop', 'text', 'message', 'email', 'directions', 'phone', 'person', 'address'];
+  const tiny = wordAxisEncoder([...words, 'find', 'send', 'anna', 'ben', 'cafe', 'museum']);
+  const plans = ['anna', 'ben', 'anna', 'ben'].flatMap((who, k) => [
+    chainPlan(`t${k}`, `text ${who}`, ['contact_lookup', 'sms_send']),
+    chainPlan(`e${k}`, `email ${who}`, ['contact_lookup', 'mail_send']),
+    chainPlan(`d${k}`, `directions to the ${k % 2 ? 'cafe' : 'museum'}`, ['place_search', 'route']),
+  ]);
+  const steps: [string, string[]][] = [
+    ['text anna', ['contact_lookup']],
+    ['text anna', []],
+    ['email ben', ['contact_lookup']],
+    ['directions to the cafe', ['place_search']],
+  ];
+  const byLabel = (r: Ranking) => Object.fromEntries(r.labels.map((l, i) => [l, r.probabilities[i]]));
+  const names = (r: Ranking) => Array.from(r.order, (i) => r.labels[i]);
+
+  it.each(['dtdr-g', 'dtdr-h', 'bm25'] as const)(
+    '%s: it leaves the labels, the others keep their probabilities (renormalised) and order, and adding it back restores it',
+    async (method) => {
+      const model = await Dtdr.train({ method, tools, plans, encoder: tiny, seed: 0 });
+      const before = await Promise.all(steps.map(([q, h]) => model.rank(q, h)));
+      if (method !== 'bm25') expect(names(before[0])[0]).toBe('sms_send'); // the demonstrated next call
+      await model.removeTools(['sms_send']);
+      const visible = ['place_search', 'contact_lookup', 'mail_send', 'route', 'END'];
+      expect(model.retriever.labels).toEqual(visible);
+      for (const [k, [q, h]] of steps.entries()) {
+        const after = await model.rank(q, h);
+        expect(after.labels).toEqual(visible);
+        // Each other label: its probability before over the others' total before (what the removed tool left).
+        const was = byLabel(before[k]);
+        const now = byLabel(after);
+        const left = visible.reduce((sum, label) => sum + was[label], 0);
+        for (const label of visible) {
+          const expected = left > 0 ? was[label] / left : 0;
+          if (expected === 0) expect(now[label]).toBe(0);
+          else expect(Math.abs(now[label] / expected - 1)).toBeLessThan(1e-9);
+        }
+        expect(names(after)).toEqual(names(before[k]).filter((t) => t !== 'sms_send'));
+        const set = await model.retrieve(q, h);
+        expect(set.candidates.map((c) => c.tool)).not.toContain('sms_send');
+      }
+      // Saved and loaded, the same; what was learned from its demonstrations is kept (the steps around it too).
+      const loaded = Dtdr.load(model.toBinary(), tiny);
+      expect(loaded.retriever.labels).toEqual(visible);
+      const [a, b] = [await loaded.rank(...steps[0]), await model.rank(...steps[0])];
+      expect(names(a)).toEqual(names(b));
+      a.probabilities.forEach((p, i) => expect(p).toBeCloseTo(b.probabilities[i], 6));
+      await expect(model.learn([chainPlan('x', 'text ben', ['contact_lookup', 'sms_send'])])).rejects.toSatisfy(
+        (e: unknown) => DtdrError.isInstance(e) && /sms_send/.test(e.message),
+      );
+      // Added back with the same description: it ranks as it did before it was removed.
+      await model.addTools([tools[2]]);
+      for (const [k, [q, h]] of steps.entries()) {
+        const back = await model.rank(q, h);
+        expect(names(back)).toEqual(names(before[k]));
+        const was = byLabel(before[k]);
+        // (DTDR-G's state is rebuilt from its saved form: equal to float32 rounding.)
+        for (const [label, p] of Object.entries(byLabel(back))) expect(p).toBeCloseTo(was[label], 6);
+      }
+    },
+  );
+
+  it('dtdr-g: a tool added later and removed before any demonstration leaves the model: the trained file again', async () => {
+    const model = Dtdr.load((await Dtdr.train({ tools, plans, encoder: tiny, seed: 0 })).toJSON(), tiny);
+    const trained = model.toJSON().state;
+    const before = await model.rank(...steps[0]);
+    await model.addTools([{ name: 'fax_send', description: 'send a fax to a phone number' }]);
+    await model.removeTools(['fax_send']);
+    expect(model.retriever.labels).toEqual([...tools.map((t) => t.name), 'END']);
+    expect(model.toJSON().tools.map((t) => t.name)).toEqual(tools.map((t) => t.name));
+    expect(JSON.stringify(model.toJSON().state)).toBe(JSON.stringify(trained));
+    expect(byLabel(await model.rank(...steps[0]))).toEqual(byLabel(before));
+    expect(model.removedTools).toEqual(['fax_send']);
+  });
 });

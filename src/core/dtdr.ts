@@ -10,6 +10,7 @@ import { TRAIN_DEFAULTS, trainRetriever } from './retrieval/train.js';
 import type { TrainOptions } from './retrieval/train.js';
 import { chainPlan, planSteps, planTools } from './plans/plan.js';
 import { checkHistory, checkPlanSizes, checkQuery, checkTools } from './base/checks.js';
+import { withShared, withoutShared } from './model/shared-state.js';
 import { ChangedToolSet, checkAddedTools, checkRemovedTools, copyChanges } from './model/toolset.js';
 import { NO_CHANGES, readToolChanges } from './model/toolset.js';
 import type { ToolChanges } from './model/toolset.js';
@@ -520,7 +521,7 @@ export class Dtdr {
     }
     const examples = (a.examples ?? []).map((e) => chainPlan(String(e.id), e.query, e.tools));
     const model = new Dtdr(retriever, a.tools, encoder, a.training, examples, readToolChanges(a, source));
-    const learning = (a as { learning?: { plans?: unknown; before?: unknown } }).learning;
+    const learning = (a as { learning?: { plans?: unknown; before?: unknown; same?: unknown } }).learning;
     if (learning !== undefined) {
       if (!learning || !Array.isArray(learning.plans) || !learning.before)
         throw new DtdrError('artifact', 'learning must hold {plans, before}', { file: source, field: 'learning' });
@@ -537,7 +538,8 @@ export class Dtdr {
             ),
         ),
       );
-      model.beforeLearning = loadRetriever(learning.before, { encoder, source }).artifact;
+      const before = withShared(learning.before, a, learning.same, source);
+      model.beforeLearning = loadRetriever(before, { encoder, source }).artifact;
     }
     return model;
   }
@@ -619,10 +621,13 @@ export class Dtdr {
     return {
       ...artifact,
       ...(c.removed.length === 0 && c.added.length === 0 && !c.dropped?.length ? {} : { toolChanges: copyChanges(c) }),
-      ...(this.beforeLearning && this.learned.length > 0
-        ? { learning: { plans: this.learned.map(copyPlan), before: this.beforeLearning } }
-        : {}),
+      ...(this.beforeLearning && this.learned.length > 0 ? { learning: this.learningWindow(artifact) } : {}),
     };
+  }
+  /** The learned plans and the state forget replays them onto, less the parts equal to the live state's. */
+  private learningWindow(live: ModelArtifact): NonNullable<ModelArtifact['learning']> {
+    const { before, same } = withoutShared(this.beforeLearning!, live);
+    return { plans: this.learned.map(copyPlan), before, ...(same.length > 0 ? { same } : {}) };
   }
 }
 

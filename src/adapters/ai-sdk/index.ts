@@ -29,6 +29,10 @@
  * no step of ours saw (a call before the first `prepareStep`, a tool run outside generateText, a
  * resumed tool approval, or, on ai 7, a `prepareStep` of yours that returns its own `messages`
  * around ours) is refused, not executed. In soft mode every tool given at that step is allowed.
+ * A call naming no tool of the step is answered by the SDK with a tool error; on ai 6, whose
+ * active-tool map is a plain object, a name like `toString` or `constructor` would find that
+ * member instead, so there the step's model refuses such an answer with a DtdrError naming the call
+ * and the step's tools (noInheritedCalls).
  *
  * Tool names. Every name given to dtdr here (the `tools` option, `alwaysInclude`, the keys passed
  * to `guard`) must follow the tool-name rule (limits.ts), which every provider's own rule is
@@ -39,7 +43,15 @@
  *
  * @module dtdr/ai-sdk
  */
-import type { ModelMessage, PrepareStepFunction, PrepareStepResult, SystemModelMessage, ToolSet } from 'ai';
+import type {
+  LanguageModel,
+  LanguageModelMiddleware,
+  ModelMessage,
+  PrepareStepFunction,
+  PrepareStepResult,
+  SystemModelMessage,
+  ToolSet,
+} from 'ai';
 import type { Dtdr } from '../../core/dtdr.js';
 import { DtdrError } from '../../core/base/errors.js';
 import { checkToolName } from '../../core/base/limits.js';
@@ -47,7 +59,7 @@ import { importOptional } from '../../encoders/hub.js';
 import { chooseTools, messageText, type AdapterOptions, type StepChoice } from '../shared.js';
 
 // Fail at import, in one line naming the package, when `ai` is not installed.
-await importOptional('ai', 'dtdr/ai-sdk');
+const { wrapLanguageModel } = await importOptional<typeof import('ai')>('ai', 'dtdr/ai-sdk');
 
 /** Options of {@link dtdrPrepareStep}: the tools it may offer, how many, always-included tools, and the soft mode. */
 export interface DtdrPrepareStepOptions extends AdapterOptions {
@@ -179,14 +191,16 @@ export function dtdrPrepareStep(model: Dtdr, options: DtdrPrepareStepOptions = {
       const result = softResult(step, choice.hint, options.system);
       // activeTools only when some tool is left out: the SDK then looks tools up in its own copy of the map.
       return listing && listing.some((name) => !choice.available.has(name))
-        ? { ...result, activeTools: [...choice.available] }
+        ? { ...result, activeTools: [...choice.available], ...noInheritedCalls(step, choice.available) }
         : result;
     }
-    allowedAt.set(step.messages, allowedOf(new Set(choice.tools)));
+    const offered = new Set(choice.tools);
+    allowedAt.set(step.messages, allowedOf(offered));
     const confident = !choice.retrieval.widened && !choice.mayEnd;
     return {
       activeTools: choice.tools,
       ...(confident && (options.requireWhenConfident ?? true) ? { toolChoice: 'required' as const } : {}),
+      ...noInheritedCalls(step, offered),
     };
   };
   Object.defineProperty(prepare, 'last', { get: () => last });
@@ -232,6 +246,58 @@ export function dtdrPrepareStep(model: Dtdr, options: DtdrPrepareStepOptions = {
       return wrapped as T;
     },
   }) as unknown as DtdrPrepareStep;
+}
+
+/**
+ * ai 6 looks a step's active tools up in a plain object (ai 7 in its own properties only), so a
+ * call named like a member of Object.prototype (`toString`, `constructor`) that is no tool of the
+ * step finds that member: it parses, nothing runs, and it comes back with no result and no error.
+ * On ai 6 a step with active tools therefore runs its model through a check of the answer: such
+ * a call is refused with a DtdrError naming it and the step's tools (generateText rejects with
+ * it; streamText gets it as an error part in place of the call). Any other name the step lacks is
+ * answered by the SDK with a tool error, as before.
+ */
+function noInheritedCalls(step: StepOptions, offered: ReadonlySet<string>): { model?: LanguageModel } {
+  const model = step.model;
+  if (ai7Of(step) || !model || typeof model !== 'object' || model.specificationVersion !== 'v3') return {};
+  const refusal = (name: string) =>
+    new DtdrError(
+      'tool-call',
+      `Tool "${name}" is not available at this step: no tool has that name. ` +
+        `Available tools: ${[...offered].join(', ')}.`,
+    );
+  const refused = (part: { type: string; toolName?: string; providerExecuted?: boolean }) =>
+    part.type === 'tool-call' &&
+    !part.providerExecuted &&
+    typeof part.toolName === 'string' &&
+    part.toolName in Object.prototype &&
+    !offered.has(part.toolName);
+  const middleware: LanguageModelMiddleware = {
+    specificationVersion: 'v3',
+    wrapGenerate: async ({ doGenerate }) => {
+      const result = await doGenerate();
+      const bad = result.content.find(refused);
+      if (bad) throw refusal((bad as { toolName: string }).toolName);
+      return result;
+    },
+    wrapStream: async ({ doStream }) => {
+      const result = await doStream();
+      type Part = typeof result.stream extends ReadableStream<infer P> ? P : never;
+      const stream = result.stream.pipeThrough(
+        new TransformStream<Part, Part>({
+          transform(part, controller) {
+            controller.enqueue(
+              refused(part)
+                ? { type: 'error' as const, error: refusal((part as { toolName: string }).toolName) }
+                : part,
+            );
+          },
+        }),
+      );
+      return { ...result, stream };
+    },
+  };
+  return { model: wrapLanguageModel({ model, middleware }) };
 }
 
 /** What a step may run: a call is checked with `allows`; `names` are listed in the refusal. */

@@ -41,7 +41,11 @@ export interface ModelArtifact {
   /** Tools removed, and (for methods other than dtdr-g) added, after training. */
   toolChanges?: ToolChanges;
   /** Demonstrations folded in by `learn`, and the model before them (so `forget` can replay without them). */
-  learning?: { plans: Plan[]; before: ModelArtifact };
+  /**
+   * The learned plans `forget` can take out and the state it replays them onto; `same` lists the parts of `before` left
+   * out because they equal the live state's (shared-state.ts).
+   */
+  learning?: { plans: Plan[]; before: ModelArtifact; same?: string[] };
 }
 
 /** Whether a fitted retriever embeds requests or contexts (its model file then records the encoder). */

@@ -3,8 +3,13 @@
  * tool must be retrievable at once from its description, a removed one never offered again, and
  * nothing learned thrown away.
  *
- * - Removing is a mask on any retriever: the tool's probability becomes 0, the rest are
- *   renormalised (their order is untouched), and it is gone from `tools` and every prompt.
+ * - Removing is a mask on any retriever: the tool leaves the labels of every ranking (labels are
+ *   the visible tools and END), the rest are renormalised (their order is untouched), and it is
+ *   gone from `tools` and every prompt. The method's state keeps what it learned from the tool's
+ *   demonstrations — evidence about the others too: the steps around its calls, the normalisers
+ *   every other tool's score shares — so the others rank exactly as before, and re-adding the name
+ *   brings it back. DTDR-G drops a removed tool nothing was learned about from its state
+ *   (retrieval/default/without-tool.ts) before it gets here.
  * - Adding to a method with native support (its registry entry's `withTools`: DTDR-G) is the
  *   method's own (retrieval/default/with-tools.ts).
  * - Adding to the other methods mixes a description ranking in (embedding similarity when the
@@ -70,11 +75,17 @@ export function checkRemovedTools(names: unknown, current: readonly string[]): a
 
 /**
  * A retriever seen through tool-set changes: removed tools masked, added tools (for methods
- * without native support) mixed in by description. Ranks over base labels + added tools + END.
+ * without native support) mixed in by description. Ranks over the base labels and added tools
+ * that are not removed, then END.
  */
 export class ChangedToolSet implements Retriever {
+  /** The visible tools (base, then added) and END. */
   readonly labels: readonly string[];
   private readonly baseLabels: readonly string[];
+  /** Base labels, added tools and END: the labels this view ranks before removed tools leave. */
+  private readonly allLabels: readonly string[];
+  /** Per label of `allLabels`, its index in `labels`, or -1 for a removed tool. */
+  private readonly viewIndex: Int32Array;
   private readonly removed: Set<number>;
   private readonly lexical?: LexicalIndex;
   /** Description vectors of every tool (base, then added) in the float32 matrix kernel. */
@@ -90,9 +101,17 @@ export class ChangedToolSet implements Retriever {
     this.baseLabels = base.labels;
     const baseNames = base.labels.slice(0, -1);
     this.addedFrom = baseNames.length;
-    this.labels = [...baseNames, ...changes.added.map((t) => t.name), END];
-    const index = new Map(this.labels.map((l, i) => [l, i]));
+    this.allLabels = [...baseNames, ...changes.added.map((t) => t.name), END];
+    const index = new Map(this.allLabels.map((l, i) => [l, i]));
     this.removed = new Set(changes.removed.map((n) => index.get(n)!).filter((i) => i !== undefined));
+    this.viewIndex = new Int32Array(this.allLabels.length).fill(-1);
+    const labels: string[] = [];
+    this.allLabels.forEach((l, i) => {
+      if (this.removed.has(i)) return;
+      this.viewIndex[i] = labels.length;
+      labels.push(l);
+    });
+    this.labels = labels;
     if (changes.added.length > 0) {
       const all = [...baseTools, ...changes.added];
       if (changes.vectors && changes.vectors.length === all.length)
@@ -120,7 +139,7 @@ export class ChangedToolSet implements Retriever {
     const unavailable =
       this.removed.size > 0 ? new Set([...this.removed].filter((f) => f < this.addedFrom)) : undefined;
     const baseRanking = this.base.rank(unavailable ? { ...input, unavailable } : input);
-    const L = this.labels.length;
+    const L = this.allLabels.length;
     const T = L - 1;
     const p = new Float64Array(L);
     const baseEnd = this.baseLabels.length - 1;
@@ -137,7 +156,7 @@ export class ChangedToolSet implements Retriever {
       if (best >= this.addedFrom) {
         confident = false;
         cause =
-          `"${this.labels[best]}" was added after training and matches the request best by its description; it ` +
+          `"${this.allLabels[best]}" was added after training and matches the request best by its description; it ` +
           `has no demonstrations yet`;
       }
     }
@@ -157,10 +176,14 @@ export class ChangedToolSet implements Retriever {
       this.changes.added.length > 0
         ? kept.sort((a, b) => p[b] - p[a] || position[a] - position[b] || a - b)
         : kept.sort((a, b) => position[a] - position[b]);
+    // Removed tools leave the labels: the ranking is over the visible tools and END.
+    const view = this.viewIndex;
+    const probabilities = new Float64Array(this.labels.length);
+    for (let f = 0; f < L; f++) if (view[f] >= 0) probabilities[view[f]] = p[f];
     return {
       labels: this.labels,
-      probabilities: p,
-      order: Uint32Array.from(order),
+      probabilities,
+      order: Uint32Array.from(order, (f) => view[f]),
       confident,
       ...(baseRanking.backoff ? { backoff: baseRanking.backoff } : {}),
       ...(cause && !confident ? { cause } : {}),
@@ -173,13 +196,16 @@ export class ChangedToolSet implements Retriever {
   /** The labels the base retriever says must be offered, in this view's indices; a removed tool never. */
   private includeInView(include: number[] | undefined, baseEnd: number, end: number): { include?: number[] } {
     if (!include) return {};
-    const kept = include.map((i) => (i === baseEnd ? end : i)).filter((i) => !this.removed.has(i));
+    const kept = include
+      .map((i) => (i === baseEnd ? end : i))
+      .filter((i) => !this.removed.has(i))
+      .map((i) => this.viewIndex[i]);
     return kept.length > 0 ? { include: kept } : {};
   }
 
-  /** A softmax over every tool's description match to the query (END excluded). */
+  /** A softmax over every tool's description match to the query (END excluded), removed tools included. */
   private descriptionProbabilities(input: RankInput): Float64Array {
-    const T = this.labels.length - 1;
+    const T = this.allLabels.length - 1;
     const s = new Float64Array(T);
     if (this.vectors) {
       const q = input.queryVector;

@@ -55,7 +55,7 @@ export interface Backoff {
  * the conformal set where the method computes one.
  */
 export interface Ranking {
-  /** Every tool and END, aligned with `probabilities`. */
+  /** Every tool the model can offer (removed tools are not among them) and END, aligned with `probabilities`. */
   labels: readonly string[];
   /**
    * A probability for each label; sums to 1 (or 0 for a retriever that abstains on END). It may be

@@ -34,6 +34,7 @@ import type { LinearHeadOptions } from '../linear-head.js';
 import { noTerms, Workspace } from './workspace.js';
 import { fitNovelty } from './novelty.js';
 import { unseenShare } from './shrinkage.js';
+import { fitSequenceScores } from './sequence-scores.js';
 
 /**
  * Fits DTDR-G from demonstrations (or from tools alone): picks l and K on a held-out fold, scores
@@ -438,20 +439,20 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
       ? cal
       : calibrationScores(theta, temperature, thresholdData, (i) => stepPoolCounts[thresholdSteps[i]], unseen);
   // Each held-out step's calibration group (groups.ts) from what its fold knew at rank time.
-  const calibration = fitCalibration(
-    scored.best.map((score, i) => {
-      const step = thresholdSteps[i];
-      return {
-        group: stepGroup(stepKnown[step], stepPoolCounts[step][scored.topAt[i]], scored.top[i] >= confidentAbove),
-        score,
-      };
-    }),
-    target,
-    seed + SEED_GROUP_SAMPLE,
-  );
+  const heldOut = scored.best.map((score, i) => {
+    const step = thresholdSteps[i];
+    return {
+      plan: stepPlan[step],
+      group: stepGroup(stepKnown[step], stepPoolCounts[step][scored.topAt[i]], scored.top[i] >= confidentAbove),
+      score,
+    };
+  });
+  const calibration = fitCalibration(heldOut, target, seed + SEED_GROUP_SAMPLE);
+  // Learning then adds what folds by sequence would (sequence-scores.ts).
+  if (thresholdsFrom === 'sequence') calibration.sequences = fitSequenceScores(plans, heldOut);
   const thresholds = { confident: calibration.thresholds.pools.confident, unsure: calibration.thresholds.pools.unsure };
-  const heldOut = { descriptionRanks: thresholdSteps.map((step) => stepDescRank[step]), target };
-  for (const rule of STEP_RULES) if (rules[rule.name] !== undefined) rule.calibrate?.(rules[rule.name], heldOut);
+  const ruleSteps = { descriptionRanks: thresholdSteps.map((step) => stepDescRank[step]), target };
+  for (const rule of STEP_RULES) if (rules[rule.name] !== undefined) rule.calibrate?.(rules[rule.name], ruleSteps);
   const raw = calibrationScores(theta, 1, calData);
   const diagnostics: GatedDiagnostics = {
     folds,

@@ -18,6 +18,7 @@
  */
 import { seededRandom, shuffleInPlace } from '../../base/random.js';
 import { conformalThreshold } from './gate.js';
+import type { SequenceScores } from './sequence-scores.js';
 
 /** Held-out scores a group or pool needs for its own conformal threshold. */
 export const MIN_SCORES = 20;
@@ -55,6 +56,14 @@ export interface Calibration {
    * the bounded uniform sample online learning keeps (score-sample.ts); absent until the first learn.
    */
   seen?: Record<string, number>;
+  /**
+   * Where the thresholds come from held-out steps of new tool sequences (thresholdsFrom `sequence`):
+   * the sequences the model knows, each with held-out steps of its demonstrations scored while it
+   * was new, so that learning adds what those folds would (sequence-scores.ts). Absent where the
+   * thresholds come from random folds (every learned step is scored as it comes) and in files
+   * written before it (likewise).
+   */
+  sequences?: SequenceScores;
 }
 
 export function demonstrationBucket(count: number): CalibrationGroup['support'] {
@@ -74,6 +83,10 @@ export function groupKey(g: CalibrationGroup): string {
 const HISTORY = ['seen', 'new'];
 const SUPPORT = ['many', 'few', 'none'];
 const LEVEL = ['high', 'low'];
+/** Every group's name, in a fixed order (a group's code in saved held-out steps). */
+export const GROUP_KEYS: readonly string[] = HISTORY.flatMap((h) =>
+  SUPPORT.flatMap((s) => LEVEL.map((l) => `${h}/${s}/${l}`)),
+);
 
 /** A group from its name; undefined for anything else (`tools-only`, say). */
 export function parseGroup(key: string): CalibrationGroup | undefined {

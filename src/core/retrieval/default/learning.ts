@@ -9,16 +9,19 @@ import { dotAt } from '../kmeans.js';
 import type { LearnInput, RankInput, Ranking } from '../types.js';
 import { STEP_RULES } from './step-rules.js';
 import { fitEvidence } from './evidence.js';
-import { groupKey, parseGroup, poolOf } from './groups.js';
+import { GROUP_KEYS, groupKey, parseGroup, poolOf, type CalibrationGroup } from './groups.js';
 import { KNOWN_HISTORY } from './layout.js';
 import { addSampledScore, sampledThreshold } from './score-sample.js';
+import { groupCode, learnedScores, type HeldOutPlan } from './sequence-scores.js';
 import type { GatedParts } from './state.js';
 import { fitNovelty, learnNovelty } from './novelty.js';
 
 /**
  * Online learning, in time proportional to the new plans: first their steps are scored by the
  * model as it is (they are held out for it) and pooled with the stored conformal scores (a bounded
- * uniform sample of all of them), which re-sets the thresholds; then each plan joins its nearest
+ * uniform sample of all of them; where the thresholds were fitted on new sequences, a plan whose
+ * sequence the model knows adds held-out steps kept for that sequence instead: sequence-scores.ts),
+ * which re-sets the thresholds; then each plan joins its nearest
  * cluster (graph counts, tool bag, a running-mean centroid) and the pooled graph. The gate, the
  * temperature and the head stay as fitted. A model trained on tools alone gains its first evidence.
  * Returns true when the model gained its first evidence (its workspace must grow).
@@ -38,20 +41,40 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
       seen[name] = addSampledScore(list, seen[name] ?? list.length, score, name);
       touched.add(name);
     };
+    const lists = (group: CalibrationGroup | undefined, confident: boolean, score: number) => {
+      // Pooled as the fit pooled its held-out steps: by the step's group, or where the model ranks
+      // by pools alone, by whether the step was confident.
+      const poolName = group ? poolOf(group) : confident ? 'confident' : 'unsure';
+      pool(p.calibration.pools[poolName], poolName, score);
+      if (p.calibration.groups && group)
+        pool((p.calibration.groups[groupKey(group)] ??= []), `group:${groupKey(group)}`, score);
+    };
+    // Where the thresholds come from new sequences, a repeat adds held-out steps kept for its
+    // sequence instead of being scored (sequence-scores.ts).
+    const store = p.calibration.sequences;
+    const learned = store ? learnedScores(store, plans) : undefined;
     for (const [i, plan] of plans.entries()) {
+      const add = learned ? learned.add[i] : 'score';
+      if (add === undefined) continue;
+      if (add !== 'score') {
+        add.scores.forEach((score, k) => lists(parseGroup(GROUP_KEYS[add.groups[k]]), false, score));
+        continue;
+      }
+      const steps: HeldOutPlan = { scores: [], groups: [] };
       for (const step of planSteps(plan)) {
         const r = rank({ query: plan.query, history: step.history, queryVector: queries[i] });
         let best = 0;
         for (const t of step.acceptable) best = Math.max(best, r.probabilities[side.index.get(t)!]);
-        // Pooled as the fit pooled its held-out steps: by the step's group (which the step rules
-        // do not move), or where the model ranks by pools alone, by whether the step was confident.
+        // The step's group, which the step rules do not move.
         const group = r.group ? parseGroup(r.group) : undefined;
         const score = Math.fround(best);
-        const poolName = group ? poolOf(group) : r.confident ? 'confident' : 'unsure';
-        pool(p.calibration.pools[poolName], poolName, score);
-        if (p.calibration.groups && group)
-          pool((p.calibration.groups[groupKey(group)] ??= []), `group:${groupKey(group)}`, score);
+        lists(group, r.confident, score);
+        if (group) {
+          steps.scores.push(score);
+          steps.groups.push(groupCode(group));
+        }
       }
+      learned?.remember(i, steps);
     }
     // New threshold objects: the old ones may be shared with a saved state.
     const old = p.calibration.thresholds;

@@ -7,6 +7,8 @@
  * uniform sample of exchangeable scores is exchangeable, so its conformal quantile keeps the
  * coverage guarantee (with the sampling error of MAX_SAMPLED_SCORES scores: about ±0.004 at
  * 95 %). Only the lists a call touched are sorted again, and typed-array sorts are native.
+ * Which scores a learned step adds, where the thresholds were fitted on new tool sequences:
+ * sequence-scores.ts.
  */
 import { seededRandom, shuffleInPlace } from '../../base/random.js';
 import { MIN_SCORES } from './groups.js';

@@ -30,6 +30,12 @@ import { STEP_RULES, type RuleStates } from './step-rules.js';
 import { checkNoveltyState, noveltyFromState, noveltyState, type Novelty, type NoveltyState } from './novelty.js';
 import { G, KNOWN_HISTORY, S, SIGNALS, type SignalName } from './layout.js';
 import { ToolSide } from './tool-side.js';
+import {
+  checkSequenceScoresState,
+  sequenceScoresFromState,
+  sequenceScoresState,
+  type SequenceScoresState,
+} from './sequence-scores.js';
 
 /**
  * What a fitted DTDR-G holds: the tool side, the evidence (none for tools alone), the gate, calibration and thresholds.
@@ -123,6 +129,11 @@ export interface GatedState {
    * `learn`).
    */
   scoreCounts?: Record<string, number>;
+  /**
+   * Where the thresholds come from held-out new sequences: the sequences the model knows and held-out steps kept for
+   * them (sequence-scores.ts; absent otherwise, and in files written before it: learning scores every step).
+   */
+  sequences?: SequenceScoresState;
   /** Label indices of the tools added after training (absent: none). */
   addedTools?: number[];
   /** Request coverage's word–tool alignment (absent in files written before it: no coverage rule). */
@@ -174,6 +185,7 @@ export function gatedState(p: GatedParts): GatedState {
       ? { groups: { scores: p.calibration.groups, thresholds: p.calibration.thresholds.groups, newToolRank: 0 } }
       : {}),
     ...(p.calibration.seen ? { scoreCounts: { ...p.calibration.seen } } : {}),
+    ...(p.calibration.sequences ? { sequences: sequenceScoresState(p.calibration.sequences) } : {}),
     ...(p.addedTools.length ? { addedTools: p.addedTools } : {}),
     ...(p.coverage ? { coverage: coverageState(p.coverage) } : {}),
     ...(p.novelty ? { novelty: noveltyState(p.novelty) } : {}),
@@ -285,7 +297,11 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
   return {
     side,
     evidence: ev,
-    calibration: { ...calibration, ...(s.scoreCounts ? { seen: { ...s.scoreCounts } } : {}) },
+    calibration: {
+      ...calibration,
+      ...(s.scoreCounts ? { seen: { ...s.scoreCounts } } : {}),
+      ...(s.sequences ? { sequences: sequenceScoresFromState(s.sequences) } : {}),
+    },
     addedTools: [...addedTools],
     ...(s.coverage ? { coverage: coverageFromState(s.coverage) } : {}),
     ...(s.novelty ? { novelty: noveltyFromState(s.novelty, dim) } : {}),
@@ -350,6 +366,7 @@ export function checkGatedState(
       if (!Number.isSafeInteger(n) || (n as number) < 0)
         stateError(`state.scoreCounts.${name}`, 'must be a count (an integer ≥ 0)');
   }
+  if (s.sequences !== undefined) checkSequenceScoresState('state.sequences', s.sequences);
   if (s.diagnostics !== undefined) object('state.diagnostics', s.diagnostics);
   if (s.coverage !== undefined) checkCoverageState('state.coverage', s.coverage, tools.length);
   if (s.novelty !== undefined) checkNoveltyState('state.novelty', s.novelty, dimension);
