@@ -92,7 +92,7 @@ export {
 } from './core/evaluation/evaluate.js';
 export type { MetricSummary } from './core/base/metrics.js';
 
-// ── Saved models (the platform entries add files on disk or IndexedDB) ───────────────────────
+// ── Saved models (the platform entries add files on disk or IndexedDB) ────────────────────────
 export type { ModelArtifact } from './core/model/artifact.js';
 export type { ToolChanges } from './core/model/toolset.js';
 
@@ -107,5 +107,5 @@ export {
   TOOL_NAME_RULE,
 } from './core/base/limits.js';
 
-// ── Advanced: the retriever behind a model (`dtdr.retriever`) ────────────────────────────────
+// ── Advanced: the retriever behind a model (`dtdr.retriever`) ─────────────────────────────────
 export type { EmbeddingNeeds, LearnInput, RankInput, Retriever } from './core/retrieval/types.js';

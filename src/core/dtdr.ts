@@ -58,7 +58,7 @@ export interface Retrieval {
   ranking: Ranking;
 }
 
-/** Options of {@link Dtdr.train}: the method, the tools, the demonstrations and the encoder, with the training options. */
+/** Options of {@link Dtdr.train}: the method, the tools, the demonstrations, the encoder and the training options. */
 export interface DtdrTrainOptions extends TrainOptions {
   /** Default `dtdr-g` (DEFAULT_METHOD): the gated, calibrated combination. */
   method?: MethodName;
