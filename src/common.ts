@@ -8,21 +8,15 @@
 
 // ── Train and retrieve ────────────────────────────────────────────────────────────────────────
 // A Dtdr is trained from tools (and demonstrations), then asked for the next tools at each step.
-export { Dtdr, loadModel, safeLoadModel, type DtdrTrainOptions, type Retrieval, type SafeLoad } from './core/dtdr.js';
-export { END, type JsonSchema, type Plan, type PlanNode, type PlanStep, type ToolSpec } from './core/base/types.js';
-export { chainPlan, planFromRecord, planSteps, planTools } from './core/plans/plan.js';
+export { Dtdr, safeLoadModel, type DtdrTrainOptions, type Retrieval, type SafeLoad } from './core/dtdr.js';
+export { END, type JsonSchema, type Plan, type PlanNode, type ToolSpec } from './core/base/types.js';
+export { chainPlan, planFromRecord } from './core/plans/plan.js';
 export type { ChainPlanInput } from './core/plans/input.js';
 export { METHODS, type TrainOptions } from './core/retrieval/train.js';
 export type { Backoff, MethodName, Ranking, TrainingProgress } from './core/retrieval/types.js';
 export type { ExperimentalGatedSettings, FoldWorkers, GatedOptions } from './core/retrieval/default/index.js';
 export type { LinearHeadOptions } from './core/retrieval/linear-head.js';
-export {
-  selectCandidates,
-  SELECT_DEFAULTS,
-  type Candidate,
-  type CandidateSet,
-  type SelectOptions,
-} from './core/selection/select.js';
+export { selectCandidates, type Candidate, type CandidateSet, type SelectOptions } from './core/selection/select.js';
 // The 27-tool phone-assistant world used by `npm start`, the playground and the examples.
 export { DEMO_QUERIES, DEMO_TOOLS, demoDataset } from './demo/toolset.js';
 
@@ -30,11 +24,9 @@ export { DEMO_QUERIES, DEMO_TOOLS, demoDataset } from './demo/toolset.js';
 export {
   BUNDLED_ENCODER_ID,
   createOnnxEncoder,
-  loadOnnxEncoder,
   type EncoderDevice,
   type EncoderDtype,
   type EncoderOptions,
-  type ModelFiles,
   type OnnxEncoderInit,
   type OnnxRuntime,
 } from './encoders/onnx.js';
@@ -47,14 +39,7 @@ export {
 } from './core/base/encoder.js';
 
 // ── Data files (the TaskBench layout: tool_desc.json, data.jsonl, split_ids.json) ─────────────
-export {
-  datasetFromFiles,
-  parsePlans,
-  parseSplitIds,
-  parseToolDescriptions,
-  parseToolList,
-  type DatasetFiles,
-} from './core/plans/dataset.js';
+export { datasetFromFiles, parsePlans, parseToolList, type DatasetFiles } from './core/plans/dataset.js';
 export type { Dataset } from './core/base/types.js';
 
 // ── Prompts for the local model, and parsing its answer ───────────────────────────────────────
@@ -73,16 +58,13 @@ export {
 } from './core/prompts/build.js';
 export {
   parseAnswer,
-  parseHermes,
-  parseOpenAI,
-  parseReAct,
   validateCall,
   type ParsedAnswer,
   type ToolCall,
   type ToolCallErrorKind,
   type ValidateCallOptions,
 } from './core/prompts/parse.js';
-export { sealToolToSpec, toOpenAITool, toolsFromOpenAI, type OpenAITool } from './core/plans/tools.js';
+export { toOpenAITool, toolsFromOpenAI, type OpenAITool } from './core/plans/tools.js';
 export { promptTokens, type PromptTokens, type TokenCounter } from './core/prompts/tokens.js';
 
 // ── The agent loop and local models ───────────────────────────────────────────────────────────
@@ -108,12 +90,10 @@ export {
   type MethodResult,
   type Split,
 } from './core/evaluation/evaluate.js';
-export { scoreStep, summarize, type MetricSummary, type StepScore } from './core/base/metrics.js';
-export { studyPrompts, type PromptStudy } from './core/evaluation/prompt-study.js';
+export type { MetricSummary } from './core/base/metrics.js';
 
-// ── Storage: model files (the platform entries add files on disk or IndexedDB) ────────────────
-export { decodeBinaryModel, encodeBinaryModel, isBinaryModel } from './core/model/binary.js';
-export { MODEL_FORMAT, MODEL_VERSION, type ModelArtifact } from './core/model/artifact.js';
+// ── Saved models (the platform entries add files on disk or IndexedDB) ────────────────────────
+export type { ModelArtifact } from './core/model/artifact.js';
 export type { ToolChanges } from './core/model/toolset.js';
 
 // ── Errors and input bounds ───────────────────────────────────────────────────────────────────
@@ -127,5 +107,5 @@ export {
   TOOL_NAME_RULE,
 } from './core/base/limits.js';
 
-// ── Advanced: writing a retriever of your own ─────────────────────────────────────────────────
+// ── Advanced: the retriever behind a model (`dtdr.retriever`) ─────────────────────────────────
 export type { EmbeddingNeeds, LearnInput, RankInput, Retriever } from './core/retrieval/types.js';

@@ -5,7 +5,7 @@
  * @module dtdr/browser
  */
 export * from './common.js';
-export { loadEncoder, resolveModel } from './encoders/web.js';
+export { loadEncoder } from './encoders/web.js';
 export {
   saveModelToIndexedDb,
   loadModelFromIndexedDb,

@@ -5,7 +5,7 @@
  * @module dtdr/node
  */
 export * from './common.js';
-export { loadEncoder, resolveModel, BUNDLED_MODEL_DIR } from './encoders/node.js';
+export { loadEncoder, BUNDLED_MODEL_DIR } from './encoders/node.js';
 export { readDatasetDir } from './data/node.js';
 export { fileEmbeddingStore, readModelFile, writeModelFile } from './storage/file.js';
 export { loadQwen3TokenCounter } from './tokens/qwen3.js';

@@ -7,7 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { Dtdr, loadEncoder, planSteps, readDatasetDir, splitDataset } from '../../src/node.js';
+import { Dtdr, loadEncoder, readDatasetDir, splitDataset } from '../../src/node.js';
+import { planSteps } from '../../src/core/plans/plan.js';
 import { syntheticDataset } from '../../test/worlds/synthetic.js';
 
 Date.prototype.toISOString = () => '2026-01-01T00:00:00.000Z'; // model files carry createdAt: fix the clock so files compare

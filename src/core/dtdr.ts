@@ -38,23 +38,28 @@ const EXAMPLES_KEPT = 64;
  */
 export const MAX_FORGETTABLE = 1000;
 
+/** What {@link Dtdr.retrieve} returns for one step: the candidate set, whether dtdr is confident in it and why not. */
 export interface Retrieval {
   /** F_t: the tools (and maybe END) to show the model next, best first. */
   candidates: Candidate[];
   /** True when the set was widened because the retriever was unsure; `reason` says why. */
   widened: boolean;
+  /** Why the step is unsure, in words, when it is. */
   reason?: string;
   /**
    * For the default method: the share of steps whose set holds a tool that can come next
    * (split-conformal, measured on held-out demonstrations; default 0.95).
    */
   target?: number;
+  /** True when the method is sure of this step: its set can be shown as is. */
   confident: boolean;
+  /** For the graph methods: how far the history had to be shortened to find it in the demonstrations. */
   backoff?: Backoff;
   /** The full ranking over every tool and END. */
   ranking: Ranking;
 }
 
+/** Options of {@link Dtdr.train}: the method, the tools, the demonstrations, the encoder and the training options. */
 export interface DtdrTrainOptions extends TrainOptions {
   /** Default `dtdr-g` (DEFAULT_METHOD): the gated, calibrated combination. */
   method?: MethodName;
@@ -631,6 +636,7 @@ export class Dtdr {
   }
 }
 
+/** What {@link safeLoadModel} returns: the model, or the DtdrError that says why it could not be loaded. */
 export type SafeLoad = { ok: true; model: Dtdr } | { ok: false; error: DtdrError };
 
 /** `Dtdr.load` that returns a result instead of throwing: for loading stored models at app start. */
@@ -646,7 +652,3 @@ export function safeLoadModel(saved: unknown, encoder?: Encoder, source?: string
     };
   }
 }
-
-/** `Dtdr.load` under the name the docs use: throws a DtdrError. */
-export const loadModel = (saved: unknown, encoder?: Encoder, source?: string): Dtdr =>
-  Dtdr.load(saved, encoder, source);

@@ -28,7 +28,7 @@ export interface ResolvedModel {
  * Where an encoder is loaded from: the bundled encoder's folder when `model` is undefined, a path as a folder, anything
  * else as a hub id.
  */
-export function resolveModel(model: string | undefined): ResolvedModel {
+function resolveModel(model: string | undefined): ResolvedModel {
   if (model === undefined || model === BUNDLED_ENCODER_ID)
     return { location: BUNDLED_MODEL_DIR, id: BUNDLED_ENCODER_ID, local: true };
   const path = resolve(model);

@@ -53,7 +53,7 @@ export interface ResolvedModel {
  * Where an encoder is loaded from: the bundled encoder's URL when `model` is undefined, a URL ending in `/` as a
  * folder, anything else as a hub id.
  */
-export function resolveModel(model: string | undefined): ResolvedModel {
+function resolveModel(model: string | undefined): ResolvedModel {
   if (model === undefined || model === BUNDLED_ENCODER_ID)
     return { location: BUNDLED_ENCODER_ID, id: BUNDLED_ENCODER_ID, local: true };
   const trimmed = model.replace(/\/+$/, '');

@@ -54,7 +54,7 @@ interface MessageLike {
 const kind = (m: MessageLike) => m.type ?? m.getType?.() ?? m._getType?.();
 
 /** The request and the tools that ran, from an agent's messages. */
-export function requestAndHistory(messages: readonly MessageLike[]): { query: string; history: string[] } {
+function requestAndHistory(messages: readonly MessageLike[]): { query: string; history: string[] } {
   const human = messages.find((m) => kind(m) === 'human');
   const answered = new Set(messages.filter((m) => kind(m) === 'tool').map((m) => m.tool_call_id));
   const history = messages

@@ -72,26 +72,46 @@ export function demonstrationBucket(count: number): CalibrationGroup['support'] 
 
 /** The group of a step of a demonstration-trained model. */
 export function stepGroup(known: boolean, topCount: number, topHigh: boolean): CalibrationGroup {
-  return { history: known ? 'seen' : 'new', support: demonstrationBucket(topCount), level: topHigh ? 'high' : 'low' };
+  return STEP_GROUPS[known ? 'seen' : 'new'][demonstrationBucket(topCount)][topHigh ? 'high' : 'low'];
 }
 
 /** A group's name in rankings, reports and model files: `history/support/level`. */
 export function groupKey(g: CalibrationGroup): string {
-  return `${g.history}/${g.support}/${g.level}`;
+  const key = KEYS[g.history]?.[g.support]?.[g.level];
+  return typeof key === 'string' ? key : `${g.history}/${g.support}/${g.level}`;
 }
 
-const HISTORY = ['seen', 'new'];
-const SUPPORT = ['many', 'few', 'none'];
-const LEVEL = ['high', 'low'];
+const HISTORY = ['seen', 'new'] as const;
+const SUPPORT = ['many', 'few', 'none'] as const;
+const LEVEL = ['high', 'low'] as const;
 /** Every group's name, in a fixed order (a group's code in saved held-out steps). */
 export const GROUP_KEYS: readonly string[] = HISTORY.flatMap((h) =>
   SUPPORT.flatMap((s) => LEVEL.map((l) => `${h}/${s}/${l}`)),
 );
 
+type Table<T> = {
+  [H in CalibrationGroup['history']]: { [S in CalibrationGroup['support']]: { [L in CalibrationGroup['level']]: T } };
+};
+/** Each of the twelve groups' value of `make`, made once: a step looks its group and key up, never builds them. */
+function byGroup<T>(make: (g: CalibrationGroup) => T): Table<T> {
+  const table: Record<string, Record<string, Record<string, T>>> = {};
+  for (const history of HISTORY)
+    for (const support of SUPPORT)
+      for (const level of LEVEL) ((table[history] ??= {})[support] ??= {})[level] = make({ history, support, level });
+  return table as Table<T>;
+}
+const KEYS: Partial<Table<string>> = byGroup((g) => `${g.history}/${g.support}/${g.level}`);
+const STEP_GROUPS = byGroup((g): CalibrationGroup => Object.freeze(g));
+
 /** A group from its name; undefined for anything else (`tools-only`, say). */
 export function parseGroup(key: string): CalibrationGroup | undefined {
   const [history, support, level, ...rest] = key.split('/');
-  if (rest.length > 0 || !HISTORY.includes(history) || !SUPPORT.includes(support) || !LEVEL.includes(level))
+  if (
+    rest.length > 0 ||
+    !(HISTORY as readonly string[]).includes(history) ||
+    !(SUPPORT as readonly string[]).includes(support) ||
+    !(LEVEL as readonly string[]).includes(level)
+  )
     return undefined;
   return { history, support, level } as CalibrationGroup;
 }

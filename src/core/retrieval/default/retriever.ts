@@ -288,38 +288,31 @@ export class GatedRetriever implements Retriever {
     const group = stepGroup(knownHistory, counts[best], top >= this.confidentAbove);
     let confident = confidentGroup(cal, group);
     const threshold = stepThreshold(cal.thresholds, group);
-    const p = probabilities;
-    const unavailable = input.unavailable;
     const include: number[] = [];
-    const view: StepView = {
-      side: this.side,
-      workspace: w,
-      query: input.query,
-      queryVector: q,
-      best,
-      history,
-      probabilities,
-      threshold,
-      confident,
-      include,
-      unavailable,
-      counts,
-      addedTools: this.parts.addedTools,
-      coverage: this.coverage,
-      requestWords: () => this.requestWords(),
-      strongWords: () => this.strongWords(),
-      centered: () => (this.centered ??= new CenteredMatch(this.side.toolVectors, this.side.end, this.side.dim)),
-      usable: (a) => p[a] > 0 && !unavailable?.has(a),
-      descriptions: () => this.descriptions(),
-      novelty: pValue,
-      undemonstrated,
-      demonstrations: () => ev.sizes.reduce((a, b) => a + b, 0),
-    };
-    // The step rules (step-rules.ts), in order: each may make the step unsure and add tools.
-    const first: number[] = [];
-    const after: number[] = [];
-    const because: string[] = [];
-    const laterBecause: string[] = [];
+    // One view per retriever, its fields set for this step: its functions are made once, not at every step.
+    const view = (this.view ??= this.stepView());
+    view.side = this.side;
+    view.workspace = w;
+    view.query = input.query;
+    view.queryVector = q;
+    view.best = best;
+    view.history = history;
+    view.probabilities = probabilities;
+    view.threshold = threshold;
+    view.confident = confident;
+    view.include = include;
+    view.unavailable = input.unavailable;
+    view.counts = counts;
+    view.addedTools = this.parts.addedTools;
+    view.coverage = this.coverage;
+    view.novelty = pValue;
+    view.undemonstrated = undemonstrated;
+    // The step rules (step-rules.ts), in order: each may make the step unsure and add tools. The
+    // lists are made when a rule finds something (most steps: none does).
+    let first: number[] | undefined;
+    let after: number[] | undefined;
+    let because: string[] | undefined;
+    let laterBecause: string[] | undefined;
     for (const rule of STEP_RULES) {
       const state = this.parts.rules[rule.name];
       if (state === undefined) continue;
@@ -329,21 +322,59 @@ export class GatedRetriever implements Retriever {
       for (const f of found.tools) {
         if (include.includes(f)) continue;
         include.push(f);
-        (rule.last ? after : first).push(f);
+        if (rule.last) (after ??= []).push(f);
+        else (first ??= []).push(f);
       }
-      (rule.last ? laterBecause : because).push(...found.because);
+      if (rule.last) (laterBecause ??= []).push(...found.because);
+      else (because ??= []).push(...found.because);
     }
     confident = view.confident;
     // The tools the rules named first, then those of the rules listed `last` (the added tools the
     // request matches by description): where the set has too little room for all, the first stay.
-    const named = [...first, ...after];
-    const set = { threshold, target: this.target, confident, ...(named.length ? { include: named } : {}) };
-    const rules = [...because, ...laterBecause];
-    const cause = confident ? undefined : this.groupCause(group, top, input.history, counts[best], rules);
+    const named = after ? [...(first ?? []), ...after] : first;
+    const set = { threshold, target: this.target, confident, ...(named?.length ? { include: named } : {}) };
+    const cause = confident
+      ? undefined
+      : this.groupCause(group, top, input.history, counts[best], [...(because ?? []), ...(laterBecause ?? [])]);
     return withLazyOrder(
       { labels: this.side.labels, probabilities, confident, group: groupKey(group), set, ...(cause ? { cause } : {}) },
       { unitRange: true },
     );
+  }
+
+  private view: StepView | undefined;
+
+  /**
+   * The step view the rules read, with its data fields to be set by rank at each step. Its functions
+   * read them (and this retriever) when called, so they are made here once.
+   */
+  private stepView(): StepView {
+    const none = new Float32Array(0);
+    const view: StepView = {
+      side: this.side,
+      workspace: this.workspace,
+      query: '',
+      queryVector: none,
+      best: 0,
+      history: [],
+      probabilities: none,
+      threshold: 0,
+      confident: false,
+      include: [],
+      unavailable: undefined,
+      counts: none,
+      addedTools: this.parts.addedTools,
+      coverage: this.coverage,
+      requestWords: () => this.requestWords(),
+      strongWords: () => this.strongWords(),
+      centered: () => (this.centered ??= new CenteredMatch(this.side.toolVectors, this.side.end, this.side.dim)),
+      usable: (a) => view.probabilities[a] > 0 && !view.unavailable?.has(a),
+      descriptions: () => this.descriptions(),
+      novelty: 1,
+      undemonstrated: false,
+      demonstrations: () => (this.evidence?.sizes ?? []).reduce((a, b) => a + b, 0),
+    };
+    return view;
   }
 
   /** The request's word ids in the alignment model (the request rank() saw last). */
