@@ -41,7 +41,7 @@ for (let i = 0; i < cycles; i++) {
 const cycleMs = (performance.now() - t0) / cycles;
 async function rankCost(m: Dtdr): Promise<number> {
   const times: number[] = [];
-  for (let k = 0; k < 300; k++) {
+  for (let k = 0; k < 2000; k++) {
     const q = queries[k % queries.length];
     const s = performance.now();
     await m.rank(q, k % 2 ? ['contacts_search'] : []);
@@ -49,7 +49,10 @@ async function rankCost(m: Dtdr): Promise<number> {
   }
   return median(times);
 }
-// Interleaved, so both see the same machine.
+// Warmed up first (the first model timed would otherwise pay the JIT's warm-up), then interleaved, so both see the
+// same machine.
+await rankCost(model);
+await rankCost(fresh);
 const [a1, b1, a2, b2] = [await rankCost(model), await rankCost(fresh), await rankCost(model), await rankCost(fresh)];
 const churned = Math.min(a1, a2);
 const reference = Math.min(b1, b2);
@@ -58,7 +61,7 @@ const size = model.toBinary().length;
 const freshSize = fresh.toBinary().length;
 const after = await Promise.all(queries.map((q) => order(model, q)));
 const orderOk = after.every((o, k) => o === before[k]);
-const ok = labelsOk && size <= freshSize * 1.1 && churned <= reference * 1.1 + 0.02 && orderOk;
+const ok = labelsOk && size <= freshSize * 1.1 && churned <= reference * 1.1 && orderOk;
 console.log(
   `tool-churn: ${cycles.toLocaleString('en')} add/remove cycles on the demo model (${DEMO_TOOLS.length} tools), ${cycleMs.toFixed(1)} ms per cycle, node ${process.version}`,
 );
@@ -71,7 +74,7 @@ console.log(
   `| binary model, bytes | ${size.toLocaleString('en')} | ${freshSize.toLocaleString('en')} | within 10 % | ${size <= freshSize * 1.1 ? 'yes' : 'NO'} |`,
 );
 console.log(
-  `| rank, median ms | ${churned.toFixed(3)} | ${reference.toFixed(3)} | within 10 % (+0.02 ms timer noise) | ${churned <= reference * 1.1 + 0.02 ? 'yes' : 'NO'} |`,
+  `| rank, median ms | ${churned.toFixed(3)} | ${reference.toFixed(3)} | within 10 % | ${churned <= reference * 1.1 ? 'yes' : 'NO'} |`,
 );
 console.log(
   `| the other tools' order on ${queries.length} requests | ${orderOk ? 'unchanged' : 'CHANGED'} | | unchanged | ${orderOk ? 'yes' : 'NO'} |`,
