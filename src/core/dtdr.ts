@@ -2,8 +2,9 @@ import { loadRetriever, saveRetriever, withTools, type ModelArtifact } from './m
 import type { Encoder } from './base/encoder.js';
 import { DtdrError } from './base/errors.js';
 import type { GatedDiagnostics } from './retrieval/default/index.js';
-import type { Backoff, LearnInput, MethodName, RankInput, Ranking, Retriever } from './retrieval/types.js';
-import { checkSelectOptions, selectCandidates, type Candidate, type SelectOptions } from './selection/select.js';
+import type { LearnInput, MethodName, RankInput, Ranking, Retriever } from './retrieval/types.js';
+import { checkSelectOptions, selectCandidates, type SelectOptions } from './selection/select.js';
+import type { Retrieval } from './selection/retrieval.js';
 import { contextText } from './base/text.js';
 import { DEFAULT_METHOD, embedAll, fitNeeds, labelsOf, methodEntry } from './retrieval/train.js';
 import { TRAIN_DEFAULTS, trainRetriever } from './retrieval/train.js';
@@ -38,26 +39,7 @@ const EXAMPLES_KEPT = 64;
  */
 export const MAX_FORGETTABLE = 1000;
 
-/** What {@link Dtdr.retrieve} returns for one step: the candidate set, whether dtdr is confident in it and why not. */
-export interface Retrieval {
-  /** F_t: the tools (and maybe END) to show the model next, best first. */
-  candidates: Candidate[];
-  /** True when the set was widened because the retriever was unsure; `reason` says why. */
-  widened: boolean;
-  /** Why the step is unsure, in words, when it is. */
-  reason?: string;
-  /**
-   * For the default method: the share of steps whose set holds a tool that can come next
-   * (split-conformal, measured on held-out demonstrations; default 0.95).
-   */
-  target?: number;
-  /** True when the method is sure of this step: its set can be shown as is. */
-  confident: boolean;
-  /** For the graph methods: how far the history had to be shortened to find it in the demonstrations. */
-  backoff?: Backoff;
-  /** The full ranking over every tool and END. */
-  ranking: Ranking;
-}
+export type { Retrieval } from './selection/retrieval.js';
 
 /** Options of {@link Dtdr.train}: the method, the tools, the demonstrations, the encoder and the training options. */
 export interface DtdrTrainOptions extends TrainOptions {

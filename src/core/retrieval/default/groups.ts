@@ -18,7 +18,18 @@
  */
 import { seededRandom, shuffleInPlace } from '../../base/random.js';
 import { conformalThreshold } from './gate.js';
-import type { SequenceScores } from './sequence-scores.js';
+
+/** One demonstration's held-out steps: each step's score and calibration group (an index into GROUP_KEYS). */
+export interface HeldOutPlan {
+  scores: number[];
+  groups: number[];
+}
+
+/**
+ * The sequences a model knows, by hash, each with the held-out demonstrations kept for it (maybe none): see
+ * sequence-scores.ts.
+ */
+export type SequenceScores = Map<number, HeldOutPlan[]>;
 
 /** Held-out scores a group or pool needs for its own conformal threshold. */
 export const MIN_SCORES = 20;

@@ -9,10 +9,10 @@ import { dotAt } from '../kmeans.js';
 import type { LearnInput, RankInput, Ranking } from '../types.js';
 import { STEP_RULES } from './step-rules.js';
 import { fitEvidence } from './evidence.js';
-import { GROUP_KEYS, groupKey, parseGroup, poolOf, type CalibrationGroup } from './groups.js';
+import { GROUP_KEYS, groupKey, parseGroup, poolOf, type CalibrationGroup, type HeldOutPlan } from './groups.js';
 import { KNOWN_HISTORY } from './layout.js';
 import { addSampledScore, sampledThreshold } from './score-sample.js';
-import { groupCode, learnedScores, type HeldOutPlan } from './sequence-scores.js';
+import { groupCode, learnedScores } from './sequence-scores.js';
 import type { GatedParts } from './state.js';
 import { fitNovelty, learnNovelty } from './novelty.js';
 

@@ -22,21 +22,12 @@ import { sequenceKey } from '../../plans/plan.js';
 import type { Plan } from '../../base/types.js';
 import { MAX_PLAN_STEPS } from '../../base/limits.js';
 import { numbers, object, stateError } from '../../base/validate.js';
-import { GROUP_KEYS, groupKey, type CalibrationGroup } from './groups.js';
+import { GROUP_KEYS, groupKey, type CalibrationGroup, type HeldOutPlan, type SequenceScores } from './groups.js';
 
 /** Distinct tool sequences a model keeps, at most (31-bit hashes). */
 export const MAX_SEQUENCES = 65_536;
 /** Held-out demonstrations kept per sequence, at most (a repeat adds one of them, chosen by its id). */
 export const PLANS_PER_SEQUENCE = 8;
-
-/** One demonstration's held-out steps: each step's score and calibration group (an index into GROUP_KEYS). */
-export interface HeldOutPlan {
-  scores: number[];
-  groups: number[];
-}
-
-/** The sequences a model knows, by hash, each with the held-out demonstrations kept for it (maybe none). */
-export type SequenceScores = Map<number, HeldOutPlan[]>;
 
 /**
  * The saved form, columnar: sequence i (hashes ascending) keeps plans[i] demonstrations, taken in
