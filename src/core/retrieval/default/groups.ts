@@ -95,10 +95,6 @@ export function groupKey(g: CalibrationGroup): string {
 const HISTORY = ['seen', 'new'] as const;
 const SUPPORT = ['many', 'few', 'none'] as const;
 const LEVEL = ['high', 'low'] as const;
-/** Every group's name, in a fixed order (a group's code in saved held-out steps). */
-export const GROUP_KEYS: readonly string[] = HISTORY.flatMap((h) =>
-  SUPPORT.flatMap((s) => LEVEL.map((l) => `${h}/${s}/${l}`)),
-);
 
 type Table<T> = {
   [H in CalibrationGroup['history']]: { [S in CalibrationGroup['support']]: { [L in CalibrationGroup['level']]: T } };
@@ -113,6 +109,10 @@ function byGroup<T>(make: (g: CalibrationGroup) => T): Table<T> {
 }
 const KEYS: Partial<Table<string>> = byGroup((g) => `${g.history}/${g.support}/${g.level}`);
 const STEP_GROUPS = byGroup((g): CalibrationGroup => Object.freeze(g));
+/** Every group's name, in a fixed order (a group's code in saved held-out steps). */
+export const GROUP_KEYS: readonly string[] = HISTORY.flatMap((h) =>
+  SUPPORT.flatMap((s) => LEVEL.map((l) => groupKey(STEP_GROUPS[h][s][l]))),
+);
 
 /** A group from its name; undefined for anything else (`tools-only`, say). */
 export function parseGroup(key: string): CalibrationGroup | undefined {
