@@ -181,8 +181,11 @@ export class GatedRetriever implements Retriever {
     pValue?: number;
   } = { text: '', terms: noTerms(), tokens: [] };
 
-  /** Per rarity counts: whether some tool has no demonstrations, and the Good–Turing unseen share. */
-  private shrinkFor: { counts: Float64Array; needed: boolean; unseen: number } | undefined;
+  /**
+   * Per rarity counts: whether some tool has no demonstrations, the Good–Turing unseen share, and the share of the
+   * tools with demonstrations.
+   */
+  private shrinkFor: { counts: Float64Array; needed: boolean; unseen: number; shown: number } | undefined;
   /** The descriptions' probabilities of the step being ranked (scratch), and whether they are this step's. */
   private descriptionBuffer = new Float64Array(0);
   private described = false;
@@ -240,10 +243,15 @@ export class GatedRetriever implements Retriever {
     if (ev && novelty) {
       // Evidence decides the weight (shrinkage.ts): a tool no demonstration used keeps its share of
       // the descriptions' probability, all of it for a request unlike the demonstrations'.
-      const { counts } = rarity(ev, L);
+      const { counts, unseen } = rarity(ev, L);
       const end = this.side.end;
       if (this.shrinkFor?.counts !== counts)
-        this.shrinkFor = { counts, needed: !nothingToShrink(counts, L, end), unseen: unseenShare(counts, L, end) };
+        this.shrinkFor = {
+          counts,
+          needed: !nothingToShrink(counts, L, end),
+          unseen: unseenShare(counts, L, end),
+          shown: end > 0 ? 1 - unseen.length / end : 0,
+        };
       undemonstrated = this.shrinkFor.needed;
       if (undemonstrated) {
         shrinkInPlace(
@@ -307,6 +315,7 @@ export class GatedRetriever implements Retriever {
     view.coverage = this.coverage;
     view.novelty = pValue;
     view.undemonstrated = undemonstrated;
+    view.demonstratedShare = ev && novelty ? this.shrinkFor!.shown : 0;
     // The step rules (step-rules.ts), in order: each may make the step unsure and add tools. The
     // lists are made when a rule finds something (most steps: none does).
     let first: number[] | undefined;
@@ -372,6 +381,7 @@ export class GatedRetriever implements Retriever {
       descriptions: () => this.descriptions(),
       novelty: 1,
       undemonstrated: false,
+      demonstratedShare: 0,
       demonstrations: () => (this.evidence?.sizes ?? []).reduce((a, b) => a + b, 0),
     };
     return view;

@@ -78,6 +78,8 @@ export interface StepView {
   novelty: number;
   /** Whether some tool has no demonstrations (so the learned probabilities were shrunk toward the descriptions). */
   undemonstrated: boolean;
+  /** The share of the tools (END aside) with demonstrations. */
+  demonstratedShare: number;
   /** How many demonstrations the model learned from (summed on first use). */
   demonstrations: () => number;
 }

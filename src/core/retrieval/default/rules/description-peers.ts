@@ -29,7 +29,7 @@ export const descriptionPeersRule: StepRule<object> = {
     const many = peers.length > 1;
     return {
       tools: peers,
-      unsure: demonstratedShare(v) < DEMONSTRATED_TOOLS,
+      unsure: v.demonstratedShare < DEMONSTRATED_TOOLS,
       because: [
         `${names} ${many ? 'match' : 'matches'} the request by description as well as the best-described tool and ` +
           `${many ? 'have' : 'has'} no demonstrations yet`,
@@ -49,16 +49,4 @@ function descriptionPeers(v: StepView): number[] {
       peers.push(f);
   }
   return peers.sort((a, b) => pT[b] - pT[a] || a - b).slice(0, OFFERED);
-}
-
-/** The share of the tools (available ones, END aside) with at least one demonstrated step. */
-function demonstratedShare(v: StepView): number {
-  let tools = 0;
-  let shown = 0;
-  for (let f = 0; f < v.side.labels.length; f++) {
-    if (f === v.side.end || v.unavailable?.has(f)) continue;
-    tools++;
-    if (v.counts[f] >= 1) shown++;
-  }
-  return tools > 0 ? shown / tools : 0;
 }
