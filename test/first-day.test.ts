@@ -203,10 +203,29 @@ describe.skipIf(!hasSharedData)('skewed and random first runs: UltraTool (real d
     expect(trained.confidentMissRate).toBeLessThanOrEqual(0.05);
   });
 
-  it('300 random runs: confident on ≥ 30% of steps with confident-miss ≤ 0.05', async () => {
+  it('every run of its three most common first tools (586): confident-miss ≤ 0.05', async () => {
+    // They call under a fifth of the tools: the rules that speak for undemonstrated tools speak
+    // however many runs there are (before, 22 confident steps missed: 0.084).
+    const trained = summarize(
+      await scoreRetrievals(await Dtdr.train({ tools, plans: skewedPool(pool), encoder }), test),
+    );
+    expect(trained.confidentMissRate).toBeLessThanOrEqual(0.05);
+  });
+
+  it('300 random runs: confident on ≥ 40% of steps with confident-miss ≤ 0.05', async () => {
+    // Over half the tools have demonstrations: a never-demonstrated tool described as well as the
+    // best joins the confident set instead of making the step unsure (before, 32% confident).
     const plans = shuffleInPlace([...pool], seededRandom(1000)).slice(0, 300);
     const trained = summarize(await scoreRetrievals(await Dtdr.train({ tools, plans, encoder }), test));
-    expect(1 - trained.widenedRate).toBeGreaterThanOrEqual(0.3);
+    expect(1 - trained.widenedRate).toBeGreaterThanOrEqual(0.4);
     expect(trained.confidentMissRate).toBeLessThanOrEqual(0.05);
+  });
+
+  it('30 random runs: the sets hold the needed tool in ≥ 83% of steps', async () => {
+    // Below 40 runs each half's held-out steps are scored by a gate fitted on the other half; a gate
+    // fitted on the steps it scored made the thresholds too high (81%).
+    const plans = shuffleInPlace([...pool], seededRandom(1000)).slice(0, 30);
+    const trained = summarize(await scoreRetrievals(await Dtdr.train({ tools, plans, encoder }), test));
+    expect(trained.coverage).toBeGreaterThanOrEqual(0.83);
   });
 });
