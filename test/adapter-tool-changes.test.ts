@@ -65,6 +65,34 @@ function aiTools(executed: string[], names = DEMO_TOOLS.map((t) => t.name)): Too
   );
 }
 
+/** generateText with the step's guard and prepareStep, as an app wires dtdr into the AI SDK. */
+function generateWith(
+  llm: MockLanguageModelV3,
+  step: ReturnType<typeof dtdrPrepareStep>,
+  tools: ToolSet,
+  prompt: string,
+  steps = 3,
+) {
+  return generateText({
+    model: llm,
+    tools: step.guard(tools),
+    prepareStep: step,
+    stopWhen: stepCountIs(steps),
+    prompt,
+  });
+}
+
+/** The demo tools as LangChain tools that record which ran. */
+function langchainTools(ran: string[]) {
+  return DEMO_TOOLS.map((t) =>
+    lcTool(async () => (ran.push(t.name), 'ok'), {
+      name: t.name,
+      description: t.description,
+      schema: z.object({}).passthrough(),
+    }),
+  );
+}
+
 describe('AI SDK: a removed tool is never offered or run', () => {
   it('hard mode, with the tools option naming it: neither offered nor executed', async () => {
     const model = freshModel();
@@ -75,13 +103,7 @@ describe('AI SDK: a removed tool is never offered or run', () => {
       doGenerate: [call('phone_call', 'c1'), call('web_search', 'c2'), text('done')],
     });
     const step = dtdrPrepareStep(model, { tools: Object.keys(tools), maxTools: 2, requireWhenConfident: false });
-    await generateText({
-      model: llm,
-      tools: step.guard(tools),
-      prepareStep: step,
-      stopWhen: stepCountIs(4),
-      prompt: 'Call my mother and search the web for her address',
-    });
+    await generateWith(llm, step, tools, 'Call my mother and search the web for her address', 4);
     for (const c of llm.doGenerateCalls)
       for (const name of REMOVED) expect((c.tools ?? []).map((t) => t.name)).not.toContain(name);
     expect(executed).toEqual([]);
@@ -94,13 +116,7 @@ describe('AI SDK: a removed tool is never offered or run', () => {
     const tools = aiTools(executed);
     const llm = new MockLanguageModelV3({ doGenerate: [call('phone_call', 'c1'), text('done')] });
     const step = dtdrPrepareStep(model, { mode: 'soft' });
-    await generateText({
-      model: llm,
-      tools: step.guard(tools),
-      prepareStep: step,
-      stopWhen: stepCountIs(3),
-      prompt: 'Call my mother',
-    });
+    await generateWith(llm, step, tools, 'Call my mother');
     const offered = (llm.doGenerateCalls[0].tools ?? []).map((t) => t.name);
     expect(offered.length).toBe(DEMO_TOOLS.length - REMOVED.length);
     expect(offered).not.toContain('phone_call');
@@ -143,13 +159,7 @@ describe('LangChain: a removed tool is never shown or run', () => {
     const model = freshModel();
     await model.removeTools(REMOVED);
     const ran: string[] = [];
-    const tools = DEMO_TOOLS.map((t) =>
-      lcTool(async () => (ran.push(t.name), 'ok'), {
-        name: t.name,
-        description: t.description,
-        schema: z.object({}).passthrough(),
-      }),
-    );
+    const tools = langchainTools(ran);
     RecordingModel.seen = [];
     const llm = new RecordingModel({ toolCalls: [[{ name: 'phone_call', args: {}, id: '1' }], []] });
     const agent = createAgent({ model: llm, tools, middleware: [dtdrToolSelector(model, { maxTools: 2 })] });
@@ -245,13 +255,7 @@ describe('a call of a name no tool has, like a member of every object (toString,
       const tools = aiTools(executed);
       const llm = new MockLanguageModelV3({ doGenerate: [call(name, 'c1'), text('done')] });
       const step = dtdrPrepareStep(freshModel(), { tools: Object.keys(tools), maxTools: 3 });
-      const error = await generateText({
-        model: llm,
-        tools: step.guard(tools),
-        prepareStep: step,
-        stopWhen: stepCountIs(3),
-        prompt: 'Set an alarm for 7',
-      }).catch((e: unknown) => e);
+      const error = await generateWith(llm, step, tools, 'Set an alarm for 7').catch((e: unknown) => e);
       expect(DtdrError.isInstance(error) && error.code).toBe('tool-call');
       expect((error as Error).message).toMatch(refusal(name));
       for (const offered of step.last!.tools) expect((error as Error).message).toContain(offered);
@@ -296,24 +300,12 @@ describe('a call of a name no tool has, like a member of every object (toString,
     const tools = aiTools(executed);
     const llm = new MockLanguageModelV3({ doGenerate: [call('constructor', 'c1'), text('done')] });
     const step = dtdrPrepareStep(model, { mode: 'soft', tools: Object.keys(tools) });
-    const error = await generateText({
-      model: llm,
-      tools: step.guard(tools),
-      prepareStep: step,
-      stopWhen: stepCountIs(3),
-      prompt: 'Set an alarm for 7',
-    }).catch((e: unknown) => e);
+    const error = await generateWith(llm, step, tools, 'Set an alarm for 7').catch((e: unknown) => e);
     expect((error as Error).message).toMatch(refusal('constructor'));
 
     const other = new MockLanguageModelV3({ doGenerate: [call('no_such_tool', 'c1'), text('done')] });
     const hard = dtdrPrepareStep(model, { tools: Object.keys(tools), maxTools: 3, requireWhenConfident: false });
-    const result = await generateText({
-      model: other,
-      tools: hard.guard(tools),
-      prepareStep: hard,
-      stopWhen: stepCountIs(3),
-      prompt: 'Set an alarm for 7',
-    });
+    const result = await generateWith(other, hard, tools, 'Set an alarm for 7');
     const answered = result.steps[0].content.filter((c) => c.type === 'tool-error' || c.type === 'tool-result');
     expect(answered.map((c) => c.type)).toEqual(['tool-error']);
     expect(executed).toEqual([]);
@@ -323,13 +315,7 @@ describe('a call of a name no tool has, like a member of every object (toString,
     'LangChain: a call of "%s" is answered with an error ToolMessage naming the shown tools',
     async (name) => {
       const ran: string[] = [];
-      const tools = DEMO_TOOLS.map((t) =>
-        lcTool(async () => (ran.push(t.name), 'ok'), {
-          name: t.name,
-          description: t.description,
-          schema: z.object({}).passthrough(),
-        }),
-      );
+      const tools = langchainTools(ran);
       const llm = new FakeToolCallingModel({ toolCalls: [[{ name, args: {}, id: '1' }], []] });
       const agent = createAgent({ model: llm, tools, middleware: [dtdrToolSelector(freshModel(), { maxTools: 3 })] });
       const out = await agent.invoke({ messages: [new HumanMessage('Set an alarm for 7')] });
