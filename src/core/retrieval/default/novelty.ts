@@ -9,6 +9,7 @@
  * fixed however many demonstrations arrive.
  */
 import { seededRandom } from '../../base/random.js';
+import { dotAt } from '../kmeans.js';
 import { numbers, object, int, stateError } from '../../base/validate.js';
 
 /** Requests kept for the novelty score, at most. */
@@ -32,29 +33,12 @@ export interface NoveltyState {
   seen: number;
 }
 
-// Four running sums: the request is scored against every kept row, and this loop is most of its cost.
-function dot(a: Float32Array, ai: number, b: ArrayLike<number>, bi: number, d: number): number {
-  let s0 = 0;
-  let s1 = 0;
-  let s2 = 0;
-  let s3 = 0;
-  let j = 0;
-  for (; j + 3 < d; j += 4) {
-    s0 += a[ai + j] * b[bi + j];
-    s1 += a[ai + j + 1] * b[bi + j + 1];
-    s2 += a[ai + j + 2] * b[bi + j + 2];
-    s3 += a[ai + j + 3] * b[bi + j + 3];
-  }
-  for (; j < d; j++) s0 += a[ai + j] * b[bi + j];
-  return s0 + s1 + (s2 + s3);
-}
-
 /** Similarity of `q` to its nearest kept request, skipping row `skip`. */
 function nearestSimilarity(n: Novelty, q: ArrayLike<number>, qi: number, skip = -1): number {
   let best = -Infinity;
   for (let r = 0; r < n.count; r++) {
     if (r === skip) continue;
-    const s = dot(n.rows, r * n.dim, q, qi, n.dim);
+    const s = dotAt(n.rows, r * n.dim, q, qi, n.dim);
     if (s > best) best = s;
   }
   return best;
@@ -115,7 +99,7 @@ export function noveltyPValue(n: Novelty, q: ArrayLike<number>, upTo = 1): numbe
   const proof = enough <= n.nearest.length ? n.nearest[enough - 1] : Infinity;
   let s = -Infinity;
   for (let r = 0; r < n.count; r++) {
-    const v = dot(n.rows, r * n.dim, q, 0, n.dim);
+    const v = dotAt(n.rows, r * n.dim, q, 0, n.dim);
     if (v > s) s = v;
     if (s >= proof) break;
   }
