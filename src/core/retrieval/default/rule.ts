@@ -78,11 +78,18 @@ export interface StepView {
   novelty: number;
   /** Whether some tool has no demonstrations (so the learned probabilities were shrunk toward the descriptions). */
   undemonstrated: boolean;
-  /** The share of the tools (END aside) with demonstrations. */
+  /** The share of the tools (END aside) with demonstrations: below DEMONSTRATED_TOOLS they are a slice of the app. */
   demonstratedShare: number;
   /** How many demonstrations the model learned from (summed on first use). */
   demonstrations: () => number;
 }
+
+/**
+ * The share of the tools with demonstrations from which the demonstrations count as covering the app: below it, a few
+ * features' runs (however many) leave whole features unseen, and the first-day rules keep such steps unsure
+ * (description-peers, unseen-continuations; decision 0007).
+ */
+export const DEMONSTRATED_TOOLS = 0.5;
 
 /** What a rule found: tools for the set and why the step is not confident. */
 export interface RuleFinding {

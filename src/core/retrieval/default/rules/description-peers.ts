@@ -9,12 +9,10 @@
  * random draws of 300 runs, confident steps went from 32% to 45% of steps, their misses from 3.0%
  * to 2.8%; skewed draws, below the share, are unchanged: decision 0007).
  */
-import { FIRST_DAY_RULE, type StepRule, type StepView } from '../rule.js';
+import { DEMONSTRATED_TOOLS, FIRST_DAY_RULE, type StepRule, type StepView } from '../rule.js';
 
 /** An undemonstrated tool whose description probability is at least this share of the best tool's is a peer. */
 export const DESCRIPTION_PEER = 0.5;
-/** Share of the tools with demonstrations from which a peer only widens a confident set. */
-export const DEMONSTRATED_TOOLS = 0.5;
 /** Peers offered at most, best first. */
 const OFFERED = 2;
 

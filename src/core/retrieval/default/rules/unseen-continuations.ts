@@ -1,6 +1,6 @@
 /**
  * The unseen-continuations rule, while a model has few demonstrations (< FEW_RUNS) or they cover
- * under DEMONSTRATED_TOOLS of the tools (description-peers.ts): where the descriptions rank some
+ * under DEMONSTRATED_TOOLS of the tools (rule.ts): where the descriptions rank some
  * tool above the confident top tool and no demonstration ever called that tool after these calls
  * (the pooled graph's floor), the step is not confident and the best such tool joins the set. A few
  * features' runs leave whole steps unseen (the first runs of an app that writes files never modify
@@ -9,9 +9,8 @@
  * with the rule. Thousands of runs over most of the tools that never continue with a tool outweigh
  * its description, so the rule stops there (decision 0007).
  */
-import { DEMONSTRATED_TOOLS } from './description-peers.js';
 import { FLOOR_GRAPH, GG } from '../layout.js';
-import { FIRST_DAY_RULE, type StepRule, type StepView } from '../rule.js';
+import { DEMONSTRATED_TOOLS, FIRST_DAY_RULE, type StepRule, type StepView } from '../rule.js';
 
 /** Below this many demonstrations the rule speaks. */
 export const FEW_RUNS = 100;
