@@ -439,12 +439,14 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   // thresholds come from, and score them too well: sets of a model of 30 runs held the needed tool
   // in 73–81% of UltraTool's steps for a 95% target. There each half's steps are scored by a gate
   // and temperature fitted on the other half (cross-fitted); the model keeps the gate fitted on all.
-  const scored = small
-    ? (crossScores(thresholdSteps, gateSteps, calSteps, (i) => half[stepPlan[i]], builder, seed, countsOf, unseen) ??
-      calibrationScores(theta, temperature, thresholdData, countsOf(thresholdSteps), unseen))
-    : thresholdScheme === 0
+  const crossFitted = small
+    ? crossScores(thresholdSteps, gateSteps, calSteps, (i) => half[stepPlan[i]], builder, seed, countsOf, unseen)
+    : undefined;
+  const scored =
+    crossFitted ??
+    (thresholdScheme === 0
       ? cal
-      : calibrationScores(theta, temperature, thresholdData, countsOf(thresholdSteps), unseen);
+      : calibrationScores(theta, temperature, thresholdData, countsOf(thresholdSteps), unseen));
   // Each held-out step's calibration group (groups.ts) from what its fold knew at rank time.
   const heldOut = scored.best.map((score, i) => {
     const step = thresholdSteps[i];
