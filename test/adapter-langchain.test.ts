@@ -3,13 +3,13 @@
  * (FakeToolCallingModel): an agent whose model sees only the tools dtdr retrieved for each step,
  * with the calls so far as history, and no LLM call spent on selecting them.
  */
-import { createAgent, FakeToolCallingModel, HumanMessage, tool } from 'langchain';
+import { createAgent, FakeToolCallingModel, HumanMessage } from 'langchain';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { dtdrToolSelector } from '../src/adapters/langchain/index.js';
 import { Dtdr } from '../src/core/dtdr.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
+import { langchainTools } from './langchain-tools.js';
 
 /** The fake model, recording the tools bound for each call. */
 class RecordingModel extends FakeToolCallingModel {
@@ -28,13 +28,7 @@ beforeAll(async () => {
 describe('dtdrToolSelector in createAgent', () => {
   it('passes the model only the retrieved tools, step by step, with the calls so far as history', async () => {
     const ran: string[] = [];
-    const tools = DEMO_TOOLS.map((t) =>
-      tool(async () => (ran.push(t.name), 'ok'), {
-        name: t.name,
-        description: t.description,
-        schema: z.object({}).passthrough(),
-      }),
-    );
+    const tools = langchainTools(ran);
     RecordingModel.seen = [];
     const llm = new RecordingModel({
       toolCalls: [
@@ -66,13 +60,7 @@ describe('dtdrToolSelector in createAgent', () => {
 describe('dtdrToolSelector guards the tool calls too', () => {
   const setup = () => {
     const ran: string[] = [];
-    const tools = DEMO_TOOLS.map((t) =>
-      tool(async () => (ran.push(t.name), 'ok'), {
-        name: t.name,
-        description: t.description,
-        schema: z.object({}).passthrough(),
-      }),
-    );
+    const tools = langchainTools(ran);
     return { ran, tools };
   };
   const toolMessages = (messages: { type?: string; getType?: () => string; content: unknown; status?: string }[]) =>

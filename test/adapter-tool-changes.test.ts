@@ -11,9 +11,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { generateText, jsonSchema, simulateReadableStream, stepCountIs, streamText, tool, type ToolSet } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
-import { createAgent, FakeToolCallingModel, HumanMessage, tool as lcTool } from 'langchain';
+import { createAgent, FakeToolCallingModel, HumanMessage } from 'langchain';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { dtdrPrepareStep } from '../src/adapters/ai-sdk/index.js';
 import { dtdrToolSelector } from '../src/adapters/langchain/index.js';
 import { dtdrMcpRun, mcpTools, watchMcpTools, type McpClientLike } from '../src/adapters/mcp/index.js';
@@ -23,6 +22,7 @@ import { validateCall } from '../src/core/prompts/parse.js';
 import type { Encoder } from '../src/core/base/encoder.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
+import { langchainTools } from './langchain-tools.js';
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
@@ -80,17 +80,6 @@ function generateWith(
     stopWhen: stepCountIs(steps),
     prompt,
   });
-}
-
-/** The demo tools as LangChain tools that record which ran. */
-function langchainTools(ran: string[]) {
-  return DEMO_TOOLS.map((t) =>
-    lcTool(async () => (ran.push(t.name), 'ok'), {
-      name: t.name,
-      description: t.description,
-      schema: z.object({}).passthrough(),
-    }),
-  );
 }
 
 describe('AI SDK: a removed tool is never offered or run', () => {
