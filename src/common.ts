@@ -8,7 +8,19 @@
 
 // ── Train and retrieve ────────────────────────────────────────────────────────────────────────
 // A Dtdr is trained from tools (and demonstrations), then asked for the next tools at each step.
-export { Dtdr, safeLoadModel, type DtdrTrainOptions, type Retrieval, type SafeLoad } from './core/dtdr.js';
+export {
+  Dtdr,
+  REFIT_IN_BACKGROUND_UP_TO,
+  REFIT_UP_TO,
+  safeLoadModel,
+  type DtdrLoadOptions,
+  type DtdrTrainOptions,
+  type Retrieval,
+  type SafeLoad,
+} from './core/dtdr.js';
+// Where learn()'s refits run: the calling thread (refitInline), or a worker (refitWorker, per platform).
+export { refitInline, type RefitJob, type Refitter } from './core/model/refit.js';
+export type { WorkerRefitter } from './workers/refit-client.js';
 export { END, type JsonSchema, type Plan, type PlanNode, type ToolSpec } from './core/base/types.js';
 export { chainPlan, planFromRecord } from './core/plans/plan.js';
 export type { ChainPlanInput } from './core/plans/input.js';

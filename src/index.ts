@@ -6,6 +6,7 @@
  */
 export * from './common.js';
 export { loadEncoder } from './encoders/web.js';
+export { refitWorker, type RefitWorkerOptions } from './workers/web.js';
 export {
   saveModelToIndexedDb,
   loadModelFromIndexedDb,

@@ -9,4 +9,4 @@ export { loadEncoder, BUNDLED_MODEL_DIR } from './encoders/node.js';
 export { readDatasetDir } from './data/node.js';
 export { fileEmbeddingStore, readModelFile, writeModelFile } from './storage/file.js';
 export { loadQwen3TokenCounter } from './tokens/qwen3.js';
-export { foldWorkers, type FoldWorkerOptions, type NodeFoldWorkers } from './workers/node.js';
+export { foldWorkers, refitWorker, type FoldWorkerOptions, type NodeFoldWorkers } from './workers/node.js';

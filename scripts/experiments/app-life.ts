@@ -3,7 +3,9 @@
  * RestBench-TMDB, UltraTool, Seal-Tools), train on N = 0, 10, 30, 100, 300, 1,000 and all of a
  * world's training plans, drawn (a) at random, three seeds, and (b) skewed: only plans whose first
  * tool is one of the pool's 3 most frequent first tools, in file order. Each by `Dtdr.train` and by
- * a tools-only model that then `learn()`s the same plans. Every step of the world's test plans is
+ * a tools-only model that then `learn()`s the same plans, ten at a time, with `refitWorker()` as an
+ * app would give it (refits past REFIT_UP_TO run in the background: each learn call waits for the
+ * refit it started, `settle()`, as when runs arrive slower than a refit takes). Every step of the world's test plans is
  * scored through the public API (`Dtdr.rank` and `selectCandidates`, as `retrieve` does): MRR,
  * coverage, mean |F_t|, the share of confident steps and the share of those whose set missed.
  *
@@ -17,6 +19,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
+import type { Refitter } from '../../src/core/model/refit.js';
+import { refitWorker } from '../../src/workers/node.js';
 import { summarize, type MetricSummary } from '../../src/core/base/metrics.js';
 import { seededRandom, shuffleInPlace } from '../../src/core/base/random.js';
 import type { Plan } from '../../src/core/base/types.js';
@@ -36,6 +40,9 @@ export interface Point extends MetricSummary {
   confidentShare: number;
 }
 
+/** The learn path's refits run here, as an app's would. */
+let refitter: Refitter | undefined;
+
 async function point(
   world: World,
   encoder: Encoder,
@@ -47,8 +54,11 @@ async function point(
   if (path === 'train' || plans.length === 0) model = await Dtdr.train({ tools: world.tools, plans, encoder });
   else {
     // Runs arrive a few at a time, as in an app.
-    model = await Dtdr.train({ tools: world.tools, encoder });
-    for (let i = 0; i < plans.length; i += LEARN_BATCH) await model.learn(plans.slice(i, i + LEARN_BATCH));
+    model = await Dtdr.train({ tools: world.tools, encoder, refitter: (refitter ??= refitWorker()) });
+    for (let i = 0; i < plans.length; i += LEARN_BATCH) {
+      await model.learn(plans.slice(i, i + LEARN_BATCH));
+      await model.settle();
+    }
   }
   const s = summarize(await scoreRetrievals(model, world.test));
   return { ...meta, ...s, confidentShare: 1 - s.widenedRate };
@@ -132,6 +142,7 @@ async function main() {
   }
   console.log(`\n${points.length} points, ${fails.length} below a line`);
   for (const f of fails) console.log(`  ${f}`);
+  await refitter?.close();
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();

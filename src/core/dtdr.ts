@@ -7,7 +7,7 @@ import { checkSelectOptions, selectCandidates, type SelectOptions } from './sele
 import type { Retrieval } from './selection/retrieval.js';
 import { contextText } from './base/text.js';
 import { DEFAULT_METHOD, embedAll, fitNeeds, labelsOf, methodEntry } from './retrieval/train.js';
-import { TRAIN_DEFAULTS, trainRetriever } from './retrieval/train.js';
+import { fitVectors, TRAIN_DEFAULTS, trainRetriever } from './retrieval/train.js';
 import type { TrainOptions } from './retrieval/train.js';
 import { chainPlan, planSteps, planTools } from './plans/plan.js';
 import { checkHistory, checkPlanSizes, checkQuery, checkTools } from './base/checks.js';
@@ -20,15 +20,25 @@ import { decodeBinaryModel, encodeBinaryModel } from './model/binary.js';
 import { toolText } from './base/text.js';
 import { checkNesting, MAX_MODEL_NESTING } from './base/limits.js';
 import type { Plan, ToolSpec } from './base/types.js';
+import type { Refitter } from './model/refit.js';
 
 /**
- * A default-method model trained on tools alone refits itself on every run it has learned while
- * they number at most this many (about a second's fit on two cores at 1,000 runs over 260 tools);
- * beyond it, learning folds new runs in without a refit.
+ * A default-method model trained on tools alone refits itself on every run it has learned, and
+ * `learn` waits for the refit, while they number at most this many (about a second's fit on two
+ * cores at 1,000 runs over 260 tools); beyond it, learning folds new runs in without a refit,
+ * unless the model has a refitter (below).
  */
 export const REFIT_UP_TO = 1000;
 /** It refits when its learned runs have grown by this factor since the last fit (always on the first). */
 const REFIT_GROWTH = 1.1;
+/**
+ * With a refitter (`refitWorker()`), it goes on refitting past REFIT_UP_TO, in the background,
+ * while its learned runs number at most this many; it keeps them (in memory and in its saved file)
+ * to refit on. Past it, the oldest are folded in and refits stop.
+ */
+export const REFIT_IN_BACKGROUND_UP_TO = 10_000;
+/** A background refit starts when the learned runs have grown by this factor since the last fit. */
+const REFIT_GROWTH_LATER = 1.5;
 
 /** Demonstrations stored with a model for prompt examples. */
 const EXAMPLES_KEPT = 64;
@@ -56,6 +66,18 @@ export interface DtdrTrainOptions extends TrainOptions {
   encoder?: Encoder;
   /** Dataset name recorded in the artifact. */
   dataset?: string;
+  /**
+   * Where `learn`'s refits run (see REFIT_UP_TO): `refitWorker()` from `dtdr/node` or `dtdr/browser`
+   * keeps the fits off the calling thread and lets the model refit past REFIT_UP_TO, in the
+   * background. Default: the calling thread, up to REFIT_UP_TO runs. The caller closes it.
+   */
+  refitter?: Refitter;
+}
+
+/** Options of {@link Dtdr.load}. */
+export interface DtdrLoadOptions {
+  /** As {@link DtdrTrainOptions.refitter}. */
+  refitter?: Refitter;
 }
 
 /**
@@ -110,7 +132,9 @@ export class Dtdr {
     /** A few demonstrations kept with the model, for prompt examples. */
     readonly examples: Plan[] = [],
     changes: ToolChanges = NO_CHANGES,
+    refitter?: Refitter,
   ) {
+    this.refitter = refitter;
     this.base = retriever;
     this.baseTools = tools;
     this.changes = changes;
@@ -337,13 +361,15 @@ export class Dtdr {
         JSON.stringify(saveRetriever(this.base, this.baseTools, this.encoder, this.training)),
       );
       this.learned.push(...given);
-      if (this.refitsOnLearn() && this.learned.length >= this.fittedOn * REFIT_GROWTH) await this.refit(this.learned);
+      const due = this.refitDue();
+      if (due === 'now') await this.refit(this.learned);
       else {
         const input = await this.learnInput(given);
         if (input) this.base.learn!(input);
+        if (due === 'background') this.refitInBackground();
       }
       this.view = this.applyChanges();
-      if (this.learned.length > MAX_FORGETTABLE) {
+      if (this.learned.length > (this.refits() && this.refitter ? REFIT_IN_BACKGROUND_UP_TO : MAX_FORGETTABLE)) {
         await this.foldOldestLearned(this.learned.length - MAX_FORGETTABLE / 2);
         this.folded = true;
       }
@@ -354,22 +380,116 @@ export class Dtdr {
   private fittedOn = 0;
   /** Whether learned demonstrations were folded into the state `forget` replays from (no refit can see them again). */
   private folded = false;
+  /** Where refits run (the calling thread when undefined). */
+  private refitter?: Refitter;
+  /** The background refit in flight, until its model is swapped in or dropped. */
+  private refitting?: Promise<void>;
+  /** Bumped by changes a background refit cannot see (forget, folding): its model is then dropped. */
+  private generation = 0;
+  private readonly refitFailures: string[] = [];
+
+  /** Why refits on the refitter failed (and what the model did instead), oldest first. */
+  get refitErrors(): readonly string[] {
+    return this.refitFailures;
+  }
 
   /**
-   * A default-method model that started from its tools alone holds every demonstration it has
-   * learned: while they are few (≤ REFIT_UP_TO, none folded away), learning refits it on all of
-   * them, so its calibration and confidence are those of a model trained on the same runs.
+   * A default-method model that started from its tools alone holds the demonstrations it has
+   * learned (none folded away) and refits on all of them, so its calibration and confidence are
+   * those of a model trained on the same runs.
    */
-  private refitsOnLearn(): boolean {
-    const ok = this.method === DEFAULT_METHOD && this.training.plans === 0 && !this.folded;
-    return ok && this.learned.length <= REFIT_UP_TO && this.encoder !== undefined;
+  private refits(): boolean {
+    return this.method === DEFAULT_METHOD && this.training.plans === 0 && !this.folded && this.encoder !== undefined;
+  }
+
+  /**
+   * Whether this learn refits: `now` (learn waits) while the runs number at most REFIT_UP_TO and
+   * have grown by a tenth; `background` past it, with a refitter, when they have grown by half.
+   */
+  private refitDue(): 'now' | 'background' | undefined {
+    if (!this.refits()) return undefined;
+    const n = this.learned.length;
+    if (n <= REFIT_UP_TO) return n >= this.fittedOn * REFIT_GROWTH ? 'now' : undefined;
+    if (!this.refitter || this.refitting || n > REFIT_IN_BACKGROUND_UP_TO) return undefined;
+    return n >= this.fittedOn * REFIT_GROWTH_LATER ? 'background' : undefined;
   }
 
   /** Trains the model anew on `plans` over the same tools (tool changes stay as they are). */
   private async refit(plans: Plan[]): Promise<void> {
-    // As Dtdr.train with these plans: l and K chosen from them (a tools-only fit recorded only defaults).
-    this.base = await trainRetriever(this.method, this.baseTools, plans, this.encoder, { seed: this.training.seed });
+    this.base = (await this.fitOn(plans, this.baseTools, true))!;
     this.fittedOn = plans.length;
+  }
+
+  /**
+   * A model fitted on `plans` over `tools`, as Dtdr.train fits it: on the refitter when there is
+   * one. When the refitter fails, the fit runs here (`here`: a refit learn waits for) or not at all
+   * (a background one); either way `refitErrors` says why.
+   */
+  private async fitOn(plans: Plan[], tools: ToolSpec[], here: boolean): Promise<Retriever | undefined> {
+    // As Dtdr.train with these plans: l and K chosen from them (a tools-only fit recorded only defaults).
+    const seed = this.training.seed;
+    const refitter = this.refitter;
+    if (refitter) {
+      // The encoder is on this thread: embed here, fit there.
+      const vectors = await fitVectors(this.method, tools, plans, this.encoder, TRAIN_DEFAULTS.historyLength);
+      try {
+        const state = await refitter.refit({ method: this.method, tools, plans, vectors, seed });
+        return this.fromState(tools, state);
+      } catch (error) {
+        const why = error instanceof Error ? error.message : String(error);
+        const then = here ? 'it ran on the calling thread' : 'the model went on learning without it';
+        this.refitFailures.push(`a refit on ${plans.length} learned runs failed (${then}): ${why}`);
+        if (!here) return undefined;
+      }
+    }
+    return trainRetriever(this.method, tools, plans, this.encoder, { seed });
+  }
+
+  /**
+   * Refits on the runs learned so far while `learn` goes on folding new ones in; the refitted
+   * model, with the runs learned meanwhile folded in, replaces the live one as a model change
+   * (rankings before it see the old model, after it the new). Dropped when a change it could not
+   * see came first (forget, tool changes): the next learn starts another.
+   */
+  private refitInBackground(): void {
+    const plans = this.learned.slice();
+    const tools = this.baseTools;
+    const generation = this.generation;
+    const refit = async () => {
+      const fitted = await this.fitOn(plans, tools, false).catch((error: unknown) => {
+        const why = error instanceof Error ? error.message : String(error);
+        this.refitFailures.push(`a refit on ${plans.length} learned runs failed: ${why}`);
+        return undefined;
+      });
+      if (!fitted) {
+        this.fittedOn = plans.length; // the next try after as much growth again
+        return;
+      }
+      await this.enqueue(async () => {
+        if (generation !== this.generation || tools !== this.baseTools) return;
+        const newer = this.learned.slice(plans.length);
+        const input = newer.length > 0 ? await this.learnInput(newer, fitted) : undefined;
+        if (input) fitted.learn!(input);
+        this.base = fitted;
+        this.fittedOn = plans.length;
+        this.view = this.applyChanges();
+      });
+    };
+    this.refitting = refit().finally(() => {
+      this.refitting = undefined;
+    });
+  }
+
+  /**
+   * Resolves when the model changes called so far are applied and no background refit is in flight
+   * (its model swapped in or dropped). For tests, evaluations and saving a model at its best.
+   */
+  async settle(): Promise<void> {
+    await this.changing;
+    while (this.refitting) {
+      await this.refitting;
+      await this.changing;
+    }
   }
 
   /**
@@ -385,6 +505,7 @@ export class Dtdr {
       JSON.stringify(saveRetriever(retriever, artifact.tools, this.encoder, artifact.training)),
     ) as ModelArtifact;
     this.learned = this.learned.slice(count);
+    this.generation++;
   }
 
   /**
@@ -412,7 +533,8 @@ export class Dtdr {
       this.baseTools = artifact.tools;
       this.learned = keep;
       this.fittedOn = 0;
-      if (keep.length > 0 && this.refitsOnLearn()) await this.refit(keep);
+      this.generation++;
+      if (keep.length > 0 && this.refits() && (this.refitter || keep.length <= REFIT_UP_TO)) await this.refit(keep);
       else {
         const input = keep.length > 0 ? await this.learnInput(keep, retriever) : undefined;
         if (input) retriever.learn!(input);
@@ -480,6 +602,8 @@ export class Dtdr {
         ...(options.clusters !== undefined ? { clusters: options.clusters } : {}),
       },
       plans.slice(0, EXAMPLES_KEPT),
+      NO_CHANGES,
+      options.refitter,
     );
   }
 
@@ -488,7 +612,7 @@ export class Dtdr {
    * they load) or its binary form (`toBinary()`); the encoder must be the one it was trained with.
    * Throws a DtdrError naming what is wrong.
    */
-  static load(saved: unknown, encoder?: Encoder, source?: string): Dtdr {
+  static load(saved: unknown, encoder?: Encoder, source?: string, options: DtdrLoadOptions = {}): Dtdr {
     const fail = (field: string, message: string): never => {
       throw new DtdrError('artifact', message, {
         file: source,
@@ -507,13 +631,25 @@ export class Dtdr {
       });
     }
     const examples = (a.examples ?? []).map((e) => chainPlan(String(e.id), e.query, e.tools));
-    const model = new Dtdr(retriever, a.tools, encoder, a.training, examples, readToolChanges(a, source));
-    const learning = (a as { learning?: { plans?: unknown; before?: unknown; same?: unknown } }).learning;
+    const model = new Dtdr(
+      retriever,
+      a.tools,
+      encoder,
+      a.training,
+      examples,
+      readToolChanges(a, source),
+      options.refitter,
+    );
+    const learning = (a as { learning?: { plans?: unknown; before?: unknown; same?: unknown; folded?: unknown } })
+      .learning;
     if (learning !== undefined) {
       if (!learning || !Array.isArray(learning.plans) || !learning.before)
         throw new DtdrError('artifact', 'learning must hold {plans, before}', { file: source, field: 'learning' });
       model.learned = learning.plans.map((p, i) => readPlan(p, `learning.plans[${i}]`, source));
       model.fittedOn = model.learned.length;
+      if (learning.folded !== undefined && learning.folded !== true)
+        fail('learning.folded', 'must be true when present (older learned runs were folded in)');
+      model.folded = learning.folded === true;
       const names = new Set(a.tools.map((t) => t.name));
       model.learned.forEach((p, i) =>
         p.nodes.forEach(
@@ -614,7 +750,12 @@ export class Dtdr {
   /** The learned plans and the state forget replays them onto, less the parts equal to the live state's. */
   private learningWindow(live: ModelArtifact): NonNullable<ModelArtifact['learning']> {
     const { before, same } = withoutShared(this.beforeLearning!, live);
-    return { plans: this.learned.map(copyPlan), before, ...(same.length > 0 ? { same } : {}) };
+    return {
+      plans: this.learned.map(copyPlan),
+      before,
+      ...(same.length > 0 ? { same } : {}),
+      ...(this.folded ? { folded: true as const } : {}),
+    };
   }
 }
 
@@ -622,9 +763,9 @@ export class Dtdr {
 export type SafeLoad = { ok: true; model: Dtdr } | { ok: false; error: DtdrError };
 
 /** `Dtdr.load` that returns a result instead of throwing: for loading stored models at app start. */
-export function safeLoadModel(saved: unknown, encoder?: Encoder, source?: string): SafeLoad {
+export function safeLoadModel(saved: unknown, encoder?: Encoder, source?: string, options?: DtdrLoadOptions): SafeLoad {
   try {
-    return { ok: true, model: Dtdr.load(saved, encoder, source) };
+    return { ok: true, model: Dtdr.load(saved, encoder, source, options) };
   } catch (error) {
     return {
       ok: false,

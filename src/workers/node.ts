@@ -1,5 +1,6 @@
 /**
- * Parallel training on Node: `foldWorkers()` runs DTDR-G's cross-fitting rounds on worker threads
+ * Worker threads on Node. `refitWorker()` runs `learn`'s refits off the calling thread.
+ * `foldWorkers()` runs DTDR-G's cross-fitting rounds on worker threads
  * (`TrainOptions.workers`). The model is the same bit for bit as without workers; only the wall
  * time changes. Each fit starts its threads and ends them when its rounds are done (or when the
  * fit fails: `cancel`). Each thread holds its own copy of the demonstrations and request vectors,
@@ -11,7 +12,8 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { DtdrError } from '../core/base/errors.js';
-import type { ToolSpec } from '../core/base/types.js';
+import { toolData } from '../core/model/refit.js';
+import { refitClient, type RefitReply, type WorkerRefitter } from './refit-client.js';
 import type { CrossFitSetup, FoldWorkers, RoundOutput } from '../core/retrieval/default/cross-fit.js';
 
 /** Options of {@link foldWorkers}: the number of threads. */
@@ -61,19 +63,55 @@ export function foldWorkers(options: FoldWorkerOptions = {}): NodeFoldWorkers {
   };
 }
 
-function toolData({ name, description, parameters, returns }: ToolSpec): ToolSpec {
-  return {
-    name,
-    description,
-    ...(parameters !== undefined ? { parameters } : {}),
-    ...(returns !== undefined ? { returns } : {}),
-  };
+/**
+ * A worker thread that runs the model's refits (`Dtdr.train({ refitter })`,
+ * `Dtdr.load(saved, encoder, source, { refitter })`): `learn` then never fits on the calling
+ * thread. The thread starts on the first refit and stays for the next ones; it keeps the process
+ * alive only while a refit is in flight. `close()` ends it.
+ */
+export function refitWorker(): WorkerRefitter {
+  return refitClient(() => {
+    const worker = startWorker('refit-worker');
+    let ended = false;
+    return {
+      post: (message) => worker.postMessage(message),
+      listen(onReply, onFailure) {
+        worker.on('message', (reply: RefitReply) => onReply(reply));
+        worker.on('error', (error) => onFailure(error.message));
+        worker.on('messageerror', () => onFailure('a reply could not be read'));
+        worker.on('exit', (code) => ended || onFailure(`the worker thread exited (code ${code})`));
+      },
+      hold: (busy) => (busy ? worker.ref() : worker.unref()),
+      terminate() {
+        ended = true;
+        void worker.terminate();
+      },
+    };
+  });
 }
 
 /**
- * One worker's rounds. From dist the worker runs fold-worker.js; from the TypeScript source (tests,
- * `node --import tsx`), a worker thread does not inherit the loader, so a two-line bootstrap
- * registers tsx in the worker before importing fold-worker.ts. A worker that fails returns what it
+ * A worker thread running `name` (fold-worker, refit-worker). From dist it runs the .js file; from
+ * the TypeScript source (tests, `node --import tsx`), a worker thread does not inherit the loader,
+ * so a two-line bootstrap registers tsx in the worker before importing the .ts file.
+ */
+function startWorker(name: string): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, import.meta.url));
+  // tsx's ESM API (`register`); require.resolve finds its CommonJS twin beside it.
+  const tsx = pathToFileURL(
+    createRequire(import.meta.url)
+      .resolve('tsx/esm/api')
+      .replace(/\.cjs$/, '.mjs'),
+  ).href;
+  const entry = new URL(`./${name}.ts`, import.meta.url).href;
+  return new Worker(
+    `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`,
+    { eval: true },
+  );
+}
+
+/**
+ * One worker's rounds (fold-worker.ts). A worker that fails returns what it
  * finished, and says why in `errors`: the fit runs the missing rounds itself.
  */
 function runWorker(
@@ -83,21 +121,6 @@ function runWorker(
   live: Set<Worker>,
   errors: string[],
 ): Promise<RoundOutput[]> {
-  const source = import.meta.url.endsWith('.ts');
-  const start = (): Worker => {
-    if (!source) return new Worker(new URL('./fold-worker.js', import.meta.url));
-    // tsx's ESM API (`register`); require.resolve finds its CommonJS twin beside it.
-    const tsx = pathToFileURL(
-      createRequire(import.meta.url)
-        .resolve('tsx/esm/api')
-        .replace(/\.cjs$/, '.mjs'),
-    ).href;
-    const entry = new URL('./fold-worker.ts', import.meta.url).href;
-    return new Worker(
-      `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`,
-      { eval: true },
-    );
-  };
   const failed = (why: unknown) =>
     errors.push(
       `a cross-fitting worker failed (its rounds ran on the calling thread): ` +
@@ -107,7 +130,7 @@ function runWorker(
     const outputs: RoundOutput[] = [];
     let worker: Worker;
     try {
-      worker = start();
+      worker = startWorker('fold-worker');
     } catch (error) {
       failed(error);
       resolve(outputs);

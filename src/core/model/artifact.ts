@@ -45,7 +45,8 @@ export interface ModelArtifact {
    * The learned plans `forget` can take out and the state it replays them onto; `same` lists the parts of `before` left
    * out because they equal the live state's (shared-state.ts).
    */
-  learning?: { plans: Plan[]; before: ModelArtifact; same?: string[] };
+  /** Learned runs `forget` can take out, the state it replays them onto; `folded`: older ones were folded into it. */
+  learning?: { plans: Plan[]; before: ModelArtifact; same?: string[]; folded?: true };
 }
 
 /** Whether a fitted retriever embeds requests or contexts (its model file then records the encoder). */

@@ -1,0 +1,33 @@
+/**
+ * The browser's refit worker, for real: a page built by Vite from the library's source, where a
+ * tools-only model with `refitWorker()` learns its first runs in headless Chromium; its refits run
+ * in a module Web Worker that Vite bundled from `new URL('./refit-web-worker.js', import.meta.url)`,
+ * and the model is the one trained on the same runs.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserReady, servePage, type ServedPage } from './browser-page.js';
+import { ROOT } from './helpers.js';
+
+if (!browserReady) console.warn('[dtdr tests] chromium or python3 missing: the browser refit-worker test is skipped');
+
+describe.skipIf(!browserReady)('refits in a Web Worker (headless Chromium)', () => {
+  let served: ServedPage;
+  beforeAll(async () => {
+    served = await servePage('test/browser-refit');
+  }, 240_000);
+  afterAll(async () => {
+    await served?.close();
+  });
+
+  it('each learn refits in the worker, and the model ranks as the one trained on the same runs', async () => {
+    const { page, url, outside, failed } = served;
+    await page.goto(url);
+    await page.waitForSelector('#status[data-state="done"], #status[data-state="error"]', { timeout: 180_000 });
+    await page.screenshot({ path: join(ROOT, '.cache', 'browser-refit.png'), fullPage: true });
+    expect(await page.textContent('#status')).toBe('done: 4 refits in the worker, 10/10 rankings as trained');
+    expect(await page.textContent('#log')).toContain('errors: none');
+    expect(outside).toEqual([]);
+    expect(failed).toEqual([]);
+  }, 240_000);
+});

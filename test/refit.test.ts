@@ -1,0 +1,132 @@
+/**
+ * Refits off the calling thread. A tools-only model refits on the runs it learns: up to
+ * REFIT_UP_TO, `learn` waits for each refit; with a refitter (`refitWorker()`), the fit runs on a
+ * worker thread and goes on past REFIT_UP_TO in the background, the new model swapped in as a
+ * model change. Either way the model is the one `Dtdr.train` fits on the same runs, bit for bit
+ * in its rankings; a refitter that fails costs time, never the model.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Encoder } from '../src/core/base/encoder.js';
+import type { Plan } from '../src/core/base/types.js';
+import { Dtdr, REFIT_UP_TO } from '../src/core/dtdr.js';
+import { refitInline, type Refitter } from '../src/core/model/refit.js';
+import { planSteps } from '../src/core/plans/plan.js';
+import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
+import { loadEncoder } from '../src/encoders/node.js';
+import { refitWorker } from '../src/workers/node.js';
+
+const RUNS = generateDemoPlans(REFIT_UP_TO + 600, 11);
+const PROBES = generateDemoPlans(40, 99).flatMap((p) => planSteps(p).map((s) => [p.query, s.history] as const));
+
+let encoder: Encoder;
+const worker = refitWorker();
+beforeAll(async () => {
+  encoder = await loadEncoder();
+});
+afterAll(() => worker.close());
+
+/** Every probe step's order, confidence and probabilities: what a user of the model sees. */
+async function rankings(model: Dtdr) {
+  const out = [];
+  for (const [query, history] of PROBES) {
+    const r = await model.rank(query, history);
+    out.push({
+      confident: r.confident,
+      order: Array.from(r.order, (i) => r.labels[i]),
+      p: Array.from(r.probabilities),
+    });
+  }
+  return out;
+}
+
+/**
+ * The same model for a user: the same order and confidence at every probe, probabilities within
+ * 1e-6 (a refit's model crosses from the worker as its saved state, whose numbers are stored as
+ * a saved model's are; a saved and loaded model differs from the fitted one by about 3e-7).
+ */
+async function expectSameModel(model: Dtdr, reference: Dtdr) {
+  const [a, b] = [await rankings(model), await rankings(reference)];
+  expect(a.map(({ confident, order }) => ({ confident, order }))).toEqual(
+    b.map(({ confident, order }) => ({ confident, order })),
+  );
+  const gap = Math.max(...a.flatMap((r, i) => r.p.map((v, k) => Math.abs(v - b[i].p[k]))));
+  expect(gap).toBeLessThan(1e-6);
+}
+
+const trained = (plans: Plan[]) => Dtdr.train({ tools: DEMO_TOOLS, plans, encoder });
+
+describe('refits on a worker thread', () => {
+  it('learning 60 runs ten at a time: the worker refits, and the model is the one trained on the 60 runs', async () => {
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter: worker });
+    for (let i = 0; i < 60; i += 10) await model.learn(RUNS.slice(i, i + 10));
+    expect(worker.refits).toBe(6);
+    expect(model.refitErrors).toEqual([]);
+    await expectSameModel(model, await trained(RUNS.slice(0, 60)));
+  }, 120_000);
+
+  it(`past ${REFIT_UP_TO} runs: learn returns at once, the refit lands in the background, and settle() waits for it`, async () => {
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter: worker });
+    await model.learn(RUNS.slice(0, REFIT_UP_TO));
+    const first = worker.refits;
+    const more = RUNS.slice(REFIT_UP_TO, REFIT_UP_TO + 600);
+    await model.learn(more); // 1,600 ≥ 1.5 × 1,000: a background refit starts
+    await model.settle();
+    expect(worker.refits).toBe(first + 1);
+    expect(model.refitErrors).toEqual([]);
+    await expectSameModel(model, await trained(RUNS));
+  }, 240_000);
+});
+
+describe('refits in the background, on the calling thread (refitInline)', () => {
+  it('runs learned while a refit is in flight are folded into the refitted model', async () => {
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter: refitInline() });
+    await model.learn(RUNS.slice(0, REFIT_UP_TO));
+    const pending = model.learn(RUNS.slice(REFIT_UP_TO, REFIT_UP_TO + 500)); // starts the refit on 1,500
+    const late = model.learn(RUNS.slice(REFIT_UP_TO + 500)); // learned before the refit lands
+    await Promise.all([pending, late]);
+    await model.settle();
+    // The refit on the first 1,500, then the last 100 folded in, as learn folds them into a trained model.
+    const expected = await trained(RUNS.slice(0, REFIT_UP_TO + 500));
+    await expected.learn(RUNS.slice(REFIT_UP_TO + 500));
+    expect(model.learnedCount).toBe(RUNS.length);
+    await expectSameModel(model, expected);
+  }, 240_000);
+
+  it('a forget called while a refit is in flight wins: the refit is dropped, the model is trained on what remains', async () => {
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter: refitInline() });
+    await model.learn(RUNS.slice(0, REFIT_UP_TO));
+    const learning = model.learn(RUNS.slice(REFIT_UP_TO, REFIT_UP_TO + 500));
+    const gone = RUNS.slice(0, 50).map((p) => p.id);
+    const forgetting = model.forget(gone);
+    await learning;
+    expect(await forgetting).toBe(50);
+    await model.settle();
+    await expectSameModel(model, await trained(RUNS.slice(50, REFIT_UP_TO + 500)));
+  }, 240_000);
+});
+
+describe('a refitter that fails', () => {
+  const broken: Refitter = {
+    refit: () => Promise.reject(new Error('workers are blocked here')),
+    close: async () => undefined,
+  };
+
+  it('up to REFIT_UP_TO: the refit runs on the calling thread and refitErrors says why', async () => {
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter: broken });
+    await model.learn(RUNS.slice(0, 30));
+    expect(model.refitErrors).toEqual([
+      'a refit on 30 learned runs failed (it ran on the calling thread): workers are blocked here',
+    ]);
+    await expectSameModel(model, await trained(RUNS.slice(0, 30)));
+  }, 120_000);
+
+  it('a model saved with learned runs loads with a refitter, which then refits it', async () => {
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder });
+    await model.learn(RUNS.slice(0, 40));
+    const loaded = Dtdr.load(JSON.parse(JSON.stringify(model.toJSON())), encoder, 'saved.json', { refitter: worker });
+    const before = worker.refits;
+    await loaded.learn(RUNS.slice(40, 50));
+    expect(worker.refits).toBe(before + 1);
+    await expectSameModel(loaded, await trained(RUNS.slice(0, 50)));
+  }, 120_000);
+});
