@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Encoder } from '../src/core/base/encoder.js';
+import { DtdrError } from '../src/core/base/errors.js';
 import type { Plan } from '../src/core/base/types.js';
 import { Dtdr, REFIT_UP_TO } from '../src/core/dtdr.js';
 import { refitInline, type Refitter } from '../src/core/model/refit.js';
@@ -129,4 +130,34 @@ describe('a refitter that fails', () => {
     expect(worker.refits).toBe(before + 1);
     await expectSameModel(loaded, await trained(RUNS.slice(0, 50)));
   }, 120_000);
+});
+
+describe('a saved model remembers that it folded runs in', () => {
+  it('past its forget window, a reloaded model folds new runs in as the saved one does: no refit on the window alone', async () => {
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder });
+    await model.learn(RUNS.slice(0, REFIT_UP_TO + 100)); // past REFIT_UP_TO without a refitter: folded in
+    const saved = model.toJSON();
+    expect(saved.learning?.folded).toBe(true);
+    const loaded = Dtdr.load(JSON.parse(JSON.stringify(saved)), encoder, 'saved.json', { refitter: worker });
+    const before = worker.refits;
+    // 60 more: past the 1.1× growth a refit would need, were the window all it had learned.
+    await Promise.all([model.learn(RUNS.slice(-60)), loaded.learn(RUNS.slice(-60))]);
+    expect(worker.refits).toBe(before);
+    await expectSameModel(loaded, model);
+  }, 120_000);
+
+  it('learning.folded other than true is refused, naming the field', async () => {
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder });
+    await model.learn(RUNS.slice(0, 5));
+    const saved = model.toJSON();
+    const bad = { ...saved, learning: { ...saved.learning!, folded: 'yes' } };
+    const error = (() => {
+      try {
+        Dtdr.load(bad, encoder, 'm.json');
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(DtdrError.isInstance(error) && [error.field, error.file]).toEqual(['learning.folded', 'm.json']);
+  });
 });

@@ -43,9 +43,10 @@ const REFIT_GROWTH_LATER = 1.5;
 /** Demonstrations stored with a model for prompt examples. */
 const EXAMPLES_KEPT = 64;
 /**
- * The newest demonstrations handed to `learn` that `forget` can take out again. Older ones are
- * folded into the saved state forget starts from (in batches of half this), as training plans
- * are: a year of learning keeps the model's size and each call's cost bounded.
+ * The newest demonstrations handed to `learn` that `forget` can take out again (a model that
+ * refits in the background keeps up to REFIT_IN_BACKGROUND_UP_TO). Older ones are folded into the
+ * saved state forget starts from (down to half this), as training plans are: a year of learning
+ * keeps the model's size and each call's cost bounded.
  */
 export const MAX_FORGETTABLE = 1000;
 
@@ -90,7 +91,9 @@ export interface DtdrLoadOptions {
  * concurrent `addTools` of one name add it once and refuse the second). A `rank`/`retrieve`
  * waits for the changes called before it, then ranks on that state; changes called after it wait
  * until it has ranked. So any interleaving of calls gives the results and the final model of the
- * same calls made one after another, and no ranking ever sees half a change.
+ * same calls made one after another, and no ranking ever sees half a change. One exception, by
+ * design: past REFIT_UP_TO, a model with a refitter refits in the background, and the refitted
+ * model lands later as a change of its own (`settle()` waits for it).
  */
 export class Dtdr {
   /** The retriever as trained (or natively extended), before tool-set changes are applied. */
@@ -334,7 +337,7 @@ export class Dtdr {
   /** The state before the forgettable learned demonstrations, replayed from when forgetting. */
   private beforeLearning?: ModelArtifact;
 
-  /** How many learned demonstrations `forget` can still take out (at most MAX_FORGETTABLE). */
+  /** How many learned demonstrations `forget` can still take out (see MAX_FORGETTABLE). */
   get learnedCount(): number {
     return this.learned.length;
   }
@@ -512,7 +515,8 @@ export class Dtdr {
    * Removes what came from demonstrations handed to `learn` — by plan id, or by a predicate —
    * by replaying the remaining ones onto the model as it was before learning. Returns how many
    * were forgotten. The newest learned demonstrations can be (at least MAX_FORGETTABLE / 2 of them,
-   * at most MAX_FORGETTABLE); older ones, like those the model was trained on, need a new training to leave it.
+   * at most MAX_FORGETTABLE, or REFIT_IN_BACKGROUND_UP_TO for a model that refits in the background);
+   * older ones, like those the model was trained on, need a new training to leave it.
    */
   async forget(which: readonly string[] | ((plan: Plan) => boolean)): Promise<number> {
     if (typeof which !== 'function' && !Array.isArray(which))
