@@ -10,11 +10,28 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { ROOT } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM = '/usr/bin/chromium';
 export const browserReady = existsSync(CHROMIUM) && spawnSync('python3', ['--version']).status === 0;
+
+/** Debian's headless Chromium, sandbox and GPU off, no background traffic (a request off localhost fails tests). */
+export async function launchChromium(): Promise<Browser> {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
 
 export interface ServedPage {
   url: string;
@@ -66,19 +83,7 @@ export async function servePage(root: string, prepare?: (outDir: string) => void
       i++
     )
       await new Promise((r) => setTimeout(r, 100));
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    const browser = await launchChromium();
     closeBrowser = () => browser.close();
     const page = await browser.newPage();
     const outside: string[] = [];

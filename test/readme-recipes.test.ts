@@ -31,9 +31,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, launchChromium } from './browser-page.js';
 import { ROOT } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const hasBuild = existsSync(join(ROOT, 'dist', 'index.js'));
 const hasChromium = existsSync(CHROMIUM);
 if (!hasBuild) console.warn('[dtdr tests] dist/ is not built (npm run build): the README recipe tests are skipped');
@@ -135,19 +135,7 @@ describe.skipIf(!hasBuild)('the README recipes, against the packed package', () 
     let browser: import('playwright-core').Browser;
     const children: ChildProcess[] = [];
     beforeAll(async () => {
-      const { chromium } = await import('playwright-core');
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      });
+      browser = await launchChromium();
     }, 60_000);
     afterAll(async () => {
       await browser?.close();

@@ -16,9 +16,9 @@ import { peersFor } from '../src/cli/peers/index.js';
 import { renderReportHtml } from '../src/report/html.js';
 import { writeReport } from '../src/report/node.js';
 import { loadQwen3TokenCounter } from '../src/tokens/qwen3.js';
+import { CHROMIUM, launchChromium } from './browser-page.js';
 import { hasSharedData, ROOT, runCli, SHARED_DATA } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium)
   console.warn(
@@ -51,19 +51,7 @@ describe.skipIf(!hasChromium)('the HTML evaluation report, opened offline in hea
   beforeAll(async () => {
     folder = mkdtempSync(join(tmpdir(), 'dtdr-report-'));
     mkdirSync(join(ROOT, '.cache'), { recursive: true });
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
