@@ -106,6 +106,28 @@ describe('refits in the background, on the calling thread (refitInline)', () => 
   }, 240_000);
 });
 
+describe('a tool added while a refit is in flight', () => {
+  it('drops the refit (it fitted the old tools); the next learn refits over the new tools, as training on them would', async () => {
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter: refitInline() });
+    await model.learn(RUNS.slice(0, REFIT_UP_TO));
+    const learning = model.learn(RUNS.slice(REFIT_UP_TO, REFIT_UP_TO + 500)); // a refit on 1,500 starts
+    const vacuum = { name: 'vacuum_start', description: 'Start the robot vacuum cleaner in a room' };
+    const adding = model.addTools([vacuum]);
+    await Promise.all([learning, adding]);
+    await model.settle();
+    expect(model.tools.map((t) => t.name)).toContain('vacuum_start');
+    // The dropped refit left the learned runs as they were: one more run starts the refit again, over 28 tools.
+    await model.learn(RUNS.slice(REFIT_UP_TO + 500, REFIT_UP_TO + 501));
+    await model.settle();
+    const reference = await Dtdr.train({
+      tools: [...DEMO_TOOLS, vacuum],
+      plans: RUNS.slice(0, REFIT_UP_TO + 501),
+      encoder,
+    });
+    await expectSameModel(model, reference);
+  }, 240_000);
+});
+
 describe('a refitter that fails', () => {
   const broken: Refitter = {
     refit: () => Promise.reject(new Error('workers are blocked here')),
