@@ -294,6 +294,60 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
     expect((await setupFor({})).folds).toBe(3);
   }, 120_000);
 
+  it('below 40 demonstrations the gate also learns from leave-one-plan-out rounds; l, K and the conformal thresholds come from the usual folds as before', async () => {
+    const few = plans.slice(0, 12);
+    const queries = vectors.queries!.slice(0, 12);
+    let setup: CrossFitSetup | undefined;
+    const spy: FoldWorkers = {
+      threads: 1,
+      run: (s, r) => ((setup = s), { claim: () => r, results: Promise.resolve([]) }),
+      close() {},
+    };
+    const model = await GatedRetriever.fitParallel(tools, few, queries, vectors.tools!, spy, {});
+    // One round per plan (each trains on the 11 others), then the usual three folds by plan (and by sequence where
+    // the thresholds come from it).
+    expect(setup!.folds).toBe(12);
+    expect(setup!.thresholdFolds).toBe(3);
+    expect(setup!.schemes.slice(0, 2)).toEqual(['plan', 'plan']);
+    const fitter = new CrossFitter(setup!);
+    expect(fitter.rounds).toBe(12 + 3 * (setup!.schemes.length - 1));
+    for (let round = 0; round < 12; round++) expect(fitter.trainingPlans(round).length).toBe(11);
+    for (let round = 12; round < 15; round++) expect(fitter.trainingPlans(round).length).toBe(8);
+    expect(model.diagnostics!.folds).toBe(12);
+    // The same model whichever thread ran each round.
+    const sequentialFew = GatedRetriever.fit(tools, few, queries, vectors.tools!, {});
+    expect(fingerprint(sequentialFew)).toBe(fingerprint(model));
+    expect(
+      fingerprint(await GatedRetriever.fitParallel(tools, few, queries, vectors.tools!, inProcessWorkers(), {})),
+    ).toBe(fingerprint(model));
+    // Three folds asked for: no leave-one-out rounds. l, K, the held-out scores and thresholds are the same; the gate
+    // differs.
+    const threeFolds = GatedRetriever.fit(tools, few, queries, vectors.tools!, { folds: 3 });
+    const [a, b] = [model.state(), threeFolds.state()];
+    expect(threeFolds.diagnostics!.folds).toBe(3);
+    expect([a.historyLength, a.evidence?.centroids.length]).toEqual([b.historyLength, b.evidence?.centroids.length]);
+    expect(a.calibration).toEqual(b.calibration);
+    expect(a.groups).toEqual(b.groups);
+    expect(a.thresholds).toEqual(b.thresholds);
+    expect(a.theta).not.toEqual(b.theta);
+    // From 40 demonstrations, three folds as before.
+    let at40: CrossFitSetup | undefined;
+    const spy40: FoldWorkers = {
+      ...spy,
+      run: (s, r) => ((at40 = s), { claim: () => r, results: Promise.resolve([]) }),
+    };
+    await GatedRetriever.fitParallel(
+      tools,
+      plans.slice(0, 40),
+      vectors.queries!.slice(0, 40),
+      vectors.tools!,
+      spy40,
+      {},
+    );
+    expect(at40!.folds).toBe(3);
+    expect(new CrossFitter(at40!).rounds).toBe(3 * at40!.schemes.length);
+  }, 120_000);
+
   it('fitRetrieverWith uses workers only for dtdr-g from PARALLEL_FROM_PLANS demonstrations', async () => {
     const workers = inProcessWorkers();
     const small = await fitRetrieverWith('dtdr-g', tools, plans, vectors, { workers });

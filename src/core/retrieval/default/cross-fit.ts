@@ -49,6 +49,8 @@ export interface CrossFitSetup {
   /** Training plans a round fits its evidence on, at most (GatedOptions.foldPlans; Infinity clones). */
   foldPlans: number;
   folds: number;
+  /** Folds of the schemes that only feed the thresholds (after the first `gateSchemes`); default `folds`. */
+  thresholdFolds?: number;
   /** The schemes in round order; the first `gateSchemes` feed the gate, a later one only the thresholds. */
   schemes: FoldScheme[];
   gateSchemes: number;
@@ -116,6 +118,28 @@ export function foldAssignment(plans: readonly Plan[], scheme: FoldScheme, folds
   return foldOf;
 }
 
+/** Folds of scheme `scheme` (an index into `schemes`). */
+export function schemeFolds(
+  setup: Pick<CrossFitSetup, 'folds' | 'thresholdFolds' | 'gateSchemes'>,
+  scheme: number,
+): number {
+  return scheme < setup.gateSchemes ? setup.folds : (setup.thresholdFolds ?? setup.folds);
+}
+
+/** Round `round`'s scheme and fold: every gate scheme's folds in order, then each later scheme's. */
+export function roundPlace(
+  setup: Pick<CrossFitSetup, 'folds' | 'thresholdFolds' | 'gateSchemes' | 'schemes'>,
+  round: number,
+): { scheme: number; fold: number } {
+  let fold = round;
+  for (let scheme = 0; scheme < setup.schemes.length; scheme++) {
+    const folds = schemeFolds(setup, scheme);
+    if (fold < folds) return { scheme, fold };
+    fold -= folds;
+  }
+  return { scheme: setup.schemes.length, fold };
+}
+
 /** Which half of the held-out plans each plan is in: 0 trains the gate, 1 calibrates. */
 export function gateHalves(n: number, seed: number): Uint8Array {
   const half = new Uint8Array(n);
@@ -144,14 +168,18 @@ export class CrossFitter {
     memo?: PlanMemo,
   ) {
     this.side = side ?? new ToolSide(setup.tools, setup.toolVectors, setup.dim, setup.lexicalOrder);
-    this.foldOf = setup.schemes.map((scheme) => foldAssignment(setup.plans, scheme, setup.folds, setup.seed));
+    this.foldOf = setup.schemes.map((scheme, r) =>
+      foldAssignment(setup.plans, scheme, schemeFolds(setup, r), setup.seed),
+    );
     this.half = gateHalves(setup.plans.length, setup.seed);
     this.memo = memo ?? planMemo(this.side);
     this.without = new Set(setup.without);
   }
 
   get rounds(): number {
-    return this.setup.schemes.length * this.setup.folds;
+    let rounds = 0;
+    for (let r = 0; r < this.setup.schemes.length; r++) rounds += schemeFolds(this.setup, r);
+    return rounds;
   }
 
   /**
@@ -159,21 +187,21 @@ export class CrossFitter {
    * fold, or a seeded sample of `foldPlans` of them when there are more (the same on every thread).
    */
   trainingPlans(round: number): number[] {
-    const { plans, folds, seed, foldPlans } = this.setup;
-    const foldOf = this.foldOf[Math.floor(round / folds)];
-    const f = round % folds;
+    const { plans, seed, foldPlans } = this.setup;
+    const { scheme, fold: f } = roundPlace(this.setup, round);
+    const foldOf = this.foldOf[scheme];
     const trainIdx: number[] = [];
     for (let i = 0; i < plans.length; i++) if (foldOf[i] !== f) trainIdx.push(i);
     return scoredSubset(trainIdx, foldPlans, seed + 701 + round);
   }
 
-  /** Round `round` (scheme ⌊round / folds⌋, fold round mod folds): fit on the other folds, score held-out steps. */
+  /** Round `round` (its scheme and fold: roundPlace): fit on the other folds, score held-out steps. */
   round(round: number, onProgress?: (fraction: number) => void): RoundOutput {
     const setup = this.setup;
-    const { plans, folds, dim, seed } = setup;
+    const { plans, dim, seed } = setup;
     const side = this.side;
-    const r = Math.floor(round / folds);
-    const f = round % folds;
+    const { scheme: r, fold: f } = roundPlace(setup, round);
+    const folds = schemeFolds(setup, r);
     const foldOf = this.foldOf[r];
     const n = plans.length;
     const small = tooFewToSplit(n);
