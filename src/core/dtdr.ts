@@ -5,81 +5,29 @@ import type { GatedDiagnostics } from './retrieval/default/index.js';
 import type { LearnInput, MethodName, RankInput, Ranking, Retriever } from './retrieval/types.js';
 import { checkSelectOptions, selectCandidates, type SelectOptions } from './selection/select.js';
 import type { Retrieval } from './selection/retrieval.js';
-import { contextText } from './base/text.js';
+import { contextText, toolText } from './base/text.js';
 import { DEFAULT_METHOD, embedAll, fitNeeds, labelsOf, methodEntry } from './retrieval/train.js';
-import { fitVectors, TRAIN_DEFAULTS, trainRetriever } from './retrieval/train.js';
-import type { TrainOptions } from './retrieval/train.js';
+import { TRAIN_DEFAULTS, trainRetriever } from './retrieval/train.js';
 import { chainPlan, planSteps, planTools } from './plans/plan.js';
 import { checkHistory, checkPlanSizes, checkQuery, checkTools } from './base/checks.js';
-import { withShared, withoutShared } from './model/shared-state.js';
+import { MAX_FORGETTABLE, readLearningWindow, saveLearningWindow } from './model/learning-window.js';
 import { ChangedToolSet, checkAddedTools, checkRemovedTools, copyChanges } from './model/toolset.js';
-import { NO_CHANGES, readToolChanges } from './model/toolset.js';
-import type { ToolChanges } from './model/toolset.js';
-import { checkPlans, copyPlan, readPlan, readPlans, type ChainPlanInput } from './plans/input.js';
+import { NO_CHANGES, readToolChanges, type ToolChanges } from './model/toolset.js';
+import { checkPlans, readPlans, type ChainPlanInput } from './plans/input.js';
 import { decodeBinaryModel, encodeBinaryModel } from './model/binary.js';
-import { toolText } from './base/text.js';
 import { checkNesting, MAX_MODEL_NESTING } from './base/limits.js';
 import type { Plan, ToolSpec } from './base/types.js';
 import type { Refitter } from './model/refit.js';
+import { REFIT_UP_TO, Refits, type RefitModel } from './model/refits.js';
+import type { DtdrLoadOptions, DtdrTrainOptions } from './model/options.js';
 
-/**
- * A default-method model trained on tools alone refits itself on every run it has learned, and
- * `learn` waits for the refit, while they number at most this many (about a second's fit on two
- * cores at 1,000 runs over 260 tools); beyond it, learning folds new runs in without a refit,
- * unless the model has a refitter (below).
- */
-export const REFIT_UP_TO = 1000;
-/** It refits when its learned runs have grown by this factor since the last fit (always on the first). */
-const REFIT_GROWTH = 1.1;
-/**
- * With a refitter (`refitWorker()`), it goes on refitting past REFIT_UP_TO, in the background,
- * while its learned runs number at most this many; it keeps them (in memory and in its saved file)
- * to refit on. Past it, the oldest are folded in and refits stop.
- */
-export const REFIT_IN_BACKGROUND_UP_TO = 10_000;
-/** A background refit starts when the learned runs have grown by this factor since the last fit. */
-const REFIT_GROWTH_LATER = 1.5;
+export { REFIT_IN_BACKGROUND_UP_TO, REFIT_UP_TO } from './model/refits.js';
+export { MAX_FORGETTABLE } from './model/learning-window.js';
+export type { Retrieval } from './selection/retrieval.js';
+export type { DtdrLoadOptions, DtdrTrainOptions } from './model/options.js';
 
 /** Demonstrations stored with a model for prompt examples. */
 const EXAMPLES_KEPT = 64;
-/**
- * The newest demonstrations handed to `learn` that `forget` can take out again (a model that
- * refits in the background keeps up to REFIT_IN_BACKGROUND_UP_TO). Older ones are folded into the
- * saved state forget starts from (down to half this), as training plans are: a year of learning
- * keeps the model's size and each call's cost bounded.
- */
-export const MAX_FORGETTABLE = 1000;
-
-export type { Retrieval } from './selection/retrieval.js';
-
-/** Options of {@link Dtdr.train}: the method, the tools, the demonstrations, the encoder and the training options. */
-export interface DtdrTrainOptions extends TrainOptions {
-  /** Default `dtdr-g` (DEFAULT_METHOD): the gated, calibrated combination. */
-  method?: MethodName;
-  tools: ToolSpec[];
-  /**
-   * Demonstrations. Optional for dtdr-g, bm25, qts and random, which can start from the tools
-   * alone. Each a `Plan` (from planFromRecord / chainPlan) or a chain of calls
-   * `{id?, query, tools: ['tool_a', 'tool_b']}`, read as `chainPlan(id ?? 'plan-<index>', query, tools)`.
-   */
-  plans?: (Plan | ChainPlanInput)[];
-  /** Needed by every method but random, bm25 and dr. */
-  encoder?: Encoder;
-  /** Dataset name recorded in the artifact. */
-  dataset?: string;
-  /**
-   * Where `learn`'s refits run (see REFIT_UP_TO): `refitWorker()` from `dtdr/node` or `dtdr/browser`
-   * keeps the fits off the calling thread and lets the model refit past REFIT_UP_TO, in the
-   * background. Default: the calling thread, up to REFIT_UP_TO runs. The caller closes it.
-   */
-  refitter?: Refitter;
-}
-
-/** Options of {@link Dtdr.load}. */
-export interface DtdrLoadOptions {
-  /** As {@link DtdrTrainOptions.refitter}. */
-  refitter?: Refitter;
-}
 
 /**
  * A trained retriever with its encoder: the object apps hold. `retrieve(query, history)` embeds
@@ -137,7 +85,7 @@ export class Dtdr {
     changes: ToolChanges = NO_CHANGES,
     refitter?: Refitter,
   ) {
-    this.refitter = refitter;
+    this.refits = new Refits(refitter);
     this.base = retriever;
     this.baseTools = tools;
     this.changes = changes;
@@ -364,7 +312,7 @@ export class Dtdr {
         JSON.stringify(saveRetriever(this.base, this.baseTools, this.encoder, this.training)),
       );
       this.learned.push(...given);
-      const due = this.refitDue();
+      const due = this.refitsAtAll() ? this.refits.due(this.learned.length) : undefined;
       if (due === 'now') await this.refit(this.learned);
       else {
         const input = await this.learnInput(given);
@@ -372,28 +320,21 @@ export class Dtdr {
         if (due === 'background') this.refitInBackground();
       }
       this.view = this.applyChanges();
-      if (this.learned.length > (this.refits() && this.refitter ? REFIT_IN_BACKGROUND_UP_TO : MAX_FORGETTABLE)) {
+      if (this.learned.length > this.refits.keeps(this.refitsAtAll(), MAX_FORGETTABLE)) {
         await this.foldOldestLearned(this.learned.length - MAX_FORGETTABLE / 2);
         this.folded = true;
       }
     });
   }
 
-  /** How many learned demonstrations the model was last refitted on (see REFIT_UP_TO). */
-  private fittedOn = 0;
   /** Whether learned demonstrations were folded into the state `forget` replays from (no refit can see them again). */
   private folded = false;
-  /** Where refits run (the calling thread when undefined). */
-  private refitter?: Refitter;
-  /** The background refit in flight, until its model is swapped in or dropped. */
-  private refitting?: Promise<void>;
-  /** Bumped by changes a background refit cannot see (forget, folding): its model is then dropped. */
-  private generation = 0;
-  private readonly refitFailures: string[] = [];
+  /** When and where refits run, and the one in flight. */
+  private readonly refits: Refits;
 
   /** Why refits on the refitter failed (and what the model did instead), oldest first. */
   get refitErrors(): readonly string[] {
-    return this.refitFailures;
+    return this.refits.failures;
   }
 
   /**
@@ -401,51 +342,24 @@ export class Dtdr {
    * learned (none folded away) and refits on all of them, so its calibration and confidence are
    * those of a model trained on the same runs.
    */
-  private refits(): boolean {
+  private refitsAtAll(): boolean {
     return this.method === DEFAULT_METHOD && this.training.plans === 0 && !this.folded && this.encoder !== undefined;
   }
 
-  /**
-   * Whether this learn refits: `now` (learn waits) while the runs number at most REFIT_UP_TO and
-   * have grown by a tenth; `background` past it, with a refitter, when they have grown by half.
-   */
-  private refitDue(): 'now' | 'background' | undefined {
-    if (!this.refits()) return undefined;
-    const n = this.learned.length;
-    if (n <= REFIT_UP_TO) return n >= this.fittedOn * REFIT_GROWTH ? 'now' : undefined;
-    if (!this.refitter || this.refitting || n > REFIT_IN_BACKGROUND_UP_TO) return undefined;
-    return n >= this.fittedOn * REFIT_GROWTH_LATER ? 'background' : undefined;
+  /** What a refit needs of this model. */
+  private get refitModel(): RefitModel {
+    return {
+      method: this.method,
+      encoder: this.encoder,
+      seed: this.training.seed,
+      fromState: (tools, state) => this.fromState(tools, state),
+    };
   }
 
-  /** Trains the model anew on `plans` over the same tools (tool changes stay as they are). */
+  /** Trains the model anew on `plans` over the same tools (tool changes stay as they are); learn waits for it. */
   private async refit(plans: Plan[]): Promise<void> {
-    this.base = (await this.fitOn(plans, this.baseTools, true))!;
-    this.fittedOn = plans.length;
-  }
-
-  /**
-   * A model fitted on `plans` over `tools`, as Dtdr.train fits it: on the refitter when there is
-   * one. When the refitter fails, the fit runs here (`here`: a refit learn waits for) or not at all
-   * (a background one); either way `refitErrors` says why.
-   */
-  private async fitOn(plans: Plan[], tools: ToolSpec[], here: boolean): Promise<Retriever | undefined> {
-    // As Dtdr.train with these plans: l and K chosen from them (a tools-only fit recorded only defaults).
-    const seed = this.training.seed;
-    const refitter = this.refitter;
-    if (refitter) {
-      // The encoder is on this thread: embed here, fit there.
-      const vectors = await fitVectors(this.method, tools, plans, this.encoder, TRAIN_DEFAULTS.historyLength);
-      try {
-        const state = await refitter.refit({ method: this.method, tools, plans, vectors, seed });
-        return this.fromState(tools, state);
-      } catch (error) {
-        const why = error instanceof Error ? error.message : String(error);
-        const then = here ? 'it ran on the calling thread' : 'the model went on learning without it';
-        this.refitFailures.push(`a refit on ${plans.length} learned runs failed (${then}): ${why}`);
-        if (!here) return undefined;
-      }
-    }
-    return trainRetriever(this.method, tools, plans, this.encoder, { seed });
+    this.base = (await this.refits.fit(this.refitModel, plans, this.baseTools, true))!;
+    this.refits.fittedOn = plans.length;
   }
 
   /**
@@ -455,32 +369,18 @@ export class Dtdr {
    * see came first (forget, tool changes): the next learn starts another.
    */
   private refitInBackground(): void {
-    const plans = this.learned.slice();
-    const tools = this.baseTools;
-    const generation = this.generation;
-    const refit = async () => {
-      const fitted = await this.fitOn(plans, tools, false).catch((error: unknown) => {
-        const why = error instanceof Error ? error.message : String(error);
-        this.refitFailures.push(`a refit on ${plans.length} learned runs failed: ${why}`);
-        return undefined;
-      });
-      if (!fitted) {
-        this.fittedOn = plans.length; // the next try after as much growth again
-        return;
-      }
-      await this.enqueue(async () => {
-        if (generation !== this.generation || tools !== this.baseTools) return;
+    const [plans, tools, generation] = [this.learned.slice(), this.baseTools, this.refits.generation];
+    this.refits.background(this.refitModel, plans, tools, (fitted) =>
+      this.enqueue(async () => {
+        if (generation !== this.refits.generation || tools !== this.baseTools) return;
         const newer = this.learned.slice(plans.length);
         const input = newer.length > 0 ? await this.learnInput(newer, fitted) : undefined;
         if (input) fitted.learn!(input);
         this.base = fitted;
-        this.fittedOn = plans.length;
+        this.refits.fittedOn = plans.length;
         this.view = this.applyChanges();
-      });
-    };
-    this.refitting = refit().finally(() => {
-      this.refitting = undefined;
-    });
+      }),
+    );
   }
 
   /**
@@ -489,8 +389,8 @@ export class Dtdr {
    */
   async settle(): Promise<void> {
     await this.changing;
-    while (this.refitting) {
-      await this.refitting;
+    while (this.refits.inFlight) {
+      await this.refits.inFlight;
       await this.changing;
     }
   }
@@ -508,7 +408,7 @@ export class Dtdr {
       JSON.stringify(saveRetriever(retriever, artifact.tools, this.encoder, artifact.training)),
     ) as ModelArtifact;
     this.learned = this.learned.slice(count);
-    this.generation++;
+    this.refits.generation++;
   }
 
   /**
@@ -536,9 +436,10 @@ export class Dtdr {
       this.base = retriever;
       this.baseTools = artifact.tools;
       this.learned = keep;
-      this.fittedOn = 0;
-      this.generation++;
-      if (keep.length > 0 && this.refits() && (this.refitter || keep.length <= REFIT_UP_TO)) await this.refit(keep);
+      this.refits.fittedOn = 0;
+      this.refits.generation++;
+      if (keep.length > 0 && this.refitsAtAll() && (this.refits.refitter || keep.length <= REFIT_UP_TO))
+        await this.refit(keep);
       else {
         const input = keep.length > 0 ? await this.learnInput(keep, retriever) : undefined;
         if (input) retriever.learn!(input);
@@ -617,13 +518,6 @@ export class Dtdr {
    * Throws a DtdrError naming what is wrong.
    */
   static load(saved: unknown, encoder?: Encoder, source?: string, options: DtdrLoadOptions = {}): Dtdr {
-    const fail = (field: string, message: string): never => {
-      throw new DtdrError('artifact', message, {
-        file: source,
-        field,
-        hint: 'the model file was damaged or edited by hand: restore it from a backup or retrain',
-      });
-    };
     const binary = saved instanceof Uint8Array;
     // The binary decoder checks its header's nesting; a JSON artifact is checked here, before anything walks it.
     if (!binary) checkNesting(saved, MAX_MODEL_NESTING, { what: 'the model', code: 'artifact', file: source });
@@ -644,29 +538,12 @@ export class Dtdr {
       readToolChanges(a, source),
       options.refitter,
     );
-    const learning = (a as { learning?: { plans?: unknown; before?: unknown; same?: unknown; folded?: unknown } })
-      .learning;
-    if (learning !== undefined) {
-      if (!learning || !Array.isArray(learning.plans) || !learning.before)
-        throw new DtdrError('artifact', 'learning must hold {plans, before}', { file: source, field: 'learning' });
-      model.learned = learning.plans.map((p, i) => readPlan(p, `learning.plans[${i}]`, source));
-      model.fittedOn = model.learned.length;
-      if (learning.folded !== undefined && learning.folded !== true)
-        fail('learning.folded', 'must be true when present (older learned runs were folded in)');
-      model.folded = learning.folded === true;
-      const names = new Set(a.tools.map((t) => t.name));
-      model.learned.forEach((p, i) =>
-        p.nodes.forEach(
-          (n, k) =>
-            names.has(n.tool) ||
-            fail(
-              `learning.plans[${i}].nodes[${k}].tool`,
-              `names no tool the model was trained or extended with: "${n.tool}"`,
-            ),
-        ),
-      );
-      const before = withShared(learning.before, a, learning.same, source);
-      model.beforeLearning = loadRetriever(before, { encoder, source }).artifact;
+    const window = readLearningWindow(a, encoder, source);
+    if (window) {
+      model.learned = window.learned;
+      model.refits.fittedOn = window.learned.length;
+      model.folded = window.folded;
+      model.beforeLearning = window.before;
     }
     return model;
   }
@@ -745,20 +622,11 @@ export class Dtdr {
     const examples = this.examples.map((p) => ({ id: p.id, query: p.query, tools: planTools(p) }));
     const artifact = saveRetriever(this.base, this.baseTools, this.encoder, this.training, examples);
     const c = this.changes;
+    const window = { learned: this.learned, before: this.beforeLearning!, folded: this.folded };
     return {
       ...artifact,
       ...(c.removed.length === 0 && c.added.length === 0 && !c.dropped?.length ? {} : { toolChanges: copyChanges(c) }),
-      ...(this.beforeLearning && this.learned.length > 0 ? { learning: this.learningWindow(artifact) } : {}),
-    };
-  }
-  /** The learned plans and the state forget replays them onto, less the parts equal to the live state's. */
-  private learningWindow(live: ModelArtifact): NonNullable<ModelArtifact['learning']> {
-    const { before, same } = withoutShared(this.beforeLearning!, live);
-    return {
-      plans: this.learned.map(copyPlan),
-      before,
-      ...(same.length > 0 ? { same } : {}),
-      ...(this.folded ? { folded: true as const } : {}),
+      ...(this.beforeLearning && this.learned.length > 0 ? { learning: saveLearningWindow(window, artifact) } : {}),
     };
   }
 }

@@ -1,0 +1,76 @@
+/**
+ * A saved model's learning window (`artifact.learning`): the learned runs `forget` can take out
+ * (and a tools-only model refits on), the state forget replays them onto, less the parts equal to
+ * the live state's (`same`), and whether older learned runs were folded into that state
+ * (`folded`: no refit can see them again).
+ */
+import { DtdrError } from '../base/errors.js';
+import type { Encoder } from '../base/encoder.js';
+import type { Plan } from '../base/types.js';
+import { copyPlan, readPlan } from '../plans/input.js';
+import { loadRetriever, type ModelArtifact } from './artifact.js';
+import { withShared, withoutShared } from './shared-state.js';
+
+/**
+ * The newest demonstrations handed to `learn` that `forget` can take out again (a model that
+ * refits in the background keeps up to REFIT_IN_BACKGROUND_UP_TO). Older ones are folded into the
+ * saved state forget starts from (down to half this), as training plans are: a year of learning
+ * keeps the model's size and each call's cost bounded.
+ */
+export const MAX_FORGETTABLE = 1000;
+
+export interface LearningWindow {
+  learned: Plan[];
+  before: ModelArtifact;
+  folded: boolean;
+}
+
+/** Reads and checks `a.learning` (undefined when the model has none), naming the field that is wrong. */
+export function readLearningWindow(
+  a: ModelArtifact,
+  encoder: Encoder | undefined,
+  source: string | undefined,
+): LearningWindow | undefined {
+  const learning = (a as { learning?: { plans?: unknown; before?: unknown; same?: unknown; folded?: unknown } })
+    .learning;
+  if (learning === undefined) return undefined;
+  const fail = (field: string, message: string): never => {
+    throw new DtdrError('artifact', message, {
+      file: source,
+      field,
+      hint: 'the model file was damaged or edited by hand: restore it from a backup or retrain',
+    });
+  };
+  if (!learning || !Array.isArray(learning.plans) || !learning.before)
+    throw new DtdrError('artifact', 'learning must hold {plans, before}', { file: source, field: 'learning' });
+  const learned = learning.plans.map((p, i) => readPlan(p, `learning.plans[${i}]`, source));
+  if (learning.folded !== undefined && learning.folded !== true)
+    fail('learning.folded', 'must be true when present (older learned runs were folded in)');
+  const names = new Set(a.tools.map((t) => t.name));
+  learned.forEach((p, i) =>
+    p.nodes.forEach(
+      (n, k) =>
+        names.has(n.tool) ||
+        fail(
+          `learning.plans[${i}].nodes[${k}].tool`,
+          `names no tool the model was trained or extended with: "${n.tool}"`,
+        ),
+    ),
+  );
+  const before = withShared(learning.before, a, learning.same, source);
+  return { learned, before: loadRetriever(before, { encoder, source }).artifact, folded: learning.folded === true };
+}
+
+/** The window as saved beside the live state `live`: the parts of `before` equal to the live state's written once. */
+export function saveLearningWindow(
+  window: LearningWindow,
+  live: ModelArtifact,
+): NonNullable<ModelArtifact['learning']> {
+  const { before, same } = withoutShared(window.before, live);
+  return {
+    plans: window.learned.map(copyPlan),
+    before,
+    ...(same.length > 0 ? { same } : {}),
+    ...(window.folded ? { folded: true as const } : {}),
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * When a model that started from its tools alone refits on the runs it learned, and where: the
+ * schedule (REFIT_UP_TO, then in the background with a refitter), the fit itself (embedded on the
+ * calling thread, fitted on the refitter or here) and the bookkeeping of a refit in flight.
+ * `Dtdr` owns the model and applies a background refit's result as one of its model changes.
+ */
+import type { Encoder } from '../base/encoder.js';
+import type { Plan, ToolSpec } from '../base/types.js';
+import { fitVectors, TRAIN_DEFAULTS, trainRetriever } from '../retrieval/train.js';
+import type { MethodName, Retriever } from '../retrieval/types.js';
+import type { Refitter } from './refit.js';
+
+/**
+ * A default-method model trained on tools alone refits itself on every run it has learned, and
+ * `learn` waits for the refit, while they number at most this many (about a second's fit on two
+ * cores at 1,000 runs over 260 tools); beyond it, learning folds new runs in without a refit,
+ * unless the model has a refitter (below).
+ */
+export const REFIT_UP_TO = 1000;
+/** It refits when its learned runs have grown by this factor since the last fit (always on the first). */
+const REFIT_GROWTH = 1.1;
+/**
+ * With a refitter (`refitWorker()`), it goes on refitting past REFIT_UP_TO, in the background,
+ * while its learned runs number at most this many; it keeps them (in memory and in its saved file)
+ * to refit on. Past it, the oldest are folded in and refits stop.
+ */
+export const REFIT_IN_BACKGROUND_UP_TO = 10_000;
+/** A background refit starts when the learned runs have grown by this factor since the last fit. */
+const REFIT_GROWTH_LATER = 1.5;
+
+/** What a fit needs of the model: its method, encoder, seed and how a fitted state becomes a retriever. */
+export interface RefitModel {
+  method: MethodName;
+  encoder: Encoder | undefined;
+  seed: number;
+  fromState(tools: ToolSpec[], state: unknown): Retriever;
+}
+
+export class Refits {
+  /** How many learned runs the model was last refitted on. */
+  fittedOn = 0;
+  /** Bumped by changes a background refit cannot see (forget, folding): its model is then dropped. */
+  generation = 0;
+  /** The background refit in flight, until its model is swapped in or dropped. */
+  inFlight?: Promise<void>;
+  /** Why refits on the refitter failed (and what the model did instead), oldest first. */
+  readonly failures: string[] = [];
+
+  constructor(readonly refitter: Refitter | undefined) {}
+
+  /**
+   * Whether a learn that brought the runs to `learned` refits: `now` (learn waits) while they
+   * number at most REFIT_UP_TO and have grown by a tenth; `background` past it, with a refitter and
+   * none in flight, when they have grown by half.
+   */
+  due(learned: number): 'now' | 'background' | undefined {
+    if (learned <= REFIT_UP_TO) return learned >= this.fittedOn * REFIT_GROWTH ? 'now' : undefined;
+    if (!this.refitter || this.inFlight || learned > REFIT_IN_BACKGROUND_UP_TO) return undefined;
+    return learned >= this.fittedOn * REFIT_GROWTH_LATER ? 'background' : undefined;
+  }
+
+  /** The most learned runs the model keeps (to forget or refit on) before folding the oldest in. */
+  keeps(refitting: boolean, forgettable: number): number {
+    return refitting && this.refitter ? REFIT_IN_BACKGROUND_UP_TO : forgettable;
+  }
+
+  /**
+   * A model fitted on `plans` over `tools`, as Dtdr.train fits it: on the refitter when there is
+   * one. When the refitter fails, the fit runs here (`here`: a refit learn waits for) or not at all
+   * (a background one); either way `failures` says why.
+   */
+  async fit(model: RefitModel, plans: Plan[], tools: ToolSpec[], here: boolean): Promise<Retriever | undefined> {
+    // As Dtdr.train with these plans: l and K chosen from them (a tools-only fit recorded only defaults).
+    const { method, encoder, seed } = model;
+    if (this.refitter) {
+      // The encoder is on this thread: embed here, fit there.
+      const vectors = await fitVectors(method, tools, plans, encoder, TRAIN_DEFAULTS.historyLength);
+      try {
+        return model.fromState(tools, await this.refitter.refit({ method, tools, plans, vectors, seed }));
+      } catch (error) {
+        const then = here ? 'it ran on the calling thread' : 'the model went on learning without it';
+        this.failures.push(`a refit on ${plans.length} learned runs failed (${then}): ${message(error)}`);
+        if (!here) return undefined;
+      }
+    }
+    return trainRetriever(method, tools, plans, encoder, { seed });
+  }
+
+  /**
+   * Runs a background refit on `plans`: `apply` gets the fitted model (Dtdr swaps it in as a model
+   * change, or drops it). A failure is recorded, and the next try waits for as much growth again.
+   */
+  background(model: RefitModel, plans: Plan[], tools: ToolSpec[], apply: (fitted: Retriever) => Promise<void>): void {
+    const run = async () => {
+      const fitted = await this.fit(model, plans, tools, false).catch((error: unknown) => {
+        this.failures.push(`a refit on ${plans.length} learned runs failed: ${message(error)}`);
+        return undefined;
+      });
+      if (fitted) await apply(fitted);
+      else this.fittedOn = plans.length;
+    };
+    this.inFlight = run().finally(() => {
+      this.inFlight = undefined;
+    });
+  }
+}
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
