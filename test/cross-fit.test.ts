@@ -348,6 +348,33 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
     expect(new CrossFitter(at40!).rounds).toBe(3 * at40!.schemes.length);
   }, 120_000);
 
+  it('the rounds per plan are capped by the labels (a round costs about its labels): 11 folds at 1,000 more tools, none at 4,000', async () => {
+    const few = plans.slice(0, 12);
+    const queries = vectors.queries!.slice(0, 12);
+    const encoder = await loadEncoder();
+    const foldsWith = async (extra: number) => {
+      const more = Array.from({ length: extra }, (_, i) => ({
+        name: `extra_tool_${i}`,
+        description: `Extra tool number ${i} for the scale check`,
+      }));
+      const moreVectors = await encoder.embed(more.map((t) => `${t.name}: ${t.description}`));
+      let setup: CrossFitSetup | undefined;
+      const spy: FoldWorkers = {
+        threads: 1,
+        run: (s, r) => ((setup = s), { claim: () => r, results: Promise.resolve([]) }),
+        close() {},
+      };
+      await GatedRetriever.fitParallel([...tools, ...more], few, queries, [...vectors.tools!, ...moreVectors], spy, {});
+      return [setup!.folds, new CrossFitter(setup!).rounds];
+    };
+    // 27 + 1,000 tools and END: ⌊12,000 / 1,028⌋ = 11 folds by plan, then the usual three.
+    const [folds1000, rounds1000] = await foldsWith(1000);
+    expect(folds1000).toBe(11);
+    expect(rounds1000).toBeGreaterThanOrEqual(11 + 3);
+    // 27 + 4,000 tools: three folds, exactly as without the extra rounds.
+    expect((await foldsWith(4000))[0]).toBe(3);
+  }, 120_000);
+
   it('fitRetrieverWith uses workers only for dtdr-g from PARALLEL_FROM_PLANS demonstrations', async () => {
     const workers = inProcessWorkers();
     const small = await fitRetrieverWith('dtdr-g', tools, plans, vectors, { workers });
