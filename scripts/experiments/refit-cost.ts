@@ -73,7 +73,18 @@ if (ultratool) worlds.push(['ultratool', ultratool.tools, ultratool.pool]);
 else console.log(`ultratool: skipped (its data is not under ${values.data})`);
 
 const worker = refitWorker();
-const rows: Record<string, unknown>[] = [];
+interface Row {
+  world: string;
+  tools: number;
+  n: number;
+  inlineLearn: number;
+  inlineWall: number;
+  inlineStall: number;
+  workerLearn: number;
+  workerWall: number;
+  workerStall: number;
+}
+const rows: Row[] = [];
 console.log(
   'world         N | calling thread: learn call, refit wall, longest stall | refitWorker(): learn call, refit wall, longest stall',
 );
@@ -104,7 +115,7 @@ await worker.close();
 if (values.json) writeFileSync(values.json, JSON.stringify(rows, null, 1));
 if (values.results) {
   const results = JSON.parse(readFileSync(values.results, 'utf8')) as { tables: Record<string, unknown> };
-  const ms = (v: unknown) => `${Math.round(v as number)} ms`;
+  const ms = (v: number) => `${Math.round(v)} ms`;
   results.tables['refit-cost'] = {
     title:
       'A refit on N learned runs: the learn call that starts it (it folds a third of the runs in), the refit until settle(), and the longest stall of the calling thread meanwhile',
@@ -138,13 +149,13 @@ if (values.results) {
   const at1000 = rows.find((r) => r.world === 'ultratool' && r.n === 1000) ?? rows.find((r) => r.n === 1000);
   if (at1000)
     figures['refit-wait'] = {
-      value: `${((at1000.inlineWall as number) / 1000).toFixed(1)} s`,
+      value: `${(at1000.inlineWall / 1000).toFixed(1)} s`,
       command: 'npm run experiment -- refit-cost',
       date,
       what: `a refit on 1,000 learned runs of ${at1000.world} on the calling thread, which learn waits for`,
     };
   figures['refit-worker-stall'] = {
-    value: `${Math.round(Math.max(...rows.map((r) => r.workerStall as number)))} ms`,
+    value: `${Math.round(Math.max(...rows.map((r) => r.workerStall)))} ms`,
     command: 'npm run experiment -- refit-cost',
     date,
     what: "the calling thread's longest stall during any refit on refitWorker() (the learn call folding a third of the runs in included)",
