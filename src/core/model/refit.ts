@@ -5,7 +5,7 @@
  * runs `runRefit` on a structured clone of the job and posts back the retriever's state.
  */
 import type { Plan, ToolSpec } from '../base/types.js';
-import { fitRetriever, type FitVectors } from '../retrieval/train.js';
+import { fitRetriever } from '../retrieval/train.js';
 import type { MethodName } from '../retrieval/types.js';
 
 /** Everything a refit reads, as plain data (tools without `execute`, plans, vectors). */
@@ -13,7 +13,8 @@ export interface RefitJob {
   method: MethodName;
   tools: ToolSpec[];
   plans: Plan[];
-  vectors: FitVectors;
+  /** The encoder's vectors of the plans' requests, the tools and the plans' step contexts (as the method needs). */
+  vectors: { queries?: Float32Array[]; tools?: Float32Array[]; contexts?: Float32Array[] };
   seed: number;
 }
 
@@ -22,6 +23,7 @@ export interface RefitJob {
  * or rejects, in which case the model keeps what it has and says why in `Dtdr.refitErrors`.
  */
 export interface Refitter {
+  /** Fits `job` and resolves with the fitted retriever's state (a worker posts it back). */
   refit(job: RefitJob): Promise<unknown>;
   /** Ends the worker, if any (a refit in flight then rejects). */
   close(): Promise<void>;
