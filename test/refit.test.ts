@@ -183,3 +183,91 @@ describe('a saved model remembers that it folded runs in', () => {
     expect(DtdrError.isInstance(error) && [error.field, error.file]).toEqual(['learning.folded', 'm.json']);
   });
 });
+
+/** A refitter that fits on the calling thread, holding each job of more than `holdAbove` runs until `release`. */
+function gatedRefitter(holdAbove: number) {
+  const inner = refitInline();
+  let release!: (outcome: 'fit' | Error) => void;
+  const held = new Promise<'fit' | Error>((resolve) => (release = resolve));
+  let holding = false;
+  const refitter: Refitter = {
+    async refit(job) {
+      if (job.plans.length <= holdAbove) return inner.refit(job);
+      holding = true;
+      const outcome = await held;
+      if (outcome instanceof Error) throw outcome;
+      return inner.refit(job);
+    },
+    close: async () => undefined,
+  };
+  return { refitter, release: (outcome: 'fit' | Error) => release(outcome), holding: () => holding };
+}
+
+/** The bundled encoder, failing while `broken` is set. */
+function breakable(inner: Encoder) {
+  const state = { broken: false };
+  const wrapped: Encoder = {
+    id: inner.id,
+    dimension: inner.dimension,
+    fingerprint: inner.fingerprint,
+    embed: (texts) => (state.broken ? Promise.reject(new Error('encoder down')) : inner.embed(texts)),
+  };
+  return { encoder: wrapped, state };
+}
+
+describe('a background refit whose worker or model change fails', () => {
+  it('an encoder failing when the refitted model is applied is recorded in refitErrors, not thrown at no one', async () => {
+    const { encoder: shaky, state } = breakable(encoder);
+    const gate = gatedRefitter(REFIT_UP_TO);
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder: shaky, refitter: gate.refitter });
+    await model.learn(RUNS.slice(0, REFIT_UP_TO));
+    await model.learn(RUNS.slice(REFIT_UP_TO, REFIT_UP_TO + 500)); // a refit on 1,500 starts and is held
+    await model.learn(RUNS.slice(REFIT_UP_TO + 500, REFIT_UP_TO + 510)); // learned meanwhile: embedded when it lands
+    expect(gate.holding()).toBe(true);
+    state.broken = true;
+    gate.release('fit');
+    await model.settle();
+    expect(model.refitErrors).toEqual(['a refit on 1500 learned runs could not be applied: encoder down']);
+    state.broken = false;
+    expect(model.learnedCount).toBe(REFIT_UP_TO + 510);
+  }, 120_000);
+
+  it('a refit that fails after a forget leaves the forget’s count: the next learn refits on what remains', async () => {
+    const gate = gatedRefitter(REFIT_UP_TO);
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter: gate.refitter });
+    await model.learn(RUNS.slice(0, REFIT_UP_TO));
+    await model.learn(RUNS.slice(REFIT_UP_TO, REFIT_UP_TO + 500)); // held
+    const kept = RUNS.slice(REFIT_UP_TO, REFIT_UP_TO + 500);
+    expect(await model.forget(RUNS.slice(0, REFIT_UP_TO).map((p) => p.id))).toBe(REFIT_UP_TO); // refits on 500
+    gate.release(new Error('the worker crashed'));
+    await model.settle();
+    await model.learn(RUNS.slice(REFIT_UP_TO + 500, REFIT_UP_TO + 560)); // 560 ≥ 1.1 × 500: a refit
+    await expectSameModel(model, await trained([...kept, ...RUNS.slice(REFIT_UP_TO + 500, REFIT_UP_TO + 560)]));
+  }, 120_000);
+
+  it('a model that folded runs in and then forgot every learned run still says so when saved', async () => {
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder });
+    await model.learn(RUNS.slice(0, REFIT_UP_TO + 100));
+    await model.forget(() => true);
+    expect(model.learnedCount).toBe(0);
+    const saved = model.toJSON();
+    expect(saved.learning?.folded).toBe(true);
+    const loaded = Dtdr.load(JSON.parse(JSON.stringify(saved)), encoder, 'saved.json', { refitter: worker });
+    const before = worker.refits;
+    await Promise.all([model.learn(RUNS.slice(-20)), loaded.learn(RUNS.slice(-20))]);
+    expect(worker.refits).toBe(before); // folded in, as the saved model does: no refit on 20 runs alone
+    await expectSameModel(loaded, model);
+  }, 120_000);
+
+  it('a closed worker stays closed: the next refit runs on the calling thread and refitErrors says why', async () => {
+    const closed = refitWorker();
+    await closed.close();
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter: closed });
+    await model.learn(RUNS.slice(0, 20));
+    expect(closed.refits).toBe(0);
+    expect(model.refitErrors).toEqual([
+      'a refit on 20 learned runs failed (it ran on the calling thread): the refit worker was closed',
+    ]);
+    await expectSameModel(model, await trained(RUNS.slice(0, 20)));
+  }, 120_000);
+});

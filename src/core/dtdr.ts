@@ -10,7 +10,7 @@ import { DEFAULT_METHOD, embedAll, fitNeeds, labelsOf, methodEntry } from './ret
 import { TRAIN_DEFAULTS, trainRetriever } from './retrieval/train.js';
 import { chainPlan, planSteps, planTools } from './plans/plan.js';
 import { checkHistory, checkPlanSizes, checkQuery, checkTools } from './base/checks.js';
-import { MAX_FORGETTABLE, readLearningWindow, saveLearningWindow } from './model/learning-window.js';
+import { forgetMatch, MAX_FORGETTABLE, readLearningWindow, saveLearningWindow } from './model/learning-window.js';
 import { ChangedToolSet, checkAddedTools, checkRemovedTools, copyChanges } from './model/toolset.js';
 import { NO_CHANGES, readToolChanges, type ToolChanges } from './model/toolset.js';
 import { checkPlans, readPlans, type ChainPlanInput } from './plans/input.js';
@@ -419,15 +419,7 @@ export class Dtdr {
    * older ones, like those the model was trained on, need a new training to leave it.
    */
   async forget(which: readonly string[] | ((plan: Plan) => boolean)): Promise<number> {
-    if (typeof which !== 'function' && !Array.isArray(which))
-      throw new DtdrError('options', 'forget takes plan ids or a predicate', { field: 'which' });
-    const match =
-      typeof which === 'function'
-        ? which
-        : (
-            (ids) => (p: Plan) =>
-              ids.has(p.id)
-          )(new Set(which));
+    const match = forgetMatch(which);
     return this.enqueue(async () => {
       const keep = this.learned.filter((p) => !match(p));
       const forgotten = this.learned.length - keep.length;
@@ -438,8 +430,14 @@ export class Dtdr {
       this.learned = keep;
       this.refits.fittedOn = 0;
       this.refits.generation++;
-      if (keep.length > 0 && this.refitsAtAll() && (this.refits.refitter || keep.length <= REFIT_UP_TO))
-        await this.refit(keep);
+      // A refit on what remains where learn would refit; a failed worker refits here only up to
+      // REFIT_UP_TO runs (beyond, the runs are replayed, and a later learn refits in the background).
+      const refits = this.refitsAtAll() && (this.refits.refitter || keep.length <= REFIT_UP_TO);
+      const fitted =
+        keep.length > 0 && refits
+          ? await this.refits.fit(this.refitModel, keep, this.baseTools, keep.length <= REFIT_UP_TO)
+          : undefined;
+      if (fitted) [this.base, this.refits.fittedOn] = [fitted, keep.length];
       else {
         const input = keep.length > 0 ? await this.learnInput(keep, retriever) : undefined;
         if (input) retriever.learn!(input);
@@ -626,7 +624,10 @@ export class Dtdr {
     return {
       ...artifact,
       ...(c.removed.length === 0 && c.added.length === 0 && !c.dropped?.length ? {} : { toolChanges: copyChanges(c) }),
-      ...(this.beforeLearning && this.learned.length > 0 ? { learning: saveLearningWindow(window, artifact) } : {}),
+      // Saved while it holds runs, or has folded some in (a reload must not refit on later runs alone).
+      ...(this.beforeLearning && (this.learned.length > 0 || this.folded)
+        ? { learning: saveLearningWindow(window, artifact) }
+        : {}),
     };
   }
 }

@@ -65,9 +65,10 @@ export function foldWorkers(options: FoldWorkerOptions = {}): NodeFoldWorkers {
 
 /**
  * A worker thread that runs the model's refits (`Dtdr.train({ refitter })`,
- * `Dtdr.load(saved, encoder, source, { refitter })`): `learn` then never fits on the calling
- * thread. The thread starts on the first refit and stays for the next ones; it keeps the process
- * alive only while a refit is in flight. `close()` ends it.
+ * `Dtdr.load(saved, encoder, source, { refitter })`): fits leave the calling thread (embedding
+ * stays on it), unless the worker fails (`Dtdr.refitErrors` then says why). The thread starts on
+ * the first refit and stays for the next ones; it keeps the process alive only while a refit is
+ * in flight. `close()` ends it for good: later refits fail over to the calling thread.
  */
 export function refitWorker(): WorkerRefitter {
   return refitClient(() => {

@@ -30,6 +30,7 @@ export function refitClient(start: () => RefitChannel): WorkerRefitter {
   let channel: RefitChannel | undefined;
   let nextId = 0;
   let refits = 0;
+  let closed = false;
   const waiting = new Map<number, { resolve: (state: unknown) => void; reject: (why: Error) => void }>();
   const fail = (why: string) => {
     const held = [...waiting.values()];
@@ -65,6 +66,10 @@ export function refitClient(start: () => RefitChannel): WorkerRefitter {
     refit(job: RefitJob) {
       return new Promise((resolve, reject) => {
         const id = nextId++;
+        if (closed) {
+          reject(new Error('the refit worker was closed'));
+          return;
+        }
         try {
           const c = open();
           waiting.set(id, { resolve, reject });
@@ -77,6 +82,7 @@ export function refitClient(start: () => RefitChannel): WorkerRefitter {
       });
     },
     async close() {
+      closed = true;
       fail('it was closed');
     },
   };

@@ -40,12 +40,10 @@ export interface ModelArtifact {
   state: unknown;
   /** Tools removed, and (for methods other than dtdr-g) added, after training. */
   toolChanges?: ToolChanges;
-  /** Demonstrations folded in by `learn`, and the model before them (so `forget` can replay without them). */
   /**
-   * The learned plans `forget` can take out and the state it replays them onto; `same` lists the parts of `before` left
-   * out because they equal the live state's (shared-state.ts).
+   * The learned runs `forget` can take out and the state it replays them onto; `same` lists the parts of `before` left
+   * out because they equal the live state's (shared-state.ts); `folded`: older learned runs were folded into `before`.
    */
-  /** Learned runs `forget` can take out, the state it replays them onto; `folded`: older ones were folded into it. */
   learning?: { plans: Plan[]; before: ModelArtifact; same?: string[]; folded?: true };
 }
 

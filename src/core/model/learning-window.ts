@@ -74,3 +74,11 @@ export function saveLearningWindow(
     ...(window.folded ? { folded: true as const } : {}),
   };
 }
+
+/** What `forget` takes out: the plans with these ids, or those the predicate picks (anything else is refused). */
+export function forgetMatch(which: readonly string[] | ((plan: Plan) => boolean)): (plan: Plan) => boolean {
+  if (typeof which === 'function') return which;
+  if (!Array.isArray(which)) throw new DtdrError('options', 'forget takes plan ids or a predicate', { field: 'which' });
+  const ids = new Set(which);
+  return (plan) => ids.has(plan.id);
+}

@@ -91,13 +91,19 @@ export class Refits {
    * change, or drops it). A failure is recorded, and the next try waits for as much growth again.
    */
   background(model: RefitModel, plans: Plan[], tools: ToolSpec[], apply: (fitted: Retriever) => Promise<void>): void {
+    const generation = this.generation;
     const run = async () => {
       const fitted = await this.fit(model, plans, tools, false).catch((error: unknown) => {
         this.failures.push(`a refit on ${plans.length} learned runs failed: ${message(error)}`);
         return undefined;
       });
-      if (fitted) await apply(fitted);
-      else this.fittedOn = plans.length;
+      // Applying it is a model change of its own: its failure (the encoder, say) is recorded, never thrown at no one.
+      if (fitted)
+        await apply(fitted).catch((error: unknown) => {
+          this.failures.push(`a refit on ${plans.length} learned runs could not be applied: ${message(error)}`);
+        });
+      // The next try after as much growth again, unless a forget or fold has reset the count since.
+      else if (this.generation === generation) this.fittedOn = plans.length;
     };
     this.inFlight = run().finally(() => {
       this.inFlight = undefined;
