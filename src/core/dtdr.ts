@@ -430,8 +430,7 @@ export class Dtdr {
       this.learned = keep;
       this.refits.fittedOn = 0;
       this.refits.generation++;
-      // A refit on what remains where learn would refit; a failed worker refits here only up to
-      // REFIT_UP_TO runs (beyond, the runs are replayed, and a later learn refits in the background).
+      // Refit where learn would (after a failed worker, here only up to REFIT_UP_TO runs; else replayed).
       const refits = this.refitsAtAll() && (this.refits.refitter || keep.length <= REFIT_UP_TO);
       const fitted =
         keep.length > 0 && refits
