@@ -7,7 +7,9 @@
  */
 import { DtdrError } from './errors.js';
 
-const HINT = 'the model file was damaged or edited by hand: restore it from a backup or retrain';
+/** What to do about a model file whose content is wrong. */
+export const DAMAGED_MODEL_HINT = 'the model file was damaged or edited by hand: restore it from a backup or retrain';
+const HINT = DAMAGED_MODEL_HINT;
 
 /** Throws the DtdrError('artifact') for `field`. */
 export function stateError(field: string, message: string, hint = HINT): never {

@@ -5,6 +5,7 @@
  * (`folded`: no refit can see them again).
  */
 import { DtdrError } from '../base/errors.js';
+import { DAMAGED_MODEL_HINT } from '../base/validate.js';
 import type { Encoder } from '../base/encoder.js';
 import type { Plan } from '../base/types.js';
 import { copyPlan, readPlan } from '../plans/input.js';
@@ -38,7 +39,7 @@ export function readLearningWindow(
     throw new DtdrError('artifact', message, {
       file: source,
       field,
-      hint: 'the model file was damaged or edited by hand: restore it from a backup or retrain',
+      hint: DAMAGED_MODEL_HINT,
     });
   };
   if (!learning || !Array.isArray(learning.plans) || !learning.before)

@@ -6,7 +6,7 @@
  */
 import type { Encoder } from '../base/encoder.js';
 import type { Plan, ToolSpec } from '../base/types.js';
-import { fitVectors, TRAIN_DEFAULTS, trainRetriever } from '../retrieval/train.js';
+import { fitRetriever, fitVectors, TRAIN_DEFAULTS } from '../retrieval/train.js';
 import type { MethodName, Retriever } from '../retrieval/types.js';
 import type { Refitter } from './refit.js';
 
@@ -72,9 +72,9 @@ export class Refits {
   async fit(model: RefitModel, plans: Plan[], tools: ToolSpec[], here: boolean): Promise<Retriever | undefined> {
     // As Dtdr.train with these plans: l and K chosen from them (a tools-only fit recorded only defaults).
     const { method, encoder, seed } = model;
+    // The encoder is on this thread: embed here (once), fit there or here.
+    const vectors = await fitVectors(method, tools, plans, encoder, TRAIN_DEFAULTS.historyLength);
     if (this.refitter) {
-      // The encoder is on this thread: embed here, fit there.
-      const vectors = await fitVectors(method, tools, plans, encoder, TRAIN_DEFAULTS.historyLength);
       try {
         return model.fromState(tools, await this.refitter.refit({ method, tools, plans, vectors, seed }));
       } catch (error) {
@@ -83,7 +83,7 @@ export class Refits {
         if (!here) return undefined;
       }
     }
-    return trainRetriever(method, tools, plans, encoder, { seed });
+    return fitRetriever(method, tools, plans, vectors, { seed });
   }
 
   /**

@@ -420,10 +420,11 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   for (const output of rounds) {
     builder.append(output.gate);
     const offsets = output.gate.offsets;
+    const { scheme } = roundPlace(fit.setup, output.round);
     for (let j = 0; j < output.plan.length; j++) {
       stepPlan.push(output.plan[j]);
       stepKnown.push(output.known[j] === 1);
-      stepScheme.push(roundPlace(fit.setup, output.round).scheme);
+      stepScheme.push(scheme);
       stepPoolCounts.push(output.poolCounts.subarray(offsets[j], offsets[j + 1]));
       stepDescRank.push(output.descRank[j]);
     }
