@@ -4,37 +4,26 @@
  */
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserReady, servePage, type ServedPage } from './browser-page.js';
+import { describe, expect, it } from 'vitest';
+import { browserReady, pageStatus, servedPage } from './browser-page.js';
 import { ROOT } from './helpers.js';
 import { writeTinyLm } from './tiny-lm.js';
 
 if (!browserReady) console.warn('[dtdr tests] chromium or python3 missing: the in-browser local model test is skipped');
 
 describe.skipIf(!browserReady)('a local model in the browser (transformers.js, WASM, headless Chromium)', () => {
-  let served: ServedPage;
-
-  beforeAll(async () => {
-    served = await servePage('test/browser-lm', (outDir) => {
-      writeTinyLm(join(outDir, 'models', 'tiny-lm'), 3);
-      // transformers.js's own ONNX Runtime build, served locally (it would come from a CDN otherwise).
-      const ort = join(ROOT, 'node_modules/@huggingface/transformers/node_modules/onnxruntime-web/dist');
-      mkdirSync(join(outDir, 'ort'));
-      for (const f of ['ort-wasm-simd-threaded.asyncify.mjs', 'ort-wasm-simd-threaded.asyncify.wasm'])
-        copyFileSync(join(ort, f), join(outDir, 'ort', f));
-    });
-  }, 240_000);
-  afterAll(async () => {
-    await served?.close();
+  const served = servedPage('test/browser-lm', (outDir) => {
+    writeTinyLm(join(outDir, 'models', 'tiny-lm'), 3);
+    // transformers.js's own ONNX Runtime build, served locally (it would come from a CDN otherwise).
+    const ort = join(ROOT, 'node_modules/@huggingface/transformers/node_modules/onnxruntime-web/dist');
+    mkdirSync(join(outDir, 'ort'));
+    for (const f of ['ort-wasm-simd-threaded.asyncify.mjs', 'ort-wasm-simd-threaded.asyncify.wasm'])
+      copyFileSync(join(ort, f), join(outDir, 'ort', f));
   });
 
   it('loads the model from the served folder and every masked answer is valid', async () => {
-    const { page, url, outside, failed } = served;
-    await page.goto(url);
-    await page.waitForSelector('#status[data-state="done"], #status[data-state="error"]', { timeout: 180_000 });
-    const status = await page.textContent('#status');
-    await page.screenshot({ path: join(ROOT, '.cache', 'browser-llm.png'), fullPage: true });
-    expect(status).toBe('done: 12/12 answers valid');
+    const { outside, failed } = served();
+    expect(await pageStatus(served(), 'browser-llm.png')).toBe('done: 12/12 answers valid');
     expect(outside).toEqual([]);
     // transformers.js probes optional files (generation_config.json …); a 404 for those is expected.
     expect(

@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import { ROOT } from './helpers.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -99,4 +100,24 @@ export async function servePage(root: string, prepare?: (outDir: string) => void
     await close();
     throw error;
   }
+}
+
+/** Serves `root` for the enclosing describe block (built before its tests, closed after them). */
+export function servedPage(root: string, prepare?: (outDir: string) => void): () => ServedPage {
+  let served: ServedPage | undefined;
+  beforeAll(async () => {
+    served = await servePage(root, prepare);
+  }, 240_000);
+  afterAll(async () => {
+    await served?.close();
+  });
+  return () => served!;
+}
+
+/** Opens the page, waits until its `#status` says done or error, saves a screenshot to .cache/`shot`, and returns the status. */
+export async function pageStatus(served: ServedPage, shot: string): Promise<string | null> {
+  await served.page.goto(served.url);
+  await served.page.waitForSelector('#status[data-state="done"], #status[data-state="error"]', { timeout: 180_000 });
+  await served.page.screenshot({ path: join(ROOT, '.cache', shot), fullPage: true });
+  return served.page.textContent('#status');
 }

@@ -4,28 +4,19 @@
  * in a module Web Worker that Vite bundled from `new URL('./refit-web-worker.js', import.meta.url)`,
  * and the model is the one trained on the same runs.
  */
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserReady, servePage, type ServedPage } from './browser-page.js';
-import { ROOT } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { browserReady, pageStatus, servedPage } from './browser-page.js';
 
 if (!browserReady) console.warn('[dtdr tests] chromium or python3 missing: the browser refit-worker test is skipped');
 
 describe.skipIf(!browserReady)('refits in a Web Worker (headless Chromium)', () => {
-  let served: ServedPage;
-  beforeAll(async () => {
-    served = await servePage('test/browser-refit');
-  }, 240_000);
-  afterAll(async () => {
-    await served?.close();
-  });
+  const served = servedPage('test/browser-refit');
 
   it('each learn refits in the worker, and the model ranks as the one trained on the same runs', async () => {
-    const { page, url, outside, failed } = served;
-    await page.goto(url);
-    await page.waitForSelector('#status[data-state="done"], #status[data-state="error"]', { timeout: 180_000 });
-    await page.screenshot({ path: join(ROOT, '.cache', 'browser-refit.png'), fullPage: true });
-    expect(await page.textContent('#status')).toBe('done: 4 refits in the worker, 10/10 rankings as trained');
+    const { page, outside, failed } = served();
+    expect(await pageStatus(served(), 'browser-refit.png')).toBe(
+      'done: 4 refits in the worker, 10/10 rankings as trained',
+    );
     expect(await page.textContent('#log')).toContain('errors: none');
     expect(outside).toEqual([]);
     expect(failed).toEqual([]);
