@@ -15,9 +15,13 @@ import { planSteps } from '../src/core/plans/plan.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { refitWorker } from '../src/workers/node.js';
+import { loadWorld } from './worlds/app-life.js';
 
 const RUNS = generateDemoPlans(REFIT_UP_TO + 600, 11);
-const PROBES = generateDemoPlans(40, 99).flatMap((p) => planSteps(p).map((s) => [p.query, s.history] as const));
+// Every step of 40 generated requests and of the hand-written requests that combine the demo's scenarios in new ways.
+const PROBES = [...generateDemoPlans(40, 99), ...loadWorld('demo', '')!.test].flatMap((p) =>
+  planSteps(p).map((s) => [p.query, s.history] as const),
+);
 
 let encoder: Encoder;
 const worker = refitWorker();
@@ -26,12 +30,13 @@ beforeAll(async () => {
 });
 afterAll(() => worker.close());
 
-/** Every probe step's order, confidence and probabilities: what a user of the model sees. */
+/** Every probe step's candidate set (what the app shows its model), confidence, order and probabilities. */
 async function rankings(model: Dtdr) {
   const out = [];
   for (const [query, history] of PROBES) {
-    const r = await model.rank(query, history);
+    const { candidates, ranking: r } = await model.retrieve(query, history);
     out.push({
+      set: candidates.map((c) => c.tool),
       confident: r.confident,
       order: Array.from(r.order, (i) => r.labels[i]),
       p: Array.from(r.probabilities),
@@ -41,14 +46,14 @@ async function rankings(model: Dtdr) {
 }
 
 /**
- * The same model for a user: the same order and confidence at every probe, probabilities within
+ * The same model for a user: the same candidate set, confidence and order at every probe, probabilities within
  * 1e-6 (a refit's model crosses from the worker as its saved state, whose numbers are stored as
  * a saved model's are; a saved and loaded model differs from the fitted one by about 3e-7).
  */
 async function expectSameModel(model: Dtdr, reference: Dtdr) {
   const [a, b] = [await rankings(model), await rankings(reference)];
-  expect(a.map(({ confident, order }) => ({ confident, order }))).toEqual(
-    b.map(({ confident, order }) => ({ confident, order })),
+  expect(a.map(({ set, confident, order }) => ({ set, confident, order }))).toEqual(
+    b.map(({ set, confident, order }) => ({ set, confident, order })),
   );
   const gap = Math.max(...a.flatMap((r, i) => r.p.map((v, k) => Math.abs(v - b[i].p[k]))));
   expect(gap).toBeLessThan(1e-6);
