@@ -189,6 +189,40 @@ describe('a saved model remembers that it folded runs in', () => {
   });
 });
 
+describe('a saved model remembers how many runs it was last refitted on', () => {
+  it('reloaded between background refits, the next refit comes after the same growth as without the reload', async () => {
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter: worker });
+    await model.learn(RUNS.slice(0, REFIT_UP_TO)); // refitted on 1,000
+    await model.learn(RUNS.slice(REFIT_UP_TO, REFIT_UP_TO + 400)); // 1,400 < 1.5 × 1,000: no refit
+    await model.settle();
+    const saved = model.toJSON();
+    expect(saved.learning?.fitted).toBe(REFIT_UP_TO);
+    const loaded = Dtdr.load(JSON.parse(JSON.stringify(saved)), encoder, 'saved.json', { refitter: worker });
+    const before = worker.refits;
+    await loaded.learn(RUNS.slice(REFIT_UP_TO + 400, REFIT_UP_TO + 500)); // 1,500 = 1.5 × 1,000: a background refit
+    await loaded.settle();
+    expect(worker.refits).toBe(before + 1);
+    expect(loaded.refitErrors).toEqual([]);
+    await expectSameModel(loaded, await trained(RUNS.slice(0, REFIT_UP_TO + 500)));
+  }, 240_000);
+
+  it('learning.fitted beyond the learned runs is refused, naming the field', async () => {
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder });
+    await model.learn(RUNS.slice(0, 5));
+    const saved = model.toJSON();
+    expect(saved.learning?.fitted).toBeUndefined(); // refitted on all five: nothing to say
+    const bad = { ...saved, learning: { ...saved.learning!, fitted: 6 } };
+    const error = (() => {
+      try {
+        Dtdr.load(bad, encoder, 'm.json');
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(DtdrError.isInstance(error) && [error.field, error.file]).toEqual(['learning.fitted', 'm.json']);
+  });
+});
+
 /** A refitter that fits on the calling thread, holding each job of more than `holdAbove` runs until `release`. */
 function gatedRefitter(holdAbove: number) {
   const inner = refitInline();

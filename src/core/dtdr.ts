@@ -538,7 +538,7 @@ export class Dtdr {
     const window = readLearningWindow(a, encoder, source);
     if (window) {
       model.learned = window.learned;
-      model.refits.fittedOn = window.learned.length;
+      model.refits.fittedOn = window.fitted ?? window.learned.length;
       model.folded = window.folded;
       model.beforeLearning = window.before;
     }
@@ -619,7 +619,8 @@ export class Dtdr {
     const examples = this.examples.map((p) => ({ id: p.id, query: p.query, tools: planTools(p) }));
     const artifact = saveRetriever(this.base, this.baseTools, this.encoder, this.training, examples);
     const c = this.changes;
-    const window = { learned: this.learned, before: this.beforeLearning!, folded: this.folded };
+    const fitted = this.refitsAtAll() ? Math.min(this.refits.fittedOn, this.learned.length) : undefined;
+    const window = { learned: this.learned, before: this.beforeLearning!, folded: this.folded, fitted };
     return {
       ...artifact,
       ...(c.removed.length === 0 && c.added.length === 0 && !c.dropped?.length ? {} : { toolChanges: copyChanges(c) }),

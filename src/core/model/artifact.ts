@@ -42,9 +42,10 @@ export interface ModelArtifact {
   toolChanges?: ToolChanges;
   /**
    * The learned runs `forget` can take out and the state it replays them onto; `same` lists the parts of `before` left
-   * out because they equal the live state's (shared-state.ts); `folded`: older learned runs were folded into `before`.
+   * out because they equal the live state's (shared-state.ts); `folded`: older learned runs were folded into `before`;
+   * `fitted`: how many of `plans` the state was last refitted on (absent: all).
    */
-  learning?: { plans: Plan[]; before: ModelArtifact; same?: string[]; folded?: true };
+  learning?: { plans: Plan[]; before: ModelArtifact; same?: string[]; folded?: true; fitted?: number };
 }
 
 /** Whether a fitted retriever embeds requests or contexts (its model file then records the encoder). */

@@ -1,8 +1,9 @@
 /**
  * A saved model's learning window (`artifact.learning`): the learned runs `forget` can take out
  * (and a tools-only model refits on), the state forget replays them onto, less the parts equal to
- * the live state's (`same`), and whether older learned runs were folded into that state
- * (`folded`: no refit can see them again).
+ * the live state's (`same`), whether older learned runs were folded into that state
+ * (`folded`: no refit can see them again), and how many of the learned runs the live state was
+ * last refitted on (`fitted`: the next refit comes after as much growth from there).
  */
 import { DtdrError } from '../base/errors.js';
 import { DAMAGED_MODEL_HINT } from '../base/validate.js';
@@ -24,6 +25,8 @@ export interface LearningWindow {
   learned: Plan[];
   before: ModelArtifact;
   folded: boolean;
+  /** The learned runs the live state was last refitted on (absent: all of them, as files before it said). */
+  fitted?: number;
 }
 
 /** Reads and checks `a.learning` (undefined when the model has none), naming the field that is wrong. */
@@ -32,8 +35,9 @@ export function readLearningWindow(
   encoder: Encoder | undefined,
   source: string | undefined,
 ): LearningWindow | undefined {
-  const learning = (a as { learning?: { plans?: unknown; before?: unknown; same?: unknown; folded?: unknown } })
-    .learning;
+  const learning = (
+    a as { learning?: { plans?: unknown; before?: unknown; same?: unknown; folded?: unknown; fitted?: unknown } }
+  ).learning;
   if (learning === undefined) return undefined;
   const fail = (field: string, message: string): never => {
     throw new DtdrError('artifact', message, {
@@ -47,6 +51,15 @@ export function readLearningWindow(
   const learned = learning.plans.map((p, i) => readPlan(p, `learning.plans[${i}]`, source));
   if (learning.folded !== undefined && learning.folded !== true)
     fail('learning.folded', 'must be true when present (older learned runs were folded in)');
+  const fitted = learning.fitted;
+  if (
+    fitted !== undefined &&
+    !(Number.isInteger(fitted) && (fitted as number) >= 0 && (fitted as number) <= learned.length)
+  )
+    fail(
+      'learning.fitted',
+      `must be a whole number from 0 to the ${learned.length} learned runs, got ${JSON.stringify(fitted)}`,
+    );
   const names = new Set(a.tools.map((t) => t.name));
   learned.forEach((p, i) =>
     p.nodes.forEach(
@@ -59,7 +72,12 @@ export function readLearningWindow(
     ),
   );
   const before = withShared(learning.before, a, learning.same, source);
-  return { learned, before: loadRetriever(before, { encoder, source }).artifact, folded: learning.folded === true };
+  return {
+    learned,
+    before: loadRetriever(before, { encoder, source }).artifact,
+    folded: learning.folded === true,
+    ...(fitted === undefined ? {} : { fitted: fitted as number }),
+  };
 }
 
 /** The window as saved beside the live state `live`: the parts of `before` equal to the live state's written once. */
@@ -73,6 +91,7 @@ export function saveLearningWindow(
     before,
     ...(same.length > 0 ? { same } : {}),
     ...(window.folded ? { folded: true as const } : {}),
+    ...(window.fitted === undefined || window.fitted === window.learned.length ? {} : { fitted: window.fitted }),
   };
 }
 
