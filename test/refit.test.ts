@@ -98,6 +98,17 @@ describe('refits in the background, on the calling thread (refitInline)', () => 
     await expectSameModel(model, expected);
   }, 240_000);
 
+  it('a refit embeds no run again: each request is embedded once, when it is learned', async () => {
+    const { encoder: counting, state } = breakable(encoder);
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder: counting, refitter: refitInline() });
+    await model.learn(RUNS.slice(0, REFIT_UP_TO)); // the refit on 1,000 embeds the tools once
+    state.texts = 0;
+    await model.learn(RUNS.slice(REFIT_UP_TO, REFIT_UP_TO + 500)); // a background refit on all 1,500
+    await model.settle();
+    expect(state.texts).toBe(500);
+    expect(model.refitErrors).toEqual([]);
+  }, 120_000);
+
   it('a forget called while a refit is in flight wins: the refit is dropped, the model is trained on what remains', async () => {
     const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter: refitInline() });
     await model.learn(RUNS.slice(0, REFIT_UP_TO));
@@ -242,33 +253,40 @@ function gatedRefitter(holdAbove: number) {
   return { refitter, release: (outcome: 'fit' | Error) => release(outcome), holding: () => holding };
 }
 
-/** The bundled encoder, failing while `broken` is set. */
+/** The bundled encoder, failing while `broken` is set, and counting the texts it embeds. */
 function breakable(inner: Encoder) {
-  const state = { broken: false };
+  const state = { broken: false, texts: 0 };
   const wrapped: Encoder = {
     id: inner.id,
     dimension: inner.dimension,
     fingerprint: inner.fingerprint,
-    embed: (texts) => (state.broken ? Promise.reject(new Error('encoder down')) : inner.embed(texts)),
+    embed: (texts) => {
+      if (state.broken) return Promise.reject(new Error('encoder down'));
+      state.texts += texts.length;
+      return inner.embed(texts);
+    },
   };
   return { encoder: wrapped, state };
 }
 
 describe('a background refit whose worker or model change fails', () => {
-  it('an encoder failing when the refitted model is applied is recorded in refitErrors, not thrown at no one', async () => {
+  it('applying a refitted model needs no encoder: the runs learned meanwhile keep the vectors their learn call embedded', async () => {
     const { encoder: shaky, state } = breakable(encoder);
     const gate = gatedRefitter(REFIT_UP_TO);
     const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder: shaky, refitter: gate.refitter });
     await model.learn(RUNS.slice(0, REFIT_UP_TO));
     await model.learn(RUNS.slice(REFIT_UP_TO, REFIT_UP_TO + 500)); // a refit on 1,500 starts and is held
-    await model.learn(RUNS.slice(REFIT_UP_TO + 500, REFIT_UP_TO + 510)); // learned meanwhile: embedded when it lands
+    await model.learn(RUNS.slice(REFIT_UP_TO + 500, REFIT_UP_TO + 510)); // learned meanwhile: folded in when it lands
     expect(gate.holding()).toBe(true);
-    state.broken = true;
+    state.broken = true; // any embedding from here on fails, and would be recorded
     gate.release('fit');
     await model.settle();
-    expect(model.refitErrors).toEqual(['a refit on 1500 learned runs could not be applied: encoder down']);
     state.broken = false;
+    expect(model.refitErrors).toEqual([]);
     expect(model.learnedCount).toBe(REFIT_UP_TO + 510);
+    const expected = await trained(RUNS.slice(0, REFIT_UP_TO + 500));
+    await expected.learn(RUNS.slice(REFIT_UP_TO + 500, REFIT_UP_TO + 510));
+    await expectSameModel(model, expected);
   }, 120_000);
 
   it('a refit that fails after a forget leaves the forget’s count: the next learn refits on what remains', async () => {

@@ -452,11 +452,7 @@ export class Dtdr {
     const needs = fitNeeds(retriever.method);
     const encoder = needs.queries || needs.contexts ? this.requireEncoder('learning') : undefined;
     const input: LearnInput = { plans };
-    if (needs.queries)
-      input.queryVectors = await embedAll(
-        encoder!,
-        plans.map((p) => p.query),
-      );
+    if (needs.queries) input.queryVectors = await this.refits.queries(encoder!, plans);
     if (needs.contexts)
       input.contextVectors = await embedAll(
         encoder!,

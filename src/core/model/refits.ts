@@ -6,7 +6,8 @@
  */
 import type { Encoder } from '../base/encoder.js';
 import type { Plan, ToolSpec } from '../base/types.js';
-import { fitRetriever, fitVectors, TRAIN_DEFAULTS } from '../retrieval/train.js';
+import { toolText } from '../base/text.js';
+import { embedAll, fitNeeds, fitRetriever, fitVectors, TRAIN_DEFAULTS, type FitVectors } from '../retrieval/train.js';
 import type { MethodName, Retriever } from '../retrieval/types.js';
 import type { Refitter } from './refit.js';
 
@@ -46,7 +47,53 @@ export class Refits {
   /** Why refits on the refitter failed (and what the model did instead), oldest first. */
   readonly failures: string[] = [];
 
+  /**
+   * Each held run's request vector, from its learn call (or its first refit): a refit embeds only
+   * what it has not seen, not its thousands of runs again on the calling thread (with a transformer
+   * encoder in a browser, seconds per refit). Keyed by the run itself, so a run forgotten or folded
+   * away takes its vector with it.
+   */
+  private readonly queryVectors = new WeakMap<Plan, Float32Array>();
+  /** The tool vectors of the last refit, for the same tool list. */
+  private toolVectors?: { tools: ToolSpec[]; vectors: Float32Array[] };
+
   constructor(readonly refitter: Refitter | undefined) {}
+
+  /** The request vectors of `plans` (learned runs), embedding only those not kept, and keeping them. */
+  async queries(encoder: Encoder, plans: readonly Plan[]): Promise<Float32Array[]> {
+    const missing = plans.filter((p) => !this.queryVectors.has(p));
+    if (missing.length > 0) {
+      const vectors = await embedAll(
+        encoder,
+        missing.map((p) => p.query),
+      );
+      missing.forEach((plan, i) => this.queryVectors.set(plan, vectors[i]));
+    }
+    return plans.map((p) => this.queryVectors.get(p)!);
+  }
+
+  /** The vectors a fit of `method` needs that are kept here, embedding only those that are not. */
+  private async keptVectors(
+    method: MethodName,
+    encoder: Encoder,
+    plans: Plan[],
+    tools: ToolSpec[],
+  ): Promise<FitVectors> {
+    const needs = fitNeeds(method);
+    const given: FitVectors = {};
+    if (needs.queries) given.queries = await this.queries(encoder, plans);
+    if (needs.tools) {
+      if (this.toolVectors?.tools !== tools) {
+        const vectors = await embedAll(
+          encoder,
+          tools.map((t) => toolText(t.name, t.description)),
+        );
+        this.toolVectors = { tools, vectors };
+      }
+      given.tools = this.toolVectors.vectors;
+    }
+    return given;
+  }
 
   /**
    * Whether a learn that brought the runs to `learned` refits: `now` (learn waits) while they
@@ -72,8 +119,9 @@ export class Refits {
   async fit(model: RefitModel, plans: Plan[], tools: ToolSpec[], here: boolean): Promise<Retriever | undefined> {
     // As Dtdr.train with these plans: l and K chosen from them (a tools-only fit recorded only defaults).
     const { method, encoder, seed } = model;
-    // The encoder is on this thread: embed here (once), fit there or here.
-    const vectors = await fitVectors(method, tools, plans, encoder, TRAIN_DEFAULTS.historyLength);
+    // The encoder is on this thread: embed here (only what is not kept), fit there or here.
+    const kept = encoder ? await this.keptVectors(method, encoder, plans, tools) : {};
+    const vectors = await fitVectors(method, tools, plans, encoder, TRAIN_DEFAULTS.historyLength, kept);
     if (this.refitter) {
       try {
         return model.fromState(tools, await this.refitter.refit({ method, tools, plans, vectors, seed }));
