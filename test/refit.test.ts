@@ -250,7 +250,12 @@ function gatedRefitter(holdAbove: number) {
     },
     close: async () => undefined,
   };
-  return { refitter, release: (outcome: 'fit' | Error) => release(outcome), holding: () => holding };
+  /** Resolves once a job is held (a background refit starts after the learn call that asked for it returns). */
+  const started = async () => {
+    for (let i = 0; i < 1000 && !holding; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(holding).toBe(true);
+  };
+  return { refitter, release: (outcome: 'fit' | Error) => release(outcome), holding: () => holding, started };
 }
 
 /** The bundled encoder, failing while `broken` is set, and counting the texts it embeds. */
@@ -277,7 +282,7 @@ describe('a background refit whose worker or model change fails', () => {
     await model.learn(RUNS.slice(0, REFIT_UP_TO));
     await model.learn(RUNS.slice(REFIT_UP_TO, REFIT_UP_TO + 500)); // a refit on 1,500 starts and is held
     await model.learn(RUNS.slice(REFIT_UP_TO + 500, REFIT_UP_TO + 510)); // learned meanwhile: folded in when it lands
-    expect(gate.holding()).toBe(true);
+    await gate.started();
     state.broken = true; // any embedding from here on fails, and would be recorded
     gate.release('fit');
     await model.settle();

@@ -141,6 +141,9 @@ export class Refits {
   background(model: RefitModel, plans: Plan[], tools: ToolSpec[], apply: (fitted: Retriever) => Promise<void>): void {
     const generation = this.generation;
     const run = async () => {
+      // learn returns first: with the runs' vectors kept nothing before the fit waits, and a
+      // refitter that fits on this thread (refitInline) would otherwise run inside the learn call.
+      await new Promise<void>((resolve) => setTimeout(resolve, 0));
       const fitted = await this.fit(model, plans, tools, false).catch((error: unknown) => {
         this.failures.push(`a refit on ${plans.length} learned runs failed: ${message(error)}`);
         return undefined;
