@@ -233,6 +233,27 @@ describe('BM25 and candidate selection', () => {
       't9',
     ]);
   });
+
+  it('a tool ranked by its description alone joins a set holding most labels only where a rule names it', () => {
+    // t0..t8 and END; t4 was added after training and has no demonstrations (set.describedOnly).
+    const labels = [...Array.from({ length: 9 }, (_, i) => `t${i}`), END];
+    const probabilities = Float64Array.from([0.3, 0.2, 0.15, 0.1, 0.08, 0.07, 0.05, 0.03, 0.01, 0.01]);
+    const base = { labels, probabilities, order: Uint32Array.from(labels.keys()), confident: false };
+    const tools = (set: object, options = {}) =>
+      selectCandidates({ ...base, set: { target: 0.95, confident: false, ...set } }, options).candidates.map(
+        (c) => c.tool,
+      );
+    // A threshold that keeps every label says nothing of t4: it is passed over…
+    expect(tools({ threshold: 0.005, describedOnly: [4] })).not.toContain('t4');
+    expect(tools({ threshold: 0.005, describedOnly: [4] })).toHaveLength(9);
+    // …unless a rule names it (the request matches its description).
+    expect(tools({ threshold: 0.005, describedOnly: [4], include: [4] })).toContain('t4');
+    // A set of five of ten labels is selective: t4 joins by its probability like any label.
+    expect(tools({ threshold: 0.08, describedOnly: [4] })).toEqual(['t0', 't1', 't2', 't3', 't4']);
+    // Where no threshold is set the set widens by probability mass; a widening to most labels passes it over too.
+    expect(tools({ threshold: 0, describedOnly: [4] }, { widenMass: 0.99, widenMax: 12 })).not.toContain('t4');
+    expect(tools({ threshold: 0, describedOnly: [4] }, { widenMass: 0.6 })).toContain('t4');
+  });
 });
 
 describe('DAG plans: every execution order counts', () => {

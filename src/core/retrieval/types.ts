@@ -91,6 +91,11 @@ export interface Ranking {
      * never-demonstrated tools it matches).
      */
     include?: number[];
+    /**
+     * Labels ranked by their description alone (dtdr-g: tools added after training that no demonstration calls):
+     * where a set would hold most of the labels, they join it only where `include` names them.
+     */
+    describedOnly?: number[];
   };
 }
 

@@ -91,8 +91,10 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
     // capped set.
     let above = 0;
     for (let i = 0; i < probabilities.length; i++) if (probabilities[i] >= threshold) above++;
-    const order = first(Math.min(above + 1, o.widenMax + 1));
-    let size = 1;
+    const skip = passedOver(ranking, Math.min(above, o.widenMax));
+    const ranked = first(Math.min(above + 1, o.widenMax + 1) + (skip?.size ?? 0));
+    const order = skip ? ranked.filter((i) => !skip.has(i)) : ranked;
+    let size = Math.min(1, order.length);
     while (size < order.length && probabilities[order[size]] >= threshold) size++;
     const capped = size > o.widenMax;
     size = Math.min(size, o.widenMax);
@@ -112,7 +114,16 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
     return { candidates, widened: !ranking.confident, target, ...(notes.length ? { reason: notes.join('; ') } : {}) };
   }
   // Only the first few labels are needed: at most widenMax (or maxSize) + 1.
-  const order = first(Math.max(o.widenMax, o.maxSize, o.widenMin) + 1);
+  const few = first(Math.max(o.widenMax, o.maxSize, o.widenMin) + 1 + (ranking.set?.describedOnly?.length ?? 0));
+  const widening = (order: ArrayLike<number>) => {
+    let size = 0;
+    let mass = 0;
+    while (size < order.length && size < o.widenMax && (size < o.widenMin || mass < o.widenMass))
+      mass += probabilities[order[size++]];
+    return size;
+  };
+  const skip = passedOver(ranking, widening(few));
+  const order = skip ? few.filter((i) => !skip.has(i)) : few;
   let above = 0;
   while (above < order.length && above < o.maxSize && probabilities[order[above]] > o.alpha) above++;
   const reason = !ranking.confident
@@ -121,11 +132,21 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
       ? `no tool has probability above ${o.alpha}`
       : undefined;
   if (!reason) return { candidates: withIncluded(ranking, pick(order, above), o.widenMax), widened: false };
-  let size = 0;
-  let mass = 0;
-  while (size < order.length && size < o.widenMax && (size < o.widenMin || mass < o.widenMass))
-    mass += probabilities[order[size++]];
+  const size = widening(order);
   return { candidates: withIncluded(ranking, pick(order, Math.max(size, above)), o.widenMax), widened: true, reason };
+}
+
+/** A set holding at least this share of the labels says nothing of any one of them. */
+const MOST_LABELS = 0.6;
+
+/**
+ * The labels a set of `size` passes over: those ranked by their description alone (`set.describedOnly`), where the
+ * set would hold most of the labels. There such a label (a tool added after training) would join the set of every
+ * request; it joins only where a rule names it (`set.include`: the request matches its description).
+ */
+function passedOver(ranking: Ranking, size: number): Set<number> | undefined {
+  const described = ranking.set?.describedOnly;
+  return described?.length && size >= MOST_LABELS * ranking.probabilities.length ? new Set(described) : undefined;
 }
 
 /**

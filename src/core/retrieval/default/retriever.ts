@@ -341,7 +341,15 @@ export class GatedRetriever implements Retriever {
     // The tools the rules named first, then those of the rules listed `last` (the added tools the
     // request matches by description): where the set has too little room for all, the first stay.
     const named = after ? [...(first ?? []), ...after] : first;
-    const set = { threshold, target: this.target, confident, ...(named?.length ? { include: named } : {}) };
+    // Tools added after training that no demonstration calls: ranked by their description alone.
+    const fresh = this.parts.addedTools.filter((f) => counts[f] < 0.5);
+    const set = {
+      threshold,
+      target: this.target,
+      confident,
+      ...(named?.length ? { include: named } : {}),
+      ...(fresh.length ? { describedOnly: fresh } : {}),
+    };
     const cause = confident
       ? undefined
       : this.groupCause(group, top, input.history, counts[best], [...(because ?? []), ...(laterBecause ?? [])]);
