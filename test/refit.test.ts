@@ -5,7 +5,7 @@
  * model change. Either way the model is the one `Dtdr.train` fits on the same runs, bit for bit
  * in its rankings; a refitter that fails costs time, never the model.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Encoder } from '../src/core/base/encoder.js';
 import { DtdrError } from '../src/core/base/errors.js';
 import type { Plan } from '../src/core/base/types.js';
@@ -108,6 +108,20 @@ describe('refits in the background, on the calling thread (refitInline)', () => 
     expect(state.texts).toBe(500);
     expect(model.refitErrors).toEqual([]);
   }, 120_000);
+
+  it('a background refit lands under a test runner’s fake timers: settle() resolves', async () => {
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter: refitInline() });
+    await model.learn(RUNS.slice(0, REFIT_UP_TO));
+    vi.useFakeTimers();
+    try {
+      await model.learn(RUNS.slice(REFIT_UP_TO, REFIT_UP_TO + 500)); // a background refit on 1,500
+      await model.settle();
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(model.refitErrors).toEqual([]);
+    expect(model.learnedCount).toBe(REFIT_UP_TO + 500);
+  }, 60_000);
 
   it('a forget called while a refit is in flight wins: the refit is dropped, the model is trained on what remains', async () => {
     const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter: refitInline() });

@@ -239,7 +239,7 @@ describe('BM25 and candidate selection', () => {
     const labels = [...Array.from({ length: 9 }, (_, i) => `t${i}`), END];
     const probabilities = Float64Array.from([0.3, 0.2, 0.15, 0.1, 0.08, 0.07, 0.05, 0.03, 0.01, 0.01]);
     const base = { labels, probabilities, order: Uint32Array.from(labels.keys()), confident: false };
-    const tools = (set: object, options = {}) =>
+    const tools = (set: { threshold: number; describedOnly?: number[]; include?: number[] }, options = {}) =>
       selectCandidates({ ...base, set: { target: 0.95, confident: false, ...set } }, options).candidates.map(
         (c) => c.tool,
       );
@@ -253,6 +253,20 @@ describe('BM25 and candidate selection', () => {
     // Where no threshold is set the set widens by probability mass; a widening to most labels passes it over too.
     expect(tools({ threshold: 0, describedOnly: [4] }, { widenMass: 0.99, widenMax: 12 })).not.toContain('t4');
     expect(tools({ threshold: 0, describedOnly: [4] }, { widenMass: 0.6 })).toContain('t4');
+    // A confident set that is not widened keeps its labels, and a passed-over label never makes a set larger.
+    const confident = selectCandidates({
+      ...base,
+      probabilities: Float64Array.from([0.6, 0.1, 0.08, 0.06, 0.05, 0.04, 0.03, 0.02, 0.01, 0.01]),
+      confident: true,
+      set: { threshold: 0, target: 0.95, confident: true, describedOnly: [0] },
+    });
+    expect([confident.candidates.map((c) => c.tool), confident.widened]).toEqual([['t0'], false]);
+    const widenedTo = (describedOnly?: number[]) =>
+      selectCandidates(
+        { ...base, set: { threshold: 0, target: 0.95, confident: false, ...(describedOnly ? { describedOnly } : {}) } },
+        { widenMass: 0.7, widenMin: 1 },
+      ).candidates.length;
+    expect(widenedTo([0])).toBeLessThanOrEqual(widenedTo());
   });
 });
 

@@ -43,7 +43,8 @@ export interface ModelArtifact {
   /**
    * The learned runs `forget` can take out and the state it replays them onto; `same` lists the parts of `before` left
    * out because they equal the live state's (shared-state.ts); `folded`: older learned runs were folded into `before`;
-   * `fitted`: how many of `plans` the state was last refitted on (absent: all).
+   * `fitted`: how many of `plans` the next refit counts growth from: the last refit, or the last one that failed
+   * (absent: all).
    */
   learning?: { plans: Plan[]; before: ModelArtifact; same?: string[]; folded?: true; fitted?: number };
 }

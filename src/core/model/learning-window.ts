@@ -25,7 +25,7 @@ export interface LearningWindow {
   learned: Plan[];
   before: ModelArtifact;
   folded: boolean;
-  /** The learned runs the live state was last refitted on (absent: all of them, as files before it said). */
+  /** The learned runs the next refit counts growth from: the last refit's, or a failed one's (absent: all of them). */
   fitted?: number;
 }
 

@@ -143,7 +143,7 @@ export class Refits {
     const run = async () => {
       // learn returns first: with the runs' vectors kept nothing before the fit waits, and a
       // refitter that fits on this thread (refitInline) would otherwise run inside the learn call.
-      await new Promise<void>((resolve) => setTimeout(resolve, 0));
+      await nextTask();
       const fitted = await this.fit(model, plans, tools, false).catch((error: unknown) => {
         this.failures.push(`a refit on ${plans.length} learned runs failed: ${message(error)}`);
         return undefined;
@@ -163,3 +163,21 @@ export class Refits {
 }
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Resolves in a later task of the event loop: by a MessageChannel message where there is one
+ * (test runners' fake timers leave it alone, and background tabs do not throttle it), else
+ * setTimeout.
+ */
+function nextTask(): Promise<void> {
+  const Channel = (globalThis as { MessageChannel?: typeof MessageChannel }).MessageChannel;
+  if (!Channel) return new Promise((resolve) => setTimeout(resolve, 0));
+  return new Promise((resolve) => {
+    const { port1, port2 } = new Channel();
+    port1.onmessage = () => {
+      port1.close();
+      resolve();
+    };
+    port2.postMessage(null);
+  });
+}

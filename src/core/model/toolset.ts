@@ -188,19 +188,33 @@ export class ChangedToolSet implements Retriever {
       ...(baseRanking.backoff ? { backoff: baseRanking.backoff } : {}),
       ...(cause && !confident ? { cause } : {}),
       ...(baseRanking.set
-        ? { set: { ...baseRanking.set, confident, ...this.includeInView(baseRanking.set.include, baseEnd, T) } }
+        ? {
+            set: {
+              ...baseRanking.set,
+              confident,
+              ...this.inView('include', baseRanking.set.include, baseEnd, T),
+              ...this.inView('describedOnly', baseRanking.set.describedOnly, baseEnd, T),
+            },
+          }
         : {}),
     };
   }
 
-  /** The labels the base retriever says must be offered, in this view's indices; a removed tool never. */
-  private includeInView(include: number[] | undefined, baseEnd: number, end: number): { include?: number[] } {
-    if (!include) return {};
-    const kept = include
-      .map((i) => (i === baseEnd ? end : i))
+  /**
+   * A label list of the base retriever's set (`include`: labels it says must be offered; `describedOnly`), in this
+   * view's indices; a removed tool never.
+   */
+  private inView<K extends 'include' | 'describedOnly'>(
+    key: K,
+    labels: readonly number[] | Uint32Array | undefined,
+    baseEnd: number,
+    end: number,
+  ): { [k in K]?: number[] } {
+    if (!labels) return {};
+    const kept = Array.from(labels, (i) => (i === baseEnd ? end : i))
       .filter((i) => !this.removed.has(i))
       .map((i) => this.viewIndex[i]);
-    return kept.length > 0 ? { include: kept } : {};
+    return (kept.length > 0 ? { [key]: kept } : {}) as { [k in K]?: number[] };
   }
 
   /** A softmax over every tool's description match to the query (END excluded), removed tools included. */

@@ -92,10 +92,10 @@ export interface Ranking {
      */
     include?: number[];
     /**
-     * Labels ranked by their description alone (dtdr-g: tools added after training that no demonstration calls):
+     * Labels ranked by their description alone (dtdr-g: tools no demonstration calls, added after training or not):
      * where a set would hold most of the labels, they join it only where `include` names them.
      */
-    describedOnly?: number[];
+    describedOnly?: readonly number[] | Uint32Array;
   };
 }
 

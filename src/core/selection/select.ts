@@ -114,35 +114,47 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
     return { candidates, widened: !ranking.confident, target, ...(notes.length ? { reason: notes.join('; ') } : {}) };
   }
   // Only the first few labels are needed: at most widenMax (or maxSize) + 1.
-  const few = first(Math.max(o.widenMax, o.maxSize, o.widenMin) + 1 + (ranking.set?.describedOnly?.length ?? 0));
-  const widening = (order: ArrayLike<number>) => {
+  const count = Math.max(o.widenMax, o.maxSize, o.widenMin) + 1;
+  let order = first(count);
+  const overAlpha = (list: Uint32Array) => {
+    let n = 0;
+    while (n < list.length && n < o.maxSize && probabilities[list[n]] > o.alpha) n++;
+    return n;
+  };
+  const widening = (list: Uint32Array) => {
     let size = 0;
     let mass = 0;
-    while (size < order.length && size < o.widenMax && (size < o.widenMin || mass < o.widenMass))
-      mass += probabilities[order[size++]];
+    while (size < list.length && size < o.widenMax && (size < o.widenMin || mass < o.widenMass))
+      mass += probabilities[list[size++]];
     return size;
   };
-  const skip = passedOver(ranking, widening(few));
-  const order = skip ? few.filter((i) => !skip.has(i)) : few;
-  let above = 0;
-  while (above < order.length && above < o.maxSize && probabilities[order[above]] > o.alpha) above++;
+  let above = overAlpha(order);
   const reason = !ranking.confident
     ? (ranking.cause ?? 'the retriever is unsure')
     : above === 0
       ? `no tool has probability above ${o.alpha}`
       : undefined;
+  // Where the set would hold most labels, those ranked by their description alone are passed over,
+  // and the set is no larger for it.
+  const size = reason ? Math.max(widening(order), above) : above;
+  const skip = passedOver(ranking, size);
+  if (skip) {
+    order = first(count + skip.size).filter((i) => !skip.has(i));
+    above = overAlpha(order);
+  }
   if (!reason) return { candidates: withIncluded(ranking, pick(order, above), o.widenMax), widened: false };
-  const size = widening(order);
-  return { candidates: withIncluded(ranking, pick(order, Math.max(size, above)), o.widenMax), widened: true, reason };
+  const widened = Math.max(Math.min(widening(order), size), above);
+  return { candidates: withIncluded(ranking, pick(order, widened), o.widenMax), widened: true, reason };
 }
 
 /** A set holding at least this share of the labels says nothing of any one of them. */
 const MOST_LABELS = 0.6;
 
 /**
- * The labels a set of `size` passes over: those ranked by their description alone (`set.describedOnly`), where the
- * set would hold most of the labels. There such a label (a tool added after training) would join the set of every
- * request; it joins only where a rule names it (`set.include`: the request matches its description).
+ * The labels a set of `size` passes over: those ranked by their description alone (`set.describedOnly`: tools no
+ * demonstration calls), where the set would hold most of the labels. There the threshold says nothing of any one
+ * of them, and a tool added later would join the set of every request; such a tool joins only where a rule names
+ * it (`set.include`: the request matches its description).
  */
 function passedOver(ranking: Ranking, size: number): Set<number> | undefined {
   const described = ranking.set?.describedOnly;

@@ -341,14 +341,14 @@ export class GatedRetriever implements Retriever {
     // The tools the rules named first, then those of the rules listed `last` (the added tools the
     // request matches by description): where the set has too little room for all, the first stay.
     const named = after ? [...(first ?? []), ...after] : first;
-    // Tools added after training that no demonstration calls: ranked by their description alone.
-    const fresh = this.parts.addedTools.filter((f) => counts[f] < 0.5);
+    // Tools no demonstration calls (never, or added since): ranked by their description alone.
+    const described = rarity(ev, L).unseen;
     const set = {
       threshold,
       target: this.target,
       confident,
       ...(named?.length ? { include: named } : {}),
-      ...(fresh.length ? { describedOnly: fresh } : {}),
+      ...(described.length ? { describedOnly: described } : {}),
     };
     const cause = confident
       ? undefined
