@@ -1,7 +1,9 @@
 /**
  * npm run bench [-- --json bench.json --svg docs/images/bench.svg --tools 260,4000,16000
  *                  --plans 5000 --fit-plans 1000,10000,100000 --methods a,b --passes 3 --no-real
- *                  --app-tools 16000 --app-plans 20000 --app-methods dtdr-g,dtdr-c,dr,bm25 --no-app]
+ *                  --app-tools 16000 --app-plans 20000 --app-methods dtdr-g,dtdr-c,dr,bm25 --no-app
+ *                  --results docs/results.json]   (its tables and figure: scripts/bench/results.ts)
+ * npm run bench -- --from bench.json --results docs/results.json   (a saved run into the results file)
  *
  * What dtdr costs, in one run (medians: this machine is shared and timings are noisy):
  * - the encoders: one short text unbatched and uncached (a step's real pattern), and batched
@@ -22,7 +24,7 @@
  * and an SVG plot of cost against scale (docs/results.md's).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { usesWasmKernel } from '../../src/core/retrieval/kernels/matvec.js';
@@ -31,6 +33,7 @@ import { METHODS } from '../../src/core/retrieval/train.js';
 import { demoDataset } from '../../src/demo/toolset.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import { median, quantile } from './stats.js';
+import { writeBenchResults, type BenchResult } from './results.js';
 
 const { values } = parseArgs({
   options: {
@@ -48,8 +51,18 @@ const { values } = parseArgs({
     'app-plans': { type: 'string', default: '20000' },
     'app-methods': { type: 'string', default: 'dtdr-g,dtdr-c,dr,bm25' },
     'no-app': { type: 'boolean' },
+    // docs/results.json: the bench's tables and figure are replaced (scripts/bench/results.ts).
+    results: { type: 'string' },
+    // A saved run (--json's file) rendered into --results, without running anything.
+    from: { type: 'string' },
   },
 });
+if (values.from) {
+  if (!values.results) throw new Error('--from needs --results FILE');
+  writeBenchResults(JSON.parse(readFileSync(values.from, 'utf8')) as BenchResult, values.results);
+  console.log(`wrote the bench tables of ${values.from} into ${values.results}`);
+  process.exit(0);
+}
 const methods = (values.methods?.split(',') ?? METHODS) as MethodName[];
 
 interface RankRow {
@@ -92,7 +105,7 @@ interface AppEval {
   methods: string;
   wallSeconds: number;
   steps: number;
-  results: Record<string, { mrr: number; coverage: number; fitMs: number; rankMicrosPerStep: number }>;
+  results: Record<string, { mrr: number; coverage: number; setSize: number; fitMs: number; rankMicrosPerStep: number }>;
 }
 const result: {
   app?: AppRow[];
@@ -303,6 +316,10 @@ writeFileSync(values.json, JSON.stringify(result, null, 2));
 mkdirSync(dirname(values.svg), { recursive: true });
 writeFileSync(values.svg, plot(result));
 console.log(`\nwrote ${values.json} and ${values.svg}`);
+if (values.results) {
+  writeBenchResults(result, values.results);
+  console.log(`wrote the bench tables into ${values.results}`);
+}
 await encoder.dispose?.();
 
 /** Two log–log panels, drawn by hand (a few lines of SVG; no DOM in Node): rank µs against tools, fit s against demonstrations. */

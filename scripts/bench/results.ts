@@ -1,0 +1,160 @@
+/**
+ * The bench's tables and figure in docs/results.json (`npm run bench -- --results docs/results.json`, or
+ * `--from bench.json` to render a saved run): rank and fit per method and world, fit against demonstrations,
+ * the app-scale lines, and the encoder's one-text time. scripts/check/docs-results.ts renders them into the docs.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+
+interface RankRow {
+  world: string;
+  method: string;
+  tools: number;
+  fitMs: number;
+  medianMicros: number;
+  p99Micros: number;
+  ratioToDr: number;
+}
+interface FitRow {
+  method: string;
+  plans: number;
+  fitMs: number;
+  peakBytes: number;
+  artifactBytes: number;
+}
+interface AppRow {
+  method: string;
+  fitMs: number;
+  peakBytes: number;
+  medianMicros: number;
+  p99Micros: number;
+  ratioToDr: number;
+}
+export interface BenchResult {
+  encoder?: { singleTextMicros: number };
+  rank: RankRow[];
+  fit: FitRow[];
+  app?: AppRow[];
+  appEval?: {
+    methods: string;
+    wallSeconds: number;
+    results: Record<string, { mrr: number; coverage: number; setSize: number; fitMs: number }>;
+  };
+}
+
+const grouped = (v: number) => Math.round(v).toLocaleString('en-US');
+/** Microseconds as the tables print them: one decimal below 10, whole numbers (grouped) above. */
+const micros = (v: number) => (v < 9.95 ? v.toFixed(1) : grouped(v));
+const mib = (bytes: number) => grouped(bytes / 2 ** 20);
+const seconds = (ms: number, digits = 2) => (ms / 1000).toFixed(digits);
+
+/** The rank table's world columns: [heading, does a rank row's world belong to it]. */
+const WORLDS: [string, (r: RankRow) => boolean][] = [
+  ['demo set (27 tools)', (r) => r.world.startsWith('demo set')],
+  ['UltraTool (260)', (r) => r.world.startsWith('UltraTool')],
+  ['synthetic 260', (r) => r.world.startsWith('synthetic') && r.tools === 260],
+  ['synthetic 4,000', (r) => r.world.startsWith('synthetic') && r.tools === 4000],
+  ['synthetic 16,000', (r) => r.world.startsWith('synthetic') && r.tools === 16000],
+];
+
+/** Writes the bench's tables and figure from `result` into the results file `path`. */
+export function writeBenchResults(result: BenchResult, path: string): void {
+  const file = JSON.parse(readFileSync(path, 'utf8')) as {
+    tables: Record<string, unknown>;
+    figures: Record<string, unknown>;
+  };
+  const date = new Date().toISOString().slice(0, 10);
+  const command = 'npm run bench';
+  const methods = [...new Set(result.rank.map((r) => r.method))];
+  const worlds = WORLDS.filter(([, is]) => result.rank.some(is));
+  const cell = (method: string, is: (r: RankRow) => boolean, show: (r: RankRow) => string) => {
+    const row = result.rank.find((r) => r.method === method && is(r));
+    return row ? show(row) : '–';
+  };
+  const align = (n: number) => ['left', ...Array.from({ length: n }, () => 'right')];
+  file.tables['bench-rank'] = {
+    title: 'Rank + candidate set, µs per step: median / p99 (× DR in the same process)',
+    command,
+    date,
+    columns: ['method', ...worlds.map(([heading]) => heading)],
+    align: align(worlds.length),
+    rows: methods.map((m) => [
+      m,
+      ...worlds.map(([, is]) =>
+        cell(m, is, (r) => `${micros(r.medianMicros)} / ${micros(r.p99Micros)} (${r.ratioToDr.toFixed(2)})`),
+      ),
+    ]),
+  };
+  file.tables['bench-fit'] = {
+    title: 'Fit seconds (embedding excluded)',
+    command,
+    date,
+    columns: ['method', ...worlds.map(([heading]) => heading)],
+    align: align(worlds.length),
+    rows: methods.map((m) => [m, ...worlds.map(([, is]) => cell(m, is, (r) => seconds(r.fitMs)))]),
+  };
+  const sizes = [...new Set(result.fit.map((f) => f.plans))].sort((a, b) => a - b);
+  const fitMethods = [...new Set(result.fit.map((f) => f.method))];
+  file.tables['bench-fit-scale'] = {
+    title: 'Fit against demonstrations (synthetic, 260 tools): seconds · peak resident MiB · binary model KiB',
+    command,
+    date,
+    columns: ['method', ...sizes.map(grouped)],
+    align: align(sizes.length),
+    rows: fitMethods.map((m) => [
+      m,
+      ...sizes.map((n) => {
+        const f = result.fit.find((r) => r.method === m && r.plans === n);
+        return f ? `${seconds(f.fitMs)} s · ${mib(f.peakBytes)} · ${grouped(f.artifactBytes / 1024)}` : '–';
+      }),
+    ]),
+  };
+  const app = (m: string) => result.app?.find((r) => r.method === m);
+  const g = app('dtdr-g');
+  const others = ['dtdr-c', 'dr', 'bm25'].filter((m) => app(m));
+  const evalG = result.appEval?.results['dtdr-g'];
+  const fit100k = result.fit.find((f) => f.method === 'dtdr-g' && f.plans === 100_000);
+  const cores = availableParallelism();
+  const rows: string[][] = [];
+  if (g) {
+    rows.push([
+      'DTDR-G fit, 16,000 tools × 20,000 demonstrations, default settings',
+      `${seconds(g.fitMs, 1)} s, peak RSS ${mib(g.peakBytes)} MiB (${cores} cores)`,
+    ]);
+    rows.push([
+      'DTDR-G rank + set, median µs (p99; × DR in the same process, as the bench prints it)',
+      `${micros(g.medianMicros)} (${micros(g.p99Micros)}; ${g.ratioToDr.toFixed(2)}×)`,
+    ]);
+  }
+  if (others.length > 0)
+    rows.push([
+      `${others.map((m) => m.toUpperCase()).join(', ')} rank + set, median µs`,
+      others.map((m) => micros(app(m)!.medianMicros)).join(', '),
+    ]);
+  if (result.appEval && evalG)
+    rows.push([
+      `\`dtdr eval --train … --data … --methods ${result.appEval.methods}\``,
+      `${result.appEval.wallSeconds.toFixed(1)} s wall; DTDR-G MRR ${evalG.mrr.toFixed(3)}, coverage ${evalG.coverage.toFixed(3)} at ${evalG.setSize.toFixed(2)} tools (fit ${seconds(evalG.fitMs, 1)} s)`,
+    ]);
+  if (fit100k)
+    rows.push([
+      'DTDR-G fit, 100,000 demonstrations over 260 tools (heads 1 epoch)',
+      `${seconds(fit100k.fitMs, 1)} s, peak RSS ${mib(fit100k.peakBytes)} MiB`,
+    ]);
+  file.tables['bench-app'] = {
+    title: 'App scale: 16,000 tools × 20,000 demonstrations, and 100,000 demonstrations over 260 tools',
+    command,
+    date,
+    columns: ['what', 'figure'],
+    align: ['left', 'left'],
+    rows,
+  };
+  if (result.encoder)
+    file.figures['encoder-embed-us'] = {
+      value: `${Math.round(result.encoder.singleTextMicros)} µs`,
+      command,
+      date,
+      what: 'median time to embed one short text, unbatched and uncached',
+    };
+  writeFileSync(path, `${JSON.stringify(file, null, 1)}\n`);
+}
