@@ -67,32 +67,27 @@ export function writeBenchResults(result: BenchResult, path: string): void {
   const command = 'npm run bench';
   const methods = [...new Set(result.rank.map((r) => r.method))];
   const worlds = WORLDS.filter(([, is]) => result.rank.some(is));
-  const cell = (method: string, is: (r: RankRow) => boolean, show: (r: RankRow) => string) => {
-    const row = result.rank.find((r) => r.method === method && is(r));
-    return row ? show(row) : '–';
-  };
   const align = (n: number) => ['left', ...Array.from({ length: n }, () => 'right')];
-  file.tables['bench-rank'] = {
-    title: 'Rank + candidate set, µs per step: median / p99 (× DR in the same process)',
+  /** A table with a row per method and a column per world, each cell shown from that rank row. */
+  const perWorld = (title: string, show: (r: RankRow) => string) => ({
+    title,
     command,
     date,
     columns: ['method', ...worlds.map(([heading]) => heading)],
     align: align(worlds.length),
     rows: methods.map((m) => [
       m,
-      ...worlds.map(([, is]) =>
-        cell(m, is, (r) => `${micros(r.medianMicros)} / ${micros(r.p99Micros)} (${r.ratioToDr.toFixed(2)})`),
-      ),
+      ...worlds.map(([, is]) => {
+        const row = result.rank.find((r) => r.method === m && is(r));
+        return row ? show(row) : '–';
+      }),
     ]),
-  };
-  file.tables['bench-fit'] = {
-    title: 'Fit seconds (embedding excluded)',
-    command,
-    date,
-    columns: ['method', ...worlds.map(([heading]) => heading)],
-    align: align(worlds.length),
-    rows: methods.map((m) => [m, ...worlds.map(([, is]) => cell(m, is, (r) => seconds(r.fitMs)))]),
-  };
+  });
+  file.tables['bench-rank'] = perWorld(
+    'Rank + candidate set, µs per step: median / p99 (× DR in the same process)',
+    (r) => `${micros(r.medianMicros)} / ${micros(r.p99Micros)} (${r.ratioToDr.toFixed(2)})`,
+  );
+  file.tables['bench-fit'] = perWorld('Fit seconds (embedding excluded)', (r) => seconds(r.fitMs));
   const sizes = [...new Set(result.fit.map((f) => f.plans))].sort((a, b) => a - b);
   const fitMethods = [...new Set(result.fit.map((f) => f.method))];
   file.tables['bench-fit-scale'] = {

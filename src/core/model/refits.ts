@@ -6,7 +6,6 @@
  */
 import type { Encoder } from '../base/encoder.js';
 import type { Plan, ToolSpec } from '../base/types.js';
-import { toolText } from '../base/text.js';
 import { embedAll, fitNeeds, fitRetriever, fitVectors, TRAIN_DEFAULTS, type FitVectors } from '../retrieval/train.js';
 import type { MethodName, Retriever } from '../retrieval/types.js';
 import type { Refitter } from './refit.js';
@@ -72,29 +71,6 @@ export class Refits {
     return plans.map((p) => this.queryVectors.get(p)!);
   }
 
-  /** The vectors a fit of `method` needs that are kept here, embedding only those that are not. */
-  private async keptVectors(
-    method: MethodName,
-    encoder: Encoder,
-    plans: Plan[],
-    tools: ToolSpec[],
-  ): Promise<FitVectors> {
-    const needs = fitNeeds(method);
-    const given: FitVectors = {};
-    if (needs.queries) given.queries = await this.queries(encoder, plans);
-    if (needs.tools) {
-      if (this.toolVectors?.tools !== tools) {
-        const vectors = await embedAll(
-          encoder,
-          tools.map((t) => toolText(t.name, t.description)),
-        );
-        this.toolVectors = { tools, vectors };
-      }
-      given.tools = this.toolVectors.vectors;
-    }
-    return given;
-  }
-
   /**
    * Whether a learn that brought the runs to `learned` refits: `now` (learn waits) while they
    * number at most REFIT_UP_TO and have grown by a tenth; `background` past it, with a refitter and
@@ -120,8 +96,10 @@ export class Refits {
     // As Dtdr.train with these plans: l and K chosen from them (a tools-only fit recorded only defaults).
     const { method, encoder, seed } = model;
     // The encoder is on this thread: embed here (only what is not kept), fit there or here.
-    const kept = encoder ? await this.keptVectors(method, encoder, plans, tools) : {};
+    const kept: FitVectors = this.toolVectors?.tools === tools ? { tools: this.toolVectors.vectors } : {};
+    if (encoder && fitNeeds(method).queries) kept.queries = await this.queries(encoder, plans);
     const vectors = await fitVectors(method, tools, plans, encoder, TRAIN_DEFAULTS.historyLength, kept);
+    if (vectors.tools) this.toolVectors = { tools, vectors: vectors.tools };
     if (this.refitter) {
       try {
         return model.fromState(tools, await this.refitter.refit({ method, tools, plans, vectors, seed }));

@@ -143,7 +143,7 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
     above = overAlpha(order);
   }
   if (!reason) return { candidates: withIncluded(ranking, pick(order, above), o.widenMax), widened: false };
-  const widened = Math.max(Math.min(widening(order), size), above);
+  const widened = skip ? Math.max(Math.min(widening(order), size), above) : size;
   return { candidates: withIncluded(ranking, pick(order, widened), o.widenMax), widened: true, reason };
 }
 

@@ -292,7 +292,8 @@ export class GatedRetriever implements Retriever {
     }
     // A scan from bestValue = probabilities[0] keeps index 0 when it is NaN, which −∞ does not.
     const best = Number.isNaN(probabilities[0]) ? 0 : arg;
-    const { counts } = rarity(ev, L);
+    // `unseen`: tools no demonstration calls (never, or added since), ranked by their description alone.
+    const { counts, unseen: described } = rarity(ev, L);
     const group = stepGroup(knownHistory, counts[best], top >= this.confidentAbove);
     let confident = confidentGroup(cal, group);
     const threshold = stepThreshold(cal.thresholds, group);
@@ -341,8 +342,6 @@ export class GatedRetriever implements Retriever {
     // The tools the rules named first, then those of the rules listed `last` (the added tools the
     // request matches by description): where the set has too little room for all, the first stay.
     const named = after ? [...(first ?? []), ...after] : first;
-    // Tools no demonstration calls (never, or added since): ranked by their description alone.
-    const described = rarity(ev, L).unseen;
     const set = {
       threshold,
       target: this.target,
