@@ -3,7 +3,7 @@
  * docs/results.json (`npm run docs:check`, in CI), and the README is a user's guide — short, with
  * the install near the top and no internal issue numbers or work-log wording anywhere.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -189,5 +189,17 @@ describe("the README is a user's guide", () => {
     ]) {
       expect(text, `${rel} matches ${pattern}`).not.toMatch(pattern);
     }
+  });
+});
+
+describe('the docs site', () => {
+  it('lists every guide in the order a newcomer reads them, getting started first', () => {
+    const listed: string[] = (
+      JSON.parse(readFileSync(join(ROOT, 'typedoc.json'), 'utf8')) as { projectDocuments: string[] }
+    ).projectDocuments;
+    expect(listed[0]).toBe('docs/getting-started.md');
+    const pages = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md'));
+    for (const page of pages) expect(listed, `typedoc.json does not list docs/${page}`).toContain(`docs/${page}`);
+    expect(listed).toContain('docs/decisions/*.md');
   });
 });

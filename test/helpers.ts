@@ -6,7 +6,7 @@ import type { Encoder } from '../src/core/base/encoder.js';
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SHARED_DATA = fileURLToPath(new URL('../../shared/data', import.meta.url));
 export const hasSharedData = existsSync(`${SHARED_DATA}/ultratool/data.jsonl`);
-if (!hasSharedData) console.warn(`[dtdr tests] ${SHARED_DATA} is absent: real-data tests are skipped`);
+// test/global-setup.ts says once that the real-data tests skip without it.
 
 /** A tiny deterministic encoder: one axis per known word, so similarities are easy to reason about. */
 export function wordAxisEncoder(words: string[]): Encoder {

@@ -96,6 +96,19 @@ describe('the library refuses bad input with a typed error', () => {
     expect((await error(Dtdr.train({ tools: 'files_search' as unknown as ToolSpec[], encoder }))).field).toBe('tools');
   });
 
+  it('tools without a description, as dtdr train refuses them, unless allowUndescribed says it is meant', async () => {
+    const tools = [...TOOLS, { name: 'notes_add', description: '  ' }, { name: 'timer_set', description: '' }];
+    const e = await error(Dtdr.train({ tools, plans: PLANS, encoder }));
+    expect(e.code).toBe('options');
+    expect(e.field).toBe('tools[3].description');
+    expect(e.message).toContain('2 tools have no description: notes_add, timer_set');
+    expect(e.hint).toMatch(/allowUndescribed: true/);
+    const named = await Dtdr.train({ tools, plans: PLANS, encoder, allowUndescribed: true });
+    expect(named.tools.map((t) => t.name)).toContain('timer_set');
+    // A method that never reads descriptions has nothing to lose by them.
+    await expect(Dtdr.train({ method: 'dtdr-c', tools, plans: PLANS, encoder })).resolves.toBeInstanceOf(Dtdr);
+  });
+
   it("keeps its own copy of the tools: mutating the caller's array later changes nothing", async () => {
     const tools = TOOLS.map((t) => ({ ...t }));
     const m = await Dtdr.train({ method: 'dtdr-c', tools, plans: PLANS, encoder });

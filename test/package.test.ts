@@ -5,7 +5,17 @@
  * does the same from a real tarball installed from the registry, and runs the example offline.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -98,6 +108,95 @@ describe.skipIf(!hasBuild)('the README library example type-checks in a consumer
             lib: ['es2022', 'dom'],
           },
           files: ['example.ts'],
+        }),
+      );
+      const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', tsconfig], {
+        cwd: app,
+        encoding: 'utf8',
+      });
+      expect(tsc.stdout + tsc.stderr).toBe('');
+      expect(tsc.status).toBe(0);
+    }, 60_000);
+  }
+});
+
+/**
+ * The framework snippets a user copies: each ```ts block after an `example:NAME` marker, with the
+ * givens its marker names (a trained model, the app's tools and model) declared after it.
+ */
+const SNIPPETS: { file: string; name: string; givens: string }[] = [
+  {
+    file: 'README.md',
+    name: 'ai-sdk',
+    givens: `import type { LanguageModel, ToolSet } from 'ai';
+declare const dtdr: import('dtdr').Dtdr;
+declare const tools: ToolSet;
+declare const model: LanguageModel;
+declare const prompt: string;`,
+  },
+  {
+    file: 'docs/frameworks.md',
+    name: 'ai-sdk-frameworks',
+    givens: `import type { LanguageModel, ToolSet } from 'ai';
+declare const dtdr: import('dtdr').Dtdr;
+declare const tools: ToolSet;
+declare const model: LanguageModel;
+declare const prompt: string;`,
+  },
+  { file: 'docs/frameworks.md', name: 'mcp', givens: 'export {};' },
+  {
+    file: 'docs/frameworks.md',
+    name: 'langchain',
+    givens: `declare const dtdr: import('dtdr').Dtdr;
+declare const tools: import('@langchain/core/tools').StructuredToolInterface[];
+declare const model: string;`,
+  },
+];
+
+export function docSnippet(file: string, name: string): string {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const marker = text.indexOf(`<!-- example:${name} `);
+  const start = text.indexOf('```ts\n', marker);
+  const end = text.indexOf('\n```', start + 6);
+  if (marker < 0 || start < 0 || end < 0) throw new Error(`${file} has no example:${name} block`);
+  return text.slice(start + 6, end + 1);
+}
+
+describe.skipIf(!hasBuild)('the framework snippets of the README and docs/frameworks.md type-check', () => {
+  let app: string;
+  beforeAll(() => {
+    app = mkdtempSync(join(tmpdir(), 'dtdr-snippets-'));
+    // The consumer sees this clone's dev dependencies (the frameworks) and dtdr itself, as an app with both installed would.
+    mkdirSync(join(app, 'node_modules'));
+    for (const entry of readdirSync(join(ROOT, 'node_modules')))
+      if (!entry.startsWith('.'))
+        symlinkSync(join(ROOT, 'node_modules', entry), join(app, 'node_modules', entry), 'dir');
+    symlinkSync(ROOT, join(app, 'node_modules', 'dtdr'), 'dir');
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  });
+  afterAll(() => rmSync(app, { recursive: true, force: true }));
+
+  for (const { file, name, givens } of SNIPPETS) {
+    it(`${file}, example:${name}`, () => {
+      const snippet = docSnippet(file, name);
+      // generateText stops after one step unless told when to stop: the AI SDK snippets say so.
+      if (name.startsWith('ai-sdk')) expect(snippet).toMatch(/stopWhen: stepCountIs\(\d+\)/);
+      writeFileSync(join(app, `${name}.ts`), `${snippet}\n${givens}\n`);
+      const tsconfig = join(app, `tsconfig.${name}.json`);
+      writeFileSync(
+        tsconfig,
+        JSON.stringify({
+          compilerOptions: {
+            target: 'es2022',
+            module: 'esnext',
+            moduleResolution: 'bundler',
+            strict: true,
+            noEmit: true,
+            skipLibCheck: true,
+            types: ['node'],
+            lib: ['es2022', 'dom'],
+          },
+          files: [`${name}.ts`],
         }),
       );
       const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', tsconfig], {

@@ -114,6 +114,24 @@ describe('reading demonstrations', () => {
     ).toThrow(/calls "ghost", which tool_desc.json does not describe/);
   });
 
+  it('suggests the described tool a misspelled plan step meant', () => {
+    const read = () =>
+      datasetFromFiles({
+        name: 'x',
+        data: {
+          text: '{"query":"q","tools":["weather_forecast"]}\n{"query":"r","tools":["weather_forcast"]}',
+          file: 'data.jsonl',
+        },
+        toolDescriptions: {
+          text: '{"nodes":[{"id":"weather_forecast","desc":"W"},{"id":"sms_send","desc":"S"}]}',
+          file: 'tool_desc.json',
+        },
+      });
+    expect(read).toThrow(
+      expect.objectContaining({ line: 2, hint: expect.stringMatching(/^did you mean "weather_forecast"\?/) }),
+    );
+  });
+
   it('derives the tool set from the plans when there are no descriptions', () => {
     const d = datasetFromFiles({
       name: 'x',

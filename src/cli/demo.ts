@@ -15,8 +15,8 @@ The main job on the embedded default: trains a retriever on dtdr's own on-device
 (27 tools, 3000 generated demonstrations) with the bundled offline encoder, then walks example
 queries step by step, printing the candidate set with its probabilities and why it is as wide as
 it is. The built-in requests walk the plan each needs (as a model that picks the right tool from
-the set would) and mark whether that tool was in the set; two of them combine familiar steps in a
-sequence no demonstration has. A --query request follows the top candidate instead.`;
+the set would) and mark whether that tool was in the set; those marked "a new combination" combine
+familiar steps in a sequence no demonstration has. A --query request follows the top candidate instead.`;
 
 export async function demoCommand(argv: string[]): Promise<void> {
   const { values } = parseCommandArgs('demo', argv, {

@@ -66,6 +66,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
   const model = await Dtdr.train({
     workers,
     method,
+    allowUndescribed,
     tools: dataset.tools,
     plans,
     encoder,

@@ -9,7 +9,7 @@ import { contextText, toolText } from './base/text.js';
 import { DEFAULT_METHOD, embedAll, fitNeeds, labelsOf, methodEntry } from './retrieval/train.js';
 import { TRAIN_DEFAULTS, trainRetriever } from './retrieval/train.js';
 import { chainPlan, planSteps, planTools } from './plans/plan.js';
-import { checkHistory, checkPlanSizes, checkQuery, checkTools } from './base/checks.js';
+import { checkHistory, checkPlanSizes, checkQuery, checkTools, checkToolsDescribed } from './base/checks.js';
 import { forgetMatch, MAX_FORGETTABLE, readLearningWindow, saveLearningWindow } from './model/learning-window.js';
 import { ChangedToolSet, checkAddedTools, checkRemovedTools, copyChanges } from './model/toolset.js';
 import { NO_CHANGES, readToolChanges, type ToolChanges } from './model/toolset.js';
@@ -481,6 +481,7 @@ export class Dtdr {
       throw new DtdrError('options', 'Dtdr.train needs an options object {tools, plans?, encoder?}');
     const method = options.method ?? DEFAULT_METHOD;
     checkTools(options.tools);
+    if (!options.allowUndescribed && fitNeeds(method).tools) checkToolsDescribed(options.tools);
     if (options.plans !== undefined && !Array.isArray(options.plans))
       throw new DtdrError('options', 'plans must be an array of plans', { field: 'plans' });
     checkPlanSizes(options.plans);

@@ -66,6 +66,27 @@ export function checkTools(tools: unknown, field = 'tools'): asserts tools is To
   });
 }
 
+/**
+ * Every tool has a description. A method that ranks by descriptions (and every method on a tool it
+ * has no demonstration of) knows an undescribed tool by its name alone, which is almost always a
+ * mistake in the tool list rather than a choice: `allowUndescribed` says it is one.
+ */
+export function checkToolsDescribed(tools: readonly ToolSpec[], field = 'tools'): void {
+  const undescribed = tools.flatMap((t, i) => (t.description?.trim() ? [] : [{ name: t.name, i }]));
+  if (undescribed.length === 0) return;
+  const many = undescribed.length > 1;
+  const named = undescribed.slice(0, 5).map((u) => u.name);
+  if (undescribed.length > 5) named.push('…');
+  throw new DtdrError(
+    'options',
+    `${formatCount(undescribed.length)} tool${many ? 's have' : ' has'} no description: ${named.join(', ')}`,
+    {
+      field: `${field}[${undescribed[0].i}].description`,
+      hint: 'give each tool a description saying what it does, or pass allowUndescribed: true to rank it by name alone',
+    },
+  );
+}
+
 export { MAX_QUERY_CHARS } from './limits.js';
 
 /** A tool description: at most MAX_DESCRIPTION_CHARS characters. */

@@ -27,6 +27,11 @@ export interface DtdrTrainOptions extends TrainOptions {
    * background. Default: the calling thread, up to REFIT_UP_TO runs. The caller closes it.
    */
   refitter?: Refitter;
+  /**
+   * Train although some tools have no description (default false: a DtdrError names them, as
+   * `dtdr train` does without `--allow-undescribed`). Such tools are known by their name alone.
+   */
+  allowUndescribed?: boolean;
 }
 
 /** Options of {@link Dtdr.load}. */

@@ -1,3 +1,4 @@
+import { closestToolName } from '../base/checks.js';
 import { DtdrError } from '../base/errors.js';
 import { checkToolName, formatCount, MAX_DESCRIPTION_CHARS } from '../base/limits.js';
 import { planFromRecord } from './plan.js';
@@ -179,6 +180,7 @@ export function datasetFromFiles(files: DatasetFiles): Dataset {
     for (const { plan, line } of planLines) {
       const unknown = plan.nodes.findIndex((n) => !known.has(n.tool));
       if (unknown >= 0) {
+        const close = closestToolName(plan.nodes[unknown].tool, known);
         throw new DtdrError(
           'data',
           `plan "${plan.id}" calls "${plan.nodes[unknown].tool}", which ` +
@@ -186,7 +188,9 @@ export function datasetFromFiles(files: DatasetFiles): Dataset {
           {
             file: files.data!.file,
             line,
-            hint: 'add the tool to the tool descriptions or fix its name in the plan',
+            hint: close
+              ? `did you mean "${close}"? Fix its name in the plan, or add the tool to the tool descriptions`
+              : 'add the tool to the tool descriptions or fix its name in the plan',
           },
         );
       }
