@@ -13,13 +13,13 @@ export const retrieveHelp = `dtdr retrieve --model FILE (--query "…" | --query
   [--history a,b] [--top 5] [--alpha 0.1] [--json]
 
 Ranks every tool and END for the next step of a plan. Prints the top candidates with their
-probabilities, the candidate set F_t, and why it is as wide as it is. For the default method the
-set is conformal (it holds a right tool in the trained target share of steps, 0.95 by default);
---alpha applies to the paper's methods only.
+probabilities, the candidate set (the tools to show the model), and why it is as wide as it is.
+For the default method the set is conformal (it holds a right tool in the trained target share of
+steps, 0.95 by default); --alpha applies to the paper's methods only.
 
   --history a,b         the calls made so far, oldest first (tool names the model knows)
   --top N               candidates to print (default 5)
-  --alpha A             threshold for F_t, the paper's methods only (default 0.1)
+  --alpha A             probability threshold of the set, the paper's methods only (default 0.1)
   --query-file FILE|-   read the request from a file or standard input
   --encoder X           model id or folder; default: the encoder the model records (the bundled
                         offline encoder for models trained with it)
@@ -123,15 +123,15 @@ export async function retrieveCommand(argv: string[]): Promise<void> {
     ),
   );
   if (result.backoff) console.log(describeBackoff(result.backoff));
-  const target = result.target !== undefined ? `, target ${result.target}` : '';
-  const why = result.widened
-    ? `, widened: ${result.reason}`
-    : result.reason
-      ? `, ${result.reason}`
-      : result.target !== undefined
-        ? ', confident'
-        : '';
-  console.log(`F_t (${result.candidates.length}${target}${why}): ${result.candidates.map((c) => c.tool).join(', ')}`);
+  const tools = result.candidates.length;
+  console.log(
+    `candidate set (${tools} tool${tools === 1 ? '' : 's'}): ${result.candidates.map((c) => c.tool).join(', ')}`,
+  );
+  // Why the set is as wide as it is, in words: confident, or unsure and widened, with the reason.
+  if (result.widened) console.log(`unsure, widened: ${result.reason ?? 'the retriever is unsure'}`);
+  else if (result.reason) console.log(result.reason);
+  else if (result.confident && result.target !== undefined)
+    console.log(`confident: sets like this one hold a right tool in ${Math.round(result.target * 100)}% of such steps`);
 }
 
 /** The request from --query, or from --query-file FILE (or - for standard input), checked before any work. */

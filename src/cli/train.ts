@@ -94,6 +94,9 @@ export async function trainCommand(argv: string[]): Promise<void> {
     console.error(
       `held-out calibration: top-1 ECE ${d.ece.temperature.toFixed(3)} over ${d.heldOutSteps} ` +
         `steps (${d.folds} folds by ${d.foldBy}; conformal thresholds from ` +
-        `${d.thresholdsFrom ?? d.foldBy} folds); l = ${d.historyLength}, K = ${d.clusters}`,
+        `${d.thresholdsFrom ?? d.foldBy} folds); ${plural(d.historyLength, 'call')} of history, ` +
+        `${plural(d.clusters, 'request cluster')}`,
     );
 }
+
+const plural = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
