@@ -86,6 +86,31 @@ export function nestingDepth(value: unknown, limit: number): number {
   return deepest;
 }
 
+/** What {@link boundedJson} shows in place of what lies deeper than its limit. */
+export const NESTED_TOO_DEEP = '[nested deeper than this prompt shows]';
+
+/**
+ * JSON text of `value` for a prompt, where `value` (a tool's result, a model's arguments) need not
+ * be trusted: a value nesting up to `limit` levels is JSON.stringify's text as it is; deeper, the
+ * parts below `limit` are replaced by {@link NESTED_TOO_DEEP}, so a result 200,000 levels deep (or
+ * one that refers to itself) renders as bounded text instead of throwing a RangeError out of
+ * JSON.stringify's recursion. The copy recurses at most `limit` levels.
+ */
+export function boundedJson(value: unknown, limit = MAX_NESTING): string {
+  if (nestingDepth(value, limit) <= limit) return JSON.stringify(value);
+  const cut = (v: unknown, depth: number): unknown => {
+    if (v && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function')
+      v = (v as { toJSON: () => unknown }).toJSON();
+    if (!v || typeof v !== 'object' || ArrayBuffer.isView(v)) return v;
+    if (depth >= limit) return NESTED_TOO_DEEP;
+    if (Array.isArray(v)) return v.map((x) => cut(x, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = cut(x, depth + 1);
+    return out;
+  };
+  return JSON.stringify(cut(value, 0));
+}
+
 /** Throws a DtdrError when `value` nests deeper than `limit`. */
 export function checkNesting(
   value: unknown,
