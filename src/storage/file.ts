@@ -20,8 +20,8 @@ import type { EmbeddingStore } from '../core/base/encoder.js';
 import { basename, dirname, join } from 'node:path';
 import type { ModelArtifact } from '../core/model/artifact.js';
 import { DtdrError } from '../core/base/errors.js';
-import { jsonNestsDeeper, MAX_MODEL_NESTING } from '../core/base/limits.js';
-import { decodeBinaryModel, encodeBinaryModel, isBinaryModel } from '../core/model/binary.js';
+import { jsonDecodedBytes, jsonNestsDeeper, MAX_MODEL_NESTING } from '../core/base/limits.js';
+import { decodeBinaryModel, decodeBudget, encodeBinaryModel, isBinaryModel } from '../core/model/binary.js';
 
 /**
  * Writes a file atomically and durably: a temporary file beside the target, written and fsynced,
@@ -146,6 +146,13 @@ export function readModelFile(path: string): unknown {
       file: path,
       hint: 'the file is damaged or not a dtdr model; retrain it',
     });
+  // The same bound as a binary model's: counted from the bytes, before JSON.parse spends the memory.
+  if (jsonDecodedBytes(bytes) > decodeBudget(bytes.length))
+    throw new DtdrError(
+      'artifact',
+      `the model decodes to more memory than a file of ${bytes.length} bytes can hold (its arrays and objects)`,
+      { file: path, hint: 'the file is damaged or not a dtdr model; retrain it' },
+    );
   const text = decodeUtf8(bytes, path, 'artifact');
   try {
     return JSON.parse(text);
