@@ -212,9 +212,9 @@ describe('M-d: hostile JSON Schemas are checked or refused within the bound', ()
     }
   });
 
-  it("format: 'url' (a regular expression that took seconds on 36 characters) is checked by the URL parser", () => {
+  it("format: 'url' (a regular expression that backtracks exponentially: seconds on 40 characters) is checked by the URL parser", () => {
     const parameters = { type: 'object', properties: { u: { type: 'string', format: 'url' } } };
-    const hostile = checkTimed(parameters, { u: `http://${'a'.repeat(28)}!` });
+    const hostile = checkTimed(parameters, { u: `http://${'a'.repeat(32)}!` });
     expect(hostile.ms).toBeLessThan(SCHEMA_BOUND_MS);
     expect(checkTimed(parameters, { u: 'https://example.org/a?b=c' }).outcome).toMatchObject({ kind: 'call' });
     expect(checkTimed(parameters, { u: 'not a url' }).outcome).toMatchObject({
