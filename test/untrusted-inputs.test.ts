@@ -6,7 +6,7 @@
  * files a killed save leaves. Each is refused with a DtdrError, answered in bounded time, or
  * repaired; never a raw RangeError, a hang or a silent NaN.
  */
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +18,7 @@ import { chainPlan } from '../src/core/plans/plan.js';
 import { buildSelectionPrompt, quoteData } from '../src/core/prompts/build.js';
 import { validateCall, type ParsedAnswer } from '../src/core/prompts/parse.js';
 import { isSafePattern } from '../src/core/prompts/schema-check.js';
-import { fileEmbeddingStore, readModelFile, writeModelFile } from '../src/storage/file.js';
+import { fileEmbeddingStore, openExclusive, readModelFile, writeModelFile } from '../src/storage/file.js';
 import { mcpToolToSpec } from '../src/adapters/mcp/index.js';
 import type { ToolSpec } from '../src/core/base/types.js';
 import { withHeader, withHeaderText } from './fuzz-targets.js';
@@ -252,5 +252,27 @@ describe('caches and saves on disk', () => {
     writeFileSync(join(dir, dead), 'partial');
     writeModelFile(path, model.toJSON());
     expect(readdirSync(dir).sort()).toEqual([live, 'model.dtdr'].sort());
+  });
+
+  it('a symlink planted at a temporary name cannot redirect a save to another file (L2)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dtdr-save-'));
+    const path = join(dir, 'model.dtdr');
+    const victim = join(dir, 'victim.txt');
+    writeFileSync(victim, 'precious');
+    // The temporary name was <path>.<pid>.<ms>.tmp: a link at every name the next seconds could use.
+    const now = Date.now();
+    for (let ms = now; ms < now + 3000; ms++) symlinkSync(victim, `${path}.${process.pid}.${ms}.tmp`);
+    writeModelFile(path, model.toJSON());
+    expect(readFileSync(victim, 'utf8')).toBe('precious');
+    expect(Dtdr.load(readModelFile(path), encoder).tools.map((t) => t.name)).toEqual(TOOLS.map((t) => t.name));
+    // And the open itself: an existing link, dangling or not, is never written through.
+    const link = join(dir, 'link.tmp');
+    symlinkSync(victim, link);
+    expect(() => openExclusive(link)).toThrow(/EEXIST/);
+    const dangling = join(dir, 'dangling.tmp');
+    symlinkSync(join(dir, 'nowhere'), dangling);
+    expect(() => openExclusive(dangling)).toThrow(/EEXIST/);
+    expect(existsSync(join(dir, 'nowhere'))).toBe(false);
+    expect(readFileSync(victim, 'utf8')).toBe('precious');
   });
 });

@@ -28,6 +28,8 @@ import { FUZZ_TOOLS, FUZZ_WORDS, fuzzEncoder, withHeader, withHeaderText } from 
 import { wordAxisEncoder } from '../../test/helpers.js';
 
 const LIMIT_MS = 200;
+/** A tool schema of 64 KB or less is checked, or refused, on arguments of 64 KB or less within this (issue 44). */
+const SCHEMA_LIMIT_MS = 1000;
 const REPEATS = 5;
 const rows: { what: string; ms: number; outcome: string; limit?: number }[] = [];
 /** Model files (at most 10 MB) are loaded or refused within this, in a heap capped at their decoded size + 200 MB. */
@@ -52,7 +54,7 @@ async function measureInWorker(what: string, path: string, decodedBytes: number,
   rows.push({ what, ms: median(times), outcome, limit: MODEL_FILE_LIMIT_MS });
 }
 
-async function measure(what: string, run: () => unknown): Promise<void> {
+async function measure(what: string, run: () => unknown, limit?: number): Promise<void> {
   let outcome = '';
   const times: number[] = [];
   for (let r = 0; r < REPEATS; r++) {
@@ -65,7 +67,7 @@ async function measure(what: string, run: () => unknown): Promise<void> {
     }
     times.push(performance.now() - t0);
   }
-  rows.push({ what, ms: median(times), outcome });
+  rows.push({ what, ms: median(times), outcome, ...(limit ? { limit } : {}) });
 }
 
 /** `length` characters of `unit` repeated (cut to length). */
@@ -261,6 +263,36 @@ await measure('validateCall, uniqueItems over 5,000 distinct objects (a 100,000-
 );
 await measure("validateCall, pattern '^(a+)+$' on 'a' × 40 + '!'", () => check({ code: `${'a'.repeat(40)}!` }));
 await measure("validateCall, pattern '^[a-z]+-\\d+$' on a 100,000-char value", () => check({ id: fill('a', 100_000) }));
+// Hostile schemas (issue 44, M-d): each checked or refused with a DtdrError within a second (the
+// issue's bound for any schema and arguments up to 64 KB: a check may spend its whole budget).
+const checkWith = (parameters: Record<string, unknown>, args: Record<string, unknown>) => () =>
+  validateCall({ kind: 'call', call: { name: 'hostile', arguments: args }, warnings: [] }, [
+    { name: 'hostile', description: 'hostile', parameters: structuredClone(parameters) },
+  ]).kind;
+for (const pattern of ['^a*a*a*a*a*a*b$', '^\\s*\\s*\\s*\\s*\\s*x$'])
+  await measure(
+    `validateCall, pattern '${pattern}' on a 1,000-char value`,
+    checkWith({ type: 'object', properties: { s: { type: 'string', pattern } } }, { s: fill(pattern[1], 1000) }),
+  );
+await measure(
+  "validateCall, patternProperties '^(a+)+$' on a 41-char property name",
+  checkWith({ type: 'object', patternProperties: { '^(a+)+$': {} } }, { [`${'a'.repeat(40)}!`]: 1 }),
+);
+const fanOut: Record<string, unknown> = { d30: { type: 'string' } };
+for (let i = 0; i < 30; i++)
+  fanOut[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+await measure(
+  'validateCall, a 1.5 KB $ref/allOf fan-out of 2^30 subschemas',
+  checkWith({ type: 'object', properties: { s: { $ref: '#/$defs/d0' } }, $defs: fanOut }, { s: 'x' }),
+  SCHEMA_LIMIT_MS,
+);
+await measure(
+  "validateCall, format 'url' on 'http://' + 'a' × 32 + '!'",
+  checkWith(
+    { type: 'object', properties: { u: { type: 'string', format: 'url' } } },
+    { u: `http://${'a'.repeat(32)}!` },
+  ),
+);
 let nested: unknown = 1;
 for (let i = 0; i < 100_000; i++) nested = [nested];
 await measure('validateCall, uniqueItems over arrays nested 100,000 deep', () => check({ tags: [nested, nested] }));

@@ -83,6 +83,43 @@ export async function chooseTools(
   return { retrieval, tools, available, mayEnd, hint };
 }
 
+/**
+ * Why a call of `name` may not run now, or undefined when it may: the check every adapter makes
+ * when a call runs, on top of the set offered at its step. A tool can be removed from the model
+ * (`removeTools`, or watchMcpTools following a server) while the LLM call that names it is in
+ * flight; the step's set was decided before that, so the call is checked against the model's
+ * tools as they are now, not as they were when offered.
+ */
+export function removedSinceOffered(model: Dtdr, name: string): string | undefined {
+  return model.removedTools.includes(name)
+    ? `Tool "${name}" is not available: it was removed after this step offered it.`
+    : undefined;
+}
+
+/**
+ * The request of a conversation: the text of the first user message that has any. A message with
+ * only images or files (no text part) is passed over, so a photo followed by "what is this, add
+ * it to my list" is retrieved for by that text. A conversation with no user text at all has no
+ * request: every adapter then refuses the step with {@link noRequestError} (fail closed) rather
+ * than offering every tool.
+ */
+export function requestText(userContents: Iterable<unknown>): string {
+  for (const content of userContents) {
+    const text = messageText(content);
+    if (text) return text;
+  }
+  return '';
+}
+
+/** The refusal of a step whose conversation has no user text to retrieve tools for (the same in every adapter). */
+export function noRequestError(adapter: string, hint: string): DtdrError {
+  return new DtdrError(
+    'options',
+    `${adapter} found no user message with text to retrieve tools for: no tools are offered without a request`,
+    { hint: `${hint}; a message with only images or files has no text to retrieve for` },
+  );
+}
+
 /** The text of a chat message's content: a string, or the text parts of an array. */
 export function messageText(content: unknown): string {
   if (typeof content === 'string') return content;

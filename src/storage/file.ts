@@ -1,8 +1,10 @@
 /** Model files (Node): the binary v2 container, or JSON text for `.json` paths; written atomically. */
 import { decodeUtf8 } from '../data/utf8.js';
+import { randomBytes } from 'node:crypto';
 import {
   appendFileSync,
   closeSync,
+  constants,
   existsSync,
   fsyncSync,
   mkdirSync,
@@ -18,21 +20,25 @@ import type { EmbeddingStore } from '../core/base/encoder.js';
 import { basename, dirname, join } from 'node:path';
 import type { ModelArtifact } from '../core/model/artifact.js';
 import { DtdrError } from '../core/base/errors.js';
-import { jsonNestsDeeper, MAX_MODEL_NESTING } from '../core/base/limits.js';
-import { decodeBinaryModel, encodeBinaryModel, isBinaryModel } from '../core/model/binary.js';
+import { jsonDecodedBytes, jsonNestsDeeper, MAX_MODEL_NESTING } from '../core/base/limits.js';
+import { decodeBinaryModel, decodeBudget, encodeBinaryModel, isBinaryModel } from '../core/model/binary.js';
 
 /**
  * Writes a file atomically and durably: a temporary file beside the target, written and fsynced,
  * then a rename and an fsync of the folder, so a crash or power cut mid-write leaves the previous
  * file intact and a finished save survives. Temporary files a killed writer left behind are removed
  * first. `what` names the file in the error ("the model").
+ *
+ * The temporary file's name ends in 64 random bits and it is created exclusively, never followed
+ * through a link (openExclusive): a symlink planted at a temporary name (say, pointing at the
+ * user's other files) cannot redirect the write, and the name cannot be guessed to plant one.
  */
 export function writeFileAtomically(path: string, data: string | Uint8Array, what: string): void {
   mkdirSync(dirname(path), { recursive: true });
   removeStaleTemporaries(path);
-  const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
+  const temporary = `${path}.${process.pid}.${Date.now()}.${randomBytes(8).toString('hex')}.tmp`;
   try {
-    const fd = openSync(temporary, 'w');
+    const fd = openExclusive(temporary);
     try {
       writeFileSync(fd, data);
       fsyncSync(fd);
@@ -48,6 +54,15 @@ export function writeFileAtomically(path: string, data: string | Uint8Array, wha
       cause,
     });
   }
+}
+
+/**
+ * Opens a new file for writing: created here or not at all (O_EXCL: an existing file or link at
+ * `path`, even a dangling one, is an error) and never through a symbolic link (O_NOFOLLOW, where
+ * the OS has it).
+ */
+export function openExclusive(path: string): number {
+  return openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o644);
 }
 
 /**
@@ -77,7 +92,7 @@ function isRunning(pid: number): boolean {
 }
 
 /**
- * Removes `<path>.<pid>.<ms>.tmp` files whose writer is gone (killed mid-save): another process's
+ * Removes `<path>.<pid>.<ms>[.<random>].tmp` files whose writer is gone (killed mid-save): another process's
  * save in progress is left alone. Failing to remove one is not an error.
  */
 export function removeStaleTemporaries(path: string): void {
@@ -90,7 +105,7 @@ export function removeStaleTemporaries(path: string): void {
   }
   for (const entry of entries) {
     if (!entry.startsWith(`${name}.`) || !entry.endsWith('.tmp')) continue;
-    const match = /^\.(\d+)\.(\d+)\.tmp$/.exec(entry.slice(name.length));
+    const match = /^\.(\d+)\.(\d+)(?:\.[0-9a-f]{16})?\.tmp$/.exec(entry.slice(name.length));
     if (!match) continue;
     const pid = Number(match[1]);
     // Our own pid (a container restarts with the same one): stale when written before this process started.
@@ -131,6 +146,13 @@ export function readModelFile(path: string): unknown {
       file: path,
       hint: 'the file is damaged or not a dtdr model; retrain it',
     });
+  // The same bound as a binary model's: counted from the bytes, before JSON.parse spends the memory.
+  if (jsonDecodedBytes(bytes) > decodeBudget(bytes.length))
+    throw new DtdrError(
+      'artifact',
+      `the model decodes to more memory than a file of ${bytes.length} bytes can hold (its arrays and objects)`,
+      { file: path, hint: 'the file is damaged or not a dtdr model; retrain it' },
+    );
   const text = decodeUtf8(bytes, path, 'artifact');
   try {
     return JSON.parse(text);

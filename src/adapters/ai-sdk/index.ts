@@ -4,7 +4,7 @@
  *   const step = dtdrPrepareStep(model, { tools: Object.keys(tools) });
  *   await generateText({ model: llm, tools: step.guard(tools), prepareStep: step, stopWhen: stepCountIs(8), prompt });
  *
- * Each step, the request (the first user message) and the tool calls of earlier steps go to
+ * Each step, the request (the first user message with text) and the tool calls of earlier steps go to
  * dtdr, and `activeTools` becomes the retrieved set (END handled: when dtdr is confident the plan
  * goes on, `toolChoice` is `required`). `mode: 'soft'` keeps every tool active — the tool list,
  * and so the provider's prompt cache, stays the same — and adds dtdr's weighted hint to the
@@ -13,11 +13,13 @@
  * Both majors. The step options differ: ai 7 hands `prepareStep` the call's `initialMessages` and
  * `initialInstructions` and takes `instructions` back; ai 6 hands it only the step's `messages`
  * (the call's messages, then the responses so far) and takes `system` back, and it cannot see the
- * call's own `system`. So the request is the first user message of `initialMessages` (ai 7) or
- * of `messages` (ai 6). In soft mode the hint follows your system prompt: the `system` option if
- * you give it (dtdr returns it and the hint as the step's system prompt, in place of the call's);
- * else, on ai 7, the call's `instructions`; else, on ai 6, the hint goes in as a system message
- * right after the call's own `system` (which the SDK sends first), so that prompt is never dropped.
+ * call's own `system`. So the request is the first user message with text of `initialMessages`
+ * (ai 7) or of `messages` (ai 6); a message with only images or files is passed over, and a
+ * conversation with no user text is refused with a DtdrError (no tools are offered without a
+ * request). In soft mode the hint follows your system prompt: the `system` option if you give it
+ * (dtdr returns it and the hint as the step's system prompt, in place of the call's); else, on
+ * ai 7, the call's `instructions`; else, on ai 6, the hint goes in as a system message right after
+ * the call's own `system` (which the SDK sends first), so that prompt is never dropped.
  *
  * The guard. `guard(tools)` wraps every tool's `execute` so that a call outside the set offered
  * at that step of that run is answered with an error result and never executed. The set is kept
@@ -32,7 +34,9 @@
  * A call naming no tool of the step is answered by the SDK with a tool error; on ai 6, whose
  * active-tool map is a plain object, a name like `toString` or `constructor` would find that
  * member instead, so there the step's model refuses such an answer with a DtdrError naming the call
- * and the step's tools (noInheritedCalls).
+ * and the step's tools (noInheritedCalls). When a call runs, its tool is checked once more against
+ * the model as it is then: a tool removed (`removeTools`) while the model's answer was being made,
+ * after its step offered it, is refused like any other, never executed.
  *
  * Tool names. Every name given to dtdr here (the `tools` option, `alwaysInclude`, the keys passed
  * to `guard`) must follow the tool-name rule (limits.ts), which every provider's own rule is
@@ -56,7 +60,14 @@ import type { Dtdr } from '../../core/dtdr.js';
 import { DtdrError } from '../../core/base/errors.js';
 import { checkToolName } from '../../core/base/limits.js';
 import { importOptional } from '../../encoders/hub.js';
-import { chooseTools, messageText, type AdapterOptions, type StepChoice } from '../shared.js';
+import {
+  chooseTools,
+  noRequestError,
+  removedSinceOffered,
+  requestText,
+  type AdapterOptions,
+  type StepChoice,
+} from '../shared.js';
 
 // Fail at import, in one line naming the package, when `ai` is not installed.
 const { wrapLanguageModel } = await importOptional<typeof import('ai')>('ai', 'dtdr/ai-sdk');
@@ -128,17 +139,15 @@ function withHint(base: System | undefined, hint: string): System {
 }
 
 /**
- * The request: the text of the first user message (ai 7: of the call's initial messages; ai 6: of the step's messages,
- * which begin with them).
+ * The request: the text of the first user message that has any (ai 7: of the call's initial messages; ai 6: of the
+ * step's messages, which begin with them).
  */
 function requestOf(options: StepOptions): string {
-  const first =
-    ai7Of(options)?.initialMessages.find((m) => m.role === 'user') ?? options.messages.find((m) => m.role === 'user');
-  const text = first ? messageText(first.content) : '';
+  const users = (messages: readonly ModelMessage[]) => messages.filter((m) => m.role === 'user').map((m) => m.content);
+  const initial = ai7Of(options)?.initialMessages;
+  const text = (initial && requestText(users(initial))) || requestText(users(options.messages));
   if (!text)
-    throw new DtdrError('options', 'dtdrPrepareStep found no user message to retrieve tools for', {
-      hint: 'pass prompt or a user message to generateText/streamText',
-    });
+    throw noRequestError('dtdrPrepareStep', 'pass prompt or a user message with text to generateText/streamText');
   return text;
 }
 
@@ -236,6 +245,9 @@ export function dtdrPrepareStep(model: Dtdr, options: DtdrPrepareStepOptions = {
                     `Tool "${name}" is not available at this step. Available tools: ${allowed.names().join(', ')}.`,
                   );
                 }
+                // Checked again now: the tool may have been removed while the model's answer was being made.
+                const removed = removedSinceOffered(model, name);
+                if (removed) throw new DtdrError('tool-call', removed);
                 return execute(input, callOptions, ...rest);
               },
             }

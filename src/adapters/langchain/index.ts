@@ -4,7 +4,7 @@
  *
  *   const agent = createAgent({ model, tools, middleware: [dtdrToolSelector(dtdr, { maxTools: 5 })] });
  *
- * Before each model call it reads the request (the first human message) and the tools called so
+ * Before each model call it reads the request (the first human message with text) and the tools called so
  * far (the AI messages' tool calls that got a result), asks dtdr for the next tools, and passes
  * the model only those (plus `alwaysInclude`, and any tool dtdr does not know).
  *
@@ -17,7 +17,13 @@
  * AIMessage in the run's state that holds it (by tool-call id, or the latest AI message) is
  * looked up; a call no model call of ours answered (an AI message given in the input, one
  * replaced by another middleware, or a run restored from a checkpoint in another process) is
- * refused: fail closed. A refused call is answered with an error ToolMessage and never executed.
+ * refused: fail closed. The tool is also checked against the model as it is when the call runs: one
+ * removed (`removeTools`) while the model was answering, after it was offered, is refused too. A
+ * refused call is answered with an error ToolMessage and never executed.
+ *
+ * The request. A human message with only images or files is passed over for the first one with
+ * text; a conversation with no human text is refused with a DtdrError at the model call (no tools
+ * are shown without a request, never every tool past `maxTools`).
  *
  * Tool names. The agent's tool names must follow the tool-name rule (limits.ts), which every
  * provider's own rule is stricter than: a name that breaks it is refused with a DtdrError naming
@@ -29,7 +35,15 @@
 import type { Dtdr } from '../../core/dtdr.js';
 import { checkToolName } from '../../core/base/limits.js';
 import { importOptional } from '../../encoders/hub.js';
-import { availableTools, chooseTools, messageText, type AdapterOptions, type StepChoice } from '../shared.js';
+import {
+  availableTools,
+  chooseTools,
+  noRequestError,
+  removedSinceOffered,
+  requestText,
+  type AdapterOptions,
+  type StepChoice,
+} from '../shared.js';
 
 const { createMiddleware, ToolMessage } = await importOptional<typeof import('langchain')>(
   'langchain',
@@ -55,12 +69,11 @@ const kind = (m: MessageLike) => m.type ?? m.getType?.() ?? m._getType?.();
 
 /** The request and the tools that ran, from an agent's messages. */
 function requestAndHistory(messages: readonly MessageLike[]): { query: string; history: string[] } {
-  const human = messages.find((m) => kind(m) === 'human');
   const answered = new Set(messages.filter((m) => kind(m) === 'tool').map((m) => m.tool_call_id));
   const history = messages
     .filter((m) => kind(m) === 'ai')
     .flatMap((m) => (m.tool_calls ?? []).filter((c) => c.id === undefined || answered.has(c.id)).map((c) => c.name));
-  return { query: human ? messageText(human.content) : '', history };
+  return { query: requestText(messages.filter((m) => kind(m) === 'human').map((m) => m.content)), history };
 }
 
 /** The AI message of a run's state that made a tool call: the one holding its id, else the latest. */
@@ -90,9 +103,11 @@ export function dtdrToolSelector(model: Dtdr, options: DtdrToolSelectorOptions =
       const tools = (request.tools ?? []) as { name?: string }[];
       tools.forEach((t, i) => typeof t.name === 'string' && checkToolName(t.name, { field: `tools[${i}].name` }));
       const names = tools.map((t) => t.name).filter((n): n is string => typeof n === 'string');
-      // Without a request there is nothing to retrieve for: every available tool is shown (never a removed one).
+      // No tools, nothing to choose from. A conversation with no user text (only images or files) has no request:
+      // refused, as every adapter does, rather than showing every tool past maxTools.
       let keep: ReadonlySet<string> = availableTools(model, names);
-      if (query && tools.length > 0) {
+      if (tools.length > 0) {
+        if (!query) throw noRequestError('dtdrToolSelector', 'give the agent a human message with text');
         const choice = await chooseTools(model, query, history, names, options);
         options.onChoice?.(choice);
         keep = new Set(choice.tools);
@@ -107,10 +122,14 @@ export function dtdrToolSelector(model: Dtdr, options: DtdrToolSelectorOptions =
       const call = request.toolCall;
       const message = callingMessage(request.state?.messages ?? [], call.id);
       const offered = message ? offeredTo.get(message) : undefined;
-      if (offered && offered.has(call.name)) return handler(request);
-      const reason = offered
-        ? `Tool "${call.name}" is not available at this step. Available tools: ${[...offered].join(', ')}.`
-        : `Tool "${call.name}" is not available at this step: no model call of this run offered it.`;
+      // Checked against the model as it is now as well: the tool may have been removed while the model answered.
+      const removed = offered?.has(call.name) ? removedSinceOffered(model, call.name) : undefined;
+      if (offered && offered.has(call.name) && !removed) return handler(request);
+      const reason =
+        removed ??
+        (offered
+          ? `Tool "${call.name}" is not available at this step. Available tools: ${[...offered].join(', ')}.`
+          : `Tool "${call.name}" is not available at this step: no model call of this run offered it.`);
       return new ToolMessage({ content: reason, tool_call_id: call.id ?? '', name: call.name, status: 'error' });
     },
   });

@@ -16,7 +16,10 @@
  * The guard. A run object holds the set offered at its latest step and the calls that ran (its
  * history); `callTool` sends a call to the server only when its tool is in that set, and answers
  * any other call — or one made before the first `step` — with an MCP error result
- * (`isError: true`) without sending it: fail closed. State is per run object, never shared:
+ * (`isError: true`) without sending it: fail closed. A call is also checked when it is made
+ * against the model as it is then: a tool removed (`removeTools`, or a list_changed that
+ * watchMcpTools applied) after the step offered it is refused. A `step` that throws leaves no
+ * set: every call until a step succeeds is refused. State is per run object, never shared:
  * `step` with a different request than the run's first is refused (start a new run). Each step
  * reads the server's tools/list again, so a tool the server dropped, a tool removed from the model
  * and a tool the model knows but this server does not list are never offered, so never sent.
@@ -29,7 +32,7 @@
  */
 import type { Dtdr } from '../../core/dtdr.js';
 import { DtdrError } from '../../core/base/errors.js';
-import { chooseTools, type AdapterOptions, type StepChoice } from '../shared.js';
+import { chooseTools, removedSinceOffered, type AdapterOptions, type StepChoice } from '../shared.js';
 import { checkToolName } from '../../core/base/limits.js';
 import type { JsonSchema, ToolSpec } from '../../core/base/types.js';
 import { importOptional } from '../../encoders/hub.js';
@@ -244,6 +247,9 @@ export function dtdrMcpRun(client: McpClientLike, model: Dtdr, options: AdapterO
       return [...history];
     },
     async step(query: string) {
+      // Nothing is offered until this step has chosen: a step that throws (the server's list, the
+      // retrieval, another request) leaves no set behind, so callTool refuses every call (fail closed).
+      offered = undefined;
       if (request !== undefined && query !== request) {
         throw new DtdrError('options', 'a dtdrMcpRun is for one request: this step asks for another', {
           field: 'query',
@@ -279,6 +285,10 @@ export function dtdrMcpRun(client: McpClientLike, model: Dtdr, options: AdapterO
         return refuse(
           `Tool "${String(name)}" is not available at this step. Available tools: ${[...offered].join(', ')}.`,
         );
+      // Checked against the model as it is now: a tool removed (removeTools, or a list_changed that
+      // watchMcpTools applied) after this step offered it is not sent.
+      const removed = removedSinceOffered(model, name);
+      if (removed) return refuse(removed);
       const result = (await client.callTool!(params)) as McpCallResult;
       if (!result?.isError) history.push(name);
       return result;

@@ -1,6 +1,7 @@
 import { chainPlan } from '../plans/plan.js';
 import type { Dtdr, Retrieval } from '../dtdr.js';
 import { DtdrError } from '../base/errors.js';
+import { boundedJson } from '../base/limits.js';
 import {
   buildArgumentsPrompt,
   buildSelectionPrompt,
@@ -162,7 +163,7 @@ export class Agent {
       parsed = this.accept(prompt, answer);
       if (parsed.kind !== 'error') return parsed;
       messages.push(
-        { role: 'assistant', content: typeof answer === 'string' ? answer : JSON.stringify(answer) },
+        { role: 'assistant', content: typeof answer === 'string' ? answer : boundedJson(answer) },
         { role: 'user', content: parsed.message },
       );
     }
@@ -196,7 +197,7 @@ export class Agent {
       }
       const previous = run.calls[run.calls.length - 1];
       repeats =
-        previous && previous.name === call.name && JSON.stringify(previous.arguments) === JSON.stringify(call.arguments)
+        previous && previous.name === call.name && boundedJson(previous.arguments) === boundedJson(call.arguments)
           ? repeats + 1
           : 0;
       if (repeats >= (this.options.maxRepeats ?? 2)) return { ...run, stopReason: 'repetition' };

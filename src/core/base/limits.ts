@@ -86,6 +86,31 @@ export function nestingDepth(value: unknown, limit: number): number {
   return deepest;
 }
 
+/** What {@link boundedJson} shows in place of what lies deeper than its limit. */
+export const NESTED_TOO_DEEP = '[nested deeper than this prompt shows]';
+
+/**
+ * JSON text of `value` for a prompt, where `value` (a tool's result, a model's arguments) need not
+ * be trusted: a value nesting up to `limit` levels is JSON.stringify's text as it is; deeper, the
+ * parts below `limit` are replaced by {@link NESTED_TOO_DEEP}, so a result 200,000 levels deep (or
+ * one that refers to itself) renders as bounded text instead of throwing a RangeError out of
+ * JSON.stringify's recursion. The copy recurses at most `limit` levels.
+ */
+export function boundedJson(value: unknown, limit = MAX_NESTING): string {
+  if (nestingDepth(value, limit) <= limit) return JSON.stringify(value);
+  const cut = (v: unknown, depth: number): unknown => {
+    if (v && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function')
+      v = (v as { toJSON: () => unknown }).toJSON();
+    if (!v || typeof v !== 'object' || ArrayBuffer.isView(v)) return v;
+    if (depth >= limit) return NESTED_TOO_DEEP;
+    if (Array.isArray(v)) return v.map((x) => cut(x, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = cut(x, depth + 1);
+    return out;
+  };
+  return JSON.stringify(cut(value, 0));
+}
+
 /** Throws a DtdrError when `value` nests deeper than `limit`. */
 export function checkNesting(
   value: unknown,
@@ -99,6 +124,39 @@ export function checkNesting(
       hint: 'flatten it: no real tool schema, argument or model nests this deep',
     });
   }
+}
+
+/**
+ * Bytes of memory one parsed JSON array or object takes, at most: V8 holds `[0]` or `{}` in about
+ * 61 bytes (2.4 million `[0]`: 146 MB of heap), with a margin.
+ */
+export const DECODED_CONTAINER_BYTES = 80;
+/** Bytes of memory one value slot of a parsed JSON array or object takes (a pointer or a double, and a key). */
+export const DECODED_VALUE_BYTES = 16;
+
+/**
+ * The most memory JSON text (as UTF-8 bytes) can take once parsed, from one pass over the bytes
+ * before parsing: every array and object at DECODED_CONTAINER_BYTES, every value at
+ * DECODED_VALUE_BYTES, and the text itself (strings and numbers decode to no more than their
+ * text, counted once more). So text that would parse to far more than its size — 9 MB of `[0]`
+ * is 146 MB parsed, 3 million `{}` 183 MB — is refused in milliseconds, before JSON.parse spends
+ * seconds and the memory on it. Brackets and commas inside strings do not count.
+ */
+export function jsonDecodedBytes(bytes: Uint8Array): number {
+  let containers = 0;
+  let commas = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (inString) {
+      if (b === 0x5c)
+        i++; // a backslash escapes the next byte
+      else if (b === 0x22) inString = false;
+    } else if (b === 0x22) inString = true;
+    else if (b === 0x5b || b === 0x7b) containers++;
+    else if (b === 0x2c) commas++;
+  }
+  return containers * DECODED_CONTAINER_BYTES + (commas + containers) * DECODED_VALUE_BYTES + bytes.length;
 }
 
 /**

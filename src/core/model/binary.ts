@@ -10,7 +10,7 @@
  */
 import { sha256 } from '@noble/hashes/sha2';
 import { DtdrError } from '../base/errors.js';
-import { jsonNestsDeeper, MAX_MODEL_NESTING, nestingDepth } from '../base/limits.js';
+import { jsonDecodedBytes, jsonNestsDeeper, MAX_MODEL_NESTING, nestingDepth } from '../base/limits.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
 export const BINARY_MAGIC = 'DTDRMDL\0';
@@ -98,21 +98,30 @@ export function encodeBinaryModel(artifact: unknown): Uint8Array {
 
 /**
  * Bytes of memory a decoded element and a decoded row of a packed number[][] may take at most
- * (a JS number array holds doubles; each row is an array of its own): the decoder's budget per
- * element read, checked for the whole file before anything is allocated.
+ * (a JS number array holds doubles; each row is an array of its own, about 61 bytes on V8 before
+ * its elements): the decoder's budget per element read, checked for the whole file before anything
+ * is allocated.
  */
 const DECODED_ELEMENT_BYTES = 8;
-const DECODED_ROW_BYTES = 64;
+const DECODED_ROW_BYTES = 80;
 /**
- * The most a file of `fileBytes` may decode to (well above any file dtdr writes: 16x for the worst, width-1 rows of
- * int32).
+ * How many times its size a model file may decode to. The models dtdr writes decode to 2–3.5 times
+ * their size (the demo model: 3.3, counting the header's arrays and objects as jsonDecodedBytes
+ * does); a tool set heavy with JSON Schemas, to some more. Ten times, and 4 MiB for small files,
+ * keeps a 10 MB file under about 100 MB of decoded model, whatever it holds.
  */
-export const decodeBudget = (fileBytes: number): number => 24 * fileBytes + (1 << 20);
+export const DECODE_MULTIPLE = 10;
+/** The most a file of `fileBytes` may decode to, its header's JSON included (binary and JSON models alike). */
+export const decodeBudget = (fileBytes: number): number => DECODE_MULTIPLE * fileBytes + (4 << 20);
+
+/** The fields of a binary model's header: anything else is refused (a newer layout has a newer version). */
+const HEADER_FIELDS = new Set(['sections', 'body']);
 
 /**
  * Decodes a v2 container; anything damaged is a DtdrError naming the file. Before allocating,
  * the decoder accounts for everything it will build: the header nests at most MAX_MODEL_NESTING
- * levels, each section lies inside the file, no two overlap, each is referenced at most once
+ * levels, its JSON is counted (jsonDecodedBytes) before it is parsed, it has no field but the
+ * section table and the body, each section lies inside the file, no two overlap, each is referenced at most once
  * (the encoder writes one reference per section), and their decoded size fits a budget from the
  * file's size — so no file, however crafted, decodes to more than a fixed multiple of its size.
  */
@@ -140,13 +149,19 @@ export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
   const headerLength = view.getUint32(12, true);
   if (16 + headerLength > bytes.length - 32) fail('header length points past the end of the file');
   let parsed: { sections: Section[]; body: unknown };
-  if (jsonNestsDeeper(bytes.subarray(16, 16 + headerLength), MAX_MODEL_NESTING))
-    fail(`the header nests deeper than ${MAX_MODEL_NESTING} levels`);
+  const headerBytes = bytes.subarray(16, 16 + headerLength);
+  if (jsonNestsDeeper(headerBytes, MAX_MODEL_NESTING)) fail(`the header nests deeper than ${MAX_MODEL_NESTING} levels`);
+  // The header's JSON is counted in the same budget as the sections, before it is parsed.
+  let budget = decodeBudget(bytes.length) - jsonDecodedBytes(headerBytes);
+  if (budget < 0) fail(`the header decodes to more memory than a file of ${bytes.length} bytes can hold`);
   try {
-    parsed = JSON.parse(utf8Decode(bytes.subarray(16, 16 + headerLength))) as { sections: Section[]; body: unknown };
+    parsed = JSON.parse(utf8Decode(headerBytes)) as { sections: Section[]; body: unknown };
   } catch {
     return fail('the header is not valid JSON');
   }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) fail('the header is not a JSON object');
+  for (const key of Object.keys(parsed))
+    if (!HEADER_FIELDS.has(key)) fail(`the header has a field this version does not write (${JSON.stringify(key)})`);
   if (nestingDepth(parsed, MAX_MODEL_NESTING) > MAX_MODEL_NESTING)
     fail(`the header nests deeper than ${MAX_MODEL_NESTING} levels`);
   const start = Math.ceil((16 + headerLength) / 8) * 8;
@@ -177,7 +192,6 @@ export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
   }
   // Every reference, accounted for before any section is read.
   const referenced = new Uint8Array(sections.length);
-  let budget = decodeBudget(bytes.length);
   const account = (index: unknown, width: unknown): void => {
     if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= sections.length)
       fail(`a section reference (${JSON.stringify(index)}) names no section of the ${sections.length}`);
@@ -214,22 +228,36 @@ export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
   const read = (index: number, width: number | undefined): unknown => {
     const s = sections[index];
     const from = start + s.offset;
-    const values = new Array<number>(s.length);
-    // Read in place (no copy of the section): the file's bytes may sit at any alignment.
-    if (s.dtype === 'i32') for (let k = 0; k < s.length; k++) values[k] = view.getInt32(from + 4 * k, true);
-    else if (s.dtype === 'f32') for (let k = 0; k < s.length; k++) values[k] = view.getFloat32(from + 4 * k, true);
-    else for (let k = 0; k < s.length; k++) values[k] = view.getFloat64(from + 8 * k, true);
-    if (width === undefined) return values;
-    const rows: number[][] = [];
-    for (let r = 0; r < values.length; r += width) rows.push(values.slice(r, r + width));
+    // Read in place (no copy of the section): the file's bytes may sit at any alignment. Rows are
+    // read straight into their own arrays, with no flat array of the whole section beside them.
+    const get =
+      s.dtype === 'i32'
+        ? (k: number) => view.getInt32(from + 4 * k, true)
+        : s.dtype === 'f32'
+          ? (k: number) => view.getFloat32(from + 4 * k, true)
+          : (k: number) => view.getFloat64(from + 8 * k, true);
+    const row = (first: number, length: number) => {
+      const values = new Array<number>(length);
+      for (let k = 0; k < length; k++) values[k] = get(first + k);
+      return values;
+    };
+    if (width === undefined) return row(0, s.length);
+    const rows = new Array<number[]>(s.length / width);
+    for (let r = 0; r < rows.length; r++) rows[r] = row(r * width, width);
     return rows;
   };
+  // In place: the parsed header's arrays and objects are kept, section references replaced, so the
+  // body is never held twice.
   const walk = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(walk);
+    if (Array.isArray(v)) {
+      for (let k = 0; k < v.length; k++) v[k] = walk(v[k]);
+      return v;
+    }
     if (v && typeof v === 'object') {
       const o = v as Record<string, unknown>;
       if (Object.hasOwn(o, '$dtdrSection')) return read(o.$dtdrSection as number, o.$dtdrWidth as number | undefined);
-      return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, walk(x)]));
+      for (const k of Object.keys(o)) o[k] = walk(o[k]);
+      return o;
     }
     return v;
   };

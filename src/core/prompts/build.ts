@@ -1,5 +1,5 @@
 import { DtdrError } from '../base/errors.js';
-import { isValidToolName } from '../base/limits.js';
+import { boundedJson, isValidToolName } from '../base/limits.js';
 import { planTools } from '../plans/plan.js';
 import type { Candidate } from '../selection/select.js';
 import { END, type Plan, type ToolSpec } from '../base/types.js';
@@ -106,7 +106,8 @@ export interface SelectionPromptInput {
  * readers take for line breaks.
  */
 export function quoteData(value: unknown): string {
-  return JSON.stringify(value)
+  // Bounded: a tool result or arguments nested deeper than MAX_NESTING show their first levels.
+  return (boundedJson(value) ?? 'null')
     .replace(/</g, '\\u003c')
     .replace(/>/g, '\\u003e')
     .replace(/\u2028/g, '\\u2028')

@@ -300,7 +300,7 @@ export function validateCall(
       [...allowed],
     );
   if (tool.parameters && checkArguments) {
-    const problems = argumentProblems(tool.parameters, parsed.call.arguments);
+    const problems = argumentProblems(tool.parameters, parsed.call.arguments, name);
     if (problems.length > 0)
       return err(
         'invalid-arguments',
