@@ -55,8 +55,8 @@ describe('README printed outputs (npm run check -- readme-outputs)', () => {
 
   it("the README's own data trains and answers: the step after weather_forecast offers contacts_find", () => {
     expect(outputs.get('your-data')).toMatch(/^dtdr-g · query: /m);
-    const set = /^F_t .*$/m.exec(outputs.get('your-data') ?? '')?.[0] ?? '';
-    expect(set.slice(set.lastIndexOf('): ') + 3).split(', ')).toContain('contacts_find');
+    const set = /^candidate set \(\d+ tools?\): (.*)$/m.exec(outputs.get('your-data') ?? '')?.[1] ?? '';
+    expect(set.split(', ')).toContain('contacts_find');
   });
 });
 
