@@ -100,3 +100,26 @@ export const until = async (check: () => boolean | Promise<boolean>, ms = 15_000
   }
   throw new Error('timed out waiting');
 };
+
+/** The four servers from npm (devDependencies), as an mcpServers object that runs them offline without a shell. */
+export function npmServers(
+  dir: string,
+): Record<string, { command: string; args: string[]; env?: Record<string, string> }> {
+  const bin = (pkg: string) => join(ROOT, 'node_modules/@modelcontextprotocol', pkg, 'dist/index.js');
+  return {
+    everything: { command: process.execPath, args: [bin('server-everything'), 'stdio'] },
+    filesystem: { command: process.execPath, args: [bin('server-filesystem'), dir] },
+    memory: {
+      command: process.execPath,
+      args: [bin('server-memory')],
+      env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') },
+    },
+    thinking: { command: process.execPath, args: [bin('server-sequential-thinking')] },
+  };
+}
+
+/** `node --import tsx src/cli/main.ts gateway …` as a command line for a transport or a spawn. */
+export const gatewayCommand = (args: string[]): { command: string; args: string[] } => ({
+  command: process.execPath,
+  args: ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'gateway', ...args],
+});

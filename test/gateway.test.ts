@@ -116,6 +116,15 @@ describe('gateway session', () => {
     expect(s.ask('weather')).toEqual({ id: 's/1', query: 'mail Anna', tools: ['a__contacts', 'a__mail'] });
     expect(s.finish()).toBeUndefined();
   });
+
+  it('a call still running when its run ends belongs to no run', () => {
+    const s = new GatewaySession('s');
+    s.ask('mail Anna');
+    const started = s.run;
+    expect(s.ask('weather in Oslo')).toBeUndefined();
+    s.record('a__mail', started);
+    expect(s.history).toEqual([]);
+  });
 });
 
 describe('the gateway over real MCP servers', () => {

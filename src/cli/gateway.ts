@@ -40,7 +40,7 @@ over Streamable HTTP at http://127.0.0.1:PORT/mcp with --http.
   --host H              the address to bind with --http (default 127.0.0.1: this machine only)
   --token T             with --http: require "Authorization: Bearer T" (or set $DTDR_GATEWAY_TOKEN)
   --max-tools N         most tools over all servers (default 10000)
-  --max-message BYTES   largest message accepted from a client or a server (default 4194304)
+  --max-message BYTES   largest message accepted from a client (default 4194304; from a server: 16 MiB)
   --startup-wait MS     longest wait for the servers at start (default 10000); slower ones join later
   --call-timeout MS     longest wait for one tool call (default 60000)
   --quiet               no log lines on stderr
@@ -101,6 +101,7 @@ export async function gatewayCommand(argv: string[]): Promise<void> {
   if (token !== undefined && port === undefined)
     throw new DtdrError('usage', '--token applies to --http only (stdio has no one else to keep out)');
   const maxMessageBytes = intOption(values['max-message'] as string | undefined, 'max-message', 4 * 1024 * 1024, 1024);
+  const startupWait = intOption(values['startup-wait'] as string | undefined, 'startup-wait', 10_000, 0);
   const m = await gatewayModules();
   const servers = m.readGatewayConfig(values.config as string);
   const quiet = values.quiet === true;
@@ -114,10 +115,11 @@ export async function gatewayCommand(argv: string[]): Promise<void> {
     ...(learn ? { modelPath: (values.model as string | undefined) ?? defaultGatewayModel() } : {}),
     findTools: tools,
     maxTools: intOption(values['max-tools'] as string | undefined, 'max-tools', 10_000, 1),
-    startupWaitMs: intOption(values['startup-wait'] as string | undefined, 'startup-wait', 10_000, 0),
+    startupWaitMs: startupWait,
     limits: {
+      // A server gets the whole start-up wait to connect (a slow machine), and 10 s at least later on.
+      connectTimeoutMs: Math.max(10_000, startupWait),
       callTimeoutMs: intOption(values['call-timeout'] as string | undefined, 'call-timeout', 60_000, 1),
-      maxMessageBytes,
     },
     refitter: refitWorker(),
     log,

@@ -173,6 +173,7 @@ export class Gateway {
     }
     for (const name of before) if (!next.has(name)) this.catalog.delete(name);
     for (const [name, entry] of next) this.catalog.set(name, entry);
+    this.log(`${server}: ${next.size} tools`);
     const specs = (entries: Iterable<CatalogEntry>): ToolSpec[] =>
       [...entries].map((e) => ({ name: e.name, description: e.description }));
     if (!this.modelNow) {
@@ -292,6 +293,7 @@ export class Gateway {
           problems.slice(0, 10).join('; '),
       );
     const upstream = this.upstreams.get(entry.server)!;
+    const run = session.run;
     let result: CallResult;
     try {
       result = (await upstream.call(entry.tool, args as Record<string, unknown> | undefined)) as CallResult;
@@ -300,7 +302,7 @@ export class Gateway {
         `dtdr gateway: server "${entry.server}" could not run ${entry.tool}: ${(error as Error).message}`,
       );
     }
-    if (!result?.isError) session.record(entry.name);
+    if (!result?.isError) session.record(entry.name, run);
     return result;
   }
 

@@ -23,6 +23,8 @@ export class GatewaySession {
   private request: string | undefined;
   private calls: string[] = [];
   private runs = 0;
+  /** Which run is in progress: changes whenever one ends. */
+  private epoch = 0;
 
   constructor(readonly id: string) {}
 
@@ -80,10 +82,19 @@ export class GatewaySession {
     return { ok: true };
   }
 
-  /** A call that ran (an error result from the tool is not a call of the run). */
-  record(name: string): void {
+  /** The run in progress, as a token: a call passes it to `record` from when it started. */
+  get run(): number {
+    return this.epoch;
+  }
+
+  /**
+   * A call that ran (an error result from the tool is not a call of the run). `run` is the token
+   * taken when the call started: a call that was still running when its run ended (a client that
+   * sends the next find_tools before the answer) belongs to no run, rather than to the next one.
+   */
+  record(name: string, run = this.epoch): void {
     // A run is a plan, and plans stop at MAX_PLAN_STEPS calls: later calls are not learned.
-    if (this.calls.length < MAX_PLAN_STEPS) this.calls.push(name);
+    if (run === this.epoch && this.calls.length < MAX_PLAN_STEPS) this.calls.push(name);
   }
 
   /** Ends the run in progress: returned (to learn) when it made calls. */
@@ -94,6 +105,7 @@ export class GatewaySession {
         : undefined;
     this.request = undefined;
     this.calls = [];
+    this.epoch++;
     return run;
   }
 }

@@ -140,6 +140,7 @@ export class Upstream {
       if (this.client !== client || this.closed) return false;
       this.connected = true;
       this.attempt = 0;
+      this.events.log(`${this.name}: up`);
       return true;
     } catch (error) {
       this.events.log(`${this.name}: ${(error as Error).message}`);
