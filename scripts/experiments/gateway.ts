@@ -35,7 +35,7 @@ import { loadEncoder } from '../../src/encoders/node.js';
 import { parseGatewayConfig } from '../../src/gateway/config.js';
 import { Gateway } from '../../src/gateway/gateway.js';
 import type { GatewaySession } from '../../src/gateway/session.js';
-import { asWorldTools, gatewayCommand, tempDir, worldEntry } from '../../test/gateway-helpers.js';
+import { asWorldTools, demoServers, gatewayCommand, tempDir, worldEntry } from '../../test/gateway-helpers.js';
 import { ROOT } from '../../test/helpers.js';
 
 const { values: args } = parseArgs({
@@ -63,7 +63,7 @@ const quantile = (xs: number[], q: number) => {
 };
 const ms = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
 
-/** A world's tools, grouped into servers: UltraTool by its first domain, the demo set by name prefix, others in chunks. */
+/** A world's tools, grouped into servers: UltraTool by its first domain, the demo set in 5 by category, others in tens. */
 function worldServers(name: string, dataset: Dataset): Map<string, ToolSpec[]> {
   const groups = new Map<string, ToolSpec[]>();
   const add = (g: string, t: ToolSpec) => groups.set(g, [...(groups.get(g) ?? []), t]);
@@ -75,7 +75,7 @@ function worldServers(name: string, dataset: Dataset): Map<string, ToolSpec[]> {
     ).nodes;
     const domain = new Map(nodes.map((n) => [n.id, (n.domain?.[0] ?? 'misc').toLowerCase().replace(/\W+/g, '-')]));
     for (const t of dataset.tools) add(domain.get(t.name) ?? 'misc', t);
-  } else if (name === 'demo') for (const t of dataset.tools) add(t.name.split('_')[0], t);
+  } else if (name === 'demo') return demoServers(dataset.tools, 5);
   else dataset.tools.forEach((t, i) => add(`part${Math.floor(i / 10) + 1}`, t));
   return groups;
 }
@@ -111,11 +111,18 @@ async function replay(gateway: Gateway, nameOf: Map<string, string>, plan: Plan,
     hits.push(step.acceptable.some((a) => offered.has(nameOf.get(a)!)));
     const gold = nameOf.get(plan.nodes[plan.order[step.history.length]].tool)!;
     session.offer([gold]);
-    const r = await gateway.callTool(session, gold, {});
+    const r = await gateway.callTool(session, gold, cannedArguments(gateway.view(gold)!.inputSchema));
     if (r.isError) throw new Error(`replay: ${gold} failed: ${r.content[0]?.text}`);
   }
   if (learnIt) await gateway.endSession(session);
   return hits;
+}
+
+/** Arguments that satisfy a tool's required properties (the world servers answer any call with a canned result). */
+function cannedArguments(schema: { properties?: Record<string, { type?: unknown }>; required?: string[] }) {
+  const value = (type: unknown): unknown =>
+    ({ string: 'x', number: 1, integer: 1, boolean: true, array: [], object: {} })[String(type)] ?? 'x';
+  return Object.fromEntries((schema.required ?? []).map((k) => [k, value(schema.properties?.[k]?.type)]));
 }
 
 async function peerRecall(peer: Peer, tools: ToolSpec[], plans: Plan[]): Promise<number> {
@@ -154,8 +161,8 @@ if (!skip.has('quality')) {
     };
     await evaluate(0);
     let seen = 0;
-    for (const n of points) {
-      if (n > split.train.length) break;
+    // A world with fewer training plans than a point ends its curve at all of them.
+    for (const n of [...new Set(points.map((p) => Math.min(p, split.train.length)))]) {
       for (; seen < n; seen++) await replay(gateway, nameOf, split.train[seen], true);
       await gateway.saved();
       await gateway.model!.settle();
