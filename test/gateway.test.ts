@@ -213,7 +213,7 @@ describe('the gateway over real MCP servers', () => {
     const before = forwarded('weather_forecast');
     let r = await callTool(client, n('weather_forecast'), { location: 'Oslo' });
     expect(r.isError).toBe(true);
-    expect(r.content[0].text).toMatch(/not offered in this session/);
+    expect(r.content[0].text).toMatch(/not offered in the current session/);
     const found = await findTools(client, 'Send an email to Anna');
     expect(found.tools.map((t) => t.name)).not.toContain(n('weather_forecast'));
     r = await callTool(client, n('weather_forecast'), { location: 'Oslo' });

@@ -343,7 +343,11 @@ function writeResults(path: string): void {
         f(s.findTools.p99),
       ]);
       rows.push([`start-up with ${s.servers} servers`, `${(s.startupMs / 1000).toFixed(1)} s`, '']);
-      rows.push([`the gateway's memory (RSS, upstreams not counted)`, `${Math.round(s.gatewayRssMiB)} MiB`, '']);
+      rows.push([
+        `memory of the process running the gateway and this script (RSS; upstreams not counted)`,
+        `${Math.round(s.gatewayRssMiB)} MiB`,
+        '',
+      ]);
     }
     results.tables['gateway-cost'] = {
       title: "The gateway's cost: p50 / p99 per call",

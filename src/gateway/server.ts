@@ -43,7 +43,8 @@ const findToolsDef = (mode: GatewayMode, defaultLimit: number) => ({
 const callToolDef = {
   name: CALL_TOOL,
   description:
-    'Run a tool that find_tools returned in this session, by its name, with arguments that match its input schema.',
+    'Run a tool that find_tools returned earlier in the same connection, by its name, with arguments that match ' +
+    'its input schema.',
   inputSchema: {
     type: 'object' as const,
     properties: {

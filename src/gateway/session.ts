@@ -74,7 +74,7 @@ export class GatewaySession {
       return {
         ok: false,
         reason:
-          `tool "${name}" was not offered in this session; call find_tools with your request first` +
+          `tool "${name}" was not offered in the current session; call find_tools with your request first` +
           (this.offered.size > 0 ? ` (offered so far: ${this.offeredTools.slice(0, 20).join(', ')})` : ''),
       };
     if (!live || !live.listed) return { ok: false, reason: `tool "${name}" has been removed by its server` };
