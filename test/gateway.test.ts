@@ -18,6 +18,9 @@ import { Gateway } from '../src/gateway/gateway.js';
 import { CLIENT_NAME_RULE, cleanText, namespacedName, serverPrefix, serverPrefixes } from '../src/gateway/names.js';
 import { GatewaySession } from '../src/gateway/session.js';
 import { readModelFile } from '../src/storage/file.js';
+import { ROOT } from './helpers.js';
+
+const DTDR_VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 import {
   asWorldTools,
   demoServers,
@@ -193,6 +196,7 @@ describe('the gateway over real MCP servers', () => {
     const { client } = await gatewayClient(gateway);
     const listed = await client.listTools();
     expect(listed.tools.map((t) => t.name)).toEqual(['find_tools', 'call_tool']);
+    expect(client.getServerVersion()).toMatchObject({ name: 'dtdr-gateway', version: DTDR_VERSION });
     const found = await findTools(client, 'Send an email to Anna about the meeting notes');
     expect(found.tools.length).toBeGreaterThan(0);
     expect(found.tools.length).toBeLessThanOrEqual(5);

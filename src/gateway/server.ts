@@ -3,6 +3,7 @@
  * HTTP. In `search` mode a client sees two tools, `find_tools` and `call_tool`; in `filter` mode
  * it sees `find_tools` and the step's set itself, and gets `list_changed` after each call.
  */
+import { createRequire } from 'node:module';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -11,6 +12,9 @@ import { MAX_QUERY_CHARS } from '../core/base/limits.js';
 import { quoteData } from '../core/prompts/build.js';
 import { errorResult, MAX_FIND, type CallResult, type FoundTools, type Gateway, type GatewayMode } from './gateway.js';
 import type { GatewaySession } from './session.js';
+
+/** dtdr's version, as the gateway's serverInfo (package.json is two folders up from src/gateway and dist/gateway). */
+const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 export const FIND_TOOLS = 'find_tools';
 export const CALL_TOOL = 'call_tool';
@@ -79,7 +83,7 @@ export function sessionServer(
   const { mode } = options;
   const defaultLimit = gateway.options.findTools ?? 5;
   const server = new Server(
-    { name: 'dtdr-gateway', version: '1' },
+    { name: 'dtdr-gateway', version: VERSION },
     {
       capabilities: { tools: { listChanged: true } },
       instructions:
