@@ -187,6 +187,7 @@ describe('the gateway over real MCP servers', () => {
     await until(() => [...gateway.upstreams.values()].filter((u) => u.up).length === gateway.upstreams.size - 1);
     await gateway.settled();
     expect(gateway.upstreams.get('stuck')!.up).toBe(false);
+    expect(gateway.status().find((s) => s.name === 'faults')).toEqual({ name: 'faults', up: true, tools: 5 });
     // Every page of each paginated list (two tools a page) was read.
     expect(gateway.liveTools()).toHaveLength(DEMO_TOOLS.length + 5);
     expect(gateway.model!.tools).toHaveLength(DEMO_TOOLS.length + 5);

@@ -124,7 +124,7 @@ export async function gatewayCommand(argv: string[]): Promise<void> {
     refitter: refitWorker(),
     log,
   });
-  const up = [...gateway.upstreams.values()].filter((u) => u.up).length;
+  const up = gateway.status().filter((s) => s.up).length;
   log(`${gateway.liveTools().length} tools from ${up} of ${servers.length} servers; mode ${mode}`);
   const stop = async () => {
     await gateway.close();

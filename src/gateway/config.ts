@@ -30,6 +30,7 @@ export interface HttpUpstreamConfig {
   headers: Record<string, string>;
 }
 
+/** One upstream of the config, over stdio or HTTP. */
 export type UpstreamConfig = StdioUpstreamConfig | HttpUpstreamConfig;
 
 /** Most upstreams one config may name. */

@@ -22,6 +22,7 @@ import { Upstream, UPSTREAM_DEFAULTS, type UpstreamLimits, type UpstreamTool } f
 /** How the client sees the tools: `find_tools` + `call_tool`, or the step's set listed directly. */
 export type GatewayMode = 'search' | 'filter';
 
+/** What {@link Gateway.start} takes: the upstreams, the encoder, where to keep the model, the limits. */
 export interface GatewayOptions {
   servers: UpstreamConfig[];
   /** The sentence encoder (the bundled one from the CLI). */
@@ -39,6 +40,7 @@ export interface GatewayOptions {
   limits?: Partial<UpstreamLimits>;
   /** Where refits run (the CLI passes a worker thread). */
   refitter?: Refitter;
+  /** Called with each log line (a server up or down, a tool list read, a run that could not be learned). */
   log?: (line: string) => void;
 }
 
@@ -76,7 +78,9 @@ export const errorResult = (text: string): CallResult => ({ content: [{ type: 't
 /** Most tools one find_tools answer may hold. */
 export const MAX_FIND = 20;
 
+/** The gateway: start it with {@link Gateway.start}, then serve it with serveStdio, serveHttp or sessionServer. */
 export class Gateway {
+  /** @internal The upstreams by config name (tests reach into them; apps read {@link Gateway.status}). */
   readonly upstreams = new Map<string, Upstream>();
   private readonly catalog = new Map<string, CatalogEntry>();
   private modelNow: Dtdr | undefined;
@@ -88,6 +92,7 @@ export class Gateway {
   private sessions = 0;
   /** Runs learned by this process. */
   learnedRuns = 0;
+  /** Where the gateway's log lines go (GatewayOptions.log; by default nowhere). */
   readonly log: (line: string) => void;
 
   private constructor(readonly options: GatewayOptions) {
@@ -128,6 +133,15 @@ export class Gateway {
     clearTimeout(timer);
     await g.chain;
     return g;
+  }
+
+  /** Each configured server: whether it is up, and how many of its tools are live. */
+  status(): { name: string; up: boolean; tools: number }[] {
+    return [...this.upstreams.values()].map((u) => ({
+      name: u.name,
+      up: u.up,
+      tools: u.up ? [...this.catalog.values()].filter((e) => e.server === u.name).length : 0,
+    }));
   }
 
   /** The model (undefined until some upstream has listed a tool). */

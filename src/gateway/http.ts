@@ -12,6 +12,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Gateway, GatewayMode } from './gateway.js';
 import { sessionServer } from './server.js';
 
+/** What {@link serveHttp} takes: where to listen, the token, the mode and the limits. */
 export interface HttpOptions {
   port: number;
   /** Default 127.0.0.1. */

@@ -68,6 +68,7 @@ export function foundText(found: FoundTools): string {
   return quoteData({ tools: found.tools, confident: found.confident, reason: found.reason });
 }
 
+/** What {@link sessionServer} takes: the mode, and what to do when the session ends. */
 export interface SessionServerOptions {
   mode: GatewayMode;
   /** Called once when the session ends (its transport closed). */

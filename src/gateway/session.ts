@@ -17,6 +17,7 @@ export interface LiveTool {
   up: boolean;
 }
 
+/** One downstream session: what it was offered, its run in progress, and the check each call passes. */
 export class GatewaySession {
   /** Every tool this session was ever offered (find_tools results, filter-mode listings). */
   private readonly offered = new Set<string>();
