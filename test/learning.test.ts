@@ -123,4 +123,14 @@ describe('a model that starts from the tools alone', () => {
       before.probabilities[before.labels.indexOf('contacts_search')],
     );
   });
+
+  // Found by dtdr gateway, whose model starts from the tools and learns each run as it ends: the
+  // refit on the first run trained fold heads on no demonstration and threw "no training examples".
+  it('learns its first run, one at a time, as a gateway hands them in', async () => {
+    const m = await Dtdr.train({ tools: DEMO_TOOLS, plans: [], encoder });
+    await m.learn([{ id: 'first', query: 'mail Anna the notes', tools: ['email_send'] }]);
+    await m.learn([{ id: 'second', query: 'find Bob and mail him', tools: ['contacts_search', 'email_send'] }]);
+    expect(m.learnedCount).toBe(2);
+    expect(m.refitErrors).toEqual([]);
+  });
 });

@@ -125,6 +125,7 @@ export async function cliHelpOutput(): Promise<string> {
     ['prompt', (await import('../src/cli/prompt.js')).promptHelp],
     ['eval', (await import('../src/cli/eval.js')).evalHelp],
     ['embed', (await import('../src/cli/embed.js')).embedHelp],
+    ['gateway', (await import('../src/cli/gateway.js')).gatewayHelp],
   ];
   return fence(help.map(([name, text]) => `$ dtdr ${name} --help\n${text}`).join('\n\n'));
 }

@@ -7,6 +7,7 @@ import { DtdrError } from '../core/base/errors.js';
 import { demoCommand, demoHelp } from './demo.js';
 import { embedCommand, embedHelp } from './embed.js';
 import { evalCommand, evalHelp } from './eval.js';
+import { gatewayCommand, gatewayHelp } from './gateway.js';
 import { promptCommand, promptHelp } from './prompt.js';
 import { retrieveCommand, retrieveHelp } from './retrieve.js';
 import { trainCommand, trainHelp } from './train.js';
@@ -40,6 +41,11 @@ const commands: Record<string, Command> = {
     run: evalCommand,
   },
   embed: { summary: 'embed lines of text with the sentence encoder', help: embedHelp, run: embedCommand },
+  gateway: {
+    summary: 'an MCP server in front of many that shows each client the few tools it needs, and learns',
+    help: gatewayHelp,
+    run: gatewayCommand,
+  },
 };
 
 function usage(): string {
