@@ -21,7 +21,7 @@ import { chainPlan } from '../src/core/plans/plan.js';
 import { parseAnswer, parseHermes, parseOpenAI, parseReAct, validateCall } from '../src/core/prompts/parse.js';
 import { seededRandom } from '../src/core/base/random.js';
 import type { MethodName } from '../src/core/retrieval/types.js';
-import type { ToolSpec } from '../src/core/base/types.js';
+import type { JsonSchema, ToolSpec } from '../src/core/base/types.js';
 import { wordAxisEncoder } from './helpers.js';
 
 export const FUZZ_TOOLS: ToolSpec[] = [
@@ -605,4 +605,101 @@ export const parserTarget: FuzzTarget = {
   },
 };
 
-export const FUZZ_TARGETS: FuzzTarget[] = [jsonModelTarget, binaryModelTarget, datasetTarget, parserTarget];
+/**
+ * Tool schemas as apps and MCP servers may write them, hostile ones included (issue 44, M-d):
+ * patterns and patternProperties keys built from overlapping atoms and quantifiers (valid or not),
+ * local $ref fan-outs through allOf/anyOf/oneOf, formats, lengths, enums and required lists.
+ */
+const patternText = fc
+  .array(
+    fc.constantFrom(
+      'a',
+      'b',
+      '.',
+      '\\s',
+      '\\d',
+      '[a-z]',
+      '[^@]',
+      '(',
+      ')',
+      '(?:',
+      '|',
+      '*',
+      '+',
+      '?',
+      '{2,}',
+      '{0,3}',
+      '^',
+      '$',
+      '\\1',
+      '-',
+    ),
+    { maxLength: 12 },
+  )
+  .map((parts) => parts.join(''));
+const leafSchema: fc.Arbitrary<Json> = fc.oneof(
+  fc.constant({}),
+  fc.record({ type: fc.constantFrom('string', 'number', 'integer', 'boolean', 'array', 'object', 'null') }),
+  fc.record({ type: fc.constant('string'), pattern: patternText }),
+  fc.record({ type: fc.constant('string'), minLength: fc.nat(20), maxLength: fc.nat(40) }),
+  fc.record({ format: fc.constantFrom('url', 'email', 'uri', 'date-time', 'hostname', 'ipv6', 'regex', 'nonsense') }),
+  fc.record({ enum: fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 6 }) }),
+  fc.record({ const: fc.jsonValue({ maxDepth: 2 }) }),
+);
+const schemaCase = fc.record({
+  root: fc.letrec<{ schema: Json }>((tie) => ({
+    schema: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      leafSchema,
+      fc.record({
+        type: fc.constant('object'),
+        properties: fc.dictionary(fc.constantFrom('a', 'b', 'c'), tie('schema'), { maxKeys: 3 }),
+        required: fc.array(fc.constantFrom('a', 'b', 'c', 'd'), { maxLength: 4 }),
+      }),
+      fc.record({
+        type: fc.constant('object'),
+        patternProperties: fc.dictionary(patternText, tie('schema'), { maxKeys: 2 }),
+        additionalProperties: fc.oneof(fc.boolean(), tie('schema')),
+      }),
+      fc.record({ type: fc.constant('array'), items: tie('schema'), uniqueItems: fc.boolean(), minItems: fc.nat(3) }),
+      fc.record({ allOf: fc.array(tie('schema'), { minLength: 1, maxLength: 3 }) }),
+      fc.record({ anyOf: fc.array(tie('schema'), { minLength: 1, maxLength: 3 }) }),
+      fc.record({ oneOf: fc.array(tie('schema'), { minLength: 1, maxLength: 3 }) }),
+      fc.record({ not: tie('schema') }),
+      fc.record({ $ref: fc.constantFrom('#/$defs/d0', '#/$defs/d3', '#/$defs/missing', '#') }),
+    ),
+  })).schema,
+  fanOut: fc.nat(4),
+  keyword: fc.constantFrom('allOf', 'anyOf', 'oneOf'),
+  args: fc.jsonValue({ maxDepth: 4 }),
+  text: fc.string({ unit: fc.constantFrom('a', 'b', ' ', '-', '@', '1', 'x'), maxLength: 200 }),
+});
+
+export const schemaTarget: FuzzTarget = {
+  name: 'tool schemas and arguments',
+  run(random) {
+    const c = draw(schemaCase, random);
+    // A chain of $defs, each applying the next twice: 2^fanOut subschemas for one value (kept small here:
+    // test/hardening-inputs.test.ts runs the fan-outs that exhaust the budget).
+    const $defs: Record<string, Json> = { [`d${c.fanOut}`]: c.root };
+    for (let i = 0; i < c.fanOut; i++)
+      $defs[`d${i}`] = { [c.keyword]: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+    const parameters = { type: 'object', properties: { v: c.root, s: { $ref: '#/$defs/d0' } }, $defs } as JsonSchema;
+    const tools: ToolSpec[] = [{ name: 'hostile', description: 'a tool with a fuzzed schema', parameters }];
+    for (const args of [
+      { v: c.args, s: c.text },
+      { v: c.text, s: c.args, [c.text]: c.args },
+    ]) {
+      const v = validateCall({ kind: 'call', call: { name: 'hostile', arguments: args }, warnings: [] }, tools);
+      if (!['call', 'error'].includes(v.kind)) throw new Error(`validateCall answered kind ${String(v.kind)}`);
+    }
+  },
+};
+
+export const FUZZ_TARGETS: FuzzTarget[] = [
+  jsonModelTarget,
+  binaryModelTarget,
+  datasetTarget,
+  parserTarget,
+  schemaTarget,
+];

@@ -14,6 +14,7 @@ import { Agent, ScriptedModel } from '../src/core/agent/agent.js';
 import { Dtdr } from '../src/core/dtdr.js';
 import { DtdrError } from '../src/core/base/errors.js';
 import { NESTED_TOO_DEEP } from '../src/core/base/limits.js';
+import { DECODE_MULTIPLE } from '../src/core/model/binary.js';
 import { chainPlan } from '../src/core/plans/plan.js';
 import { buildArgumentsPrompt, buildSelectionPrompt, type PromptFormat } from '../src/core/prompts/build.js';
 import { validateCall, type ParsedAnswer } from '../src/core/prompts/parse.js';
@@ -274,8 +275,9 @@ function parts(bytes: Uint8Array) {
 }
 
 /**
- * Loads `file` in a child process (test/load-memory.ts), twice: the better time and memory of the
- * two (the machine is shared; neither can be better than the load really needs), and what it answered.
+ * Loads `file` in a child process (test/load-memory.ts), up to three times until a load is within
+ * both bounds: the best time and memory seen (the machine is shared, so a load can only look
+ * slower or bigger than it is, never smaller), and what it answered.
  */
 function loadInChild(file: string): { ms: number; extraMB: number; outcome: string } {
   const once = () =>
@@ -289,8 +291,13 @@ function loadInChild(file: string): { ms: number; extraMB: number; outcome: stri
         .split('\n')
         .at(-1)!,
     ) as { ms: number; extraMB: number; outcome: string };
-  const [a, b] = [once(), once()];
-  return { ms: Math.min(a.ms, b.ms), extraMB: Math.min(a.extraMB, b.extraMB), outcome: a.outcome };
+  const best = once();
+  for (let attempt = 1; attempt < 3 && (best.ms >= LOAD_BOUND_MS || best.extraMB >= LOAD_BOUND_MB); attempt++) {
+    const next = once();
+    best.ms = Math.min(best.ms, next.ms);
+    best.extraMB = Math.min(best.extraMB, next.extraMB);
+  }
+  return best;
 }
 
 describe('M-e: a model file under 10 MB loads or is refused within 2 s and 200 MB', () => {
@@ -340,22 +347,48 @@ describe('M-e: a model file under 10 MB loads or is refused within 2 s and 200 M
     expect(extraMB).toBeLessThan(LOAD_BOUND_MB);
   });
 
-  it('the largest one-element-row section the budget lets through loads within the bounds too', () => {
-    const { header, sections } = parts(model.toBinary());
-    const offset = Math.ceil(sections.length / 8) * 8;
-    // Just inside the budget: 10 times the file (and 4 MiB), each row counted at 88 bytes.
-    const count = Math.floor((10 * 4.5e6 + 4 * 2 ** 20 - 2e6) / 88);
-    const all = new Uint8Array(Math.max(offset + count * 4, 4.5e6));
-    all.set(sections);
-    header.sections.push({ dtype: 'i32', length: count, rows: 1, offset });
-    header.body.notes = { $dtdrSection: header.sections.length - 1, $dtdrWidth: 1 };
-    const { ms, extraMB, outcome } = loadInChild(write('inside.dtdr', binaryFile(JSON.stringify(header), all)));
-    console.log(`load inside: ${ms.toFixed(0)} ms, +${extraMB.toFixed(0)} MB: ${outcome.slice(0, 60)}`);
-    expect(outcome).not.toMatch(/^RAW/);
-    expect(outcome).not.toMatch(/decodes to more memory/);
-    expect(ms).toBeLessThan(LOAD_BOUND_MS);
-    expect(extraMB).toBeLessThan(LOAD_BOUND_MB);
-  });
+  it.each(['rows', 'objects'])(
+    'a 9.9 MB file of the most one-element %s the budget lets through loads within the bounds too',
+    (kind) => {
+      const { header, sections } = parts(model.toBinary());
+      // What is left of the budget once the file's own bytes (padding, header text) are counted.
+      const budget = (DECODE_MULTIPLE - 1) * FILE_BYTES + 4 * 2 ** 20 - 2e6;
+      let bytes: Uint8Array;
+      if (kind === 'rows') {
+        // Each row counted at 8 + 160 bytes; the rest of the file is an unreferenced-free f64 section.
+        const offset = Math.ceil(sections.length / 8) * 8;
+        const count = Math.floor(budget / 168);
+        const padding = Math.floor((FILE_BYTES - offset - count * 4 - 4000) / 8);
+        const all = new Uint8Array(offset + count * 4 + 4 + padding * 8);
+        all.set(sections);
+        header.sections.push({ dtype: 'i32', length: count, rows: 1, offset });
+        header.body.notes = { $dtdrSection: header.sections.length - 1, $dtdrWidth: 1 };
+        header.sections.push({
+          dtype: 'f64',
+          length: padding,
+          rows: 0,
+          offset: Math.ceil((offset + count * 4) / 8) * 8,
+        });
+        header.body.padding = { $dtdrSection: header.sections.length - 1 };
+        bytes = binaryFile(JSON.stringify(header), all);
+      } else {
+        // Each {} counted at 160 + 16 + 16 bytes; padded to the size with one long string.
+        const count = Math.floor(budget / 192);
+        const text = JSON.stringify(header);
+        const junk = `"notes":[${Array(count).fill('{}').join(',')}],"padding":"${'x'.repeat(Math.max(0, FILE_BYTES - 3 * count - text.length - 100))}"`;
+        bytes = binaryFile(`${text.slice(0, -2)},${junk}}}`, sections);
+      }
+      expect(bytes.length).toBeLessThanOrEqual(10e6);
+      const { ms, extraMB, outcome } = loadInChild(write(`inside-${kind}.dtdr`, bytes));
+      console.log(
+        `load inside ${kind} (${bytes.length} B): ${ms.toFixed(0)} ms, +${extraMB.toFixed(0)} MB: ${outcome.slice(0, 60)}`,
+      );
+      expect(outcome).not.toMatch(/^RAW/);
+      expect(outcome).not.toMatch(/decodes? to more memory/);
+      expect(ms).toBeLessThan(LOAD_BOUND_MS);
+      expect(extraMB).toBeLessThan(LOAD_BOUND_MB);
+    },
+  );
 
   it('models dtdr writes load: binary and JSON', () => {
     for (const file of [write('model.dtdr', model.toBinary()), write('model.json', JSON.stringify(model.toJSON()))])

@@ -10,7 +10,7 @@
  */
 import { sha256 } from '@noble/hashes/sha2';
 import { DtdrError } from '../base/errors.js';
-import { jsonDecodedBytes, jsonNestsDeeper, MAX_MODEL_NESTING, nestingDepth } from '../base/limits.js';
+import { jsonDecodedBytes, jsonNestsDeeper, MAX_MODEL_NESTING } from '../base/limits.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
 export const BINARY_MAGIC = 'DTDRMDL\0';
@@ -99,18 +99,23 @@ export function encodeBinaryModel(artifact: unknown): Uint8Array {
 /**
  * Bytes of memory a decoded element and a decoded row of a packed number[][] may take at most
  * (a JS number array holds doubles; each row is an array of its own, about 61 bytes on V8 before
- * its elements): the decoder's budget per element read, checked for the whole file before anything
- * is allocated.
+ * its elements, and the walks after decoding visit each): the decoder's budget per element read,
+ * checked for the whole file before anything is allocated.
  */
 const DECODED_ELEMENT_BYTES = 8;
-const DECODED_ROW_BYTES = 80;
+// Counted at twice what V8 holds: rows are rare in the models dtdr writes (vectors, pairs) and a
+// file of one-element rows is the cheapest way to many small arrays.
+const DECODED_ROW_BYTES = 160;
 /**
- * How many times its size a model file may decode to. The models dtdr writes decode to 2–3.5 times
- * their size (the demo model: 3.3, counting the header's arrays and objects as jsonDecodedBytes
- * does); a tool set heavy with JSON Schemas, to some more. Ten times, and 4 MiB for small files,
- * keeps a 10 MB file under about 100 MB of decoded model, whatever it holds.
+ * How many times its size a model file may decode to, as the decoder counts (rows and the header's
+ * arrays and objects at what they cost a load's resident memory, see DECODED_CONTAINER_BYTES). The
+ * models dtdr writes count 5–6 times their size (the demo model; dtdr-g after 10,000 learned
+ * plans: 5.5), dtdr-c, whose state is small objects and pairs, nearly 14 (13.9 after 10,000).
+ * Twenty times, and 4 MiB for small files, keeps every model dtdr saves loadable, while the most a
+ * 9.9 MB file can hold of one-element rows or empty objects loads with 150–177 MB more resident
+ * memory (test/hardening-inputs.test.ts).
  */
-export const DECODE_MULTIPLE = 10;
+export const DECODE_MULTIPLE = 20;
 /** The most a file of `fileBytes` may decode to, its header's JSON included (binary and JSON models alike). */
 export const decodeBudget = (fileBytes: number): number => DECODE_MULTIPLE * fileBytes + (4 << 20);
 
@@ -162,8 +167,6 @@ export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) fail('the header is not a JSON object');
   for (const key of Object.keys(parsed))
     if (!HEADER_FIELDS.has(key)) fail(`the header has a field this version does not write (${JSON.stringify(key)})`);
-  if (nestingDepth(parsed, MAX_MODEL_NESTING) > MAX_MODEL_NESTING)
-    fail(`the header nests deeper than ${MAX_MODEL_NESTING} levels`);
   const start = Math.ceil((16 + headerLength) / 8) * 8;
   const end = bytes.length - 32;
   if (!parsed || !Array.isArray(parsed.sections)) fail('the header has no section table');
@@ -256,7 +259,7 @@ export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
     if (v && typeof v === 'object') {
       const o = v as Record<string, unknown>;
       if (Object.hasOwn(o, '$dtdrSection')) return read(o.$dtdrSection as number, o.$dtdrWidth as number | undefined);
-      for (const k of Object.keys(o)) o[k] = walk(o[k]);
+      for (const k in o) if (Object.hasOwn(o, k)) o[k] = walk(o[k]);
       return o;
     }
     return v;
