@@ -1,7 +1,7 @@
 /**
  * Measures a sentence encoder on dtdr's own paraphrase set and its batched throughput.
  *
- *   npm run experiment -- encoder [--encoder <model id | folder> --sentences 5000 --runs 5 --requests 200]
+ *   npm run experiment -- encoder [--encoder <glove | folder | A+B> --sentences 5000 --runs 5 --requests 200]
  *
  * Accuracy: for each of the 2N sentences, is its nearest neighbour (cosine, among all other
  * sentences) its paraphrase partner? Throughput: distinct short sentences per second through
@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { loadEncoder } from '../../src/encoders/node.js';
+import { encoderByName } from '../../test/worlds/encoders.js';
 import { median } from '../bench/stats.js';
 
 const { values: args } = parseArgs({
@@ -31,7 +31,7 @@ async function main() {
   const { pairs } = JSON.parse(
     readFileSync(new URL('../../test/fixtures/paraphrases.json', import.meta.url), 'utf8'),
   ) as { pairs: [string, string][] };
-  const encoder = await loadEncoder({ model: args.encoder, cacheSize: 0 });
+  const encoder = await encoderByName(args.encoder, { cacheSize: 0 });
   const sentences = pairs.flat();
   const vectors = await encoder.embed(sentences);
   let correct = 0;
