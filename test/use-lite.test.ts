@@ -6,6 +6,7 @@
  * committed file, which must also be what a rebuild writes, byte for byte.
  */
 import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Encoder } from '../src/core/base/encoder.js';
 import { loadEncoder } from '../src/encoders/node.js';
+import { loadEncoder as loadWebEncoder } from '../src/encoders/web.js';
 import { defaultRuntime } from '../src/encoders/onnx.js';
 import { ROOT } from './helpers.js';
 import { USE_LITE_PACKAGE, USE_LITE_VERSION, readTfPackage, useLiteFolder, type TfGraph } from './use-lite.js';
@@ -191,5 +193,31 @@ describe('dtdr-use-lite against the original runtime', () => {
     const [again] = await shipped.embed(['turn the sound up']);
     expect(Array.from(again)).toEqual(Array.from(first));
     expect(cached.cache!.hits).toBe(hits + 1);
+  });
+
+  it('loads through the browser loader from a folder URL, with the same vectors', async () => {
+    // src/encoders/web.ts as a browser app uses it (fetch of a served folder), here over local HTTP.
+    const server = createServer((request, response) => {
+      const name = decodeURIComponent(new URL(request.url ?? '/', 'http://x').pathname).replace(/^\/+/, '');
+      try {
+        const body = readFileSync(join(ROOT, 'models', name));
+        response.writeHead(200, { 'content-length': body.length });
+        response.end(request.method === 'HEAD' ? undefined : body);
+      } catch {
+        response.writeHead(404).end();
+      }
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as { port: number };
+    try {
+      const web = await loadWebEncoder({ model: `http://127.0.0.1:${port}/dtdr-use-lite/`, cacheSize: 0 });
+      expect(web.id).toBe('dtdr-use-lite');
+      const texts = ['turn the sound up', 'what will the weather be in Lyon tomorrow?'];
+      const [fromWeb, fromDisk] = [await web.embed(texts), await shipped.embed(texts)];
+      for (let i = 0; i < texts.length; i++) expect(cosine(fromWeb[i], fromDisk[i])).toBeGreaterThan(0.99999);
+      await web.dispose?.();
+    } finally {
+      server.close();
+    }
   });
 });
