@@ -6,7 +6,7 @@ import type { Encoder } from '../src/core/base/encoder.js';
 import { DtdrError } from '../src/core/base/errors.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { importOptional } from '../src/encoders/hub.js';
-import { BUNDLED_ENCODER_ID } from '../src/encoders/onnx.js';
+import { BUNDLED_ENCODER_ID, createOnnxEncoder, type OnnxRuntime } from '../src/encoders/onnx.js';
 import { writeTinyEncoder } from './tiny-encoder.js';
 
 describe('the bundled offline encoder', () => {
@@ -139,5 +139,60 @@ describe('optional peer dependencies', () => {
     expect(DtdrError.isInstance(error)).toBe(true);
     expect(error.message).toMatch(/a hub encoder needs the optional package @huggingface\/not-installed/);
     expect(error.hint).toBe('npm install @huggingface/not-installed');
+  });
+});
+
+describe('how texts reach the runtime', () => {
+  // A fake session that records the [texts, width] of every call and answers 2-d vectors.
+  const recording = async () => {
+    const calls: number[][] = [];
+    class FakeTensor {
+      constructor(
+        readonly type: string,
+        readonly data: BigInt64Array | Float32Array,
+        readonly dims: number[],
+      ) {}
+    }
+    const session = {
+      inputNames: ['input_ids', 'attention_mask'],
+      outputNames: ['sentence_embedding'],
+      async run(feeds: Record<string, FakeTensor>) {
+        const [rows, width] = feeds.input_ids.dims;
+        calls.push([rows, width]);
+        const data = new Float32Array(rows * 2);
+        const ids = feeds.input_ids.data as BigInt64Array;
+        for (let r = 0; r < rows; r++) [data[r * 2], data[r * 2 + 1]] = [1, Number(ids[r * width])];
+        return { sentence_embedding: new FakeTensor('float32', data, [rows, 2]) };
+      },
+    };
+    const encoder = await createOnnxEncoder({
+      id: 'fake',
+      runtime: { Tensor: FakeTensor } as unknown as OnnxRuntime,
+      session: session as never,
+      // One token per word; its id is the word's length, so a vector says which text it came from.
+      tokenizer: { encode: (text: string) => ({ ids: text.split(' ').map((w) => w.length) }) },
+      cacheSize: 0,
+    });
+    calls.length = 0;
+    return { encoder, calls };
+  };
+
+  it('sends short texts shortest first, so one long text does not pad a batch of short ones to its length', async () => {
+    const { encoder, calls } = await recording();
+    const long = Array.from({ length: 200 }, () => 'word').join(' ');
+    const texts = [...Array.from({ length: 100 }, (_, i) => `${'x'.repeat(1 + (i % 5))} b c`), long];
+    const vectors = await encoder.embed(texts);
+    // Every text gets its own vector back, in order.
+    texts.forEach((t, i) => expect(vectors[i][1] / vectors[i][0]).toBeCloseTo(t.split(' ')[0].length, 5));
+    const padded = calls.reduce((s, [rows, width]) => s + rows * width, 0);
+    expect(padded).toBeLessThan(2 * (100 * 3 + 200));
+  });
+
+  it('keeps each call within a bounded number of padded positions', async () => {
+    const { encoder, calls } = await recording();
+    const long = Array.from({ length: 100 }, () => 'word').join(' ');
+    await encoder.embed(Array.from({ length: 256 }, (_, i) => `${long} ${i}`));
+    expect(calls.length).toBeGreaterThan(1);
+    for (const [rows, width] of calls) expect(rows * width).toBeLessThanOrEqual(8192);
   });
 });

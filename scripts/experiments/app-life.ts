@@ -13,7 +13,7 @@
  * (test/fixtures/demo-compositional.jsonl); UltraTool on 500 of its training plans held out (seed
  * 0; its official test plans stay untouched here); RestBench and Seal-Tools on a seeded 30%.
  *
- *   npm run eval:app-life -- [--worlds demo,restbench] [--seeds 3] [--json out.json] [--results docs/results.json]
+ *   npm run eval:app-life -- [--worlds demo,restbench] [--seeds 3] [--encoder DIR] [--json out.json] [--results docs/results.json]
  *   npm run eval:app-life -- --from out.json --results docs/results.json   (a saved run into the docs' results file)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -24,7 +24,7 @@ import { refitWorker } from '../../src/workers/node.js';
 import { summarize, type MetricSummary } from '../../src/core/base/metrics.js';
 import { seededRandom, shuffleInPlace } from '../../src/core/base/random.js';
 import type { Plan } from '../../src/core/base/types.js';
-import { loadEncoder } from '../../src/encoders/node.js';
+import { encoderByName } from '../../test/worlds/encoders.js';
 import { loadWorld, scoreRetrievals, skewedPool, type World } from '../../test/worlds/app-life.js';
 import type { Encoder } from '../../src/core/base/encoder.js';
 
@@ -80,6 +80,8 @@ async function main() {
       results: { type: 'string' },
       from: { type: 'string' },
       data: { type: 'string', default: '../shared/data' },
+      // glove (default), a model folder, or A+B (test/worlds/encoders.ts)
+      encoder: { type: 'string' },
     },
   });
   if (values.from) {
@@ -88,7 +90,7 @@ async function main() {
     if (values.results) writeResultsTable(values.results, saved);
     return;
   }
-  const encoder = await loadEncoder();
+  const encoder = await encoderByName(values.encoder);
   const sizes = values.sizes.split(',');
   const seeds = Number(values.seeds);
   const paths = values.paths.split(',') as ('train' | 'learn')[];

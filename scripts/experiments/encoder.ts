@@ -1,15 +1,19 @@
 /**
  * Measures a sentence encoder on dtdr's own paraphrase set and its batched throughput.
  *
- *   npm run experiment -- encoder [--encoder <model id | folder> --sentences 5000 --runs 5]
+ *   npm run experiment -- encoder [--encoder <glove | folder | A+B> --sentences 5000 --runs 5 --requests 200]
  *
  * Accuracy: for each of the 2N sentences, is its nearest neighbour (cosine, among all other
  * sentences) its paraphrase partner? Throughput: distinct short sentences per second through
- * encoder.embed with the cache off; the median of several runs (this machine is shared).
+ * encoder.embed with the cache off; the median of several runs (this machine is shared) — all in
+ * one call (batches of the encoder's batchSize, 256), in calls of 32, and one request per call
+ * (the latency of one request: median and 90th percentile ms). The load average is reported with
+ * the figures, since the machine is shared. Single-threaded (dtdr's default ONNX Runtime setting).
  */
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { loadEncoder } from '../../src/encoders/node.js';
+import { encoderByName } from '../../test/worlds/encoders.js';
 import { median } from '../bench/stats.js';
 
 const { values: args } = parseArgs({
@@ -17,6 +21,7 @@ const { values: args } = parseArgs({
     encoder: { type: 'string' },
     sentences: { type: 'string', default: '5000' },
     runs: { type: 'string', default: '5' },
+    requests: { type: 'string', default: '200' },
   },
 });
 
@@ -26,7 +31,7 @@ async function main() {
   const { pairs } = JSON.parse(
     readFileSync(new URL('../../test/fixtures/paraphrases.json', import.meta.url), 'utf8'),
   ) as { pairs: [string, string][] };
-  const encoder = await loadEncoder({ model: args.encoder, cacheSize: 0 });
+  const encoder = await encoderByName(args.encoder, { cacheSize: 0 });
   const sentences = pairs.flat();
   const vectors = await encoder.embed(sentences);
   let correct = 0;
@@ -52,12 +57,33 @@ async function main() {
     (_, i) =>
       `please ${verbs[i % 10]} the ${objects[Math.floor(i / 10) % 10]} for my ${['friend', 'boss', 'team', 'mother'][i % 4]} number ${i}`,
   );
-  const rates: number[] = [];
-  for (let r = 0; r < Number(args.runs); r++) {
+  const load = [loadavg()[0]];
+  const rateAt = async (list: string[], perCall: number) => {
     const t0 = performance.now();
-    await encoder.embed(texts);
-    rates.push(n / ((performance.now() - t0) / 1000));
+    for (let i = 0; i < list.length; i += perCall) await encoder.embed(list.slice(i, i + perCall));
+    return list.length / ((performance.now() - t0) / 1000);
+  };
+  const rates: number[] = [];
+  const rates32: number[] = [];
+  for (let r = 0; r < Number(args.runs); r++) {
+    rates.push(await rateAt(texts, n));
+    // Distinct texts per run, so no run is answered by a cache of the runtime.
+    rates32.push(
+      await rateAt(
+        texts.map((t) => `${t} run ${r}`),
+        32,
+      ),
+    );
   }
+  const requests = Math.min(Number(args.requests), n);
+  const latencies: number[] = [];
+  for (let i = 0; i < requests; i++) {
+    const t0 = performance.now();
+    await encoder.embed([`${texts[i]} alone`]);
+    latencies.push(performance.now() - t0);
+  }
+  latencies.sort((a, b) => a - b);
+  load.push(loadavg()[0]);
   console.log(
     JSON.stringify(
       {
@@ -69,6 +95,12 @@ async function main() {
         sentences: sentences.length,
         throughputPerSecondMedian: Math.round(median(rates)),
         throughputRuns: rates.map(Math.round),
+        throughputBatch32Median: Math.round(median(rates32)),
+        throughputBatch32Runs: rates32.map(Math.round),
+        oneRequestMsMedian: +median(latencies).toFixed(2),
+        oneRequestMsP90: +latencies[Math.floor(0.9 * (latencies.length - 1))].toFixed(2),
+        oneRequestPerSecond: Math.round(1000 / median(latencies)),
+        loadAverage: load.map((l) => +l.toFixed(1)),
         misses,
       },
       null,

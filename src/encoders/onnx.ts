@@ -177,19 +177,20 @@ export async function createOnnxEncoder(init: OnnxEncoderInit): Promise<Encoder>
   }
   const output = session.outputNames.includes('last_hidden_state') ? 'last_hidden_state' : session.outputNames[0];
 
-  const runBatch = async (texts: readonly string[]): Promise<Float32Array[]> => {
-    const rows = texts.map((text) => {
-      const ids = tokenizer.encode(text).ids;
-      if (ids.some((id) => !Number.isInteger(id))) {
-        throw new DtdrError(
-          'encoder',
-          `the tokenizer of "${init.id}" gave no id for part of ${JSON.stringify(text.slice(0, 40))}`,
-          { hint: 'its tokenizer.json needs an unk_token for words outside its vocabulary' },
-        );
-      }
-      // Keep the last token (a [SEP]-like marker for models that have one) when cutting.
-      return ids.length > maxLength ? [...ids.slice(0, maxLength - 1), ids[ids.length - 1]] : ids;
-    });
+  const tokenize = (text: string): number[] => {
+    const ids = tokenizer.encode(text).ids;
+    if (ids.some((id) => !Number.isInteger(id))) {
+      throw new DtdrError(
+        'encoder',
+        `the tokenizer of "${init.id}" gave no id for part of ${JSON.stringify(text.slice(0, 40))}`,
+        { hint: 'its tokenizer.json needs an unk_token for words outside its vocabulary' },
+      );
+    }
+    // Keep the last token (a [SEP]-like marker for models that have one) when cutting.
+    return ids.length > maxLength ? [...ids.slice(0, maxLength - 1), ids[ids.length - 1]] : ids;
+  };
+
+  const runBatch = async (rows: readonly number[][]): Promise<Float32Array[]> => {
     const width = Math.max(1, ...rows.map((r) => r.length));
     const ids = new BigInt64Array(rows.length * width);
     const mask = new BigInt64Array(rows.length * width);
@@ -231,7 +232,7 @@ export async function createOnnxEncoder(init: OnnxEncoderInit): Promise<Encoder>
     return out;
   };
 
-  const [probe] = await runBatch(['probe']);
+  const [probe] = await runBatch([tokenize('probe')]);
   const dimension = probe.length;
   const base: Encoder = {
     id: init.id,
@@ -241,12 +242,26 @@ export async function createOnnxEncoder(init: OnnxEncoderInit): Promise<Encoder>
     ...(init.backend !== undefined ? { backend: init.backend } : {}),
     async embed(texts) {
       // Text with no characters at all has nothing to pool: answer it directly.
-      const nonEmpty = texts.map((t, i) => [t, i] as const).filter(([t]) => t.trim() !== '');
       const out: Float32Array[] = texts.map(() => new Float32Array(dimension));
-      for (let start = 0; start < nonEmpty.length; start += batchSize) {
-        const batch = nonEmpty.slice(start, start + batchSize);
-        const vectors = await runBatch(batch.map(([t]) => t));
-        batch.forEach(([, i], k) => (out[i] = vectors[k]));
+      const rows = texts.flatMap((text, index) => (text.trim() === '' ? [] : [{ index, ids: tokenize(text) }]));
+      // A runtime call pads every text to its longest one, and a transformer pays for every padded
+      // position, so texts go to the runtime shortest first: one long description no longer makes a
+      // whole batch of short requests run at its length. Pooling is masked, so no vector changes.
+      rows.sort((a, b) => a.ids.length - b.ids.length || a.index - b.index);
+      // A call also holds at most MAX_BATCH_POSITIONS padded positions, so long texts do not build
+      // activations of hundreds of MB (a 1536-wide layer over 256 × 128 positions is 200 MB).
+      for (let start = 0; start < rows.length;) {
+        let end = start + 1;
+        while (
+          end < rows.length &&
+          end - start < batchSize &&
+          (end - start + 1) * Math.max(1, rows[end].ids.length) <= MAX_BATCH_POSITIONS
+        )
+          end++;
+        const batch = rows.slice(start, end);
+        const vectors = await runBatch(batch.map((row) => row.ids));
+        batch.forEach((row, k) => (out[row.index] = vectors[k]));
+        start = end;
       }
       return out;
     },
@@ -257,6 +272,9 @@ export async function createOnnxEncoder(init: OnnxEncoderInit): Promise<Encoder>
   const cacheSize = init.cacheSize ?? 4096;
   return cacheSize > 0 ? withEmbeddingCache(base, cacheSize) : base;
 }
+
+/** Most padded token positions in one runtime call (texts × the longest text's tokens). */
+const MAX_BATCH_POSITIONS = 8192;
 
 /** L2-normalises; an all-zero vector (text of unknown words only) stays zero rather than NaN. */
 function normalise(v: Float64Array): Float32Array {

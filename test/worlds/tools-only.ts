@@ -8,7 +8,8 @@
 import { evaluateMethods, splitDataset } from '../../src/core/evaluation/evaluate.js';
 import type { MethodName } from '../../src/core/retrieval/types.js';
 import { readDatasetDir } from '../../src/data/node.js';
-import { loadEncoder } from '../../src/encoders/node.js';
+import type { Encoder } from '../../src/core/base/encoder.js';
+import { encoderByName } from './encoders.js';
 
 export const TOOLS_ONLY_DATASETS = ['ultratool', 'restbench-tmdb', 'seal-tools'] as const;
 
@@ -22,7 +23,9 @@ export interface ToolsOnlyFigures {
 export async function toolsOnlyFigures(
   dir: string,
   methods: MethodName[] = ['bm25', 'dtdr-g'],
-  encoder?: string,
+  encoder?: string | Encoder,
+  /** Score every plan of the dataset, not only its test split (no plan is trained on here). */
+  allPlans = false,
 ): Promise<ToolsOnlyFigures> {
   const dataset = readDatasetDir(dir);
   const split = splitDataset(dataset, { seed: 0 });
@@ -32,8 +35,8 @@ export async function toolsOnlyFigures(
   await evaluateMethods(
     dataset.tools,
     [],
-    split.test,
-    await loadEncoder(encoder === undefined ? {} : { model: encoder }),
+    allPlans ? dataset.plans : split.test,
+    typeof encoder === 'object' ? encoder : await encoderByName(encoder),
     {
       methods,
       timingPasses: 0,
