@@ -308,17 +308,17 @@ export class Dtdr {
         this.changes.removed,
       );
       if (given.length === 0) return;
-      this.beforeLearning ??= JSON.parse(
-        JSON.stringify(saveRetriever(this.base, this.baseTools, this.encoder, this.training)),
-      );
-      this.learned.push(...given);
-      const due = this.refitsAtAll() ? this.refits.due(this.learned.length) : undefined;
-      if (due === 'now') await this.refit(this.learned);
+      // Nothing is recorded before the runs are in the model: a learn that fails (refit, encoder) leaves it as it was.
+      const before = this.beforeLearning ?? snapshot(this.base, this.baseTools, this.encoder, this.training);
+      const learned = [...this.learned, ...given];
+      const due = this.refitsAtAll() ? this.refits.due(learned.length) : undefined;
+      if (due === 'now') await this.refit(learned);
       else {
         const input = await this.learnInput(given);
         if (input) this.base.learn!(input);
-        if (due === 'background') this.refitInBackground();
       }
+      [this.beforeLearning, this.learned] = [before, learned];
+      if (due === 'background') this.refitInBackground();
       this.view = this.applyChanges();
       if (this.learned.length > this.refits.keeps(this.refitsAtAll(), MAX_FORGETTABLE)) {
         await this.foldOldestLearned(this.learned.length - MAX_FORGETTABLE / 2);
@@ -404,9 +404,7 @@ export class Dtdr {
     const { retriever, artifact } = loadRetriever(this.beforeLearning!, { encoder: this.encoder });
     const input = await this.learnInput(oldest, retriever);
     if (input) retriever.learn!(input);
-    this.beforeLearning = JSON.parse(
-      JSON.stringify(saveRetriever(retriever, artifact.tools, this.encoder, artifact.training)),
-    ) as ModelArtifact;
+    this.beforeLearning = snapshot(retriever, artifact.tools, this.encoder, artifact.training);
     this.learned = this.learned.slice(count);
     this.refits.generation++;
   }
@@ -627,6 +625,10 @@ export class Dtdr {
     };
   }
 }
+
+/** A deep copy of a retriever's saved form: the state `forget` replays from. */
+const snapshot = (r: Retriever, tools: ToolSpec[], encoder: Encoder | undefined, training: ModelArtifact['training']) =>
+  JSON.parse(JSON.stringify(saveRetriever(r, tools, encoder, training))) as ModelArtifact;
 
 /** What {@link safeLoadModel} returns: the model, or the DtdrError that says why it could not be loaded. */
 export type SafeLoad = { ok: true; model: Dtdr } | { ok: false; error: DtdrError };

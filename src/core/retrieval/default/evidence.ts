@@ -181,7 +181,9 @@ export function fitEvidence(
     }
   let head: LinearHead | undefined;
   const replay = new ReplayBuffer();
-  if (o.head !== false) {
+  // A round of leave-one-out cross-fitting on a single demonstration trains on none: no head then
+  // (the other signals score its held-out steps), rather than a head with nothing to learn from.
+  if (o.head !== false && plans.length > 0) {
     const examples = sampleExamples(
       headExamples(side, plans, queries, l, vocabulary),
       o.headSteps ?? Infinity,
