@@ -2,12 +2,14 @@
  * The living model (issue 44): `learn`, `forget` and refits keep a model that answers, whatever
  * the runs, the refitter or the timing. Each test fails on ea5d34c.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Encoder } from '../src/core/base/encoder.js';
 import { Dtdr } from '../src/core/dtdr.js';
 import { refitInline, type Refitter } from '../src/core/model/refit.js';
-import { chainPlan } from '../src/core/plans/plan.js';
-import { DEMO_TOOLS } from '../src/demo/toolset.js';
+import type { Plan } from '../src/core/base/types.js';
+import { chainPlan, planSteps, planTools } from '../src/core/plans/plan.js';
+import { DEMO_TOOLS, demoDataset, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { refitWorker } from '../src/workers/node.js';
 
@@ -52,4 +54,59 @@ describe('learn() of one run', () => {
       expect(model.learnedCount).toBe(1);
     }
   });
+});
+
+describe('a trained model learns a tool it had no demonstrations of (L-a)', () => {
+  const NEW_REQUESTS = (
+    JSON.parse(readFileSync(new URL('./fixtures/learned-tool-requests.json', import.meta.url), 'utf8')) as {
+      currency_convert: string[];
+    }
+  ).currency_convert;
+  const { tools, plans } = demoDataset();
+  const calls = (p: Plan) => planTools(p).includes('currency_convert');
+  const HELD_OUT = generateDemoPlans(300, 77).filter((p) => !calls(p));
+
+  /** Per step of the held-out plans: whether the first tool is right, and whether the set holds a right one. */
+  async function answers(model: Dtdr) {
+    const out: { tool: string; first: boolean; inSet: boolean }[] = [];
+    for (const plan of HELD_OUT)
+      for (const step of planSteps(plan)) {
+        const r = await model.retrieve(plan.query, step.history);
+        const right = (t: string) => step.acceptable.includes(t);
+        out.push({
+          tool: step.acceptable[0],
+          first: right(r.ranking.labels[r.ranking.order[0]]),
+          inSet: r.candidates.some((c) => right(c.tool)),
+        });
+      }
+    return out;
+  }
+
+  it.each([
+    { what: '20 runs in one call', count: 20, batch: 20 },
+    { what: '40 runs one at a time', count: 40, batch: 1 },
+  ])(
+    '$what: first on their requests and on nine in ten of 30 new ones in users’ words; no other tool drops out',
+    async ({ count, batch }) => {
+      const model = await Dtdr.train({ tools, plans: plans.filter((p) => !calls(p)), encoder, seed: 0 });
+      const before = await answers(model);
+      const learned = plans.filter(calls).slice(0, count);
+      for (let i = 0; i < learned.length; i += batch) await model.learn(learned.slice(i, i + batch));
+      const first = async (q: string) => {
+        const r = await model.rank(q);
+        return r.labels[r.order[0]] === 'currency_convert';
+      };
+      for (const p of learned) expect(await first(p.query), p.query).toBe(true);
+      let hits = 0;
+      for (const q of NEW_REQUESTS) if (await first(q)) hits++;
+      expect(hits / NEW_REQUESTS.length).toBeGreaterThanOrEqual(0.9);
+      const after = await answers(model);
+      // Every step whose set held a right tool still does, and no tool is first on fewer of its steps.
+      after.forEach((a, i) => before[i].inSet && expect(a.inSet).toBe(true));
+      const firsts = (list: typeof after, tool: string) => list.filter((a) => a.tool === tool && a.first).length;
+      for (const tool of new Set(before.map((b) => b.tool)))
+        expect(firsts(after, tool), tool).toBeGreaterThanOrEqual(firsts(before, tool));
+    },
+    120_000,
+  );
 });
