@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Encoder } from '../src/core/base/encoder.js';
-import { Dtdr } from '../src/core/dtdr.js';
+import { Dtdr, REFIT_TIMEOUT, REFIT_UP_TO } from '../src/core/dtdr.js';
 import { refitInline, type Refitter } from '../src/core/model/refit.js';
 import type { Plan } from '../src/core/base/types.js';
 import { chainPlan, planSteps, planTools } from '../src/core/plans/plan.js';
@@ -109,4 +109,95 @@ describe('a trained model learns a tool it had no demonstrations of (L-a)', () =
     },
     120_000,
   );
+});
+
+/** A refitter whose jobs wait from `hold()` to `release()` (for ever, for a hung one), else run on the calling thread. */
+function heldRefitter() {
+  const inline = refitInline();
+  let held = false;
+  const waiting: (() => void)[] = [];
+  const refitter: Refitter = {
+    refit: async (job) => {
+      if (held) await new Promise<void>((resolve) => waiting.push(resolve));
+      return inline.refit(job);
+    },
+    close: async () => undefined,
+  };
+  return {
+    refitter,
+    hold: () => void (held = true),
+    release: () => {
+      held = false;
+      waiting.splice(0).forEach((go) => go());
+    },
+  };
+}
+
+const RUNS = generateDemoPlans(REFIT_UP_TO * 2.25, 31);
+const probs = async (model: Dtdr, q: string) => Array.from((await model.rank(q)).probabilities);
+
+describe('a refit that hangs (M-a)', () => {
+  it('the default timeout is at most a minute, and refitTimeout must be a positive number of ms', async () => {
+    expect(REFIT_TIMEOUT).toBeLessThanOrEqual(60_000);
+    await expect(Dtdr.train({ tools: DEMO_TOOLS, encoder, refitTimeout: 0 })).rejects.toThrow(/refitTimeout/);
+  });
+
+  it('a refit learn waits for is abandoned after refitTimeout, recorded, and runs on the calling thread', async () => {
+    const { refitter, hold } = heldRefitter();
+    hold();
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter, refitTimeout: 300 });
+    await model.learn([RUN]);
+    expect(model.learnedCount).toBe(1);
+    expect(model.refitErrors).toEqual([expect.stringMatching(/ran past 0.3 s \(refitTimeout\) and was abandoned/)]);
+    expect((await model.retrieve(RUN.query, ['contacts_search'])).candidates.map((c) => c.tool)).toContain('sms_send');
+  });
+
+  it('a background refit that hangs: settle() resolves, it is recorded, forget and rankings go on, and the next refit runs', async () => {
+    const { refitter, hold, release } = heldRefitter();
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter, refitTimeout: 300 });
+    await model.learn(RUNS.slice(0, REFIT_UP_TO));
+    hold();
+    await model.learn(RUNS.slice(REFIT_UP_TO, REFIT_UP_TO * 1.5)); // a background refit starts, and hangs
+    await model.settle();
+    expect(model.refitErrors).toEqual([expect.stringMatching(/1500 learned runs failed.*refitTimeout/)]);
+    release();
+    await model.learn(RUNS.slice(REFIT_UP_TO * 1.5)); // as much growth again: the next refit starts
+    await model.settle();
+    expect(model.refitErrors).toHaveLength(1); // it landed
+    expect(await model.forget([RUNS[0].id])).toBe(1);
+    expect(model.learnedCount).toBe(RUNS.length - 1);
+  }, 180_000);
+});
+
+describe('rankings do not wait for a refit or a forget (M-b)', () => {
+  it('while learn’s refit is held on the refitter, retrieve answers from the model as it was', async () => {
+    const { refitter, hold, release } = heldRefitter();
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter });
+    const before = await probs(model, RUN.query);
+    hold();
+    const learning = model.learn([RUN]);
+    expect(await probs(model, RUN.query)).toEqual(before); // answered while the refit is held
+    release();
+    await learning;
+    expect(await probs(model, RUN.query)).not.toEqual(before);
+  });
+
+  it('while forget’s refit is held, retrieve answers from the model before any learned run: never from a forgotten one', async () => {
+    const { refitter, hold, release } = heldRefitter();
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter });
+    const toolsOnly = await probs(model, RUN.query);
+    await model.learn([RUN, ...RUNS.slice(0, 30)]);
+    const learned = await probs(model, RUN.query);
+    expect(learned).not.toEqual(toolsOnly);
+    hold();
+    const forgetting = model.forget([RUN.id]);
+    // Called after forget, answered while its refit is held: from the tools-only model, which never saw RUN.
+    expect(await probs(model, RUN.query)).toEqual(toolsOnly);
+    release();
+    expect(await forgetting).toBe(1);
+    const reference = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter: refitInline() });
+    await reference.learn(RUNS.slice(0, 30));
+    expect(await probs(model, RUN.query)).toEqual(await probs(reference, RUN.query));
+    expect(model.refitErrors).toEqual([]);
+  });
 });

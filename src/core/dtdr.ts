@@ -17,11 +17,11 @@ import { checkPlans, readPlans, type ChainPlanInput } from './plans/input.js';
 import { decodeBinaryModel, encodeBinaryModel } from './model/binary.js';
 import { checkNesting, MAX_MODEL_NESTING } from './base/limits.js';
 import type { Plan, ToolSpec } from './base/types.js';
-import type { Refitter } from './model/refit.js';
 import { REFIT_UP_TO, Refits, type RefitModel } from './model/refits.js';
 import type { DtdrLoadOptions, DtdrTrainOptions } from './model/options.js';
+import { ChangeQueue } from './model/changes.js';
 
-export { REFIT_IN_BACKGROUND_UP_TO, REFIT_UP_TO } from './model/refits.js';
+export { REFIT_IN_BACKGROUND_UP_TO, REFIT_TIMEOUT, REFIT_UP_TO } from './model/refits.js';
 export { MAX_FORGETTABLE } from './model/learning-window.js';
 export type { Retrieval } from './selection/retrieval.js';
 export type { DtdrLoadOptions, DtdrTrainOptions } from './model/options.js';
@@ -39,9 +39,12 @@ const EXAMPLES_KEPT = 64;
  * concurrent `addTools` of one name add it once and refuse the second). A `rank`/`retrieve`
  * waits for the changes called before it, then ranks on that state; changes called after it wait
  * until it has ranked. So any interleaving of calls gives the results and the final model of the
- * same calls made one after another, and no ranking ever sees half a change. One exception, by
+ * same calls made one after another, and no ranking ever sees half a change. Two exceptions, by
  * design: past REFIT_UP_TO, a model with a refitter refits in the background, and the refitted
- * model lands later as a change of its own (`settle()` waits for it).
+ * model lands later as a change of its own (`settle()` waits for it); and a ranking does not wait
+ * for a change while it refits (a `learn` or `forget` on a refitter: seconds, at most
+ * `refitTimeout`): it answers from the model as it is then (during a forget's refit, the model as
+ * it was before any learned run; model/changes.ts).
  */
 export class Dtdr {
   /** The retriever as trained (or natively extended), before tool-set changes are applied. */
@@ -51,28 +54,10 @@ export class Dtdr {
   private changes: ToolChanges;
   private view: Retriever;
 
-  /** The last model change called (settles when it is applied or refused; never rejects). */
-  private changing: Promise<void> = Promise.resolve();
-  /** Model changes called and not yet applied. */
-  private pending = 0;
-  /** Rankings in flight: a change called after them waits for them. */
-  private readonly ranking = new Set<Promise<unknown>>();
-
-  /** Runs `change` after every change called before it and every ranking in flight now. */
+  /** The order of changes and rankings (changes.ts). */
+  private readonly queue = new ChangeQueue();
   private enqueue<T>(change: () => T | Promise<T>): Promise<T> {
-    const readers = [...this.ranking];
-    this.pending++;
-    const run = this.changing
-      .then(() => (readers.length > 0 ? Promise.allSettled(readers) : undefined))
-      .then(change)
-      .finally(() => {
-        this.pending--;
-      });
-    this.changing = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
+    return this.queue.enqueue(change);
   }
 
   private constructor(
@@ -83,9 +68,9 @@ export class Dtdr {
     /** A few demonstrations kept with the model, for prompt examples. */
     readonly examples: Plan[] = [],
     changes: ToolChanges = NO_CHANGES,
-    refitter?: Refitter,
+    refits: DtdrLoadOptions = {},
   ) {
-    this.refits = new Refits(refitter);
+    this.refits = new Refits(refits.refitter, refits.refitTimeout);
     this.base = retriever;
     this.baseTools = tools;
     this.changes = changes;
@@ -189,7 +174,7 @@ export class Dtdr {
    * is applied. Rankings already in flight finish on the tools they started with.
    */
   removeTools(names: string[]): Promise<void> {
-    if (this.pending === 0) {
+    if (this.queue.pending === 0) {
       this.removeNow(names);
       return Promise.resolve();
     }
@@ -358,7 +343,8 @@ export class Dtdr {
 
   /** Trains the model anew on `plans` over the same tools (tool changes stay as they are); learn waits for it. */
   private async refit(plans: Plan[]): Promise<void> {
-    this.base = (await this.refits.fit(this.refitModel, plans, this.baseTools, true))!;
+    const tools = this.baseTools;
+    this.base = (await this.queue.whileRefitting(() => this.refits.fit(this.refitModel, plans, tools, true)))!;
     this.refits.fittedOn = plans.length;
   }
 
@@ -388,10 +374,10 @@ export class Dtdr {
    * (its model swapped in or dropped). For tests, evaluations and saving a model at its best.
    */
   async settle(): Promise<void> {
-    await this.changing;
+    await this.queue.settled;
     while (this.refits.inFlight) {
       await this.refits.inFlight;
-      await this.changing;
+      await this.queue.settled;
     }
   }
 
@@ -428,11 +414,16 @@ export class Dtdr {
       this.learned = keep;
       this.refits.fittedOn = 0;
       this.refits.generation++;
+      this.refits.abandon('a forget made it pointless');
+      // Until the refit lands, the model as it was before any learned run answers: none of them, so none forgotten.
+      this.view = this.applyChanges();
       // Refit where learn would (after a failed worker, here only up to REFIT_UP_TO runs; else replayed).
       const refits = this.refitsAtAll() && (this.refits.refitter || keep.length <= REFIT_UP_TO);
       const fitted =
         keep.length > 0 && refits
-          ? await this.refits.fit(this.refitModel, keep, this.baseTools, keep.length <= REFIT_UP_TO)
+          ? await this.queue.whileRefitting(() =>
+              this.refits.fit(this.refitModel, keep, this.baseTools, keep.length <= REFIT_UP_TO),
+            )
           : undefined;
       if (fitted) [this.base, this.refits.fittedOn] = [fitted, keep.length];
       else {
@@ -499,7 +490,7 @@ export class Dtdr {
       },
       plans.slice(0, EXAMPLES_KEPT),
       NO_CHANGES,
-      options.refitter,
+      options,
     );
   }
 
@@ -520,15 +511,7 @@ export class Dtdr {
       });
     }
     const examples = (a.examples ?? []).map((e) => chainPlan(String(e.id), e.query, e.tools));
-    const model = new Dtdr(
-      retriever,
-      a.tools,
-      encoder,
-      a.training,
-      examples,
-      readToolChanges(a, source),
-      options.refitter,
-    );
+    const model = new Dtdr(retriever, a.tools, encoder, a.training, examples, readToolChanges(a, source), options);
     const window = readLearningWindow(a, encoder, source);
     if (window) {
       model.learned = window.learned;
@@ -552,12 +535,7 @@ export class Dtdr {
    * then ranks on that state (see the class notes on concurrency).
    */
   rank(query: string, history: readonly string[] = []): Promise<Ranking> {
-    const work =
-      this.pending > 0 ? this.changing.then(() => this.rankNow(query, history)) : this.rankNow(query, history);
-    this.ranking.add(work);
-    const done = () => void this.ranking.delete(work);
-    work.then(done, done);
-    return work;
+    return this.queue.read(() => this.rankNow(query, history));
   }
 
   /** Ranks on the model as it is now: the view is taken before any await, so a later change cannot reach it. */

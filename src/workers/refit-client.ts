@@ -63,13 +63,16 @@ export function refitClient(start: () => RefitChannel): WorkerRefitter {
     get refits() {
       return refits;
     },
-    refit(job: RefitJob) {
+    refit(job: RefitJob, signal?: AbortSignal) {
       return new Promise((resolve, reject) => {
         const id = nextId++;
         if (closed) {
           reject(new Error('the refit worker was closed'));
           return;
         }
+        // A job the model gave up on: the worker runs one job at a time, so it is ended (the jobs
+        // it held fail) and the next refit starts a new one, rather than queue behind a stuck fit.
+        signal?.addEventListener('abort', () => waiting.has(id) && fail('a refit was abandoned'), { once: true });
         try {
           const c = open();
           waiting.set(id, { resolve, reject });

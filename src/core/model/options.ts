@@ -27,10 +27,18 @@ export interface DtdrTrainOptions extends TrainOptions {
    * background. Default: the calling thread, up to REFIT_UP_TO runs. The caller closes it.
    */
   refitter?: Refitter;
+  /**
+   * How long (ms) a refit on the refitter may run before the model gives up on it: it is abandoned
+   * (a worker refitter's worker is ended), recorded in `Dtdr.refitErrors`, and the model carries on
+   * as after a failed refit. Default REFIT_TIMEOUT (60 s).
+   */
+  refitTimeout?: number;
 }
 
 /** Options of {@link Dtdr.load}. */
 export interface DtdrLoadOptions {
   /** As {@link DtdrTrainOptions.refitter}. */
   refitter?: Refitter;
+  /** As {@link DtdrTrainOptions.refitTimeout}. */
+  refitTimeout?: number;
 }
