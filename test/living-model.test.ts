@@ -201,3 +201,25 @@ describe('rankings do not wait for a refit or a forget (M-b)', () => {
     expect(model.refitErrors).toEqual([]);
   });
 });
+
+describe('a tool removed while an added one is not demonstrated (L-b)', () => {
+  it('the removed tool’s share goes to the tools the learned ranking puts next, not to the added tool', async () => {
+    const { tools, plans } = demoDataset();
+    const calls = (p: Plan) => planTools(p).includes('currency_convert');
+    const model = await Dtdr.train({ tools, plans: plans.filter((p) => !calls(p)), encoder, seed: 0 });
+    await model.learn(plans.filter(calls).slice(0, 40));
+    await model.addTools([{ name: 'flashlight_toggle', description: 'Turn the phone flashlight (torch) on or off' }]);
+    await model.removeTools(['sms_send']);
+    for (const [query, history] of [
+      ['Text Sam that I am running late', ['contacts_search']],
+      ['Text Anna that I am running late', ['contacts_search']],
+      ['Share the pictures of the party with Tom', ['photos_search', 'contacts_search']],
+    ] as const) {
+      const r = await model.rank(query, history);
+      expect(r.probabilities[r.labels.indexOf('flashlight_toggle')], query).toBeLessThanOrEqual(0.2);
+    }
+    // Where it is asked for, it still comes first.
+    const asked = await model.rank('Turn on the torch');
+    expect(asked.labels[asked.order[0]]).toBe('flashlight_toggle');
+  }, 120_000);
+});

@@ -4,7 +4,9 @@
  * nothing learned thrown away.
  *
  * - Removing is a mask on any retriever: the tool leaves the labels of every ranking (labels are
- *   the visible tools and END), the rest are renormalised (their order is untouched), and it is
+ *   the visible tools and END), the rest are renormalised (their order is untouched; DTDR-G
+ *   renormalises its learned and its description ranking apart before it mixes them, so a tool
+ *   no demonstration called keeps its description's share only: shrinkage.ts), and it is
  *   gone from `tools` and every prompt. The method's state keeps what it learned from the tool's
  *   demonstrations — evidence about the others too: the steps around its calls, the normalisers
  *   every other tool's score shares — so the others rank exactly as before, and re-adding the name
