@@ -223,3 +223,46 @@ describe('a tool removed while an added one is not demonstrated (L-b)', () => {
     expect(asked.labels[asked.order[0]]).toBe('flashlight_toggle');
   }, 120_000);
 });
+
+describe('whatever the library saves, it loads (M-f)', () => {
+  /** The encoder, with some requests' vectors replaced as a damaged embedding store could give them. */
+  const odd = (vectors: Record<string, (dim: number) => number[]>): Encoder => ({
+    ...encoder,
+    embed: async (texts) => {
+      const out = await encoder.embed(texts);
+      return out.map((v, i) => (vectors[texts[i]] ? Float32Array.from(vectors[texts[i]](v.length)) : v));
+    },
+  });
+  const sized = (dim: number, at: (j: number) => number) => Array.from({ length: dim }, (_, j) => at(j));
+  const wrong = {
+    'Ping Sam about the party': (dim: number) => sized(dim, (j) => (j === 0 ? 2 : 0)),
+    'Message Sam the address': (dim: number) => sized(dim, (j) => (j % 2 ? -3 : 3)),
+  };
+
+  it.each([
+    ['trained on demonstrations', generateDemoPlans(200, 3)],
+    ['trained on its tools alone', []],
+  ])('a model %s learns runs whose request vectors are not unit vectors, saves, and loads', async (_, plans) => {
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, plans, encoder: odd(wrong) });
+    await model.learn(Object.keys(wrong).map((q, i) => chainPlan(`odd-${i}`, q, ['contacts_search', 'sms_send'])));
+    for (const saved of [model.toBinary(), JSON.parse(JSON.stringify(model.toJSON())) as unknown]) {
+      const loaded = Dtdr.load(saved, encoder, 'odd.dtdr');
+      expect(loaded.learnedCount).toBe(2);
+    }
+  });
+
+  it.each([
+    ['not finite', NaN],
+    ['past what a saved model holds', 1e6],
+  ])('a vector %s is refused before anything is recorded', async (_, value) => {
+    const model = await Dtdr.train({
+      tools: DEMO_TOOLS,
+      plans: generateDemoPlans(200, 3),
+      encoder: odd({ 'Ping Sam about the party': (dim) => sized(dim, () => value) }),
+    });
+    const learning = model.learn([chainPlan('odd', 'Ping Sam about the party', ['contacts_search', 'sms_send'])]);
+    await expect(learning).rejects.toMatchObject({ code: 'encoder' });
+    expect(model.learnedCount).toBe(0);
+    expect(() => Dtdr.load(model.toBinary(), encoder)).not.toThrow();
+  });
+});

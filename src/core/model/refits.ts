@@ -6,6 +6,7 @@
  */
 import type { Encoder } from '../base/encoder.js';
 import { DtdrError } from '../base/errors.js';
+import { MAX_EMBEDDING_NUMBER } from '../base/validate.js';
 import type { Plan, ToolSpec } from '../base/types.js';
 import { embedAll, fitNeeds, fitRetriever, fitVectors, TRAIN_DEFAULTS, type FitVectors } from '../retrieval/train.js';
 import type { MethodName, Retriever } from '../retrieval/types.js';
@@ -97,6 +98,8 @@ export class Refits {
         encoder,
         missing.map((p) => p.query),
       );
+      // What enters the model's saved state must load again (a NaN from a custom encoder would not).
+      vectors.forEach((v, i) => checkVector(v, encoder, missing[i].query));
       missing.forEach((plan, i) => this.queryVectors.set(plan, vectors[i]));
     }
     return plans.map((p) => this.queryVectors.get(p)!);
@@ -193,6 +196,20 @@ export class Refits {
       this.inFlight = undefined;
     });
   }
+}
+
+/**
+ * Refuses an embedding a saved model could not hold: the wrong length, or a coordinate not finite or
+ * past MAX_EMBEDDING_NUMBER.
+ */
+function checkVector(v: Float32Array, encoder: Encoder, text: string): void {
+  let bad = v?.length !== encoder.dimension;
+  for (let j = 0; !bad && j < v.length; j++) bad = !(Math.abs(v[j]) <= MAX_EMBEDDING_NUMBER);
+  if (!bad) return;
+  const what = `${encoder.dimension} finite numbers of at most ${MAX_EMBEDDING_NUMBER}`;
+  throw new DtdrError('encoder', `the encoder ${encoder.id} returned an unusable vector for ${JSON.stringify(text)}`, {
+    hint: `each vector must hold ${what}; nothing was learned`,
+  });
 }
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
