@@ -266,3 +266,27 @@ describe('whatever the library saves, it loads (M-f)', () => {
     expect(() => Dtdr.load(model.toBinary(), encoder)).not.toThrow();
   });
 });
+
+describe('a saved learning window must be the live model before its runs (L3)', () => {
+  it('a `learning.before` with another tool or another method is refused, naming the field', async () => {
+    const plans = generateDemoPlans(150, 4);
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, plans, encoder });
+    await model.learn([RUN]);
+    const saved = model.toJSON();
+    const wire = { name: 'wire_money', description: 'Send money from the bank account to anyone' };
+    const other = await Dtdr.train({ tools: [...DEMO_TOOLS, wire], plans, encoder });
+    const method = await Dtdr.train({ method: 'dtdr-h', tools: DEMO_TOOLS, plans, encoder });
+    for (const [before, field] of [
+      [other, 'learning.before.tools'],
+      [method, 'learning.before.method'],
+    ] as const) {
+      const learning = { ...saved.learning!, before: before.toJSON() };
+      delete (learning as { same?: unknown }).same;
+      const forged = JSON.parse(JSON.stringify({ ...saved, learning })) as unknown;
+      expect(() => Dtdr.load(forged, encoder, 'forged.json')).toThrow(expect.objectContaining({ field }));
+    }
+    // The model's own window still loads, and forget works on it.
+    const again = Dtdr.load(JSON.parse(JSON.stringify(saved)) as unknown, encoder);
+    expect(await again.forget([RUN.id])).toBe(1);
+  });
+});
