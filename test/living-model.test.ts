@@ -306,3 +306,27 @@ describe('a saved learning window must be the live model before its runs (L3)', 
     expect(await again.forget([RUN.id])).toBe(1);
   });
 });
+
+describe('tools that come and go on a method without native support (L6)', () => {
+  it('DTDR-H drops an added tool nothing was learned about when it is removed: the file does not keep it', async () => {
+    const model = await Dtdr.train({ method: 'dtdr-h', tools: DEMO_TOOLS, plans: generateDemoPlans(300, 2), encoder });
+    const cycle = async (i: number) => {
+      const name = `plugin_${i}_lookup`;
+      await model.addTools([{ name, description: `Plugin ${i}: look up order ${i} in the shop's back office` }]);
+      await model.removeTools([name]);
+    };
+    await cycle(0);
+    const after1 = model.toBinary().length;
+    for (let i = 1; i <= 40; i++) await cycle(i);
+    const changes = model.toJSON().toolChanges!;
+    expect(changes.added).toEqual([]);
+    expect(changes.vectors?.length ?? DEMO_TOOLS.length).toBe(DEMO_TOOLS.length);
+    expect(model.removedTools).toContain('plugin_7_lookup'); // still refused by adapters
+    // Only the dropped names remain: well under a description vector (384 numbers) per cycle.
+    expect((model.toBinary().length - after1) / 40).toBeLessThan(200);
+    // A dropped name can be added again.
+    await model.addTools([{ name: 'plugin_7_lookup', description: 'Look up an order' }]);
+    expect(model.tools.map((t) => t.name)).toContain('plugin_7_lookup');
+    expect(model.removedTools).not.toContain('plugin_7_lookup');
+  });
+});

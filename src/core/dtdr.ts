@@ -11,7 +11,7 @@ import { TRAIN_DEFAULTS, trainRetriever } from './retrieval/train.js';
 import { chainPlan, planSteps, planTools } from './plans/plan.js';
 import { checkHistory, checkPlanSizes, checkQuery, checkTools } from './base/checks.js';
 import { forgetMatch, MAX_FORGETTABLE, readLearningWindow, saveLearningWindow } from './model/learning-window.js';
-import { ChangedToolSet, checkAddedTools, checkRemovedTools, copyChanges } from './model/toolset.js';
+import { ChangedToolSet, checkAddedTools, checkRemovedTools, copyChanges, withoutAddedTool } from './model/toolset.js';
 import { NO_CHANGES, readToolChanges, type ToolChanges } from './model/toolset.js';
 import { checkPlans, readPlans, type ChainPlanInput } from './plans/input.js';
 import { decodeBinaryModel, encodeBinaryModel } from './model/binary.js';
@@ -187,8 +187,13 @@ export class Dtdr {
       names,
       this.tools.map((t) => t.name),
     );
-    // DTDR-G's added tools that nothing was learned about leave the model; others are masked.
-    const masked = names.filter((name) => !this.dropGatedTool(name));
+    // Added tools that nothing was learned about leave the model; others are masked.
+    const masked = names.filter((name) => {
+      if (this.dropGatedTool(name)) return false;
+      const without = withoutAddedTool(this.changes, this.baseTools.length, name, this.learned);
+      if (without) this.changes = without;
+      return !without;
+    });
     this.changes = { ...this.changes, removed: [...this.changes.removed, ...masked] };
     this.view = this.applyChanges();
   }

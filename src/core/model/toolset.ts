@@ -248,6 +248,28 @@ export class ChangedToolSet implements Retriever {
   }
 }
 
+/**
+ * The changes without added tool `name` (a method without native support: its state never held the
+ * tool), its name kept in `dropped` so adapters still refuse it; undefined when it is not an added
+ * tool or `learned` runs call it (forget replays them, so the tool stays, masked). Without this, each
+ * add-and-remove cycle left the tool and its description vector in the model file for good.
+ */
+export function withoutAddedTool(
+  c: ToolChanges,
+  baseCount: number,
+  name: string,
+  learned: readonly { nodes: readonly { tool: string }[] }[],
+): ToolChanges | undefined {
+  const i = c.added.findIndex((t) => t.name === name);
+  if (i < 0 || learned.some((p) => p.nodes.some((n) => n.tool === name))) return undefined;
+  return {
+    ...c,
+    added: c.added.filter((_, k) => k !== i),
+    vectors: c.vectors ? c.vectors.filter((_, k) => k !== baseCount + i) : null,
+    dropped: [...(c.dropped ?? []), name],
+  };
+}
+
 /** A deep copy of tool-set changes (what a saved model holds). */
 export function copyChanges(c: ToolChanges): ToolChanges {
   return {
