@@ -5,13 +5,14 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Encoder } from '../src/core/base/encoder.js';
-import { Dtdr, REFIT_TIMEOUT, REFIT_UP_TO } from '../src/core/dtdr.js';
+import { Dtdr, MAX_FORGETTABLE, REFIT_TIMEOUT, REFIT_UP_TO } from '../src/core/dtdr.js';
 import { refitInline, type Refitter } from '../src/core/model/refit.js';
 import type { Plan } from '../src/core/base/types.js';
 import { chainPlan, planSteps, planTools } from '../src/core/plans/plan.js';
 import { DEMO_TOOLS, demoDataset, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { refitWorker } from '../src/workers/node.js';
+import { refitClient, type RefitReply } from '../src/workers/refit-client.js';
 
 let encoder: Encoder;
 const worker = refitWorker();
@@ -328,5 +329,51 @@ describe('tools that come and go on a method without native support (L6)', () =>
     await model.addTools([{ name: 'plugin_7_lookup', description: 'Look up an order' }]);
     expect(model.tools.map((t) => t.name)).toContain('plugin_7_lookup');
     expect(model.removedTools).not.toContain('plugin_7_lookup');
+  });
+});
+
+describe('past the forget window, and after refits (L4)', () => {
+  it('folding the oldest runs in does not hold rankings: one called meanwhile answers before the learn returns', async () => {
+    const known = new Map<string, Float32Array>();
+    const quick: Encoder = {
+      ...encoder,
+      embed: (texts) =>
+        texts.every((t) => known.has(t)) ? Promise.resolve(texts.map((t) => known.get(t)!)) : encoder.embed(texts),
+    };
+    const query = 'Text Sam that I am running late';
+    known.set(query, (await encoder.embed([query]))[0]);
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, plans: generateDemoPlans(200, 6), encoder: quick });
+    const runs = generateDemoPlans(MAX_FORGETTABLE + 1, 8).map((p, i) => ({ ...p, id: `run-${i}` }));
+    await model.learn(runs.slice(0, MAX_FORGETTABLE));
+    const order: string[] = [];
+    const learning = model.learn(runs.slice(MAX_FORGETTABLE)).then(() => order.push('learn'));
+    // Called once the learn has started folding (it waits for the new run's embedding first).
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const ranking = model.rank(query).then(() => order.push('rank'));
+    await Promise.all([learning, ranking]);
+    expect(order).toEqual(['rank', 'learn']);
+    expect(model.learnedCount).toBe(MAX_FORGETTABLE / 2);
+  }, 120_000);
+
+  it('an idle refit worker is ended (its memory goes back); the next refit starts a new one', async () => {
+    let started = 0;
+    let ended = 0;
+    const client = refitClient(() => {
+      started++;
+      let reply: (r: RefitReply) => void = () => undefined;
+      return {
+        post: ({ id }) => setTimeout(() => reply({ id, state: { ok: id } }), 1),
+        listen: (onReply) => void (reply = onReply),
+        terminate: () => void ended++,
+      };
+    }, 20);
+    const job = { method: 'dtdr-g', tools: [], plans: [], vectors: {}, seed: 0 } as const;
+    await client.refit({ ...job, tools: [...job.tools], plans: [...job.plans] });
+    expect([started, ended]).toEqual([1, 0]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(ended).toBe(1);
+    await client.refit({ ...job, tools: [], plans: [] });
+    expect(started).toBe(2);
+    await client.close();
   });
 });

@@ -219,7 +219,7 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
  * (test runners' fake timers leave it alone, and background tabs do not throttle it), else
  * setTimeout.
  */
-function nextTask(): Promise<void> {
+export function nextTask(): Promise<void> {
   const Channel = (globalThis as { MessageChannel?: typeof MessageChannel }).MessageChannel;
   if (!Channel) return new Promise((resolve) => setTimeout(resolve, 0));
   return new Promise((resolve) => {
