@@ -4,7 +4,7 @@
  * they were called, each after the rankings in flight when it was called. A ranking runs after the
  * changes called before it, except while one of them is refitting (`whileRefitting`): a refit or
  * a forget takes seconds on the calling thread or a worker, and a hung one up to `refitTimeout`, so
- * rankings called meanwhile answer from the model as it is (issue 44, M-a and M-b) instead of
+ * rankings called meanwhile answer from the model as it is instead of
  * waiting for it. A change marks only its refit so: the rest of it is quick and is waited for.
  */
 export class ChangeQueue {

@@ -5,7 +5,7 @@
  * learning.ts). But a tool the fit had no demonstrations of (left out of the training runs, or
  * added since) has a column that says "never" however many runs of it are learned, and the gate
  * trusts the head where the calls so far are familiar: a trained model that learned 40 runs of
- * such a tool ranked it below the first six on their own requests (issue 44, L-a). So where the
+ * such a tool ranked it below the first six on their own requests. So where the
  * learned runs call tools with fewer than FEW_DEMONSTRATIONS demonstrated steps before the call,
  * those tools' columns train on the runs and the head's replay sample (the other tools' steps
  * teach them where they are not wanted), with every other column held as fitted: the other

@@ -44,7 +44,7 @@ export function shrinkInPlace(
   // Within the tools: q_L = p / (1 − endL), q_T = pT / (1 − endT), each over the tools that are
   // available (removed tools leave both rankings before they mix: the learned ranking's mass on a
   // removed tool goes to the tools it ranks next, not to the undemonstrated tools the descriptions
-  // carry; issue 44, L-b).
+  // carry).
   let [availL, availT] = [1 - endL, 1 - endT];
   if (unavailable) for (const f of unavailable) if (f !== end) [availL, availT] = [availL - p[f], availT - pT[f]];
   // END keeps its learned share of what remains available.
