@@ -11,6 +11,7 @@
 export {
   Dtdr,
   REFIT_IN_BACKGROUND_UP_TO,
+  REFIT_TIMEOUT,
   REFIT_UP_TO,
   safeLoadModel,
   type DtdrLoadOptions,

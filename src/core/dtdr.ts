@@ -11,21 +11,23 @@ import { TRAIN_DEFAULTS, trainRetriever } from './retrieval/train.js';
 import { chainPlan, planSteps, planTools } from './plans/plan.js';
 import { checkHistory, checkPlanSizes, checkQuery, checkTools, checkToolsDescribed } from './base/checks.js';
 import { forgetMatch, MAX_FORGETTABLE, readLearningWindow, saveLearningWindow } from './model/learning-window.js';
-import { ChangedToolSet, checkAddedTools, checkRemovedTools, copyChanges } from './model/toolset.js';
+import { ChangedToolSet, checkAddedTools, checkRemovedTools, copyChanges, withoutAddedTool } from './model/toolset.js';
 import { NO_CHANGES, readToolChanges, type ToolChanges } from './model/toolset.js';
 import { checkPlans, readPlans, type ChainPlanInput } from './plans/input.js';
 import { decodeBinaryModel, encodeBinaryModel } from './model/binary.js';
 import { checkNesting, MAX_MODEL_NESTING } from './base/limits.js';
 import type { Plan, ToolSpec } from './base/types.js';
-import type { Refitter } from './model/refit.js';
-import { REFIT_UP_TO, Refits, type RefitModel } from './model/refits.js';
+import { nextTask, REFIT_UP_TO, Refits, type RefitModel } from './model/refits.js';
 import type { DtdrLoadOptions, DtdrTrainOptions } from './model/options.js';
+import { ChangeQueue } from './model/changes.js';
 
-export { REFIT_IN_BACKGROUND_UP_TO, REFIT_UP_TO } from './model/refits.js';
+export { REFIT_IN_BACKGROUND_UP_TO, REFIT_TIMEOUT, REFIT_UP_TO } from './model/refits.js';
 export { MAX_FORGETTABLE } from './model/learning-window.js';
 export type { Retrieval } from './selection/retrieval.js';
 export type { DtdrLoadOptions, DtdrTrainOptions } from './model/options.js';
 
+/** Learned runs folded into the state forget replays from per task (about 50 ms of DTDR-G learning on two cores). */
+const FOLD_CHUNK = 250;
 /** Demonstrations stored with a model for prompt examples. */
 const EXAMPLES_KEPT = 64;
 
@@ -39,9 +41,12 @@ const EXAMPLES_KEPT = 64;
  * concurrent `addTools` of one name add it once and refuse the second). A `rank`/`retrieve`
  * waits for the changes called before it, then ranks on that state; changes called after it wait
  * until it has ranked. So any interleaving of calls gives the results and the final model of the
- * same calls made one after another, and no ranking ever sees half a change. One exception, by
+ * same calls made one after another, and no ranking ever sees half a change. Two exceptions, by
  * design: past REFIT_UP_TO, a model with a refitter refits in the background, and the refitted
- * model lands later as a change of its own (`settle()` waits for it).
+ * model lands later as a change of its own (`settle()` waits for it); and a ranking does not wait
+ * for a change while it refits (a `learn` or `forget` on a refitter: seconds, at most
+ * `refitTimeout`): it answers from the model as it is then (during a forget's refit, the model as
+ * it was before any learned run; model/changes.ts).
  */
 export class Dtdr {
   /** The retriever as trained (or natively extended), before tool-set changes are applied. */
@@ -51,28 +56,10 @@ export class Dtdr {
   private changes: ToolChanges;
   private view: Retriever;
 
-  /** The last model change called (settles when it is applied or refused; never rejects). */
-  private changing: Promise<void> = Promise.resolve();
-  /** Model changes called and not yet applied. */
-  private pending = 0;
-  /** Rankings in flight: a change called after them waits for them. */
-  private readonly ranking = new Set<Promise<unknown>>();
-
-  /** Runs `change` after every change called before it and every ranking in flight now. */
+  /** The order of changes and rankings (changes.ts). */
+  private readonly queue = new ChangeQueue();
   private enqueue<T>(change: () => T | Promise<T>): Promise<T> {
-    const readers = [...this.ranking];
-    this.pending++;
-    const run = this.changing
-      .then(() => (readers.length > 0 ? Promise.allSettled(readers) : undefined))
-      .then(change)
-      .finally(() => {
-        this.pending--;
-      });
-    this.changing = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
+    return this.queue.enqueue(change);
   }
 
   private constructor(
@@ -83,9 +70,9 @@ export class Dtdr {
     /** A few demonstrations kept with the model, for prompt examples. */
     readonly examples: Plan[] = [],
     changes: ToolChanges = NO_CHANGES,
-    refitter?: Refitter,
+    refits: DtdrLoadOptions = {},
   ) {
-    this.refits = new Refits(refitter);
+    this.refits = new Refits(refits.refitter, refits.refitTimeout);
     this.base = retriever;
     this.baseTools = tools;
     this.changes = changes;
@@ -189,7 +176,7 @@ export class Dtdr {
    * is applied. Rankings already in flight finish on the tools they started with.
    */
   removeTools(names: string[]): Promise<void> {
-    if (this.pending === 0) {
+    if (this.queue.pending === 0) {
       this.removeNow(names);
       return Promise.resolve();
     }
@@ -202,8 +189,13 @@ export class Dtdr {
       names,
       this.tools.map((t) => t.name),
     );
-    // DTDR-G's added tools that nothing was learned about leave the model; others are masked.
-    const masked = names.filter((name) => !this.dropGatedTool(name));
+    // Added tools that nothing was learned about leave the model; others are masked.
+    const masked = names.filter((name) => {
+      if (this.dropGatedTool(name)) return false;
+      const without = withoutAddedTool(this.changes, this.baseTools.length, name, this.learned);
+      if (without) this.changes = without;
+      return !without;
+    });
     this.changes = { ...this.changes, removed: [...this.changes.removed, ...masked] };
     this.view = this.applyChanges();
   }
@@ -308,17 +300,17 @@ export class Dtdr {
         this.changes.removed,
       );
       if (given.length === 0) return;
-      this.beforeLearning ??= JSON.parse(
-        JSON.stringify(saveRetriever(this.base, this.baseTools, this.encoder, this.training)),
-      );
-      this.learned.push(...given);
-      const due = this.refitsAtAll() ? this.refits.due(this.learned.length) : undefined;
-      if (due === 'now') await this.refit(this.learned);
+      // Nothing is recorded before the runs are in the model: a learn that fails (refit, encoder) leaves it as it was.
+      const before = this.beforeLearning ?? snapshot(this.base, this.baseTools, this.encoder, this.training);
+      const learned = [...this.learned, ...given];
+      const due = this.refitsAtAll() ? this.refits.due(learned.length) : undefined;
+      if (due === 'now') await this.refit(learned);
       else {
         const input = await this.learnInput(given);
         if (input) this.base.learn!(input);
-        if (due === 'background') this.refitInBackground();
       }
+      [this.beforeLearning, this.learned] = [before, learned];
+      if (due === 'background') this.refitInBackground();
       this.view = this.applyChanges();
       if (this.learned.length > this.refits.keeps(this.refitsAtAll(), MAX_FORGETTABLE)) {
         await this.foldOldestLearned(this.learned.length - MAX_FORGETTABLE / 2);
@@ -358,7 +350,8 @@ export class Dtdr {
 
   /** Trains the model anew on `plans` over the same tools (tool changes stay as they are); learn waits for it. */
   private async refit(plans: Plan[]): Promise<void> {
-    this.base = (await this.refits.fit(this.refitModel, plans, this.baseTools, true))!;
+    const tools = this.baseTools;
+    this.base = (await this.queue.whileRefitting(() => this.refits.fit(this.refitModel, plans, tools, true)))!;
     this.refits.fittedOn = plans.length;
   }
 
@@ -388,10 +381,10 @@ export class Dtdr {
    * (its model swapped in or dropped). For tests, evaluations and saving a model at its best.
    */
   async settle(): Promise<void> {
-    await this.changing;
+    await this.queue.settled;
     while (this.refits.inFlight) {
       await this.refits.inFlight;
-      await this.changing;
+      await this.queue.settled;
     }
   }
 
@@ -402,11 +395,16 @@ export class Dtdr {
   private async foldOldestLearned(count: number): Promise<void> {
     const oldest = this.learned.slice(0, count);
     const { retriever, artifact } = loadRetriever(this.beforeLearning!, { encoder: this.encoder });
-    const input = await this.learnInput(oldest, retriever);
-    if (input) retriever.learn!(input);
-    this.beforeLearning = JSON.parse(
-      JSON.stringify(saveRetriever(retriever, artifact.tools, this.encoder, artifact.training)),
-    ) as ModelArtifact;
+    // A task apart per chunk (9,500 runs in one block held the thread 1.7 s); it changes only what
+    // forget replays from, not the live model, so rankings do not wait for it.
+    await this.queue.whileRefitting(async () => {
+      for (let i = 0; i < oldest.length; i += FOLD_CHUNK) {
+        const input = await this.learnInput(oldest.slice(i, i + FOLD_CHUNK), retriever);
+        if (input) retriever.learn!(input);
+        await nextTask();
+      }
+    });
+    this.beforeLearning = snapshot(retriever, artifact.tools, this.encoder, artifact.training);
     this.learned = this.learned.slice(count);
     this.refits.generation++;
   }
@@ -430,11 +428,16 @@ export class Dtdr {
       this.learned = keep;
       this.refits.fittedOn = 0;
       this.refits.generation++;
+      this.refits.abandon('a forget made it pointless');
+      // Until the refit lands, the model as it was before any learned run answers: none of them, so none forgotten.
+      this.view = this.applyChanges();
       // Refit where learn would (after a failed worker, here only up to REFIT_UP_TO runs; else replayed).
       const refits = this.refitsAtAll() && (this.refits.refitter || keep.length <= REFIT_UP_TO);
       const fitted =
         keep.length > 0 && refits
-          ? await this.refits.fit(this.refitModel, keep, this.baseTools, keep.length <= REFIT_UP_TO)
+          ? await this.queue.whileRefitting(() =>
+              this.refits.fit(this.refitModel, keep, this.baseTools, keep.length <= REFIT_UP_TO),
+            )
           : undefined;
       if (fitted) [this.base, this.refits.fittedOn] = [fitted, keep.length];
       else {
@@ -502,7 +505,7 @@ export class Dtdr {
       },
       plans.slice(0, EXAMPLES_KEPT),
       NO_CHANGES,
-      options.refitter,
+      options,
     );
   }
 
@@ -523,15 +526,7 @@ export class Dtdr {
       });
     }
     const examples = (a.examples ?? []).map((e) => chainPlan(String(e.id), e.query, e.tools));
-    const model = new Dtdr(
-      retriever,
-      a.tools,
-      encoder,
-      a.training,
-      examples,
-      readToolChanges(a, source),
-      options.refitter,
-    );
+    const model = new Dtdr(retriever, a.tools, encoder, a.training, examples, readToolChanges(a, source), options);
     const window = readLearningWindow(a, encoder, source);
     if (window) {
       model.learned = window.learned;
@@ -555,12 +550,7 @@ export class Dtdr {
    * then ranks on that state (see the class notes on concurrency).
    */
   rank(query: string, history: readonly string[] = []): Promise<Ranking> {
-    const work =
-      this.pending > 0 ? this.changing.then(() => this.rankNow(query, history)) : this.rankNow(query, history);
-    this.ranking.add(work);
-    const done = () => void this.ranking.delete(work);
-    work.then(done, done);
-    return work;
+    return this.queue.read(() => this.rankNow(query, history));
   }
 
   /** Ranks on the model as it is now: the view is taken before any await, so a later change cannot reach it. */
@@ -628,6 +618,10 @@ export class Dtdr {
     };
   }
 }
+
+/** A deep copy of a retriever's saved form: the state `forget` replays from. */
+const snapshot = (r: Retriever, tools: ToolSpec[], encoder: Encoder | undefined, training: ModelArtifact['training']) =>
+  JSON.parse(JSON.stringify(saveRetriever(r, tools, encoder, training))) as ModelArtifact;
 
 /** What {@link safeLoadModel} returns: the model, or the DtdrError that says why it could not be loaded. */
 export type SafeLoad = { ok: true; model: Dtdr } | { ok: false; error: DtdrError };

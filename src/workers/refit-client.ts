@@ -26,8 +26,28 @@ export interface WorkerRefitter extends Refitter {
   readonly refits: number;
 }
 
-export function refitClient(start: () => RefitChannel): WorkerRefitter {
+/**
+ * How long (ms) a worker with no job stays before it is ended: its memory (hundreds of MB after a
+ * refit on thousands of runs) goes back, and the next refit starts a new one (a fraction of a
+ * second, against the seconds a refit takes).
+ */
+export const REFIT_WORKER_IDLE = 30_000;
+
+export function refitClient(start: () => RefitChannel, idle = REFIT_WORKER_IDLE): WorkerRefitter {
   let channel: RefitChannel | undefined;
+  let idleTimer: ReturnType<typeof setTimeout> | undefined;
+  const whenIdle = () => {
+    clearTimeout(idleTimer);
+    if (waiting.size > 0 || !channel) return;
+    const idleChannel = channel;
+    idleTimer = setTimeout(() => {
+      if (channel !== idleChannel || waiting.size > 0) return;
+      channel = undefined;
+      idleChannel.terminate();
+    }, idle);
+    // The timer must not keep a Node process alive.
+    (idleTimer as { unref?: () => void }).unref?.();
+  };
   let nextId = 0;
   let refits = 0;
   let closed = false;
@@ -53,6 +73,7 @@ export function refitClient(start: () => RefitChannel): WorkerRefitter {
           refits++;
           w.resolve(reply.state);
         }
+        whenIdle();
       },
       (why) => channel === c && fail(why),
     );
@@ -63,14 +84,18 @@ export function refitClient(start: () => RefitChannel): WorkerRefitter {
     get refits() {
       return refits;
     },
-    refit(job: RefitJob) {
+    refit(job: RefitJob, signal?: AbortSignal) {
       return new Promise((resolve, reject) => {
         const id = nextId++;
         if (closed) {
           reject(new Error('the refit worker was closed'));
           return;
         }
+        // A job the model gave up on: the worker runs one job at a time, so it is ended (the jobs
+        // it held fail) and the next refit starts a new one, rather than queue behind a stuck fit.
+        signal?.addEventListener('abort', () => waiting.has(id) && fail('a refit was abandoned'), { once: true });
         try {
+          clearTimeout(idleTimer);
           const c = open();
           waiting.set(id, { resolve, reject });
           c.hold?.(true);

@@ -1,4 +1,4 @@
-import { MAX_VECTOR_NUMBER } from './validate.js';
+import { MAX_EMBEDDING_NUMBER } from './validate.js';
 
 /** A sentence encoder: texts in, unit-norm vectors out (a zero vector for text it cannot read). */
 export interface Encoder {
@@ -97,12 +97,13 @@ export interface EmbeddingStore {
 }
 
 /**
- * Whether a vector read from a store has the encoder's length and only finite coordinates of at most MAX_VECTOR_NUMBER.
+ * Whether a vector read from a store has the encoder's length and only finite coordinates of at most
+ * MAX_EMBEDDING_NUMBER (what a model can learn and still load).
  */
 function isStoredVector(v: unknown, dimension: number): v is Float32Array {
   if (!v || (v as Float32Array).length !== dimension) return false;
   const x = v as Float32Array;
-  for (let i = 0; i < x.length; i++) if (!(Math.abs(x[i]) <= MAX_VECTOR_NUMBER)) return false;
+  for (let i = 0; i < x.length; i++) if (!(Math.abs(x[i]) <= MAX_EMBEDDING_NUMBER)) return false;
   return true;
 }
 

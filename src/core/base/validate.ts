@@ -39,6 +39,12 @@ export interface Range {
 export const MAX_STATE_NUMBER = 1e9;
 /** Bound for embedding coordinates and linear-head weights (trained ones are far smaller). */
 export const MAX_VECTOR_NUMBER = 1e6;
+/**
+ * Bound for the coordinates of an embedding a model learns or fits on: a saved head's
+ * standardisation means are checked to be within it, so a larger one (a damaged embedding store's
+ * all-1e6 vector) would make a model that does not load. Encoders' vectors are unit length.
+ */
+export const MAX_EMBEDDING_NUMBER = 1e4;
 /** A coordinate or weight: finite, |x| ≤ MAX_VECTOR_NUMBER. */
 export const COORDINATE: Range = { min: -MAX_VECTOR_NUMBER, max: MAX_VECTOR_NUMBER };
 

@@ -71,10 +71,21 @@ export function readLearningWindow(
         ),
     ),
   );
-  const before = withShared(learning.before, a, learning.same, source);
+  const before = loadRetriever(withShared(learning.before, a, learning.same, source), { encoder, source }).artifact;
+  // The state forget replays from is the live model before its learned runs: the same method and
+  // tools. Another would come live at the next forget (a tool the app never saw, say).
+  if (before.method !== a.method)
+    fail('learning.before.method', `must be the model's method "${a.method}", got ${JSON.stringify(before.method)}`);
+  const [had, has] = [before.tools.map((t) => t.name), a.tools.map((t) => t.name)];
+  if (had.length !== has.length || had.some((n, i) => n !== has[i]))
+    fail(
+      'learning.before.tools',
+      `must name the model's tools in order (${has.length}), got ${had.length}: ` +
+        `${JSON.stringify(had.find((n, i) => n !== has[i]) ?? '')} differs`,
+    );
   return {
     learned,
-    before: loadRetriever(before, { encoder, source }).artifact,
+    before,
     folded: learning.folded === true,
     ...(fitted === undefined ? {} : { fitted: fitted as number }),
   };

@@ -32,10 +32,18 @@ export interface DtdrTrainOptions extends TrainOptions {
    * `dtdr train` does without `--allow-undescribed`). Such tools are known by their name alone.
    */
   allowUndescribed?: boolean;
+  /**
+   * How long (ms) a refit on the refitter may run before the model gives up on it: it is abandoned
+   * (a worker refitter's worker is ended), recorded in `Dtdr.refitErrors`, and the model carries on
+   * as after a failed refit. Default REFIT_TIMEOUT (60 s).
+   */
+  refitTimeout?: number;
 }
 
 /** Options of {@link Dtdr.load}. */
 export interface DtdrLoadOptions {
   /** As {@link DtdrTrainOptions.refitter}. */
   refitter?: Refitter;
+  /** As {@link DtdrTrainOptions.refitTimeout}. */
+  refitTimeout?: number;
 }

@@ -23,8 +23,13 @@ export interface RefitJob {
  * or rejects, in which case the model keeps what it has and says why in `Dtdr.refitErrors`.
  */
 export interface Refitter {
-  /** Fits `job` and resolves with the fitted retriever's state (a worker posts it back). */
-  refit(job: RefitJob): Promise<unknown>;
+  /**
+   * Fits `job` and resolves with the fitted retriever's state (a worker posts it back). When
+   * `signal` aborts, the model has given up on the job (it ran past `refitTimeout`, or a `forget`
+   * made it pointless) and no longer waits for it: stop working on it (a worker refitter ends its
+   * worker; the next job starts a new one).
+   */
+  refit(job: RefitJob, signal?: AbortSignal): Promise<unknown>;
   /** Ends the worker, if any (a refit in flight then rejects). */
   close(): Promise<void>;
 }

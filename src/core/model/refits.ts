@@ -5,10 +5,12 @@
  * `Dtdr` owns the model and applies a background refit's result as one of its model changes.
  */
 import type { Encoder } from '../base/encoder.js';
+import { DtdrError } from '../base/errors.js';
+import { MAX_EMBEDDING_NUMBER } from '../base/validate.js';
 import type { Plan, ToolSpec } from '../base/types.js';
 import { embedAll, fitNeeds, fitRetriever, fitVectors, TRAIN_DEFAULTS, type FitVectors } from '../retrieval/train.js';
 import type { MethodName, Retriever } from '../retrieval/types.js';
-import type { Refitter } from './refit.js';
+import type { RefitJob, Refitter } from './refit.js';
 
 /**
  * A default-method model trained on tools alone refits itself on every run it has learned, and
@@ -27,6 +29,16 @@ const REFIT_GROWTH = 1.1;
 export const REFIT_IN_BACKGROUND_UP_TO = 10_000;
 /** A background refit starts when the learned runs have grown by this factor since the last fit. */
 const REFIT_GROWTH_LATER = 1.5;
+/**
+ * How long a refit on the refitter may take before the model gives up on it (`refitTimeout`, in
+ * ms): a refitter that hangs (a stuck worker) must not hold settle(), the next refits, forget and
+ * every ranking behind them forever. The refit is abandoned (its worker ended), recorded in
+ * refitErrors, and the model carries on as after a failed refit. The slowest refit measured,
+ * 10,000 runs on a worker on two cores, takes a few seconds: a minute is far beyond a working one.
+ */
+export const REFIT_TIMEOUT = 60_000;
+/** The longest refitTimeout a timer can hold (setTimeout's limit, about 24.8 days). */
+const MAX_TIMEOUT = 2 ** 31 - 1;
 
 /** What a fit needs of the model: its method, encoder, seed and how a fitted state becomes a retriever. */
 export interface RefitModel {
@@ -56,7 +68,27 @@ export class Refits {
   /** The tool vectors of the last refit, for the same tool list. */
   private toolVectors?: { tools: ToolSpec[]; vectors: Float32Array[] };
 
-  constructor(readonly refitter: Refitter | undefined) {}
+  /** The refit on the refitter in flight: aborted when it runs past `timeout` or a forget makes it pointless. */
+  private running?: AbortController;
+
+  constructor(
+    readonly refitter: Refitter | undefined,
+    readonly timeout = REFIT_TIMEOUT,
+  ) {
+    if (!(typeof timeout === 'number' && timeout > 0 && timeout <= MAX_TIMEOUT))
+      throw new DtdrError(
+        'options',
+        `refitTimeout must be a number of ms in (0, ${MAX_TIMEOUT}], got ${String(timeout)}`,
+        {
+          field: 'refitTimeout',
+        },
+      );
+  }
+
+  /** Gives up on the refit in flight on the refitter (its model would be dropped): its worker stops working on it. */
+  abandon(why: string): void {
+    this.running?.abort(new Error(why));
+  }
 
   /** The request vectors of `plans` (learned runs), embedding only those not kept, and keeping them. */
   async queries(encoder: Encoder, plans: readonly Plan[]): Promise<Float32Array[]> {
@@ -66,6 +98,8 @@ export class Refits {
         encoder,
         missing.map((p) => p.query),
       );
+      // What enters the model's saved state must load again (a NaN from a custom encoder would not).
+      vectors.forEach((v, i) => checkVector(v, encoder, missing[i].query));
       missing.forEach((plan, i) => this.queryVectors.set(plan, vectors[i]));
     }
     return plans.map((p) => this.queryVectors.get(p)!);
@@ -95,6 +129,7 @@ export class Refits {
   async fit(model: RefitModel, plans: Plan[], tools: ToolSpec[], here: boolean): Promise<Retriever | undefined> {
     // As Dtdr.train with these plans: l and K chosen from them (a tools-only fit recorded only defaults).
     const { method, encoder, seed } = model;
+    const generation = this.generation;
     // The encoder is on this thread: embed here (only what is not kept), fit there or here.
     const kept: FitVectors = this.toolVectors?.tools === tools ? { tools: this.toolVectors.vectors } : {};
     if (encoder && fitNeeds(method).queries) kept.queries = await this.queries(encoder, plans);
@@ -102,14 +137,37 @@ export class Refits {
     if (vectors.tools) this.toolVectors = { tools, vectors: vectors.tools };
     if (this.refitter) {
       try {
-        return model.fromState(tools, await this.refitter.refit({ method, tools, plans, vectors, seed }));
+        const state = await this.onRefitter(this.refitter, { method, tools, plans, vectors, seed });
+        return model.fromState(tools, state);
       } catch (error) {
         const then = here ? 'it ran on the calling thread' : 'the model went on learning without it';
-        this.failures.push(`a refit on ${plans.length} learned runs failed (${then}): ${message(error)}`);
+        // A refit a forget abandoned is no failure: its model would have been dropped anyway.
+        if (generation === this.generation)
+          this.failures.push(`a refit on ${plans.length} learned runs failed (${then}): ${message(error)}`);
         if (!here) return undefined;
       }
     }
     return fitRetriever(method, tools, plans, vectors, { seed });
+  }
+
+  /** The job on the refitter, abandoned (the signal aborted, the promise rejected) past `timeout` or by `abandon`. */
+  private onRefitter(refitter: Refitter, job: RefitJob): Promise<unknown> {
+    const control = (this.running = new AbortController());
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const abandoned = new Promise<never>((_, reject) => {
+      const stop = () =>
+        reject(control.signal.reason instanceof Error ? control.signal.reason : new Error('abandoned'));
+      control.signal.addEventListener('abort', stop, { once: true });
+      const s = this.timeout / 1000;
+      timer = setTimeout(
+        () => control.abort(new Error(`it ran past ${s} s (refitTimeout) and was abandoned`)),
+        this.timeout,
+      );
+    });
+    return Promise.race([refitter.refit(job, control.signal), abandoned]).finally(() => {
+      clearTimeout(timer);
+      if (this.running === control) this.running = undefined;
+    });
   }
 
   /**
@@ -140,6 +198,20 @@ export class Refits {
   }
 }
 
+/**
+ * Refuses an embedding a saved model could not hold: the wrong length, or a coordinate not finite or
+ * past MAX_EMBEDDING_NUMBER.
+ */
+function checkVector(v: Float32Array, encoder: Encoder, text: string): void {
+  let bad = v?.length !== encoder.dimension;
+  for (let j = 0; !bad && j < v.length; j++) bad = !(Math.abs(v[j]) <= MAX_EMBEDDING_NUMBER);
+  if (!bad) return;
+  const what = `${encoder.dimension} finite numbers of at most ${MAX_EMBEDDING_NUMBER}`;
+  throw new DtdrError('encoder', `the encoder ${encoder.id} returned an unusable vector for ${JSON.stringify(text)}`, {
+    hint: `each vector must hold ${what}; nothing was learned`,
+  });
+}
+
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /**
@@ -147,7 +219,7 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
  * (test runners' fake timers leave it alone, and background tabs do not throttle it), else
  * setTimeout.
  */
-function nextTask(): Promise<void> {
+export function nextTask(): Promise<void> {
   const Channel = (globalThis as { MessageChannel?: typeof MessageChannel }).MessageChannel;
   if (!Channel) return new Promise((resolve) => setTimeout(resolve, 0));
   return new Promise((resolve) => {

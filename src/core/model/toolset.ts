@@ -4,7 +4,9 @@
  * nothing learned thrown away.
  *
  * - Removing is a mask on any retriever: the tool leaves the labels of every ranking (labels are
- *   the visible tools and END), the rest are renormalised (their order is untouched), and it is
+ *   the visible tools and END), the rest are renormalised (their order is untouched; DTDR-G
+ *   renormalises its learned and its description ranking apart before it mixes them, so a tool
+ *   no demonstration called keeps its description's share only: shrinkage.ts), and it is
  *   gone from `tools` and every prompt. The method's state keeps what it learned from the tool's
  *   demonstrations — evidence about the others too: the steps around its calls, the normalisers
  *   every other tool's score shares — so the others rank exactly as before, and re-adding the name
@@ -244,6 +246,28 @@ export class ChangedToolSet implements Retriever {
     for (let f = 0; f < T; f++) s[f] /= sum;
     return s;
   }
+}
+
+/**
+ * The changes without added tool `name` (a method without native support: its state never held the
+ * tool), its name kept in `dropped` so adapters still refuse it; undefined when it is not an added
+ * tool or `learned` runs call it (forget replays them, so the tool stays, masked). Without this, each
+ * add-and-remove cycle left the tool and its description vector in the model file for good.
+ */
+export function withoutAddedTool(
+  c: ToolChanges,
+  baseCount: number,
+  name: string,
+  learned: readonly { nodes: readonly { tool: string }[] }[],
+): ToolChanges | undefined {
+  const i = c.added.findIndex((t) => t.name === name);
+  if (i < 0 || learned.some((p) => p.nodes.some((n) => n.tool === name))) return undefined;
+  return {
+    ...c,
+    added: c.added.filter((_, k) => k !== i),
+    vectors: c.vectors ? c.vectors.filter((_, k) => k !== baseCount + i) : null,
+    dropped: [...(c.dropped ?? []), name],
+  };
 }
 
 /** A deep copy of tool-set changes (what a saved model holds). */

@@ -8,7 +8,8 @@ import { countPlans } from '../dependency.js';
 import { dotAt } from '../kmeans.js';
 import type { LearnInput, RankInput, Ranking } from '../types.js';
 import { STEP_RULES } from './step-rules.js';
-import { fitEvidence } from './evidence.js';
+import { fitEvidence, rarity } from './evidence.js';
+import { headNewTools, learnHeadColumns } from './head-columns.js';
 import { GROUP_KEYS, groupKey, parseGroup, poolOf, type CalibrationGroup, type HeldOutPlan } from './groups.js';
 import { KNOWN_HISTORY } from './layout.js';
 import { addSampledScore, sampledThreshold } from './score-sample.js';
@@ -105,6 +106,8 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
     p.novelty = fitNovelty(queries, side.dim);
     return true;
   }
+  // The tools the head hardly knew, counted before these runs join the counts (head-columns.ts).
+  const fresh = headNewTools(plans, side, rarity(ev, side.labels.length).counts);
   ev.rarity = undefined;
   if (p.novelty) learnNovelty(p.novelty, queries);
   for (const rule of STEP_RULES) {
@@ -134,10 +137,13 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
     for (const label of uses) if (!bag.has(label)) bag.set(label, 1 / n);
     bag.set(side.end, 1);
   }
-  // The head stays as fitted: trained on at each call (a few runs mixed with its replay sample), it
-  // drifted from what the fit learned — on UltraTool, 100 runs learned 10 at a time by a model fitted
-  // on 900 took MRR from 0.830 to 0.790, and to 0.829 without the head's update (the graphs, bags and
-  // clusters learn the new runs). A model that started from its tools alone refits instead (dtdr.ts).
+  learnHeadColumns(ev, side, plans, queries, fresh);
+  // The head stays as fitted for the tools it knew: trained on at each call (a few runs mixed
+  // with its replay sample), it drifted from what the fit learned — on UltraTool, 100 runs learned
+  // 10 at a time by a model fitted on 900 took MRR from 0.830 to 0.790, and to 0.829 without the
+  // head's update (the graphs, bags and clusters learn the new runs). Only the columns of tools it
+  // had (almost) no demonstrations of learn (head-columns.ts). A model that started from its tools
+  // alone refits instead (dtdr.ts).
   return false;
 }
 

@@ -75,10 +75,25 @@ function offer(n: Novelty, queries: readonly Float32Array[], seed: number): bool
     n.seen++;
     if (slot < NOVELTY_SAMPLE) {
       n.rows.set(q.subarray(0, n.dim), slot * n.dim);
+      unitRow(n.rows, slot * n.dim, n.dim);
       changed = true;
     }
   }
   return changed;
+}
+
+/**
+ * Scales a kept request to unit length where it is not (to 1e-3): the similarities assume unit
+ * vectors, and a saved model's rows are checked to be within ±1, so a vector from an encoder or an
+ * embedding store that is not normalised (`[2, 0, …]`) must not make a model that will not load.
+ * Unit vectors, every bundled encoder's, are kept to the bit.
+ */
+function unitRow(rows: Float32Array, at: number, dim: number): void {
+  let norm = 0;
+  for (let j = 0; j < dim; j++) norm += rows[at + j] * rows[at + j];
+  norm = Math.sqrt(norm);
+  if (norm > 0 && Number.isFinite(norm) && Math.abs(norm - 1) > 1e-3)
+    for (let j = 0; j < dim; j++) rows[at + j] /= norm;
 }
 
 /** New demonstrations' requests join the sample. */

@@ -261,6 +261,7 @@ export class GatedRetriever implements Retriever {
           L,
           end,
           unseenKeep(this.shrinkFor.unseen, pValue, NOVEL_P),
+          input.unavailable,
         );
         top = -1;
         for (let f = 0; f < L; f++) if (probabilities[f] > top) [top, arg] = [probabilities[f], f];

@@ -27,7 +27,8 @@ export const DESCRIPTIONS_GATE: Float64Array = (() => {
  * −1: none) is about the calls, not the descriptions: it keeps its learned probability. The tools
  * share the rest: a tool with demonstrations (counts ≥ 1) gets the learned model's share of the
  * mass the descriptions give the demonstrated tools, and a tool with none keeps `unseen` of its
- * description's share (partly demonstrated tools in between).
+ * description's share (partly demonstrated tools in between). `unavailable` tools (removed) get 0,
+ * each ranking renormalised over the others before they mix.
  */
 export function shrinkInPlace(
   p: { [i: number]: number; length: number },
@@ -36,33 +37,50 @@ export function shrinkInPlace(
   n: number,
   end: number,
   unseen: number,
+  unavailable?: ReadonlySet<number>,
 ): void {
   const endL = end >= 0 ? p[end] : 0;
   const endT = end >= 0 ? pT[end] : 0;
-  // Within the tools: q_L = p / (1 − endL), q_T = pT / (1 − endT).
-  const toolsL = 1 - endL;
-  const toolsT = 1 - endT;
-  if (!(toolsL > 0) || !(toolsT > 0)) return;
+  // Within the tools: q_L = p / (1 − endL), q_T = pT / (1 − endT), each over the tools that are
+  // available (removed tools leave both rankings before they mix: the learned ranking's mass on a
+  // removed tool goes to the tools it ranks next, not to the undemonstrated tools the descriptions
+  // carry).
+  let [availL, availT] = [1 - endL, 1 - endT];
+  if (unavailable) for (const f of unavailable) if (f !== end) [availL, availT] = [availL - p[f], availT - pT[f]];
+  // END keeps its learned share of what remains available.
+  const keptL = availL + endL;
+  if (!(keptL > 0) || !(availT > 0)) return;
+  if (end >= 0) p[end] = endL / keptL;
+  const toolsL = availL / keptL;
+  const off = (f: number) => f === end || (unavailable !== undefined && unavailable.has(f));
+  if (!(toolsL > 0)) {
+    for (let f = 0; f < n; f++) if (f !== end && off(f)) p[f] = 0;
+    return;
+  }
   // λ_f = 1 − (1 − min(1, count)) · unseen.
   let mass = 0;
   let learned = 0;
   for (let f = 0; f < n; f++) {
-    if (f === end) continue;
+    if (off(f)) continue;
     const c = counts[f];
     const l = c >= 1 ? 1 : 1 - (1 - c) * unseen;
     mass += l * pT[f];
     learned += l * p[f];
   }
-  mass /= toolsT;
-  learned /= toolsL;
+  mass /= availT;
+  const fromT = toolsL / availT;
   if (!(learned > 0)) {
-    for (let f = 0; f < n; f++) if (f !== end) p[f] = toolsL * (pT[f] / toolsT);
+    for (let f = 0; f < n; f++) if (f !== end) p[f] = off(f) ? 0 : pT[f] * fromT;
     return;
   }
-  const scale = mass / learned;
-  const fromT = toolsL / toolsT;
+  learned /= availL;
+  const scale = (mass / learned) * (toolsL / availL);
   for (let f = 0; f < n; f++) {
     if (f === end) continue;
+    if (off(f)) {
+      p[f] = 0;
+      continue;
+    }
     const c = counts[f];
     const l = c >= 1 ? 1 : 1 - (1 - c) * unseen;
     p[f] = (1 - l) * pT[f] * fromT + scale * l * p[f];

@@ -16,7 +16,10 @@ export const novelRequestRule: StepRule<object> = {
     return {
       tools: [],
       because: [
-        `the request is unlike the demonstrations' (fewer than ${share}% of them are as far from their nearest)`,
+        // Said of the sample the p-value is measured on (NOVELTY_SAMPLE requests): a request among
+        // the demonstrations but not in the sample can be as far from it.
+        `the request is farther from the demonstration requests kept to judge novelty than ${100 - share}% ` +
+          'of them are from each other',
       ],
     };
   },
