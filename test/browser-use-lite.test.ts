@@ -5,8 +5,10 @@
  * their descriptions. Its vectors must be Node's (cosine ≥ 0.999) and its first candidates Node's;
  * nothing may be fetched off localhost. Once in Chromium as launched for the tests (no GPU, so no
  * WebGPU adapter: WASM), once with Chromium's software WebGPU adapter (SwiftShader), where the page
- * asks for WebGPU. Screenshots land in .cache/ (docs/images/browser-use-lite.png is a copy of the
- * WASM one).
+ * asks for WebGPU. Then the playground (demos/web) with `?encoder=./models/dtdr-use-lite/`: it runs
+ * on that folder, trains a tools-only model in its worker on it and steps through a request.
+ * Screenshots land in .cache/ (docs/images/browser-use-lite.png and playground-use-lite.png are
+ * copies of the WASM ones).
  */
 import { cpSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -121,4 +123,56 @@ describe.skipIf(!ready)('dtdr-use-lite in the browser (ONNX Runtime Web, headles
       await browser.close();
     }
   }, 120_000);
+});
+
+describe.skipIf(!ready)('the playground with ?encoder=./models/dtdr-use-lite/ (headless Chromium, WASM)', () => {
+  const served = servedPage('demos/web', (outDir) =>
+    cpSync(FOLDER, join(outDir, 'models', 'dtdr-use-lite'), { recursive: true }),
+  );
+
+  it('runs on the folder, trains tools-only in its worker with it, and shows the candidates Node ranks first', async () => {
+    const { page, url, outside, failed } = served();
+    const request = 'Email the quarterly report to Maria';
+    const node = await loadEncoder({ model: FOLDER });
+    const first = (await (await Dtdr.train({ tools: DEMO_TOOLS, encoder: node })).retrieve(request, [])).candidates[0]
+      ?.tool;
+
+    const onnx: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('.onnx')) onnx.push(new URL(r.url()).pathname);
+    });
+    await page.setViewportSize({ width: 1200, height: 900 });
+    await page.goto(`${url}?backend=wasm&encoder=./models/dtdr-use-lite/`);
+    await page.waitForSelector('#status[data-state="ready"], #status[data-state="error"]', { timeout: 120_000 });
+    expect(await page.textContent('#status')).toBe('dtdr-use-lite · running on wasm · ?backend=wasm');
+    await page.click('#tools-only');
+    expect(await page.textContent('#data-summary')).toMatch(/^27 tools, no demonstrations/);
+    await page.fill('#model-name', 'use-lite-tools-only');
+    await page.click('#train-go');
+    await page.waitForSelector('#train-status[data-state="done"], #train-status[data-state="error"]', {
+      timeout: 120_000,
+    });
+    expect(await page.textContent('#train-status')).toMatch(/saved to IndexedDB as "use-lite-tools-only"/);
+    await page.fill('#query', request);
+    await page.click('#step-reset');
+    await page.waitForSelector('#candidates tr[data-tool]');
+    expect(await page.getAttribute('#candidates tbody tr:first-child', 'data-tool')).toBe(first);
+    // The page down to the candidates (the prompt and the sections below it are the playground's own shots).
+    await page.screenshot({
+      path: join(ROOT, '.cache', 'playground-use-lite.png'),
+      fullPage: true,
+      clip: { x: 0, y: 0, width: 1200, height: 1700 },
+    });
+    // The page and its training worker (an absolute URL on this site) fetched the folder's weights, never the bundled encoder's.
+    expect(onnx.length).toBeGreaterThanOrEqual(2);
+    expect(onnx.filter((path) => path !== '/models/dtdr-use-lite/onnx/model_quantized.onnx')).toEqual([]);
+    // Another site's folder is refused before anything is fetched from it.
+    await page.goto(`${url}?backend=wasm&encoder=https://example.com/models/x/`);
+    await page.waitForSelector('#status[data-state="error"]', { timeout: 60_000 });
+    expect(await page.textContent('#status')).toBe(
+      'error: ?encoder= must be a folder on this site, not https://example.com',
+    );
+    expect(outside).toEqual([]);
+    expect(failed).toEqual([]);
+  }, 180_000);
 });
