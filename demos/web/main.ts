@@ -52,16 +52,26 @@ const explain = (error: unknown) =>
 
 // ---------------------------------------------------------------- encoder and backend
 
+/**
+ * `?encoder=./models/dtdr-use-lite/`: another ONNX encoder folder served by this site (copy
+ * models/dtdr-use-lite beside the build) instead of the bundled one. Made absolute here, so that the
+ * training worker, whose own URL is elsewhere, loads the same folder; another site's URL is refused.
+ */
+const encoderModel = params.get('encoder') ? new URL(params.get('encoder')!, location.href) : undefined;
+
 const encoders = new Map<string, Promise<Encoder>>();
 function encoderFor(backend: string): Promise<Encoder> {
   let e = encoders.get(backend);
   if (!e) {
+    const model = encoderModel?.href;
     e =
-      backend === 'webgpu'
-        ? import('onnxruntime-web/webgpu').then((ort) =>
-            loadEncoder({ device: 'webgpu', runtime: ort as unknown as OnnxRuntime }),
-          )
-        : loadEncoder();
+      encoderModel && encoderModel.origin !== location.origin
+        ? Promise.reject(new Error(`?encoder= must be a folder on this site, not ${encoderModel.origin}`))
+        : backend === 'webgpu'
+          ? import('onnxruntime-web/webgpu').then((ort) =>
+              loadEncoder({ model, device: 'webgpu', runtime: ort as unknown as OnnxRuntime }),
+            )
+          : loadEncoder({ model });
     encoders.set(backend, e);
     e.catch(() => encoders.delete(backend));
   }
@@ -231,7 +241,13 @@ function train(event: SubmitEvent) {
     await refreshModels();
     await showStep();
   };
-  const request: TrainRequest = { tools: data.tools, plans: data.plans, method, dataset: name };
+  const request: TrainRequest = {
+    tools: data.tools,
+    plans: data.plans,
+    method,
+    dataset: name,
+    encoder: encoderModel?.href,
+  };
   worker.postMessage(request);
 }
 

@@ -1,6 +1,6 @@
 /**
  * Training off the main thread: the page posts tools, demonstrations and a method; the worker
- * embeds them with its own copy of the bundled encoder (ONNX Runtime Web, WASM), trains, reports
+ * embeds them with its own copy of the page's encoder (ONNX Runtime Web, WASM), trains, reports
  * progress as it goes, and posts back the model's binary artifact (transferred, not copied).
  */
 import {
@@ -18,6 +18,8 @@ export interface TrainRequest {
   plans: Plan[];
   method: MethodName;
   dataset: string;
+  /** The page's `?encoder=` folder, as an absolute URL; absent: the bundled encoder. */
+  encoder?: string;
 }
 
 export type TrainMessage =
@@ -30,11 +32,11 @@ const post = (message: TrainMessage, transfer: Transferable[] = []) =>
   (self as unknown as Worker).postMessage(message, transfer);
 
 self.onmessage = async (event: MessageEvent<TrainRequest>) => {
-  const { tools, plans, method, dataset } = event.data;
+  const { tools, plans, method, dataset, encoder: folder } = event.data;
   const started = performance.now();
   try {
     post({ type: 'progress', phase: 'loading the encoder', fraction: 0 });
-    encoder ??= loadEncoder();
+    encoder ??= loadEncoder({ model: folder });
     const model = await Dtdr.train({
       method,
       tools,
