@@ -14,6 +14,7 @@ import { cpSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { cosine } from './vectors.js';
 import type { Encoder } from '../src/core/base/encoder.js';
 import { DEMO_TOOLS, Dtdr } from '../src/index.js';
 import { loadEncoder } from '../src/encoders/node.js';
@@ -32,19 +33,6 @@ interface PageResult {
   vectors: number[][];
   candidates: string[][];
 }
-
-const cosine = (a: ArrayLike<number>, b: ArrayLike<number>) => {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  // The empty text embeds to the zero vector in both: the same vector.
-  return na === 0 && nb === 0 ? 1 : dot / Math.sqrt(na * nb);
-};
 
 describe.skipIf(!ready)('dtdr-use-lite in the browser (ONNX Runtime Web, headless Chromium)', () => {
   const served = servedPage('test/browser-use-lite', (outDir) =>

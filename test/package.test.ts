@@ -73,6 +73,24 @@ describe('npm pack contents', () => {
   });
 });
 
+/** `tsc -p` over one file of a consumer app, strict, with these module settings: no output, exit 0. */
+function typeChecks(
+  app: string,
+  config: string,
+  file: string,
+  options: { module: string; moduleResolution: string; skipLibCheck: boolean; types: string[] },
+): void {
+  const tsconfig = join(app, config);
+  const compilerOptions = { target: 'es2022', strict: true, noEmit: true, lib: ['es2022', 'dom'], ...options };
+  writeFileSync(tsconfig, JSON.stringify({ compilerOptions, files: [file] }));
+  const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', tsconfig], {
+    cwd: app,
+    encoding: 'utf8',
+  });
+  expect(tsc.stdout + tsc.stderr).toBe('');
+  expect(tsc.status).toBe(0);
+}
+
 const hasBuild = existsSync(join(ROOT, 'dist', 'index.d.ts'));
 if (!hasBuild) console.warn('[dtdr tests] dist/ is not built (npm run build): the resolver test is skipped');
 
@@ -93,29 +111,12 @@ describe.skipIf(!hasBuild)('the README library example type-checks in a consumer
     ['node16', 'node16'],
   ] as const) {
     it(`under moduleResolution "${moduleResolution}"`, () => {
-      const tsconfig = join(app, `tsconfig.${moduleResolution}.json`);
-      writeFileSync(
-        tsconfig,
-        JSON.stringify({
-          compilerOptions: {
-            target: 'es2022',
-            module,
-            moduleResolution,
-            strict: true,
-            noEmit: true,
-            skipLibCheck: false,
-            types: [],
-            lib: ['es2022', 'dom'],
-          },
-          files: ['example.ts'],
-        }),
-      );
-      const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', tsconfig], {
-        cwd: app,
-        encoding: 'utf8',
+      typeChecks(app, `tsconfig.${moduleResolution}.json`, 'example.ts', {
+        module,
+        moduleResolution,
+        skipLibCheck: false,
+        types: [],
       });
-      expect(tsc.stdout + tsc.stderr).toBe('');
-      expect(tsc.status).toBe(0);
     }, 60_000);
   }
 });
@@ -182,29 +183,12 @@ describe.skipIf(!hasBuild)('the framework snippets of the README and docs/framew
       // generateText stops after one step unless told when to stop: the AI SDK snippets say so.
       if (name.startsWith('ai-sdk')) expect(snippet).toMatch(/stopWhen: stepCountIs\(\d+\)/);
       writeFileSync(join(app, `${name}.ts`), `${snippet}\n${givens}\n`);
-      const tsconfig = join(app, `tsconfig.${name}.json`);
-      writeFileSync(
-        tsconfig,
-        JSON.stringify({
-          compilerOptions: {
-            target: 'es2022',
-            module: 'esnext',
-            moduleResolution: 'bundler',
-            strict: true,
-            noEmit: true,
-            skipLibCheck: true,
-            types: ['node'],
-            lib: ['es2022', 'dom'],
-          },
-          files: [`${name}.ts`],
-        }),
-      );
-      const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', tsconfig], {
-        cwd: app,
-        encoding: 'utf8',
+      typeChecks(app, `tsconfig.${name}.json`, `${name}.ts`, {
+        module: 'esnext',
+        moduleResolution: 'bundler',
+        skipLibCheck: true,
+        types: ['node'],
       });
-      expect(tsc.stdout + tsc.stderr).toBe('');
-      expect(tsc.status).toBe(0);
     }, 60_000);
   }
 });

@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cosine } from './vectors.js';
 import type { Encoder } from '../src/core/base/encoder.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { loadEncoder as loadWebEncoder } from '../src/encoders/web.js';
@@ -28,18 +29,6 @@ interface Original {
   embed(texts: string[]): Promise<number[][]>;
   tokenizer: { encode(text: string): number[] };
 }
-
-const cosine = (a: ArrayLike<number>, b: ArrayLike<number>) => {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return dot / Math.sqrt(na * nb);
-};
 
 /**
  * The one tokenizer difference: the original scores a Viterbi path whose total is exactly 0 as "no

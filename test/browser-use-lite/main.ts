@@ -9,6 +9,7 @@
  */
 import { DEMO_TOOLS, Dtdr, loadEncoder, type Encoder, type OnnxRuntime } from '../../src/index.js';
 import { REQUESTS, SENTENCES } from './sentences.js';
+import { cosine } from '../vectors.js';
 
 const $ = (id: string) => document.getElementById(id)!;
 const status = $('status');
@@ -25,18 +26,6 @@ function row(table: HTMLElement, cells: string[], head = false, numeric: number[
   });
   table.append(tr);
 }
-
-const cosine = (a: Float32Array, b: Float32Array) => {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return dot / Math.sqrt(na * nb || 1);
-};
 
 /** WebGPU only where this browser offers an adapter: headless Chromium without a GPU has none. */
 async function load(): Promise<{ encoder: Encoder; why: string }> {
