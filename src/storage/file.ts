@@ -20,7 +20,7 @@ import type { EmbeddingStore } from '../core/base/encoder.js';
 import { basename, dirname, join } from 'node:path';
 import type { ModelArtifact } from '../core/model/artifact.js';
 import { DtdrError } from '../core/base/errors.js';
-import { jsonDecodedBytes, jsonNestsDeeper, MAX_MODEL_NESTING } from '../core/base/limits.js';
+import { measureJson, MAX_MODEL_NESTING } from '../core/base/limits.js';
 import { decodeBinaryModel, decodeBudget, encodeBinaryModel, isBinaryModel } from '../core/model/binary.js';
 
 /**
@@ -141,13 +141,14 @@ export function readModelFile(path: string): unknown {
   removeStaleTemporaries(path);
   const bytes = readFileSync(path);
   if (isBinaryModel(bytes)) return decodeBinaryModel(bytes, path);
-  if (jsonNestsDeeper(bytes, MAX_MODEL_NESTING))
+  const measured = measureJson(bytes, MAX_MODEL_NESTING);
+  if (measured.tooDeep)
     throw new DtdrError('artifact', `the model nests deeper than ${MAX_MODEL_NESTING} levels`, {
       file: path,
       hint: 'the file is damaged or not a dtdr model; retrain it',
     });
   // The same bound as a binary model's: counted from the bytes, before JSON.parse spends the memory.
-  if (jsonDecodedBytes(bytes) > decodeBudget(bytes.length))
+  if (measured.decodedBytes > decodeBudget(bytes.length))
     throw new DtdrError(
       'artifact',
       `the model decodes to more memory than a file of ${bytes.length} bytes can hold (its arrays and objects)`,

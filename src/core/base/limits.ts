@@ -152,31 +152,13 @@ export const DECODED_VALUE_BYTES = 16;
  * DECODED_VALUE_BYTES, and the text itself (strings and numbers decode to no more than their
  * text, counted once more). So text that would parse to far more than its size — 9 MB of `[0]`
  * is 146 MB parsed, 3 million `{}` 183 MB — is refused in milliseconds, before JSON.parse spends
- * seconds and the memory on it. Brackets and commas inside strings do not count.
+ * seconds and the memory on it. In the same pass, whether arrays and objects nest deeper than
+ * `nestingLimit` (then it stops: `tooDeep`), so 10 million brackets are refused before parsing too.
+ * Brackets and commas inside strings do not count.
  */
-export function jsonDecodedBytes(bytes: Uint8Array): number {
+export function measureJson(bytes: Uint8Array, nestingLimit: number): { tooDeep: boolean; decodedBytes: number } {
   let containers = 0;
   let commas = 0;
-  let inString = false;
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i];
-    if (inString) {
-      if (b === 0x5c)
-        i++; // a backslash escapes the next byte
-      else if (b === 0x22) inString = false;
-    } else if (b === 0x22) inString = true;
-    else if (b === 0x5b || b === 0x7b) containers++;
-    else if (b === 0x2c) commas++;
-  }
-  return containers * DECODED_CONTAINER_BYTES + (commas + containers) * DECODED_VALUE_BYTES + bytes.length;
-}
-
-/**
- * Whether JSON text (as UTF-8 bytes) nests arrays and objects deeper than `limit`: one pass over
- * the bytes, before parsing, so a file of 10 million brackets is refused in milliseconds instead
- * of parsed for seconds. Brackets inside strings do not count.
- */
-export function jsonNestsDeeper(bytes: Uint8Array, limit: number): boolean {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < bytes.length; i++) {
@@ -187,8 +169,12 @@ export function jsonNestsDeeper(bytes: Uint8Array, limit: number): boolean {
       else if (b === 0x22) inString = false;
     } else if (b === 0x22) inString = true;
     else if (b === 0x5b || b === 0x7b) {
-      if (++depth > limit) return true;
+      containers++;
+      if (++depth > nestingLimit) return { tooDeep: true, decodedBytes: Infinity };
     } else if (b === 0x5d || b === 0x7d) depth--;
+    else if (b === 0x2c) commas++;
   }
-  return false;
+  const decodedBytes =
+    containers * DECODED_CONTAINER_BYTES + (commas + containers) * DECODED_VALUE_BYTES + bytes.length;
+  return { tooDeep: false, decodedBytes };
 }

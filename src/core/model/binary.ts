@@ -10,7 +10,7 @@
  */
 import { sha256 } from '@noble/hashes/sha2';
 import { DtdrError } from '../base/errors.js';
-import { jsonDecodedBytes, jsonNestsDeeper, MAX_MODEL_NESTING } from '../base/limits.js';
+import { measureJson, MAX_MODEL_NESTING } from '../base/limits.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
 export const BINARY_MAGIC = 'DTDRMDL\0';
@@ -125,7 +125,7 @@ const HEADER_FIELDS = new Set(['sections', 'body']);
 /**
  * Decodes a v2 container; anything damaged is a DtdrError naming the file. Before allocating,
  * the decoder accounts for everything it will build: the header nests at most MAX_MODEL_NESTING
- * levels, its JSON is counted (jsonDecodedBytes) before it is parsed, it has no field but the
+ * levels, its JSON is counted (measureJson) before it is parsed, it has no field but the
  * section table and the body, each section lies inside the file, no two overlap, each is referenced at most once
  * (the encoder writes one reference per section), and their decoded size fits a budget from the
  * file's size — so no file, however crafted, decodes to more than a fixed multiple of its size.
@@ -155,9 +155,10 @@ export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
   if (16 + headerLength > bytes.length - 32) fail('header length points past the end of the file');
   let parsed: { sections: Section[]; body: unknown };
   const headerBytes = bytes.subarray(16, 16 + headerLength);
-  if (jsonNestsDeeper(headerBytes, MAX_MODEL_NESTING)) fail(`the header nests deeper than ${MAX_MODEL_NESTING} levels`);
+  const header = measureJson(headerBytes, MAX_MODEL_NESTING);
+  if (header.tooDeep) fail(`the header nests deeper than ${MAX_MODEL_NESTING} levels`);
   // The header's JSON is counted in the same budget as the sections, before it is parsed.
-  let budget = decodeBudget(bytes.length) - jsonDecodedBytes(headerBytes);
+  let budget = decodeBudget(bytes.length) - header.decodedBytes;
   if (budget < 0) fail(`the header decodes to more memory than a file of ${bytes.length} bytes can hold`);
   try {
     parsed = JSON.parse(utf8Decode(headerBytes)) as { sections: Section[]; body: unknown };
