@@ -11,23 +11,10 @@ import { dtdrPrepareStep, dtdrToolSearch } from '../src/adapters/ai-sdk/index.js
 import { Dtdr } from '../src/core/dtdr.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
+import { modelCall, modelText } from './ai-sdk-results.js';
 
-const usage = {
-  inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: 5, text: 5, reasoning: 0 },
-};
-const call = (toolName: string, input: object, id: string) => ({
-  content: [{ type: 'tool-call' as const, toolCallId: id, toolName, input: JSON.stringify(input) }],
-  finishReason: { unified: 'tool-calls' as const, raw: 'tool_calls' },
-  usage,
-  warnings: [],
-});
-const text = (t: string) => ({
-  content: [{ type: 'text' as const, text: t }],
-  finishReason: { unified: 'stop' as const, raw: 'stop' },
-  usage,
-  warnings: [],
-});
+const call = modelCall;
+const text = modelText;
 
 let model: Dtdr;
 let executed: string[];

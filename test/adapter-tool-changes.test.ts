@@ -23,23 +23,10 @@ import type { Encoder } from '../src/core/base/encoder.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { langchainTools } from './langchain-tools.js';
+import { modelCall, modelText, usage } from './ai-sdk-results.js';
 
-const usage = {
-  inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: 5, text: 5, reasoning: 0 },
-};
-const call = (toolName: string, id: string) => ({
-  content: [{ type: 'tool-call' as const, toolCallId: id, toolName, input: '{}' }],
-  finishReason: { unified: 'tool-calls' as const, raw: 'tool_calls' },
-  usage,
-  warnings: [],
-});
-const text = (t: string) => ({
-  content: [{ type: 'text' as const, text: t }],
-  finishReason: { unified: 'stop' as const, raw: 'stop' },
-  usage,
-  warnings: [],
-});
+const call = (toolName: string, id: string) => modelCall(toolName, {}, id);
+const text = modelText;
 
 let encoder: Encoder;
 let trained: unknown;
