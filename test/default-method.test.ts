@@ -71,11 +71,11 @@ describe.skipIf(!hasSharedData)('DTDR-G on UltraTool: official split and its nov
     expect(metrics.official.confidentMissRate).toBeLessThanOrEqual(0.05);
   });
 
-  it('on new combinations of familiar steps beats DTDR-C (0.504) and DTDR-H (0.583), and its sets widen for them (measured MRR 0.658, coverage 0.849 at 4.49 tools)', () => {
+  it('on new combinations of familiar steps beats DTDR-C (0.504) and DTDR-H (0.583), and its sets widen for them (measured MRR 0.659, coverage 0.874 at 5.10 tools; the requests unlike every demonstration get the tools-only set)', () => {
     expect(metrics.novel.steps).toBe(231);
     expect(metrics.novel.mrr).toBeGreaterThanOrEqual(0.63);
-    expect(metrics.novel.coverage).toBeGreaterThanOrEqual(0.8);
-    expect(metrics.novel.setSize).toBeLessThanOrEqual(5);
+    expect(metrics.novel.coverage).toBeGreaterThanOrEqual(0.85);
+    expect(metrics.novel.setSize).toBeLessThanOrEqual(5.2);
   });
 });
 

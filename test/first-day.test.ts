@@ -14,7 +14,7 @@ import { END, type Plan, type ToolSpec } from '../src/core/base/types.js';
 import { Dtdr } from '../src/core/dtdr.js';
 import { parsePlans } from '../src/core/plans/dataset.js';
 import { chainPlan, planSteps } from '../src/core/plans/plan.js';
-import { fitNovelty, learnNovelty, noveltyPValue } from '../src/core/retrieval/default/novelty.js';
+import { fitNovelty, learnNovelty, noveltyPValue, unlikeEvery } from '../src/core/retrieval/default/novelty.js';
 import { shrinkInPlace, unseenKeep, unseenShare } from '../src/core/retrieval/default/shrinkage.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { demoDataset } from '../src/demo/toolset.js';
@@ -81,9 +81,33 @@ describe('conformal novelty of a request', () => {
 
   it('keeps a bounded sample as demonstrations arrive', () => {
     const model = fitNovelty(near, 3);
-    for (let i = 0; i < 50; i++) learnNovelty(model, near);
-    expect(model.count).toBeLessThanOrEqual(128);
-    expect(model.seen).toBe(20 * 51);
+    const more = Array.from({ length: 1000 }, (_, i) => unit([1, 0.001 * i, 0.3]));
+    for (let i = 0; i < 1000; i += 100) learnNovelty(model, more.slice(i, i + 100));
+    expect(model.count).toBe(128);
+    expect(model.seen).toBe(1020);
+  });
+
+  it('keeps a request once however often it comes: a new wording is not "unlike" requests that only repeat', () => {
+    // Kept twice, each request would have a twin at similarity 1 and every new wording would get the smallest p-value.
+    const model = fitNovelty([...near, ...near, ...near], 3);
+    expect(model.count).toBe(20);
+    expect(model.seen).toBe(20);
+    learnNovelty(model, near);
+    expect(model.seen).toBe(20);
+    const between = unit([1, 0.07, 0.02]);
+    expect(noveltyPValue(model, between)).toBeGreaterThan(0.2);
+    expect(unlikeEvery(model, noveltyPValue(model, between))).toBe(false);
+  });
+
+  it('calls a request unlike every demonstration only where that is rarer than 5% among exchangeable requests', () => {
+    const model = fitNovelty(near, 3);
+    const far = unit([0, 1, 0]);
+    // 20 kept: the smallest p-value is 1/21 < 0.05.
+    expect(unlikeEvery(model, noveltyPValue(model, far))).toBe(true);
+    expect(near.some((q) => unlikeEvery(model, noveltyPValue(model, q)))).toBe(false);
+    // 19 kept: farther than all of them happens to 1 exchangeable request in 20; not flagged.
+    const fewer = fitNovelty(near.slice(0, 19), 3);
+    expect(unlikeEvery(fewer, noveltyPValue(fewer, far))).toBe(false);
   });
 });
 

@@ -70,16 +70,45 @@ export function fitNovelty(queries: readonly Float32Array[], dim: number, seed =
 function offer(n: Novelty, queries: readonly Float32Array[], seed: number): boolean {
   const random = seededRandom(seed + n.seen * 31 + 17);
   let changed = false;
+  const kept = keptKeys(n);
   for (const q of queries) {
+    const row = q.slice(0, n.dim);
+    unitRow(row, 0, n.dim);
+    const key = rowKey(row, 0, n.dim);
+    // A request already kept (the same words, again) says nothing new of how far requests lie from each other: kept
+    // twice, every kept request would have a twin at similarity 1, and any new wording would look unlike them all.
+    if (kept.has(key)) continue;
+    const replacing = n.count === NOVELTY_SAMPLE;
     const slot = n.count < NOVELTY_SAMPLE ? n.count++ : Math.floor(random() * (n.seen + 1));
     n.seen++;
     if (slot < NOVELTY_SAMPLE) {
-      n.rows.set(q.subarray(0, n.dim), slot * n.dim);
-      unitRow(n.rows, slot * n.dim, n.dim);
+      if (replacing) kept.delete(rowKey(n.rows, slot * n.dim, n.dim));
+      n.rows.set(row, slot * n.dim);
+      kept.add(key);
       changed = true;
     }
   }
   return changed;
+}
+
+/** A request vector's key (its float bits, hashed): equal vectors, equal keys. */
+function rowKey(v: ArrayLike<number>, at: number, dim: number): number {
+  const bits = new Uint32Array(Float32Array.from({ length: dim }, (_, j) => v[at + j]).buffer);
+  let h = 0x811c9dc5;
+  for (let j = 0; j < dim; j++) h = Math.imul(h ^ bits[j], 0x01000193);
+  return h >>> 0;
+}
+
+/** The keys of the requests kept. */
+const keys = new WeakMap<Novelty, Set<number>>();
+function keptKeys(n: Novelty): Set<number> {
+  let set = keys.get(n);
+  if (!set) {
+    set = new Set();
+    for (let r = 0; r < n.count; r++) set.add(rowKey(n.rows, r * n.dim, n.dim));
+    keys.set(n, set);
+  }
+  return set;
 }
 
 /**
@@ -127,6 +156,17 @@ export function noveltyPValue(n: Novelty, q: ArrayLike<number>, upTo = 1): numbe
     else hi = mid;
   }
   return (1 + lo) / (n.count + 1);
+}
+
+/**
+ * Whether a request is unlike every demonstration: farther from the kept requests than each of them is from its
+ * nearest (the smallest p-value there is), where that is rarer than NOVEL_P among exchangeable requests (at least
+ * 1 / NOVEL_P requests kept). Such a request gets the tools-only answer. Exchangeable requests are flagged with
+ * chance 1 / (kept + 1): 0.8% once 128 are kept. A looser level (NOVEL_P) cost UltraTool's full-data MRR 0.026,
+ * the share of its familiar requests it flags.
+ */
+export function unlikeEvery(n: Novelty, pValue: number): boolean {
+  return n.count + 1 > 1 / NOVEL_P && pValue * (n.count + 1) < 1.5;
 }
 
 export function noveltyState(n: Novelty): NoveltyState {

@@ -33,7 +33,7 @@ import { STEP_RULES } from './step-rules.js';
 import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type GatedState } from './state.js';
 import type { ToolSide } from './tool-side.js';
 import { DESCRIBED, noTerms, SCORES, Workspace } from './workspace.js';
-import { NOVEL_P, noveltyPValue } from './novelty.js';
+import { NOVEL_P, noveltyPValue, unlikeEvery } from './novelty.js';
 import { DESCRIPTIONS_GATE, nothingToShrink, shrinkInPlace, unseenKeep, unseenShare } from './shrinkage.js';
 
 /**
@@ -53,6 +53,10 @@ import { DESCRIPTIONS_GATE, nothingToShrink, shrinkInPlace, unseenKeep, unseenSh
  * it holds an acceptable tool in at least `target` of held-out steps, separately for confident
  * and unsure steps. With no demonstrations it ranks by descriptions alone.
  */
+/** Why a request unlike the demonstrations' is ranked as with tools alone. */
+export const NOVEL_CAUSE =
+  'the request is unlike every demonstration: ranked by tool descriptions alone, as with no demonstrations';
+
 export class GatedRetriever implements Retriever {
   readonly method = 'dtdr-g' as const;
   readonly needs: EmbeddingNeeds = { query: true, context: false };
@@ -239,6 +243,7 @@ export class GatedRetriever implements Retriever {
     this.described = false;
     const novelty = this.parts.novelty;
     const pValue = ev && novelty ? (this.lastQuery.pValue ??= noveltyPValue(novelty, q, NOVEL_P)) : 1;
+    if (ev && novelty && unlikeEvery(novelty, pValue)) return this.toolsOnly(probabilities, input.unavailable);
     let undemonstrated = false;
     if (ev && novelty) {
       // Evidence decides the weight (shrinkage.ts): a tool no demonstration used keeps its share of
@@ -355,6 +360,32 @@ export class GatedRetriever implements Retriever {
       : this.groupCause(group, top, input.history, counts[best], [...(because ?? []), ...(laterBecause ?? [])]);
     return withLazyOrder(
       { labels: this.side.labels, probabilities, confident, group: groupKey(group), set, ...(cause ? { cause } : {}) },
+      { unitRange: true },
+    );
+  }
+
+  /**
+   * The tools-only answer to a request unlike the demonstrations': the ranking, set and reason a model trained on
+   * the tools alone gives (descriptions alone; END always offered), with removed tools at 0.
+   */
+  private toolsOnly(probabilities: Float64Array, unavailable: ReadonlySet<number> | undefined): Ranking {
+    const L = this.side.labels.length;
+    const pT = this.descriptions();
+    let sum = 0;
+    for (let f = 0; f < L; f++) {
+      probabilities[f] = unavailable?.has(f) ? 0 : pT[f];
+      sum += probabilities[f];
+    }
+    if (sum > 0) for (let f = 0; f < L; f++) probabilities[f] /= sum;
+    return withLazyOrder(
+      {
+        labels: this.side.labels,
+        probabilities,
+        confident: false,
+        group: 'tools-only',
+        set: { threshold: 0, target: this.target, confident: false, include: [this.side.end] },
+        cause: NOVEL_CAUSE,
+      },
       { unitRange: true },
     );
   }
