@@ -45,6 +45,18 @@ describe('the scenes draw', () => {
     expect(a.plans.map((p) => p.id)).toEqual(b.plans.map((p) => p.id));
   });
 
+  it('by default has one cluster per ~20 requests, so three scenes are three features of a large pool', async () => {
+    // 400 plans over 20 features, interleaved: a fixed 10 clusters would merge features.
+    const features = Array.from({ length: 20 }, (_, i) => `feature${i}`);
+    const big = Array.from({ length: 400 }, (_, i) =>
+      chainPlan(`${features[i % 20]}-${Math.floor(i / 20)}`, `use ${features[i % 20]}`, [`${features[i % 20]}_tool`]),
+    );
+    const { plans, sceneCount, clusters } = await scenesPool(big, wordAxisEncoder(features));
+    expect(clusters).toBe(20);
+    expect(sceneCount).toBe(60);
+    expect(new Set(plans.slice(0, sceneCount).map(topicOf)).size).toBe(3);
+  });
+
   it('is the pool itself when one scene holds every plan', async () => {
     const { plans, sceneCount } = await scenesPool(pool, encoder, { clusters: 1, scenes: 3 });
     expect(sceneCount).toBe(12);

@@ -3,7 +3,7 @@
  * from git snapshots of public repositories, in dtdr's own dataset layout (data.jsonl +
  * tool_desc.json, read by `readDatasetDir`), each with SOURCE.md and the upstream LICENSE.
  *
- *   node --import tsx scripts/build/worlds.ts [--mirror /work/.mirror] [--out data/worlds] [--worlds metatool,nestful,tau-retail]
+ *   node --import tsx scripts/build/worlds.ts [--mirror /work/.mirror] [--out data/worlds] [--worlds metatool,nestful,api-bank,tau-retail]
  *
  * MIRROR/<owner>+<name>/repo is a bare clone of each source (e.g. `git clone --bare`); files are
  * read with `git show <commit>:<path>` at the pinned commit below, so a rebuild is byte-identical.
@@ -14,6 +14,8 @@
  *               (two independent calls) and a seeded sample of its single-tool queries.
  *   nestful     IBM/NESTFUL (Apache-2.0): nested sequences of API calls from GLAIVE, SGD and
  *               RapidAPI; links come from the `$varN…$` references between calls.
+ *   api-bank    AlibabaResearch/DAMO-ConvAI api-bank (Apache-2.0): the level-3 training dialogues, where
+ *               each request needs tools found through a ToolSearcher: most tools serve one request.
  *   tau-retail  sierra-research/tau-bench (MIT): the retail domain's tasks (train, dev, test): the
  *               user's instruction and the sequence of tool actions that solve it.
  */
@@ -44,6 +46,13 @@ const SOURCES = {
     commit: '053cbde0446dddd31e8293f179085e1b39ab79b5',
     license: 'Apache-2.0',
     licensePath: 'LICENSE',
+  },
+  'api-bank': {
+    repo: 'AlibabaResearch/DAMO-ConvAI',
+    // The last commit holding api-bank/training-data/lv3-train.json (later ones removed the training data).
+    commit: '1d76900822d9ecfcd6e9eb0ca64a073cb892b735',
+    license: 'Apache-2.0',
+    licensePath: 'api-bank/LICENSE',
   },
   'tau-retail': {
     repo: 'sierra-research/tau-bench',
@@ -241,7 +250,7 @@ function buildNestful(source: Source): Built {
       // by its own name (dtdr refuses a tool with no description).
       for (const n of names)
         if (!tools.has(n)) {
-          tools.set(n, n.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase()) + '.');
+          tools.set(n, nameAsDescription(n));
           undescribed.add(n);
         }
       let links: { source: string; target: string }[];
@@ -282,6 +291,72 @@ function buildNestful(source: Source): Built {
         "of `output` in order, less the final `var_result` pseudo-call; a link A → B wherever B's arguments " +
         `reference A's output label (\`$varN…$\`), so independent calls are unordered. The ${repeated} plans that ` +
         'call one tool twice are written as chains in the listed order (links between tool names would be ambiguous).',
+    ],
+  };
+}
+
+// ---------------------------------------------------------------- API-Bank level 3
+/** A tool called but never described: described by its own name in words ("create_task" → "Create task."). */
+const nameAsDescription = (name: string) =>
+  name
+    .replace(/_/g, ' ')
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .replace(/^./, (c) => c.toUpperCase()) + '.';
+
+function buildApiBank(source: Source): Built {
+  const path = 'api-bank/training-data/lv3-train.json';
+  const samples = JSON.parse(show(source, path)) as { input: string; output: string }[];
+  const described = new Map<string, string>();
+  // Each sample is one step of a dialogue: the user's request, the calls so far and the next call.
+  const requests = new Map<string, string[]>();
+  for (const { input, output } of samples) {
+    // ToolSearcher's answers describe the tools it found: {'name': 'X', 'description': '…', …} (Python repr).
+    for (const m of input.matchAll(
+      /\{'name': '([^']+)', 'description': (?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")/g,
+    )) {
+      const name = toolName(m[1]);
+      if (!described.has(name)) described.set(name, clean((m[2] ?? m[3]).replace(/\\(.)/g, '$1')));
+    }
+    const user = /\nUser: (.*)\n/.exec(input)?.[1];
+    if (!user) throw new Error(`${path}: a sample with no user request`);
+    const calls = [...`${input}\n${output}`.matchAll(/API-Request: \[(\w+)\(/g)].map((m) => m[1]);
+    const known = requests.get(user);
+    if (!known || calls.length > known.length) requests.set(user, calls);
+  }
+  const tools = new Map(described);
+  const undescribed = new Set<string>();
+  const plans: OutPlan[] = [];
+  let empty = 0;
+  [...requests].forEach(([user, calls], i) => {
+    const names = calls.filter((c) => c !== 'ToolSearcher').map(toolName);
+    if (names.length === 0) {
+      empty++;
+      return;
+    }
+    for (const n of names)
+      if (!tools.has(n)) {
+        tools.set(n, nameAsDescription(n));
+        undescribed.add(n);
+      }
+    plans.push({
+      id: `lv3-${i}`,
+      // The request without the sample's clock ("…TIME: 2034-04-15 10:00:00").
+      user_request: clean(user.replace(/TIME: [\d-]+ [\d:]+$/, '')),
+      task_nodes: names.map((task) => ({ task })),
+      task_links: chain(names),
+    });
+  });
+  return {
+    tools: [...tools].map(([id, desc]) => ({ id, desc })).sort((a, b) => a.id.localeCompare(b.id)),
+    plans,
+    paths: [path],
+    conversion: [
+      `Tools: the ${described.size} tools that ToolSearcher's answers in the dialogues describe (name and ` +
+        `description), and the ${undescribed.size} tools called but never described, described by their own name ` +
+        `in words (${[...undescribed].sort().join(', ')}). ToolSearcher itself is not a tool here.`,
+      `Plans: one per distinct user request (${requests.size}, in file order), from its longest sample: the ` +
+        "API requests made, less ToolSearcher's, chained in order; the request's trailing clock (`TIME: …`) is " +
+        `removed. ${empty} requests whose only calls are ToolSearcher's are dropped.`,
     ],
   };
 }
@@ -422,8 +497,13 @@ function sourceMd(name: WorldName, source: Source, built: Built, bytes: number):
 
 function writeWorld(out: string, name: WorldName): void {
   const source = SOURCES[name];
-  const built =
-    name === 'metatool' ? buildMetaTool(source) : name === 'nestful' ? buildNestful(source) : buildTauRetail(source);
+  const build = {
+    metatool: buildMetaTool,
+    nestful: buildNestful,
+    'api-bank': buildApiBank,
+    'tau-retail': buildTauRetail,
+  };
+  const built = build[name](source);
   const data = built.plans.map((p) => JSON.stringify(p)).join('\n') + '\n';
   const toolDesc = `${JSON.stringify({ nodes: built.tools }, null, 2)}\n`;
   // The files must load as they will be read.

@@ -4,7 +4,8 @@
  * from data/worlds, built by scripts/build/worlds.ts), train on N = 0, 10, 30, 100, 300, 1,000 and
  * all of a world's training plans, drawn (a) at random, three seeds, (b) skewed: only plans whose
  * first tool is one of the pool's 3 most frequent first tools, in file order, and (c) scenes: the
- * plans of 3 of the pool's 10 request clusters first, then the rest (test/worlds/app-life.ts `scenesPool`). Each by `Dtdr.train` and by
+ * plans of 3 of the pool's request clusters (one per ~20 plans, at least 10) first, then the rest
+ * (test/worlds/app-life.ts `scenesPool`). Each by `Dtdr.train` and by
  * a tools-only model that then `learn()`s the same plans, ten at a time, with `refitWorker()` as an
  * app would give it (refits past REFIT_UP_TO run in the background: each learn call waits for the
  * refit it started, `settle()`, as when runs arrive slower than a refit takes). Every step of the world's test plans is
@@ -15,7 +16,7 @@
  * (test/fixtures/demo-compositional.jsonl); UltraTool on 500 of its training plans held out (seed
  * 0; its official test plans stay untouched here); the other worlds on a seeded 30%.
  *
- *   npm run eval:app-life -- [--worlds demo,restbench] [--seeds 3] [--encoder DIR] [--json out.json] [--results docs/results.json]
+ *   npm run eval:app-life -- [--worlds demo,restbench] [--seeds 3] [--orders random,skewed,scenes] [--scene-clusters 10] [--encoder DIR] [--json out.json] [--results docs/results.json]
  *   npm run eval:app-life -- --from out.json --results docs/results.json   (a saved run into the docs' results file)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -84,6 +85,8 @@ async function main() {
       sizes: { type: 'string', default: '0,10,30,100,300,1000,all' },
       paths: { type: 'string', default: 'train,learn' },
       orders: { type: 'string', default: 'random,skewed,scenes' },
+      // Request clusters of the scenes draw (3 of them come first); default one per ~20 pool plans, at least 10.
+      'scene-clusters': { type: 'string' },
       json: { type: 'string' },
       // docs/results.json: the app-life table (means over seeds; worst coverage and confident-miss) is replaced.
       results: { type: 'string' },
@@ -116,9 +119,13 @@ async function main() {
     points.push(base);
     console.log(fmt(base));
     const skewed = skewedPool(world.pool);
-    // The scenes draw: 3 of 10 request clusters first, then the rest of the pool (both in pool order).
-    const scenes = orders.includes('scenes') ? await scenesPool(world.pool, encoder) : undefined;
-    if (scenes) console.log(`scenes: ${scenes.sceneCount} plans in the 3 scenes, then the rest of the pool`);
+    // The scenes draw: 3 request clusters first, then the rest of the pool (both in pool order).
+    const clusters = values['scene-clusters'] === undefined ? undefined : Number(values['scene-clusters']);
+    const scenes = orders.includes('scenes') ? await scenesPool(world.pool, encoder, { clusters }) : undefined;
+    if (scenes)
+      console.log(
+        `scenes: ${scenes.sceneCount} plans in 3 of ${scenes.clusters} request clusters, then the rest of the pool`,
+      );
     for (const size of sizes) {
       if (size === '0') continue;
       for (const order of orders) {

@@ -4,6 +4,7 @@
  * ever trained on; and the skewed draw (only the few features people try first).
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parsePlans } from '../../src/core/plans/dataset.js';
 import { planSteps } from '../../src/core/plans/plan.js';
 import { seededRandom, shuffleInPlace } from '../../src/core/base/random.js';
@@ -29,12 +30,12 @@ export function seededSplit(plans: Plan[], ratio: number, seed: number): { pool:
 }
 
 /** The worlds built into the repository by scripts/build/worlds.ts (data/worlds/<name>, each with SOURCE.md). */
-export const REPO_WORLDS = ['metatool', 'nestful', 'tau-retail'] as const;
+export const REPO_WORLDS = ['metatool', 'nestful', 'api-bank', 'tau-retail'] as const;
 /** Every world of the first-day evaluation, in its default order. */
 export const ALL_WORLDS = ['demo', 'restbench', 'ultratool', 'seal', ...REPO_WORLDS] as const;
 
 /** data/worlds/ of this repository. */
-export const WORLDS_DIR = new URL('../../data/worlds/', import.meta.url).pathname;
+export const WORLDS_DIR = fileURLToPath(new URL('../../data/worlds/', import.meta.url));
 
 export function loadWorld(name: string, dataDir: string, worldsDir = WORLDS_DIR): World | undefined {
   if ((REPO_WORLDS as readonly string[]).includes(name)) {
@@ -81,8 +82,16 @@ export function skewedPool(pool: Plan[], k = 3): Plan[] {
 }
 
 /**
+ * Clusters for the scenes draw of a pool of `n` plans: one per about 20 requests, at least 10. With
+ * a fixed 10, three clusters of a large pool span as many tools as a random draw (MetaTool's 1,398
+ * pool plans: 151 distinct first tools in 3 of 10 clusters), which is no skew.
+ */
+export const defaultSceneClusters = (n: number): number => Math.max(10, Math.round(n / 20));
+
+/**
  * The "scenes" draw: an app's first users try a few features. The pool's requests are embedded and
- * clustered (spherical k-means, `clusters` clusters, seed `seed`); the plans of `scenes` clusters,
+ * clustered (spherical k-means with a fixed seed) into `clusters` clusters, by default one per
+ * about 20 requests and at least 10 (`defaultSceneClusters`); the plans of `scenes` clusters,
  * chosen with the same seed among those holding at least two plans, come first in pool order, then
  * the rest of the pool in pool order (so the first N demonstrations are from a few scenes as long
  * as N stays within them).
@@ -91,9 +100,9 @@ export async function scenesPool(
   pool: readonly Plan[],
   encoder: Pick<Encoder, 'embed' | 'dimension'>,
   options: { clusters?: number; scenes?: number; seed?: number } = {},
-): Promise<{ plans: Plan[]; sceneCount: number }> {
-  const { clusters = 10, scenes = 3, seed = 0 } = options;
-  if (pool.length === 0) return { plans: [], sceneCount: 0 };
+): Promise<{ plans: Plan[]; sceneCount: number; clusters: number }> {
+  const { clusters = defaultSceneClusters(pool.length), scenes = 3, seed = 0 } = options;
+  if (pool.length === 0) return { plans: [], sceneCount: 0, clusters };
   const vectors = await encoder.embed(pool.map((p) => p.query));
   const dim = encoder.dimension;
   // Unit rows: sphericalKMeans assigns by dot product.
@@ -109,7 +118,7 @@ export async function scenesPool(
   const chosen = new Set(shuffleInPlace([...candidates], seededRandom(seed + 4049)).slice(0, scenes));
   const first = pool.filter((_, i) => chosen.has(assignment[i]));
   const rest = pool.filter((_, i) => !chosen.has(assignment[i]));
-  return { plans: [...first, ...rest], sceneCount: first.length };
+  return { plans: [...first, ...rest], sceneCount: first.length, clusters: k };
 }
 
 /**
