@@ -1,8 +1,11 @@
 /**
  * The app's first year: how DTDR-G does as demonstrations arrive. For each world (the demo tools,
- * RestBench-TMDB, UltraTool, Seal-Tools), train on N = 0, 10, 30, 100, 300, 1,000 and all of a
- * world's training plans, drawn (a) at random, three seeds, and (b) skewed: only plans whose first
- * tool is one of the pool's 3 most frequent first tools, in file order. Each by `Dtdr.train` and by
+ * RestBench-TMDB, UltraTool, Seal-Tools from ../shared/data; MetaTool, NESTFUL and tau-bench retail
+ * from data/worlds, built by scripts/build/worlds.ts), train on N = 0, 10, 30, 100, 300, 1,000 and
+ * all of a world's training plans, drawn (a) at random, three seeds, (b) skewed: only plans whose
+ * first tool is one of the pool's 3 most frequent first tools, in file order, and (c) scenes: the
+ * plans of 3 of the pool's request clusters (one per ~20 plans, at least 10) first, then the rest
+ * (test/worlds/app-life.ts `scenesPool`). Each by `Dtdr.train` and by
  * a tools-only model that then `learn()`s the same plans, ten at a time, with `refitWorker()` as an
  * app would give it (refits past REFIT_UP_TO run in the background: each learn call waits for the
  * refit it started, `settle()`, as when runs arrive slower than a refit takes). Every step of the world's test plans is
@@ -11,9 +14,9 @@
  *
  * Test plans are never trained on: the demo world tests on the hand-written compositional requests
  * (test/fixtures/demo-compositional.jsonl); UltraTool on 500 of its training plans held out (seed
- * 0; its official test plans stay untouched here); RestBench and Seal-Tools on a seeded 30%.
+ * 0; its official test plans stay untouched here); the other worlds on a seeded 30%.
  *
- *   npm run eval:app-life -- [--worlds demo,restbench] [--seeds 3] [--encoder DIR] [--json out.json] [--results docs/results.json]
+ *   npm run eval:app-life -- [--worlds demo,restbench] [--seeds 3] [--orders random,skewed,scenes] [--scene-clusters 10] [--encoder DIR] [--json out.json] [--results docs/results.json]
  *   npm run eval:app-life -- --from out.json --results docs/results.json   (a saved run into the docs' results file)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -25,7 +28,14 @@ import { summarize, type MetricSummary } from '../../src/core/base/metrics.js';
 import { seededRandom, shuffleInPlace } from '../../src/core/base/random.js';
 import type { Plan } from '../../src/core/base/types.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
-import { loadWorld, scoreRetrievals, skewedPool, type World } from '../../test/worlds/app-life.js';
+import {
+  ALL_WORLDS,
+  loadWorld,
+  scenesPool,
+  scoreRetrievals,
+  skewedPool,
+  type World,
+} from '../../test/worlds/app-life.js';
 import type { Encoder } from '../../src/core/base/encoder.js';
 
 /** Runs handed to each `learn()` call on the learn path. */
@@ -33,7 +43,7 @@ const LEARN_BATCH = 10;
 
 export interface Point extends MetricSummary {
   world: string;
-  order: 'random' | 'skewed' | 'none';
+  order: 'random' | 'skewed' | 'scenes' | 'none';
   path: 'train' | 'learn';
   n: number;
   seed: number;
@@ -70,11 +80,13 @@ const fmt = (p: Point) =>
 async function main() {
   const { values } = parseArgs({
     options: {
-      worlds: { type: 'string', default: 'demo,restbench,ultratool,seal' },
+      worlds: { type: 'string', default: ALL_WORLDS.join(',') },
       seeds: { type: 'string', default: '3' },
       sizes: { type: 'string', default: '0,10,30,100,300,1000,all' },
       paths: { type: 'string', default: 'train,learn' },
-      orders: { type: 'string', default: 'random,skewed' },
+      orders: { type: 'string', default: 'random,skewed,scenes' },
+      // Request clusters of the scenes draw (3 of them come first); default one per ~20 pool plans, at least 10.
+      'scene-clusters': { type: 'string' },
       json: { type: 'string' },
       // docs/results.json: the app-life table (means over seeds; worst coverage and confident-miss) is replaced.
       results: { type: 'string' },
@@ -107,10 +119,17 @@ async function main() {
     points.push(base);
     console.log(fmt(base));
     const skewed = skewedPool(world.pool);
+    // The scenes draw: 3 request clusters first, then the rest of the pool (both in pool order).
+    const clusters = values['scene-clusters'] === undefined ? undefined : Number(values['scene-clusters']);
+    const scenes = orders.includes('scenes') ? await scenesPool(world.pool, encoder, { clusters }) : undefined;
+    if (scenes)
+      console.log(
+        `scenes: ${scenes.sceneCount} plans in 3 of ${scenes.clusters} request clusters, then the rest of the pool`,
+      );
     for (const size of sizes) {
       if (size === '0') continue;
       for (const order of orders) {
-        const pool = order === 'skewed' ? skewed : world.pool;
+        const pool = order === 'skewed' ? skewed : order === 'scenes' ? scenes!.plans : world.pool;
         const n = size === 'all' ? pool.length : Number(size);
         if (size !== 'all' && n >= pool.length) continue; // 'all' covers it
         for (let seed = 0; seed < (order === 'random' && size !== 'all' ? seeds : 1); seed++) {

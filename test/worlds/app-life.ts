@@ -4,6 +4,7 @@
  * ever trained on; and the skewed draw (only the few features people try first).
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parsePlans } from '../../src/core/plans/dataset.js';
 import { planSteps } from '../../src/core/plans/plan.js';
 import { seededRandom, shuffleInPlace } from '../../src/core/base/random.js';
@@ -11,6 +12,8 @@ import type { Plan, ToolSpec } from '../../src/core/base/types.js';
 import { scoreStep, type StepScore } from '../../src/core/base/metrics.js';
 import type { Dtdr } from '../../src/core/dtdr.js';
 import { readDatasetDir } from '../../src/data/node.js';
+import { packRows, sphericalKMeans } from '../../src/core/retrieval/kmeans.js';
+import type { Encoder } from '../../src/core/base/encoder.js';
 import { demoDataset } from '../../src/demo/toolset.js';
 
 export interface World {
@@ -26,7 +29,19 @@ export function seededSplit(plans: Plan[], ratio: number, seed: number): { pool:
   return { test: shuffled.slice(0, n), pool: shuffled.slice(n) };
 }
 
-export function loadWorld(name: string, dataDir: string): World | undefined {
+/** The worlds built into the repository by scripts/build/worlds.ts (data/worlds/<name>, each with SOURCE.md). */
+export const REPO_WORLDS = ['metatool', 'nestful', 'api-bank', 'tau-retail'] as const;
+/** Every world of the first-day evaluation, in its default order. */
+export const ALL_WORLDS = ['demo', 'restbench', 'ultratool', 'seal', ...REPO_WORLDS] as const;
+
+/** data/worlds/ of this repository. */
+export const WORLDS_DIR = fileURLToPath(new URL('../../data/worlds/', import.meta.url));
+
+export function loadWorld(name: string, dataDir: string, worldsDir = WORLDS_DIR): World | undefined {
+  if ((REPO_WORLDS as readonly string[]).includes(name)) {
+    const ds = readDatasetDir(`${worldsDir}/${name}`);
+    return { name, tools: ds.tools, ...seededSplit(ds.plans, 0.3, 0) };
+  }
   if (name === 'demo') {
     const demo = demoDataset();
     const test = parsePlans(readFileSync(new URL('../fixtures/demo-compositional.jsonl', import.meta.url), 'utf8'));
@@ -64,6 +79,46 @@ export function skewedPool(pool: Plan[], k = 3): Plan[] {
       .map(([t]) => t),
   );
   return pool.filter((p) => top.has(planSteps(p)[0]?.acceptable[0] ?? ''));
+}
+
+/**
+ * Clusters for the scenes draw of a pool of `n` plans: one per about 20 requests, at least 10. With
+ * a fixed 10, three clusters of a large pool span as many tools as a random draw (MetaTool's 1,398
+ * pool plans: 151 distinct first tools in 3 of 10 clusters), which is no skew.
+ */
+export const defaultSceneClusters = (n: number): number => Math.max(10, Math.round(n / 20));
+
+/**
+ * The "scenes" draw: an app's first users try a few features. The pool's requests are embedded and
+ * clustered (spherical k-means with a fixed seed) into `clusters` clusters, by default one per
+ * about 20 requests and at least 10 (`defaultSceneClusters`); the plans of `scenes` clusters,
+ * chosen with the same seed among those holding at least two plans, come first in pool order, then
+ * the rest of the pool in pool order (so the first N demonstrations are from a few scenes as long
+ * as N stays within them).
+ */
+export async function scenesPool(
+  pool: readonly Plan[],
+  encoder: Pick<Encoder, 'embed' | 'dimension'>,
+  options: { clusters?: number; scenes?: number; seed?: number } = {},
+): Promise<{ plans: Plan[]; sceneCount: number; clusters: number }> {
+  const { clusters = defaultSceneClusters(pool.length), scenes = 3, seed = 0 } = options;
+  if (pool.length === 0) return { plans: [], sceneCount: 0, clusters };
+  const vectors = await encoder.embed(pool.map((p) => p.query));
+  const dim = encoder.dimension;
+  // Unit rows: sphericalKMeans assigns by dot product.
+  const unit = vectors.map((v) => {
+    const norm = Math.hypot(...v) || 1;
+    return v.map((x) => x / norm);
+  });
+  const { assignment, k } = sphericalKMeans(packRows(unit, dim), pool.length, dim, clusters, { seed });
+  const sizes = new Array<number>(k).fill(0);
+  for (const a of assignment) sizes[a]++;
+  const eligible = sizes.map((n, c) => (n >= 2 ? c : -1)).filter((c) => c >= 0);
+  const candidates = eligible.length >= scenes ? eligible : sizes.map((_, c) => c).filter((c) => sizes[c] > 0);
+  const chosen = new Set(shuffleInPlace([...candidates], seededRandom(seed + 4049)).slice(0, scenes));
+  const first = pool.filter((_, i) => chosen.has(assignment[i]));
+  const rest = pool.filter((_, i) => !chosen.has(assignment[i]));
+  return { plans: [...first, ...rest], sceneCount: first.length, clusters: k };
 }
 
 /**
