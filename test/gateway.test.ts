@@ -316,6 +316,12 @@ describe('the gateway over real MCP servers', () => {
     expect(gateway.liveTools().some((t) => t.startsWith('faults__'))).toBe(false);
     const found = await findTools(client, 'Crash the faults server process at once.', 20);
     expect(found.tools.some((t) => t.name.startsWith('faults__'))).toBe(false);
+    // Fewer asked for than the down server's tools at the top of the ranking: still filled with live ones.
+    for (const max of [1, 3]) {
+      const few = await findTools(client, 'Crash the faults server process at once.', max);
+      expect(few.tools).toHaveLength(max);
+      expect(few.tools.some((t) => t.name.startsWith('faults__'))).toBe(false);
+    }
     const mail = await findTools(client, 'Send an email to Anna');
     expect(mail.tools.length).toBeGreaterThan(0);
     expect((await callTool(client, 'faults__crash')).content[0].text).toMatch(/down|not offered/);
