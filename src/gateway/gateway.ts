@@ -66,6 +66,11 @@ export interface FoundTools {
   tools: ToolView[];
   /** True when dtdr is sure of its set. */
   confident: boolean;
+  /**
+   * The names, among `tools`, of dtdr's own candidate set (they come first; the rest fill up to the
+   * limit from its ranking). Not part of the find_tools answer a client reads.
+   */
+  set: string[];
   /** dtdr's reason, in words (why it is unsure, or what it ranked on). */
   reason: string;
 }
@@ -273,7 +278,12 @@ export class Gateway {
     const request = session.currentRequest;
     const model = this.modelNow;
     if (request === undefined || !model)
-      return { tools: [], confident: false, reason: model ? 'no request yet' : 'no upstream server is up yet' };
+      return {
+        tools: [],
+        confident: false,
+        set: [],
+        reason: model ? 'no request yet' : 'no upstream server is up yet',
+      };
     // Per call, nothing here walks all the tools: the known names are cached between tool-set
     // changes, liveness is looked up per tool taken, and the ranking is read only as far as needed.
     const known = session.history.length > 0 ? this.knownNames(model) : undefined;
@@ -284,6 +294,7 @@ export class Gateway {
       if (names.length < limit && tool !== END && this.isLive(tool) && !names.includes(tool)) names.push(tool);
     };
     for (const c of retrieval.candidates) take(c.tool);
+    const set = names.slice();
     const { ranking } = retrieval;
     const { labels } = ranking;
     // The best few labels first (`top`, a partial sort); more only when too many of them are down or END.
@@ -302,6 +313,7 @@ export class Gateway {
     return {
       tools: names.map((n) => this.view(n)!),
       confident: retrieval.confident,
+      set,
       reason,
     };
   }
