@@ -4,7 +4,8 @@
  * (dtdr's optional peer, which the gateway needs) and the four MCP servers from npm, and started
  * with the command docs/gateway.md gives: `npx -p dtdr -p @modelcontextprotocol/sdk dtdr gateway
  * --config mcp.json`, the servers in mcp.json as `npx -y <package>`. A real SDK client then lists
- * find_tools / call_tool and runs one tool of each server, over stdio and over Streamable HTTP.
+ * find_tools / call_tool and runs one tool of each server, over stdio and over Streamable HTTP. In a
+ * folder with dtdr but not the SDK, the gateway stops with one line that names the SDK.
  *
  * Nothing is downloaded: the install lays out the tarball and links dtdr's production dependencies,
  * the SDK and the servers (with their dependency trees) from this clone's node_modules, as npm
@@ -41,43 +42,50 @@ describe.skipIf(!hasBuild)('dtdr gateway from the packed package, started with n
   /** A minimal environment (no npm_config_* of the test runner), with npm offline. */
   const env = { ...getDefaultEnvironment(), npm_config_offline: 'true', npm_config_update_notifier: 'false' };
 
-  beforeAll(() => {
-    work = mkdtempSync(join(tmpdir(), 'dtdr-gateway-packed-'));
-    app = join(work, 'app');
-    const modules = join(app, 'node_modules');
+  /**
+   * An app folder with the packed dtdr, its production dependencies and `packages` with their trees,
+   * linked from this clone as npm laid them out here (a package's nested node_modules come with its
+   * link), and the bin links npm makes for its direct dependencies.
+   */
+  function install(dir: string, packages: readonly string[]): void {
+    const modules = join(dir, 'node_modules');
     mkdirSync(join(modules, 'dtdr'), { recursive: true });
     const untar = spawnSync('tar', ['-xzf', packedTarball(), '-C', join(modules, 'dtdr'), '--strip-components=1']);
     if (untar.status !== 0) throw new Error(String(untar.stderr));
-    // dtdr's production dependencies and the installed packages with their dependency trees, as npm
-    // laid them out in this clone (a package's own nested node_modules come with its link).
-    const selector = ['.prod', ...INSTALLED.flatMap((p) => [`[name="${p}"]`, `[name="${p}"] *`])].join(', ');
+    const selector = ['.prod', ...packages.flatMap((p) => [`[name="${p}"]`, `[name="${p}"] *`])].join(', ');
     const query = spawnSync('npm', ['query', selector], { cwd: ROOT, encoding: 'utf8' });
     if (query.status !== 0) throw new Error(`npm query failed: ${query.stderr}`);
     const locations = new Set((JSON.parse(query.stdout) as { location: string }[]).map((p) => p.location));
     for (const location of locations) {
-      if (!/^node_modules\/(@[^/]+\/)?[^/]+$/.test(location) || existsSync(join(app, location))) continue;
-      mkdirSync(dirname(join(app, location)), { recursive: true });
-      symlinkSync(join(ROOT, location), join(app, location), 'dir');
+      if (!/^node_modules\/(@[^/]+\/)?[^/]+$/.test(location) || existsSync(join(dir, location))) continue;
+      mkdirSync(dirname(join(dir, location)), { recursive: true });
+      symlinkSync(join(ROOT, location), join(dir, location), 'dir');
     }
-    for (const pkg of INSTALLED) expect(existsSync(join(modules, pkg, 'package.json')), pkg).toBe(true);
-    // The bin links npm makes for the app's dependencies.
     mkdirSync(join(modules, '.bin'));
-    for (const pkg of ['dtdr', ...SERVERS]) {
-      const bin = (
-        JSON.parse(readFileSync(join(modules, pkg, 'package.json'), 'utf8')) as { bin: Record<string, string> }
-      ).bin;
-      for (const [name, file] of Object.entries(bin)) symlinkSync(join('..', pkg, file), join(modules, '.bin', name));
-    }
-    const version = (pkg: string) =>
-      (JSON.parse(readFileSync(join(modules, pkg, 'package.json'), 'utf8')) as { version: string }).version;
+    const manifest = (pkg: string) =>
+      JSON.parse(readFileSync(join(modules, pkg, 'package.json'), 'utf8')) as {
+        version: string;
+        bin?: Record<string, string>;
+      };
+    for (const pkg of ['dtdr', ...packages])
+      for (const [name, file] of Object.entries(manifest(pkg).bin ?? {}))
+        symlinkSync(join('..', pkg, file), join(modules, '.bin', name));
     writeFileSync(
-      join(app, 'package.json'),
+      join(dir, 'package.json'),
       JSON.stringify({
         name: 'gateway-app',
         private: true,
-        dependencies: Object.fromEntries(['dtdr', ...INSTALLED].map((p) => [p, `^${version(p)}`])),
+        dependencies: Object.fromEntries(['dtdr', ...packages].map((p) => [p, `^${manifest(p).version}`])),
       }),
     );
+  }
+
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), 'dtdr-gateway-packed-'));
+    app = join(work, 'app');
+    install(app, INSTALLED);
+    const modules = join(app, 'node_modules');
+    for (const pkg of INSTALLED) expect(existsSync(join(modules, pkg, 'package.json')), pkg).toBe(true);
     // The servers as docs/gateway.md writes them: `npx -y <package>`; the offline switch reaches them
     // through `env`, since the gateway gives its servers a minimal environment.
     mkdirSync(join(app, 'notes'));
@@ -140,6 +148,22 @@ describe.skipIf(!hasBuild)('dtdr gateway from the packed package, started with n
       totalThoughts: 1,
     });
   }
+
+  it('without the MCP SDK installed, stops with one line that names it', () => {
+    const bare = join(work, 'bare');
+    install(bare, []);
+    expect(existsSync(join(bare, 'node_modules', '@modelcontextprotocol'))).toBe(false);
+    writeFileSync(join(bare, 'mcp.json'), JSON.stringify({ mcpServers: {} }));
+    const r = spawnSync('npx', ['-p', 'dtdr', 'dtdr', 'gateway', '--config', 'mcp.json'], {
+      cwd: bare,
+      env,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/dtdr gateway needs the MCP SDK.*npx -p dtdr -p @modelcontextprotocol\/sdk dtdr gateway/);
+  }, 60_000);
 
   it('serves a real SDK client over stdio', async () => {
     const model = join(app, 'stdio.model.dtdr');
