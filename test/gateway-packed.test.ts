@@ -188,13 +188,17 @@ describe.skipIf(!hasBuild)('dtdr gateway from the packed package, started with n
     let url = '';
     const token = 'packed-test-token-0123456789';
     beforeAll(async () => {
-      gateway = spawn('npx', [...GATEWAY, '--http', '0', '--token', token, '--no-learn', '--startup-wait', '45000'], {
-        cwd: app,
-        env,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        // Its own process group: npx, the gateway under it and its servers are stopped together.
-        detached: true,
-      });
+      gateway = spawn(
+        'npx',
+        [...GATEWAY, '--http', '0', '--token', token, '--no-learn', '--list-confident', '--startup-wait', '45000'],
+        {
+          cwd: app,
+          env,
+          stdio: ['ignore', 'ignore', 'pipe'],
+          // Its own process group: npx, the gateway under it and its servers are stopped together.
+          detached: true,
+        },
+      );
       let err = '';
       gateway.stderr!.on('data', (c: Buffer) => (err += c.toString()));
       await until(() => /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.test(err) || gateway.exitCode !== null, 50_000);
@@ -214,6 +218,8 @@ describe.skipIf(!hasBuild)('dtdr gateway from the packed package, started with n
         }),
       );
       await session(client, 'http');
+      // --list-confident: a gateway that has learned nothing is unsure, so it still lists the two tools only.
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['find_tools', 'call_tool']);
       await client.close();
     }, 30_000);
   });
