@@ -246,6 +246,9 @@ describe('dtdr gateway, end to end', () => {
     }
     expect(existsSync(model)).toBe(false);
     await expect(gatewayCli(['--mode', 'fast', '--config', config])).rejects.toThrow(/--mode must be search or filter/);
+    await expect(gatewayCli(['--mode', 'filter', '--list-confident', '--config', config])).rejects.toThrow(
+      /--list-confident applies to --mode search/,
+    );
     await expect(gatewayCli(['forget', '--model', model])).rejects.toThrow(
       /one of --all, --request TEXT, --since DATE/,
     );

@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { ToolSpec } from '../src/core/base/types.js';
 import type { Gateway, GatewayMode } from '../src/gateway/gateway.js';
-import { sessionServer } from '../src/gateway/server.js';
+import { sessionServer, type SessionServerOptions } from '../src/gateway/server.js';
 import { ROOT } from './helpers.js';
 
 export const WORLD_SERVER = join(ROOT, 'test/fixtures/gateway/world-server.mjs');
@@ -61,9 +61,13 @@ export function demoServers(tools: ToolSpec[], servers: number): Map<string, Too
 }
 
 /** A real SDK client connected to one gateway session (in memory). */
-export async function gatewayClient(gateway: Gateway, mode: GatewayMode = 'search') {
+export async function gatewayClient(
+  gateway: Gateway,
+  mode: GatewayMode = 'search',
+  more: Omit<SessionServerOptions, 'mode'> = {},
+) {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const { server, session } = sessionServer(gateway, { mode });
+  const { server, session } = sessionServer(gateway, { ...more, mode });
   const client = new Client({ name: 'dtdr-gateway-test', version: '1.0.0' });
   await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
   return { client, session, server };

@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Encoder } from '../src/core/base/encoder.js';
 import { DtdrError } from '../src/core/base/errors.js';
 import { Dtdr } from '../src/core/dtdr.js';
@@ -268,6 +268,48 @@ describe('the gateway over real MCP servers', () => {
     await client.close();
   });
 
+  it('listConfident: a confident answer lists its set beside the two tools, callable by name; an unsure one lists none', async () => {
+    const { client } = await gatewayClient(gateway, 'search', { listConfident: true });
+    const { ToolListChangedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
+    const listed = async () => (await client.listTools()).tools.map((t) => t.name);
+    expect(await listed()).toEqual(['find_tools', 'call_tool']);
+    // This gateway has seen one session: dtdr is unsure, so nothing more is listed.
+    expect((await findTools(client, 'Send an email to Anna about the meeting notes')).confident).toBe(false);
+    expect(await listed()).toEqual(['find_tools', 'call_tool']);
+    // dtdr is confident only after many demonstrations of a tool: the answer's flag is forced here.
+    const real = gateway.findTools.bind(gateway);
+    let set: string[] = [];
+    const spy = vi.spyOn(gateway, 'findTools').mockImplementation(async (...args) => {
+      const found = await real(...args);
+      set = found.set;
+      return { ...found, confident: true };
+    });
+    try {
+      const found = await findTools(client, 'What is the weather forecast in Oslo tomorrow?', 20);
+      expect(found.confident).toBe(true);
+      expect(set).toContain(n('weather_forecast'));
+      expect(found.tools.length).toBeGreaterThan(set.length);
+      await until(() => changes > 0);
+      expect(await listed()).toEqual(['find_tools', 'call_tool', ...set]);
+      const before = forwarded('weather_forecast');
+      const r = await client.callTool({ name: n('weather_forecast'), arguments: { place: 'Oslo' } });
+      expect(r.isError).toBeFalsy();
+      expect(forwarded('weather_forecast')).toBe(before + 1);
+      // A tool of the answer outside dtdr's set is not listed, so not callable by name (call_tool runs it).
+      const other = found.tools.map((t) => t.name).find((t) => !set.includes(t))!;
+      expect((await client.callTool({ name: other, arguments: {} })).isError).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
+    const seen = changes;
+    expect((await findTools(client, 'Send an email to Anna about the meeting notes')).confident).toBe(false);
+    await until(() => changes > seen);
+    expect(await listed()).toEqual(['find_tools', 'call_tool']);
+    await client.close();
+  });
+
   it('a hung call returns an error result after the call timeout, while other servers keep answering', async () => {
     const { client } = await gatewayClient(gateway);
     await findTools(client, 'Build a slow report that never finishes', 20);
@@ -316,6 +358,12 @@ describe('the gateway over real MCP servers', () => {
     expect(gateway.liveTools().some((t) => t.startsWith('faults__'))).toBe(false);
     const found = await findTools(client, 'Crash the faults server process at once.', 20);
     expect(found.tools.some((t) => t.name.startsWith('faults__'))).toBe(false);
+    // Fewer asked for than the down server's tools at the top of the ranking: still filled with live ones.
+    for (const max of [1, 3]) {
+      const few = await findTools(client, 'Crash the faults server process at once.', max);
+      expect(few.tools).toHaveLength(max);
+      expect(few.tools.some((t) => t.name.startsWith('faults__'))).toBe(false);
+    }
     const mail = await findTools(client, 'Send an email to Anna');
     expect(mail.tools.length).toBeGreaterThan(0);
     expect((await callTool(client, 'faults__crash')).content[0].text).toMatch(/down|not offered/);

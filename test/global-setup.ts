@@ -1,12 +1,26 @@
 /**
  * Runs once before the suite (vitest globalSetup): says once, not once per test file, that the
- * real-data tests skip because ../shared/data is absent.
+ * real-data tests skip because ../shared/data is absent; and gives the test files one folder for
+ * the packed tarball (test/packed.ts packs into it on first use, once for the whole run).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { TestProject } from 'vitest/node';
 
-export default function setup(): void {
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Where test/packed.ts packs this checkout once per run. */
+    dtdrPackDir: string;
+  }
+}
+
+export default function setup(project: TestProject): () => void {
   const shared = fileURLToPath(new URL('../../shared/data', import.meta.url));
   if (!existsSync(`${shared}/ultratool/data.jsonl`))
     console.warn(`[dtdr tests] ${shared} is absent: the real-data tests are skipped`);
+  const packDir = mkdtempSync(join(tmpdir(), 'dtdr-pack-'));
+  project.provide('dtdrPackDir', packDir);
+  return () => rmSync(packDir, { recursive: true, force: true });
 }

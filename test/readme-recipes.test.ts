@@ -33,6 +33,7 @@ import { dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, launchChromium } from './browser-page.js';
 import { ROOT } from './helpers.js';
+import { packedTarball } from './packed.js';
 
 const hasBuild = existsSync(join(ROOT, 'dist', 'index.js'));
 const hasChromium = existsSync(CHROMIUM);
@@ -82,12 +83,7 @@ describe.skipIf(!hasBuild)('the README recipes, against the packed package', () 
   beforeAll(() => {
     work = mkdtempSync(join(tmpdir(), 'dtdr-recipes-'));
     app = join(work, 'app');
-    const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
-    if (packed.status !== 0) throw new Error(packed.stderr);
-    const tarball = join(work, JSON.parse(packed.stdout)[0].filename);
+    const tarball = packedTarball();
     mkdirSync(join(app, 'node_modules', 'dtdr'), { recursive: true });
     const untar = spawnSync('tar', ['-xzf', tarball, '-C', join(app, 'node_modules', 'dtdr'), '--strip-components=1']);
     if (untar.status !== 0) throw new Error(String(untar.stderr));

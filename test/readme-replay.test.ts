@@ -15,6 +15,7 @@ import { dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allBlocks, readmeCommands, readmeDataFiles } from './readme-outputs.js';
 import { ROOT } from './helpers.js';
+import { packedTarball } from './packed.js';
 
 const hasBuild = existsSync(join(ROOT, 'dist', 'node.js'));
 if (!hasBuild) console.warn('[dtdr tests] dist/ is not built (npm run build): the README replay test is skipped');
@@ -29,15 +30,10 @@ describe.skipIf(!hasBuild)('the README\'s "Your own data", replayed in a new app
     work = mkdtempSync(join(tmpdir(), 'dtdr-replay-'));
     app = join(work, 'app');
     mkdirSync(join(app, 'node_modules', '.bin'), { recursive: true });
-    const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
-    if (packed.status !== 0) throw new Error(packed.stderr);
     mkdirSync(join(app, 'node_modules', 'dtdr'));
     const untar = spawnSync('tar', [
       '-xzf',
-      join(work, JSON.parse(packed.stdout)[0].filename),
+      packedTarball(),
       '-C',
       join(app, 'node_modules', 'dtdr'),
       '--strip-components=1',

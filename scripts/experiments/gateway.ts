@@ -12,7 +12,8 @@
  *   goes on (teacher forcing, as dtdr eval does); a client would have had to ask again.
  * - overhead: call_tool through the gateway CLI (stdio) against the same call straight to the
  *   server (stdio), p50 / p99.
- * - scale: 2,000 tools over 50 servers: start-up, find_tools p50 / p99, the gateway's memory.
+ * - scale: 2,000 tools over 50 servers: start-up, find_tools p50 / p99 (in process, and from an SDK
+ *   client over an in-memory transport), the gateway's memory.
  *
  * Usage: npm run experiment -- gateway [--worlds ultratool,restbench-tmdb,demo] [--sessions 10,30,100,300]
  *          [--test N] [--calls 500] [--servers 50] [--tools 2000] [--skip quality,overhead,scale] [--json]
@@ -35,7 +36,14 @@ import { loadEncoder } from '../../src/encoders/node.js';
 import { parseGatewayConfig } from '../../src/gateway/config.js';
 import { Gateway } from '../../src/gateway/gateway.js';
 import type { GatewaySession } from '../../src/gateway/session.js';
-import { asWorldTools, demoServers, gatewayCommand, tempDir, worldEntry } from '../../test/gateway-helpers.js';
+import {
+  asWorldTools,
+  demoServers,
+  gatewayClient,
+  gatewayCommand,
+  tempDir,
+  worldEntry,
+} from '../../test/gateway-helpers.js';
 import { ROOT } from '../../test/helpers.js';
 
 const { values: args } = parseArgs({
@@ -280,6 +288,18 @@ if (!skip.has('scale')) {
     const used = process.cpuUsage(c);
     cpu.push((used.user + used.system) / 1000);
   }
+  // The same requests from a real SDK client (in-memory transport): JSON-RPC, argument checks and the
+  // answer's serialization on top of find_tools itself.
+  const { client } = await gatewayClient(gateway);
+  const viaClient: number[] = [];
+  const ask = (q: string) => client.callTool({ name: 'find_tools', arguments: { request: q, max_tools: 5 } });
+  for (const q of queries.slice(0, 20)) await ask(q);
+  for (const q of queries) {
+    const t = performance.now();
+    await ask(q);
+    viaClient.push(performance.now() - t);
+  }
+  await client.close();
   const rss = process.memoryUsage().rss;
   out.scale = {
     servers: nServers,
@@ -287,12 +307,16 @@ if (!skip.has('scale')) {
     startupMs: startup,
     findTools: { n: times.length, p50: quantile(times, 0.5), p99: quantile(times, 0.99) },
     findToolsCpu: { p50: quantile(cpu, 0.5), p99: quantile(cpu, 0.99) },
+    findToolsClient: { p50: quantile(viaClient, 0.5), p99: quantile(viaClient, 0.99) },
     gatewayRssMiB: rss / 2 ** 20,
     rssGrowthMiB: (rss - rss0) / 2 ** 20,
   };
   say(
     `${live} tools over ${nServers} servers: start-up ${(startup / 1000).toFixed(1)} s; find_tools over ${times.length} requests p50 ${ms(quantile(times, 0.5))} p99 ${ms(quantile(times, 0.99))}` +
       ` (CPU time p50 ${ms(quantile(cpu, 0.5))} p99 ${ms(quantile(cpu, 0.99))})`,
+  );
+  say(
+    `  find_tools from an SDK client (in-memory transport): p50 ${ms(quantile(viaClient, 0.5))} p99 ${ms(quantile(viaClient, 0.99))}`,
   );
   say(
     `  gateway process RSS ${(rss / 2 ** 20).toFixed(0)} MiB (${((rss - rss0) / 2 ** 20).toFixed(0)} MiB for the gateway; upstream processes not counted)`,
@@ -351,6 +375,11 @@ function writeResults(path: string): void {
         f(s.findTools.p99),
       ]);
       rows.push([`the same, the gateway process's CPU time`, f(s.findToolsCpu.p50), f(s.findToolsCpu.p99)]);
+      rows.push([
+        `the same requests from an SDK client (in-memory transport: JSON-RPC and the answer's JSON included)`,
+        f(s.findToolsClient.p50),
+        f(s.findToolsClient.p99),
+      ]);
       rows.push([`start-up with ${s.servers} servers`, `${(s.startupMs / 1000).toFixed(1)} s`, '']);
       rows.push([
         `memory of the process running the gateway and this script (RSS; upstreams not counted)`,
@@ -390,6 +419,7 @@ interface Scale {
   startupMs: number;
   findTools: { n: number; p50: number; p99: number };
   findToolsCpu: { p50: number; p99: number };
+  findToolsClient: { p50: number; p99: number };
   gatewayRssMiB: number;
 }
 process.exit(0);

@@ -17,7 +17,7 @@ import { encoderOptions, loadCliEncoder } from './shared.js';
 export const defaultGatewayModel = (): string =>
   process.env.DTDR_GATEWAY_MODEL || join(homedir(), '.dtdr', 'gateway.model.dtdr');
 
-export const gatewayHelp = `dtdr gateway --config mcp.json [--http PORT] [--mode search|filter] [--model FILE]
+export const gatewayHelp = `dtdr gateway --config mcp.json [--http PORT] [--mode search|filter] [--model FILE] [options]
 dtdr gateway forget [--model FILE] (--all | --request TEXT | --since DATE)
 
 An MCP server in front of the servers named in mcp.json (the "mcpServers" config of Claude
@@ -30,6 +30,8 @@ over Streamable HTTP at http://127.0.0.1:PORT/mcp with --http.
   --mode M              search (default): the client sees find_tools and call_tool; filter: it sees
                         find_tools and the step's tools, listed directly, with list_changed after
                         each call (for clients that follow list_changed)
+  --list-confident      search mode: also list, to call by name, the tools of the latest find_tools
+                        answer when dtdr is confident of them (list_changed when they change)
   --model FILE          where the learned model is kept (default ~/.dtdr/gateway.model.dtdr, or
                         $DTDR_GATEWAY_MODEL). It stores the tools' names and descriptions, and for
                         each run the request given to find_tools and the names of the tools called,
@@ -78,6 +80,7 @@ export async function gatewayCommand(argv: string[]): Promise<void> {
     mode: { type: 'string' },
     model: { type: 'string' },
     'no-learn': { type: 'boolean' },
+    'list-confident': { type: 'boolean' },
     tools: { type: 'string' },
     http: { type: 'string' },
     host: { type: 'string' },
@@ -93,6 +96,9 @@ export async function gatewayCommand(argv: string[]): Promise<void> {
   const mode = (values.mode as string | undefined) ?? 'search';
   if (mode !== 'search' && mode !== 'filter')
     throw new DtdrError('usage', `--mode must be search or filter, got "${mode}"`);
+  const listConfident = values['list-confident'] === true;
+  if (listConfident && mode !== 'search')
+    throw new DtdrError('usage', '--list-confident applies to --mode search (filter mode lists the step set itself)');
   const tools = intOption(values.tools as string | undefined, 'tools', 5, 1);
   if (tools > 20) throw new DtdrError('usage', `--tools must be at most 20, got ${tools}`);
   const port = values.http === undefined ? undefined : intOption(values.http as string, 'http', 0, 0);
@@ -133,7 +139,7 @@ export async function gatewayCommand(argv: string[]): Promise<void> {
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
   if (port === undefined) {
-    await m.serveStdio(gateway, mode, maxMessageBytes);
+    await m.serveStdio(gateway, mode, maxMessageBytes, { listConfident });
     await gateway.close();
     return;
   }
@@ -141,6 +147,7 @@ export async function gatewayCommand(argv: string[]): Promise<void> {
     port,
     mode,
     maxMessageBytes,
+    listConfident,
     ...(values.host ? { host: values.host as string } : {}),
     ...(token ? { token } : {}),
   });

@@ -66,6 +66,11 @@ export interface FoundTools {
   tools: ToolView[];
   /** True when dtdr is sure of its set. */
   confident: boolean;
+  /**
+   * The names, among `tools`, of dtdr's own candidate set (they come first; the rest fill up to the
+   * limit from its ranking). Not part of the find_tools answer a client reads.
+   */
+  set: string[];
   /** dtdr's reason, in words (why it is unsure, or what it ranked on). */
   reason: string;
 }
@@ -84,6 +89,8 @@ export class Gateway {
   readonly upstreams = new Map<string, Upstream>();
   private readonly catalog = new Map<string, CatalogEntry>();
   private modelNow: Dtdr | undefined;
+  /** The model's tool names (see knownNames); cleared whenever the gateway adds or removes tools. */
+  private known: { model: Dtdr; names: Set<string> } | undefined;
   /** Tool-set changes and model creation, one at a time, in order. */
   private chain: Promise<void> = Promise.resolve();
   /** Learning and saving, one at a time. */
@@ -203,8 +210,10 @@ export class Gateway {
       const known = new Set(model.tools.map((t) => t.name));
       const added = [...next.values()].filter((e) => !known.has(e.name));
       const removed = [...before].filter((n) => !next.has(n) && known.has(n));
+      this.known = undefined;
       if (added.length > 0) await model.addTools(specs(added));
       if (removed.length > 0 && removed.length < model.tools.length) await model.removeTools(removed);
+      this.known = undefined;
     }
     this.changed();
   }
@@ -219,6 +228,18 @@ export class Gateway {
     const entry = this.catalog.get(name);
     if (!entry) return undefined;
     return { listed: true, up: this.upstreams.get(entry.server)?.up === true };
+  }
+
+  /** Whether `name` is a live tool now (listed, and its server up): one lookup, for the ranking loop. */
+  private isLive(name: string): boolean {
+    const entry = this.catalog.get(name);
+    return entry !== undefined && this.upstreams.get(entry.server)?.up === true;
+  }
+
+  /** The model's tool names, cached until the gateway next changes the model's tools. */
+  private knownNames(model: Dtdr): Set<string> {
+    if (this.known?.model !== model) this.known = { model, names: new Set(model.tools.map((t) => t.name)) };
+    return this.known.names;
   }
 
   /** Every live tool's name (its server up). */
@@ -257,18 +278,31 @@ export class Gateway {
     const request = session.currentRequest;
     const model = this.modelNow;
     if (request === undefined || !model)
-      return { tools: [], confident: false, reason: model ? 'no request yet' : 'no upstream server is up yet' };
-    const known = new Set(model.tools.map((t) => t.name));
-    const history = session.history.filter((h) => known.has(h));
+      return {
+        tools: [],
+        confident: false,
+        set: [],
+        reason: model ? 'no request yet' : 'no upstream server is up yet',
+      };
+    // Per call, nothing here walks all the tools: the known names are cached between tool-set
+    // changes, liveness is looked up per tool taken, and the ranking is read only as far as needed.
+    const known = session.history.length > 0 ? this.knownNames(model) : undefined;
+    const history = known ? session.history.filter((h) => known.has(h)) : [];
     const retrieval = await model.retrieve(request, history);
-    const live = new Set(this.liveTools());
     const names: string[] = [];
     const take = (tool: string) => {
-      if (names.length < limit && tool !== END && live.has(tool) && !names.includes(tool)) names.push(tool);
+      if (names.length < limit && tool !== END && this.isLive(tool) && !names.includes(tool)) names.push(tool);
     };
     for (const c of retrieval.candidates) take(c.tool);
-    const order = retrieval.ranking.order;
-    for (let i = 0; i < order.length && names.length < limit; i++) take(retrieval.ranking.labels[order[i]]);
+    const set = names.slice();
+    const { ranking } = retrieval;
+    const { labels } = ranking;
+    // The best few labels first (`top`, a partial sort); more only when too many of them are down or END.
+    for (let k = Math.min(labels.length, 2 * limit + 1); names.length < limit; k = Math.min(labels.length, 4 * k)) {
+      const order = ranking.top && k < labels.length ? ranking.top(k) : ranking.order;
+      for (let i = 0; i < order.length && names.length < limit; i++) take(labels[order[i]]);
+      if (order.length >= labels.length) break;
+    }
     session.offer(names);
     const ended = retrieval.candidates.some((c) => c.tool === END);
     const reason =
@@ -279,6 +313,7 @@ export class Gateway {
     return {
       tools: names.map((n) => this.view(n)!),
       confident: retrieval.confident,
+      set,
       reason,
     };
   }

@@ -20,6 +20,8 @@ export interface HttpOptions {
   /** Required as `Authorization: Bearer …` when set. */
   token?: string;
   mode: GatewayMode;
+  /** Search mode: list the tools dtdr is confident about directly too (see {@link SessionServerOptions}). */
+  listConfident?: boolean;
   maxMessageBytes: number;
   /** Most sessions open at once (default 100): one more is refused with 503. */
   maxSessions?: number;
@@ -108,6 +110,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions): Promise
       });
       const { server } = sessionServer(gateway, {
         mode: options.mode,
+        ...(options.listConfident ? { listConfident: true } : {}),
         onClose: () => {
           if (transport.sessionId) sessions.delete(transport.sessionId);
         },

@@ -71,6 +71,13 @@ export function foundText(found: FoundTools): string {
 /** What {@link sessionServer} takes: the mode, and what to do when the session ends. */
 export interface SessionServerOptions {
   mode: GatewayMode;
+  /**
+   * Search mode: also list directly, beside find_tools and call_tool, the tools of the latest
+   * find_tools answer when dtdr was confident of its set (its own set only, not the tools that fill up
+   * to the limit), so a client can call them by name; `list_changed` tells the client when they
+   * change. Off by default (the listing then never changes).
+   */
+  listConfident?: boolean;
   /** Called once when the session ends (its transport closed). */
   onClose?: () => void;
 }
@@ -82,6 +89,7 @@ export function sessionServer(
 ): { server: Server; session: GatewaySession } {
   const session = gateway.session();
   const { mode } = options;
+  const listConfident = mode === 'search' && options.listConfident === true;
   const defaultLimit = gateway.options.findTools ?? 5;
   const server = new Server(
     { name: 'dtdr-gateway', version: VERSION },
@@ -89,13 +97,22 @@ export function sessionServer(
       capabilities: { tools: { listChanged: true } },
       instructions:
         'This server fronts many tools. Call find_tools with the user request to get the few tools that fit' +
-        (mode === 'search' ? ', then call_tool to run one.' : '; they are then listed.'),
+        (mode === 'search'
+          ? ', then call_tool to run one.' +
+            (listConfident ? ' Tools dtdr is sure of for the request are also listed, to call by name.' : '')
+          : '; they are then listed.'),
     },
   );
   let listed: string[] = [];
+  /** listConfident: the confident set of the latest find_tools answer, listed beside the two tools. */
+  let direct: string[] = [];
   const notify = () => void server.sendToolListChanged().catch(() => undefined);
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    if (mode === 'search') return { tools: [findToolsDef(mode, defaultLimit), callToolDef] };
+    if (mode === 'search') {
+      // Only what is live now (a tool whose server went down since is not listed).
+      const sure = direct.filter((n) => gateway.live(n)?.up).map((n) => gateway.view(n)!);
+      return { tools: [findToolsDef(mode, defaultLimit), callToolDef, ...sure] };
+    }
     // Filter mode: the step's set, from what is live now (a tool that went down since is not listed).
     const found = session.currentRequest === undefined ? undefined : await gateway.step(session, defaultLimit);
     listed = found ? found.tools.map((t) => t.name) : [];
@@ -116,6 +133,13 @@ export function sessionServer(
           typeof limit === 'number' && Number.isFinite(limit) ? limit : defaultLimit,
         );
         if (mode === 'filter') notify();
+        if (listConfident) {
+          const next = found.confident ? found.set : [];
+          if (next.join('\n') !== direct.join('\n')) {
+            direct = next;
+            notify();
+          }
+        }
         return { content: [{ type: 'text', text: foundText(found) }] };
       } catch (error) {
         if (DtdrError.isInstance(error)) return errorResult(`find_tools: ${error.message}`);
@@ -124,7 +148,7 @@ export function sessionServer(
     }
     let target: unknown = name;
     let targetArgs: unknown = args;
-    if (mode === 'search') {
+    if (mode === 'search' && !(listConfident && direct.includes(name))) {
       if (name !== CALL_TOOL) return errorResult(`unknown tool "${name}": call find_tools, then call_tool`);
       target = (args as { name?: unknown } | undefined)?.name;
       targetArgs = (args as { arguments?: unknown } | undefined)?.arguments;
@@ -142,7 +166,7 @@ export function sessionServer(
   };
   // The listing is re-read on demand; tell the client when the live set moved under it.
   const stop = gateway.onChange(() => {
-    if (mode === 'filter' && listed.length > 0) notify();
+    if ((mode === 'filter' && listed.length > 0) || direct.length > 0) notify();
   });
   const close = server.onclose;
   server.onclose = () => {
@@ -152,10 +176,18 @@ export function sessionServer(
   return { server, session };
 }
 
-/** Serves one session over this process's stdin/stdout; resolves when the client disconnects. */
-export async function serveStdio(gateway: Gateway, mode: GatewayMode, maxMessageBytes: number): Promise<void> {
+/**
+ * Serves one session over this process's stdin/stdout (`more`: further session options); resolves
+ * when the client disconnects.
+ */
+export async function serveStdio(
+  gateway: Gateway,
+  mode: GatewayMode,
+  maxMessageBytes: number,
+  more: Pick<SessionServerOptions, 'listConfident'> = {},
+): Promise<void> {
   await new Promise<void>((resolve, reject) => {
-    const { server } = sessionServer(gateway, { mode, onClose: resolve });
+    const { server } = sessionServer(gateway, { ...more, mode, onClose: resolve });
     const transport = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: maxMessageBytes });
     transport.onerror = (error) => gateway.log(`stdio: ${error.message}`);
     process.stdin.once('end', () => void server.close());
