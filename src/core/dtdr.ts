@@ -585,7 +585,8 @@ export class Dtdr {
     checkSelectOptions(options);
     const ranking = await this.rank(query, history);
     const set = selectCandidates(ranking, options);
-    return { ...set, confident: ranking.confident, ...(ranking.backoff ? { backoff: ranking.backoff } : {}), ranking };
+    const confident = set.confident ?? ranking.confident;
+    return { ...set, confident, ...(ranking.backoff ? { backoff: ranking.backoff } : {}), ranking };
   }
 
   /**

@@ -96,6 +96,11 @@ export interface Ranking {
      * where a set would hold most of the labels, they join it only where `include` names them.
      */
     describedOnly?: readonly number[] | Uint32Array;
+    /**
+     * Held-out coverage of the k most probable labels, k = 1, 2, … (dtdr-g): where a set would hold half the labels
+     * or more, selection cuts it and says what the cut set held (SelectOptions.smallAppCut).
+     */
+    coverageBySize?: readonly number[];
   };
 }
 

@@ -17,6 +17,13 @@ export interface SelectOptions {
   widenMin?: number;
   /** …and at most this many. Default 12. */
   widenMax?: number;
+  /**
+   * Where a calibrated set would hold half the labels or more (an app of 10–24 tools with its first demonstrations),
+   * cut it to the largest size under half (at least `widenMin`) and say what sets of that size held on held-out
+   * steps: a set of nearly every tool tells the model nothing. Needs the held-out curve a DTDR-G model keeps
+   * (`Ranking.set.coverageBySize`). Default true.
+   */
+  cutHalfSets?: boolean;
 }
 
 /** The defaults of {@link SelectOptions}. */
@@ -26,6 +33,7 @@ export const SELECT_DEFAULTS: Required<SelectOptions> = {
   widenMass: 0.95,
   widenMin: 5,
   widenMax: 12,
+  cutHalfSets: true,
 };
 
 /** Checks selection options before any work: a typed error naming the option, never a silent odd set. */
@@ -38,6 +46,8 @@ export function checkSelectOptions(options: SelectOptions | undefined): void {
   checkNumber(options.widenMass, 'widenMass', 0, 1);
   checkNumber(options.widenMin, 'widenMin', 1, 1e6, true);
   checkNumber(options.widenMax, 'widenMax', 1, 1e6, true);
+  if (options.cutHalfSets !== undefined && typeof options.cutHalfSets !== 'boolean')
+    throw new DtdrError('options', 'cutHalfSets must be true or false', { field: 'cutHalfSets' });
   const min = options.widenMin ?? SELECT_DEFAULTS.widenMin;
   const max = options.widenMax ?? SELECT_DEFAULTS.widenMax;
   if (min > max) throw new DtdrError('options', `widenMin (${min}) is above widenMax (${max})`, { field: 'widenMin' });
@@ -62,6 +72,11 @@ export interface CandidateSet {
   reason?: string;
   /** For a conformal set: the share of steps whose set holds an acceptable tool. */
   target?: number;
+  /**
+   * False where selection takes a confident ranking's confidence away: its set holds half the labels or more, or was
+   * cut (`cutHalfSets`). Absent: the ranking's own.
+   */
+  confident?: false;
 }
 
 /**
@@ -98,20 +113,39 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
     while (size < order.length && probabilities[order[size]] >= threshold) size++;
     const capped = size > o.widenMax;
     size = Math.min(size, o.widenMax);
+    const labelCount = probabilities.length;
+    const cut = o.cutHalfSets ? halfCut(ranking.set.coverageBySize, size, labelCount, o.widenMin) : undefined;
+    if (cut) size = cut.size;
     let mass = 0;
     for (let r = 0; r < size; r++) mass += probabilities[order[r]];
     const candidates = withIncluded(ranking, pick(order, size), o.widenMax);
+    // A set of half the labels or more is never called confident: it holds the right tool because it holds most.
+    const half = candidates.length * 2 >= labelCount;
+    const confident = ranking.confident && !cut && !half;
+    const claimed = cut ? cut.coverage : target;
     const notes = [
-      ...(ranking.confident
+      ...(confident
         ? []
         : [
-            `${ranking.cause ?? 'unsure'} (sets like this one, of ${candidates.length} ` +
-              `tool${candidates.length === 1 ? '' : 's'}, hold a right tool in ` +
-              `${Math.round(target * 100)}% of such steps)`,
+            `${ranking.cause ?? (half ? 'the set holds half the labels or more' : 'unsure')} (sets like this one, of ` +
+              `${candidates.length} tool${candidates.length === 1 ? '' : 's'}, hold a right tool in ` +
+              `${Math.round(claimed * 100)}% of such ${cut ? 'held-out ' : ''}steps)`,
           ]),
+      ...(cut
+        ? [
+            `cut from ${cut.from} of the ${labelCount} labels, which a set holding a right tool in ` +
+              `${Math.round(target * 100)}% of held-out steps would take`,
+          ]
+        : []),
       ...(capped ? [`capped at ${o.widenMax} tools, holding ${mass.toFixed(2)} of the probability`] : []),
     ];
-    return { candidates, widened: !ranking.confident, target, ...(notes.length ? { reason: notes.join('; ') } : {}) };
+    return {
+      candidates,
+      widened: !confident,
+      target: claimed,
+      ...(ranking.confident && !confident ? { confident: false as const } : {}),
+      ...(notes.length ? { reason: notes.join('; ') } : {}),
+    };
   }
   // Only the first few labels are needed: at most widenMax (or maxSize) + 1.
   const count = Math.max(o.widenMax, o.maxSize, o.widenMin) + 1;
@@ -145,6 +179,23 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
   if (!reason) return { candidates: withIncluded(ranking, pick(order, above), o.widenMax), widened: false };
   const widened = skip ? Math.max(Math.min(widening(order), size), above) : size;
   return { candidates: withIncluded(ranking, pick(order, widened), o.widenMax), widened: true, reason };
+}
+
+/**
+ * The cut of a set of `size` that holds half the `labels` or more: to the largest size under half, at least
+ * `widenMin`, with the held-out coverage of sets that size (`curve`, k = 1, 2, …). None without the curve, below
+ * 2 × widenMin labels (nothing to cut to), or where the set is under half already.
+ */
+function halfCut(
+  curve: readonly number[] | undefined,
+  size: number,
+  labels: number,
+  widenMin: number,
+): { size: number; from: number; coverage: number } | undefined {
+  if (!curve || size * 2 < labels || labels < 2 * widenMin) return undefined;
+  const to = Math.max(widenMin, Math.ceil(labels / 2) - 1);
+  if (to >= size || to > curve.length) return undefined;
+  return { size: to, from: size, coverage: curve[to - 1] };
 }
 
 /** A set holding at least this share of the labels says nothing of any one of them. */

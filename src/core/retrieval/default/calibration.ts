@@ -57,12 +57,14 @@ export function calibrationScores(
   const top: number[] = [];
   const topCorrect: number[] = [];
   const topAt: number[] = [];
+  const ranks: number[] = [];
   const a = new Float64Array(data.signals);
   const buffer = new Float64Array(widestStep(data));
   const aT = new Float64Array(data.signals);
   const bufferT = new Float64Array(buffer.length);
   for (let i = 0; i < n; i++) {
     const p = stepProbabilities(theta, data, i, temperature, a, buffer);
+    const from = data.offsets[i];
     if (counts) {
       const pT = stepProbabilities(DESCRIPTIONS_GATE, data, i, 1, aT, bufferT);
       let end = -1;
@@ -70,7 +72,6 @@ export function calibrationScores(
         if (data.values[(data.offsets[i] + k) * data.signals + ENDS] === 1) end = k;
       shrinkInPlace(p, pT, counts(i), p.length, end, unseen);
     }
-    const from = data.offsets[i];
     let b = 0;
     let t = 0;
     let tk = 0;
@@ -78,12 +79,16 @@ export function calibrationScores(
       if (data.accept[from + k] && p[k] > b) b = p[k];
       if (p[k] > t) [t, tk] = [p[k], k];
     }
+    // The best acceptable label's rank (1 = first; ties count against it; none: beyond every candidate).
+    let r = 1;
+    for (let k = 0; k < p.length; k++) if (!data.accept[from + k] && p[k] >= b) r++;
+    ranks.push(b > 0 ? r : p.length + 1);
     best.push(b);
     top.push(t);
     topCorrect.push(data.accept[from + tk]);
     topAt.push(tk);
   }
-  return { best, top, topCorrect, topAt };
+  return { best, top, topCorrect, topAt, ranks };
 }
 
 /** ECE of isotonic calibration, measured by 2-fold cross-validation on the calibration steps. */

@@ -13,7 +13,7 @@ import { STEP_RULES, type RuleStates } from './step-rules.js';
 import { calibrationScores, isotonicEce, maxScoredPlans, scoredSubset } from './calibration.js';
 import { priorGate, toolsOnlyGate } from './combine.js';
 import { fitEvidence, planMemo, rarity, type Clustering, type Evidence } from './evidence.js';
-import { emptyCalibration, fitCalibration, stepGroup } from './groups.js';
+import { coverageBySize, emptyCalibration, fitCalibration, stepGroup } from './groups.js';
 import { expectedCalibrationError, fitTemperature, GateDataBuilder, trainGate } from './gate.js';
 import { CG, G, HEAD, S, SIGNALS } from './layout.js';
 import { resolveGatedOptions, type GatedOptions } from './options.js';
@@ -495,6 +495,7 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
     };
   });
   const calibration = fitCalibration(heldOut, target, seed + SEED_GROUP_SAMPLE);
+  calibration.bySize = coverageBySize(scored.ranks, side.labels.length);
   // Learning then adds what folds by sequence would (sequence-scores.ts).
   if (thresholdsFrom === 'sequence') calibration.sequences = fitSequenceScores(plans, heldOut);
   const thresholds = { confident: calibration.thresholds.pools.confident, unsure: calibration.thresholds.pools.unsure };
@@ -552,9 +553,16 @@ function crossScores(
     own.forEach((step, k) => where.set(step, [parts.length, k]));
     parts.push(calibrationScores(theta, temperature, builder.build(own), countsOf(own), unseen));
   }
-  const out = { best: [] as number[], top: [] as number[], topCorrect: [] as number[], topAt: [] as number[] };
+  const out = {
+    best: [] as number[],
+    top: [] as number[],
+    topCorrect: [] as number[],
+    topAt: [] as number[],
+    ranks: [] as number[],
+  };
   for (const step of steps) {
     const [part, k] = where.get(step)!;
+    out.ranks.push(parts[part].ranks[k]);
     out.best.push(parts[part].best[k]);
     out.top.push(parts[part].top[k]);
     out.topCorrect.push(parts[part].topCorrect[k]);

@@ -75,6 +75,11 @@ export interface Calibration {
    * written before it (likewise).
    */
   sequences?: SequenceScores;
+  /**
+   * Held-out coverage of the k most probable labels, k = 1, 2, … (coverageBySize): what a set cut to k holds
+   * (selection's small-app cut). Absent in files written before it: no cut.
+   */
+  bySize?: number[];
 }
 
 export function demonstrationBucket(count: number): CalibrationGroup['support'] {
@@ -192,11 +197,19 @@ export function addScore(c: Calibration, score: number, group: CalibrationGroup 
   if (c.groups && group) (c.groups[groupKey(group)] ??= []).push(s);
 }
 
-/** The smallest rank r such that at least `target` of the held-out ranks are ≤ r (0 below MIN_SCORES ranks). */
-export function rankQuantile(ranks: readonly number[], target: number): number {
-  if (ranks.length < MIN_SCORES) return 0;
-  const sorted = [...ranks].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((sorted.length + 1) * target) - 1)];
+/** Set sizes the held-out coverage curve (Calibration.bySize) runs to, at most. */
+export const MAX_CURVE_SIZE = 64;
+
+/**
+ * The held-out coverage of the k most probable labels, k = 1 … min(labels, MAX_CURVE_SIZE): the share of held-out
+ * steps whose best acceptable label ranks k-th or better (`ranks`: 1-based; beyond the candidates: labels + 1).
+ */
+export function coverageBySize(ranks: readonly number[], labels: number): number[] {
+  const n = Math.min(labels, MAX_CURVE_SIZE);
+  const counts = new Array<number>(n).fill(0);
+  for (const r of ranks) if (r >= 1 && r <= n) counts[r - 1]++;
+  let sum = 0;
+  return counts.map((c) => +((sum += c) / Math.max(1, ranks.length)).toFixed(4));
 }
 
 /** At most `cap` of a group's scores (a seeded sample), so saved models stay small. */

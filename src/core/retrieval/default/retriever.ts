@@ -354,6 +354,7 @@ export class GatedRetriever implements Retriever {
       confident,
       ...(named?.length ? { include: named } : {}),
       ...(described.length ? { describedOnly: described } : {}),
+      ...(cal.bySize ? { coverageBySize: cal.bySize } : {}),
     };
     const cause = confident
       ? undefined

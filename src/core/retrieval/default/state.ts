@@ -15,7 +15,7 @@ import { DependencyGraph } from '../graph.js';
 import { LinearHead, type LinearHeadState } from '../linear-head.js';
 import { ReplayBuffer, type ReplayState } from '../linear-head-training.js';
 import { headSparseSize, type Evidence } from './evidence.js';
-import type { Calibration } from './groups.js';
+import { MAX_CURVE_SIZE, type Calibration } from './groups.js';
 import type { SequenceWordsState } from './rules/sequence-words.js';
 import type { CombinationsState } from './rules/new-combinations.js';
 import {
@@ -122,6 +122,8 @@ export interface GatedState {
   };
   /** Held-out conformal scores per group (absent in older files: learning then uses new scores only). */
   calibration?: { confident: number[]; unsure: number[] };
+  /** Calibration.bySize: held-out coverage of the k most probable labels (absent in files written before it). */
+  coverageBySize?: number[];
   /** Per-group held-out scores and thresholds (absent in files written before them: the two pools alone). */
   groups?: { scores: Record<string, number[]>; thresholds: Record<string, number>; newToolRank: number };
   /**
@@ -184,6 +186,7 @@ export function gatedState(p: GatedParts): GatedState {
     ...(p.calibration.groups
       ? { groups: { scores: p.calibration.groups, thresholds: p.calibration.thresholds.groups, newToolRank: 0 } }
       : {}),
+    ...(p.calibration.bySize ? { coverageBySize: [...p.calibration.bySize] } : {}),
     ...(p.calibration.seen ? { scoreCounts: { ...p.calibration.seen } } : {}),
     ...(p.calibration.sequences ? { sequences: sequenceScoresState(p.calibration.sequences) } : {}),
     ...(p.addedTools.length ? { addedTools: p.addedTools } : {}),
@@ -285,6 +288,14 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
       newToolRank: g.newToolRank,
     };
   }
+  const bySize = s.coverageBySize;
+  if (
+    bySize !== undefined &&
+    (!Array.isArray(bySize) ||
+      bySize.length > MAX_CURVE_SIZE ||
+      bySize.some((v, k) => typeof v !== 'number' || !(v >= 0 && v <= 1) || (k > 0 && v < bySize[k - 1])))
+  )
+    fail('coverageBySize', `coverageBySize must be at most ${MAX_CURVE_SIZE} non-decreasing numbers in [0, 1]`);
   const addedTools = s.addedTools ?? [];
   if (!Array.isArray(addedTools) || addedTools.some((f) => !Number.isInteger(f) || f < 0 || f >= tools.length))
     fail('addedTools', 'addedTools must list tool indices');
@@ -293,6 +304,7 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     pools,
     ...(groups ? { groups: groups.scores } : {}),
     thresholds: { pools: { confident: th.confident, unsure: th.unsure }, groups: groups?.thresholds ?? {} },
+    ...(bySize ? { bySize: [...bySize] } : {}),
   };
   return {
     side,
