@@ -135,7 +135,9 @@ function prepareFit(
   const side = new ToolSide(tools, packRows(toolVectors, dim), dim, lexicalOrder);
   if (plans.length === 0) {
     const gate = { theta: toolsOnlyGate(), temperature: 1, target, confidentAbove, neighbours };
-    const rest = { withoutSignals: without, calibration: emptyCalibration(), addedTools: [], rules: {} };
+    // Kept for the first runs it learns (learning.ts), which make the model demonstration-trained.
+    const prior = resolved.unseenPrior > 0 ? { unseenPrior: resolved.unseenPrior } : {};
+    const rest = { withoutSignals: without, calibration: emptyCalibration(), addedTools: [], rules: {}, ...prior };
     return { parts: { side, evidence: undefined, ...gate, ...rest } };
   }
   return prepareSettings(tools, plans, queries, side, dim, resolved, options, onProgress);
@@ -152,7 +154,7 @@ function prepareSettings(
   onProgress?: (p: TrainingProgress) => void,
 ) {
   const { target, confidentAbove, neighbours, without, foldHeadSteps, headSteps, foldPlans } = resolved;
-  const { foldBy: foldByOption, thresholdsFrom: thresholdsOption } = resolved;
+  const { foldBy: foldByOption, thresholdsFrom: thresholdsOption, unseenPrior } = resolved;
   const seed = options.seed ?? 0;
   const withoutIdx = new Set(without.map((s) => SIGNALS.indexOf(s)));
   const headOption: LinearHeadOptions | false | undefined = withoutIdx.has(HEAD) ? false : options.head;
@@ -343,6 +345,7 @@ function prepareSettings(
     leaveOneOut,
     foldBy,
     thresholdsFrom,
+    unseenPrior,
     schemes,
     gateSchemes,
     clustering: clustering!,
@@ -396,6 +399,7 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
     leaveOneOut,
     foldBy,
     thresholdsFrom,
+    unseenPrior,
     schemes,
     gateSchemes,
     l,
@@ -457,7 +461,7 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   const temperature = fitTemperature(theta, calData);
   // Scored as ranked: shrunk toward the descriptions by each candidate's demonstrations in its fold.
   const L = side.labels.length;
-  const unseen = unseenShare(rarity(ev, L).counts, L, side.end);
+  const unseen = unseenShare(rarity(ev, L).counts, L, side.end, unseenPrior);
   const cal = calibrationScores(theta, temperature, calData, (i) => stepPoolCounts[calSteps[i]], unseen);
   const thresholdData = thresholdScheme === 0 ? calData : builder.build(thresholdSteps);
   const countsOf = (steps: readonly number[]) => (i: number) => stepPoolCounts[steps[i]];
@@ -519,7 +523,17 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
     selection,
   };
   report('calibration', 1);
-  const model = { side, evidence: ev, theta, temperature, target, confidentAbove, neighbours, withoutSignals: without };
+  const model = {
+    side,
+    evidence: ev,
+    theta,
+    temperature,
+    target,
+    confidentAbove,
+    neighbours,
+    withoutSignals: without,
+    ...(unseenPrior > 0 ? { unseenPrior } : {}),
+  };
   const novelty = fitNovelty(fit.queries, side.dim, seed);
   return { ...model, diagnostics, calibration, addedTools: [], coverage, rules, novelty };
 }

@@ -52,6 +52,12 @@ export interface ExperimentalGatedSettings {
   headSteps?: number;
   /** Demonstrations a cross-fitting round (and the choice of l and K) fits on, at most. Default 30,000. */
   foldPlans?: number;
+  /**
+   * The prior on a step needing a tool no demonstration calls, in demonstrated steps: that chance is at least
+   * unseenPrior / (steps + unseenPrior) however the demonstrations repeat their tools (shrinkage.ts unseenShare).
+   * Default UNSEEN_PRIOR; 0: Good–Turing alone.
+   */
+  unseenPrior?: number;
 }
 
 /** ExperimentalGatedSettings.foldHeadSteps' default. */
@@ -59,6 +65,13 @@ export const FOLD_HEAD_STEPS = 30_000;
 
 /** ExperimentalGatedSettings.headSteps' default. */
 export const HEAD_STEPS = 150_000;
+
+/**
+ * ExperimentalGatedSettings.unseenPrior's default, chosen leaving each world out (npm run experiment --
+ * unseen-prior; docs/first-day.md): demonstrations of a few features, their first tools all alike, made Good–Turing
+ * give a never-demonstrated tool almost nothing, and a request for one went to a demonstrated tool.
+ */
+export const UNSEEN_PRIOR = 300;
 
 /** ExperimentalGatedSettings.foldPlans' default. */
 export const FOLD_PLANS = 30_000;
@@ -108,7 +121,9 @@ export function resolveGatedOptions(options: GatedOptions) {
   if (!(headSteps >= 1)) refuse('headSteps', `must be at least 1, got ${headSteps}`);
   const foldPlans = x.foldPlans ?? FOLD_PLANS;
   if (!(foldPlans >= 1)) refuse('foldPlans', `must be at least 1, got ${foldPlans}`);
+  const unseenPrior = x.unseenPrior ?? UNSEEN_PRIOR;
+  if (!(unseenPrior >= 0 && unseenPrior <= 1e9)) refuse('unseenPrior', `must be in [0, 1e9], got ${unseenPrior}`);
   const { foldBy, thresholdsFrom } = x;
   const caps = { foldHeadSteps, headSteps, foldPlans };
-  return { target, confidentAbove, neighbours, lexicalOrder, without, ...caps, foldBy, thresholdsFrom };
+  return { target, confidentAbove, neighbours, lexicalOrder, without, ...caps, foldBy, thresholdsFrom, unseenPrior };
 }

@@ -254,7 +254,7 @@ export class GatedRetriever implements Retriever {
         this.shrinkFor = {
           counts,
           needed: !nothingToShrink(counts, L, end),
-          unseen: unseenShare(counts, L, end),
+          unseen: unseenShare(counts, L, end, this.parts.unseenPrior ?? 0),
           shown: end > 0 ? 1 - unseen.length / end : 0,
         };
       undemonstrated = this.shrinkFor.needed;

@@ -106,9 +106,11 @@ export function nothingToShrink(counts: ArrayLike<number>, n: number, end: numbe
 
 /**
  * Good–Turing: the chance that the next step needs a tool no demonstration used is about the share
- * of demonstrated tool steps whose tool was used exactly once (END aside). 1 with no steps.
+ * of demonstrated tool steps whose tool was used exactly once (END aside). 1 with no steps. At least
+ * prior / (steps + prior): Good–Turing assumes the demonstrations are drawn like the steps to come,
+ * and an app's first runs, from the few features its users tried first, repeat a few tools.
  */
-export function unseenShare(counts: ArrayLike<number>, n: number, end: number): number {
+export function unseenShare(counts: ArrayLike<number>, n: number, end: number, prior = 0): number {
   let once = 0;
   let steps = 0;
   for (let f = 0; f < n; f++) {
@@ -116,5 +118,5 @@ export function unseenShare(counts: ArrayLike<number>, n: number, end: number): 
     steps += counts[f];
     if (counts[f] >= 0.5 && counts[f] < 1.5) once++;
   }
-  return steps > 0 ? Math.min(1, once / steps) : 1;
+  return steps > 0 ? Math.min(1, Math.max(once / steps, prior / (steps + prior))) : 1;
 }

@@ -73,6 +73,8 @@ export interface GatedParts {
    * every request is familiar.
    */
   novelty?: Novelty;
+  /** ExperimentalGatedSettings.unseenPrior as fitted (absent: 0, Good–Turing alone, as in files written before it). */
+  unseenPrior?: number;
 }
 
 export interface GatedDiagnostics {
@@ -105,6 +107,8 @@ export interface GatedState {
   temperature: number;
   target: number;
   confidentAbove: number;
+  /** GatedParts.unseenPrior (absent: 0). */
+  unseenPrior?: number;
   thresholds: { confident: number; unsure: number };
   toolVectors: number[][];
   evidence: null | {
@@ -167,6 +171,7 @@ export function gatedState(p: GatedParts): GatedState {
     temperature: p.temperature,
     target: p.target,
     confidentAbove: p.confidentAbove,
+    ...(p.unseenPrior ? { unseenPrior: p.unseenPrior } : {}),
     thresholds: { ...p.calibration.thresholds.pools },
     toolVectors: rows(p.side.toolVectors, p.side.tools.length),
     evidence: ev
@@ -322,6 +327,7 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     temperature: Number(s.temperature) || 1,
     target: Number(s.target) || 0.95,
     confidentAbove: Number(s.confidentAbove ?? 0.5),
+    ...(s.unseenPrior ? { unseenPrior: s.unseenPrior } : {}),
     neighbours: Number(s.neighbours) || 5,
     withoutSignals: without,
     diagnostics: s.diagnostics,
@@ -361,6 +367,7 @@ export function checkGatedState(
   optNum('state.temperature', s.temperature, { min: 1e-6, max: 1e6 });
   optNum('state.target', s.target, { min: 0, max: 1, exclusive: true });
   optNum('state.confidentAbove', s.confidentAbove, { min: 0, max: 1 });
+  optNum('state.unseenPrior', s.unseenPrior, { min: 0, max: 1e9 });
   if (s.thresholds !== undefined) {
     const th = object('state.thresholds', s.thresholds);
     num01('state.thresholds.confident', th.confident);
