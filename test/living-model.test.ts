@@ -220,11 +220,13 @@ describe('a tool removed while an added one is not demonstrated (L-b)', () => {
       expect(r.probabilities[r.labels.indexOf('flashlight_toggle')], query).toBeLessThanOrEqual(0.2);
     }
     // Where it is asked for, it still comes first.
-    const asked = await model.rank('Turn on the torch');
-    expect(asked.labels[asked.order[0]]).toBe('flashlight_toggle');
+    for (const request of ['Turn on the torch', 'Switch the flashlight on', 'Turn the flashlight off']) {
+      const asked = await model.rank(request);
+      expect(asked.labels[asked.order[0]], request).toBe('flashlight_toggle');
+    }
     // Over every distinct step of the demo set's requests (none asks for it): it gave over 0.2 on
-    // 436 of 3,622 on ea5d34c, at up to 0.9999; now 10 (a description the encoder puts near
-    // "Remind me to take my medicine tonight"). The bar is none: not met yet.
+    // 436 of 3,622 on ea5d34c, at up to 0.9999; 10 with its evidence lifted toward its description
+    // peer's ("Phone my sister now": 0.29); none since that lift was deleted.
     const seen = new Set<string>();
     let [steps, over] = [0, 0];
     for (const plan of plans)
@@ -237,7 +239,8 @@ describe('a tool removed while an added one is not demonstrated (L-b)', () => {
         steps++;
         if (r.probabilities[r.labels.indexOf('flashlight_toggle')] > 0.2) over++;
       }
-    expect(over / steps).toBeLessThanOrEqual(0.005);
+    expect(steps).toBeGreaterThan(3000);
+    expect(over).toBe(0);
   }, 180_000);
 });
 

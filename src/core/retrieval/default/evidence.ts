@@ -49,18 +49,18 @@ export interface Rarity {
   counts: Float64Array;
   /** Tools with fewer than FEW_DEMONSTRATIONS steps… */
   labels: Uint32Array;
-  /** …and how far their evidence signals are lifted toward the step's best: 1 / (1 + count). */
-  lift: Float32Array;
   /** Tools no demonstration called (count < 0.5, e.g. added after training). */
   unseen: Uint32Array;
 }
 
 /**
  * Demonstrated steps per label, from the pooled graph's unigram row, and the rarely or never
- * demonstrated tools. A tool added after training has floor values in every evidence signal:
- * the graphs and head say "never", when the truth is "never seen". Lifting such a tool's evidence
- * toward the step's best lets its description speak for it (new tools keep their voice;
- * see `liftAdded` in signals.ts). The counts also decide a step's calibration group.
+ * demonstrated tools. A tool added after training has floor values in every evidence signal: the
+ * graphs and head say "never", when the truth is "never seen"; its description speaks for it
+ * through the mix with the descriptions' ranking (shrinkage.ts) and the added-tools rule. (Lifting
+ * its evidence toward its description peer's, as before, added no hit in `npm run check --
+ * added-tools` and let an added flashlight tool take up to 0.6 of requests that never asked for it:
+ * issue 44 L-b.) The counts also decide a step's calibration group.
  */
 export function rarity(ev: Evidence, labels: number): Rarity {
   if (ev.rarity && ev.rarity.counts.length === labels) return ev.rarity;
@@ -72,7 +72,6 @@ export function rarity(ev: Evidence, labels: number): Rarity {
   ev.rarity = {
     counts,
     labels: Uint32Array.from(rare),
-    lift: Float32Array.from(rare, (f) => 1 / (1 + counts[f])),
     unseen: Uint32Array.from(rare.filter((f) => counts[f] < 0.5)),
   };
   return ev.rarity;

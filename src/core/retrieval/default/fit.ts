@@ -461,7 +461,10 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   const temperature = fitTemperature(theta, calData);
   // Scored as ranked: shrunk toward the descriptions by each candidate's demonstrations in its fold.
   const L = side.labels.length;
-  const unseen = unseenShare(rarity(ev, L).counts, L, side.end, unseenPrior);
+  // The prior on undemonstrated tools counts as far as the descriptions find the needed tool on held-out steps
+  // (their reciprocal rank, squared): where they rank it poorly, what they say of a tool no run called is worth less.
+  const prior = +(unseenPrior * describedShare(stepDescRank) ** 2).toFixed(6);
+  const unseen = unseenShare(rarity(ev, L).counts, L, side.end, prior);
   const cal = calibrationScores(theta, temperature, calData, (i) => stepPoolCounts[calSteps[i]], unseen);
   const thresholdData = thresholdScheme === 0 ? calData : builder.build(thresholdSteps);
   const countsOf = (steps: readonly number[]) => (i: number) => stepPoolCounts[steps[i]];
@@ -532,10 +535,18 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
     confidentAbove,
     neighbours,
     withoutSignals: without,
-    ...(unseenPrior > 0 ? { unseenPrior } : {}),
+    ...(prior > 0 ? { unseenPrior: prior } : {}),
   };
   const novelty = fitNovelty(fit.queries, side.dim, seed);
   return { ...model, diagnostics, calibration, addedTools: [], coverage, rules, novelty };
+}
+
+/** The mean reciprocal description rank of the needed tool over held-out tool steps (rank 0: END steps, left out). */
+function describedShare(ranks: readonly number[]): number {
+  let sum = 0;
+  let n = 0;
+  for (const r of ranks) if (r > 0) [sum, n] = [sum + 1 / r, n + 1];
+  return n > 0 ? sum / n : 0;
 }
 
 /**

@@ -8,7 +8,7 @@ import { DependencyGraph } from '../graph.js';
 import { dotAt } from '../kmeans.js';
 import { packMatrix, replaceIfChanged } from '../kernels/matvec.js';
 import type { Evidence } from './evidence.js';
-import { headSlots, rarity } from './evidence.js';
+import { headSlots } from './evidence.js';
 import {
   BAG,
   CALLED,
@@ -316,63 +316,7 @@ function evidenceSignals(
       w.kernel.logClip(LOGITS, logZ, HEAD);
       context[C_HEAD] = Math.exp(max - logZ);
     }
-    if (input.added && input.added.size > 0) {
-      liftAdded(side, ev, w, input.added);
-      w.bagRow = false; // lifted: no longer the assignment's alone
-    }
   }
-}
-
-/**
- * Tools added after training (`addTools`): no demonstration could have called them, so the graphs,
- * bags and head say "never" where the truth is "never seen". Where the request asks for such a
- * tool (among the few best by description, and matched by embedding at least as well as every
- * tool that was there before it), each evidence signal moves from its value toward that of its
- * description peer (the earlier tool the request's embedding matches best), by 1 / (1 + its
- * demonstrated steps since): it takes the evidence of the tool it would replace, and the
- * descriptions decide between them. Moving it toward the step's best evidence, as before, let a
- * loose description match take steps the demonstrations explain (the demo set with a flashlight
- * tool added: "Look up opening hours of the airport" went to it at 0.80, and 436 of 3,622 steps
- * gave it over 0.2; now 10).
- * Tools that were there when the demonstrations were recorded are left as the evidence has them:
- * lifting them too cost MRR and confident misses on UltraTool's dev split, and let a
- * description match outrank a sequence the model had just learned.
- */
-function liftAdded(side: ToolSide, ev: Evidence, w: Workspace, added: ReadonlySet<number>): void {
-  const { labels, lift } = rarity(ev, side.labels.length);
-  if (labels.length === 0) return;
-  const L = side.labels.length;
-  const T = side.end;
-  const x = w.x;
-  // Only a tool the request asks for: among the best few by its description (embedding or lexical).
-  const emb = kthBest(x, EMBU * L, T, ASKED_RANK);
-  const lex = kthBest(x, LEXU * L, T, 1);
-  // Its description peer: the tool that was there before it that the request matches best by embedding.
-  let peer = -1;
-  for (let f = 0; f < T; f++) if (!added.has(f) && (peer < 0 || x[EMBU * L + f] > x[EMBU * L + peer])) peer = f;
-  for (const s of ev.head ? [CG, BAG, GG, HEAD] : [CG, BAG, GG]) {
-    const from = s * L;
-    let best = -Infinity;
-    if (peer >= 0) best = x[from + peer];
-    else for (let f = 0; f < T; f++) if (x[from + f] > best) best = x[from + f];
-    for (let k = 0; k < labels.length; k++) {
-      const f = labels[k];
-      if (!added.has(f)) continue;
-      if (!(x[EMBU * L + f] >= emb || (x[LEXU * L + f] >= lex && lex > 0))) continue;
-      if (peer >= 0 && x[EMBU * L + f] < x[EMBU * L + peer]) continue;
-      const i = from + f;
-      if (best > x[i]) x[i] += lift[k] * (best - x[i]);
-    }
-  }
-}
-
-/** Rank by description within which an added tool counts as asked for (for its lift). */
-const ASKED_RANK = 3;
-
-/** The k-th largest of x[from .. from+n). */
-export function kthBest(x: Float32Array, from: number, n: number, k: number): number {
-  const best = bestValues(x, from, n, k);
-  return best.length < k ? -Infinity : best[k - 1];
 }
 
 /** The k largest values of x[from .. from+n), largest first (fewer when n < k). */

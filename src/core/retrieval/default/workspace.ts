@@ -10,11 +10,6 @@ export interface StepInput {
   terms: LexicalQuery;
   queryVector: Float32Array;
   history: number[];
-  /**
-   * Tools added after training (no demonstration could have called them): their evidence is lifted where the request
-   * asks for them.
-   */
-  added?: ReadonlySet<number>;
 }
 
 /** Called tools projected out of the query, at most (longer histories keep their first 16 distinct calls). */
