@@ -71,7 +71,7 @@ export const HEAD_STEPS = 150_000;
  * unseen-prior; docs/first-day.md): demonstrations of a few features, their first tools all alike, made Good–Turing
  * give a never-demonstrated tool almost nothing, and a request for one went to a demonstrated tool.
  */
-export const UNSEEN_PRIOR = 300;
+export const UNSEEN_PRIOR = 1000;
 
 /** ExperimentalGatedSettings.foldPlans' default. */
 export const FOLD_PLANS = 30_000;
