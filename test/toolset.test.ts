@@ -60,7 +60,7 @@ describe.each(METHODS)('%s: tools added and removed after training', (method) =>
       expect(r.candidates.map((c) => c.tool)).not.toContain(gone);
       expect(Array.from(r.ranking.order, (i) => r.ranking.labels[i])).not.toContain(gone);
       // The tools the demonstrations call keep their order. The added tool (no demonstrations) keeps its description's
-      // share: the removed tool's share goes to what the demonstrations rank next, not to it (issue 44 L-b), so it
+      // share: the removed tool's share goes to what the demonstrations rank next, not to it (living-model.test.ts), so it
       // may fall among them ("Email the quarterly report to Maria" without email_send: 3rd → 10th).
       const order = (x: typeof r) =>
         Array.from(x.ranking.order, (i) => x.ranking.labels[i]).filter((t) => t !== gone && t !== NEW_TOOL.name);

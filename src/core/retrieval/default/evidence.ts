@@ -60,7 +60,7 @@ export interface Rarity {
  * through the mix with the descriptions' ranking (shrinkage.ts) and the added-tools rule. (Lifting
  * its evidence toward its description peer's, as before, added no hit in `npm run check --
  * added-tools` and let an added flashlight tool take up to 0.6 of requests that never asked for it:
- * issue 44 L-b.) The counts also decide a step's calibration group.
+ * the living-model tests.) The counts also decide a step's calibration group.
  */
 export function rarity(ev: Evidence, labels: number): Rarity {
   if (ev.rarity && ev.rarity.counts.length === labels) return ev.rarity;
