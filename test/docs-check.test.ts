@@ -37,7 +37,8 @@ describe('npm run docs:check', () => {
   it('fails on a stale results block', () => {
     const fresh = `<!-- results:eval-summary -->\n${renderBlock(results, 'eval-summary')}\n<!-- /results -->\n`;
     expect(problemsOf(fresh)).toEqual([]);
-    const stale = fresh.replace(/\| 0\.877 \|/, '| 0.870 |');
+    // The first three-decimal figure of the table, edited by hand.
+    const stale = fresh.replace(/\| (0\.\d{3}) \|/, (_, v: string) => `| ${v === '0.111' ? '0.222' : '0.111'} |`);
     expect(stale).not.toBe(fresh);
     expect(problemsOf(stale).join('\n')).toMatch(/results:eval-summary is stale/);
   });

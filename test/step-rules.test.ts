@@ -4,6 +4,8 @@ import { DtdrError } from '../src/core/base/errors.js';
 import { Dtdr } from '../src/core/dtdr.js';
 import type { StepRule } from '../src/core/retrieval/default/rule.js';
 import { STEP_RULES } from '../src/core/retrieval/default/step-rules.js';
+import { STEP_RULE_NAMES } from '../src/core/retrieval/default/options.js';
+import { loadEncoder } from '../src/encoders/node.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { wordAxisEncoder } from './helpers.js';
 
@@ -48,7 +50,34 @@ describe('step rules', () => {
     expect(again.candidates.map((c) => c.tool)).toEqual(urgent.candidates.map((c) => c.tool));
   });
 
+  it('a rule left out (withoutRules, for ablations) stays out through a save and a load; an unknown name is refused', async () => {
+    const tools = DEMO_TOOLS;
+    const plans = generateDemoPlans(300, 2);
+    const encoder = await loadEncoder();
+    const model = await Dtdr.train({
+      tools,
+      plans,
+      encoder,
+      gated: { experimental: { withoutRules: ['request-coverage', 'sequence-words'] } },
+    });
+    const saved = JSON.parse(JSON.stringify(model.toJSON())) as { state: { withoutRules?: string[] } };
+    expect(saved.state.withoutRules).toEqual(['request-coverage', 'sequence-words']);
+    const rulesOf = (m: Dtdr) => Object.keys((m as unknown as { base: { parts: { rules: object } } }).base.parts.rules);
+    for (const m of [model, Dtdr.load(saved, encoder)]) {
+      expect(rulesOf(m)).not.toContain('request-coverage');
+      expect(rulesOf(m)).not.toContain('sequence-words');
+      expect(rulesOf(m)).toContain('new-combinations');
+    }
+    await expect(
+      Dtdr.train({ tools, plans, encoder, gated: { experimental: { withoutRules: ['coverage'] } } }),
+    ).rejects.toSatisfy((e: unknown) => DtdrError.isInstance(e) && e.field === 'withoutRules');
+    saved.state.withoutRules = ['nonsense'];
+    expect(() => Dtdr.load(saved, encoder)).toThrow(/withoutRules/);
+  });
+
   it('every registered rule has a name of its own and the whole interface', () => {
+    // The shipped rules, in order (this file's toy rule is registered after them while it runs).
+    expect(STEP_RULES.slice(0, STEP_RULE_NAMES.length).map((r) => r.name)).toEqual(STEP_RULE_NAMES);
     expect(new Set(STEP_RULES.map((r) => r.name)).size).toBe(STEP_RULES.length);
     for (const r of STEP_RULES) {
       for (const f of ['fit', 'load', 'save', 'check'] as const) expect(typeof r[f], `${r.name}.${f}`).toBe('function');

@@ -154,7 +154,7 @@ function prepareSettings(
   onProgress?: (p: TrainingProgress) => void,
 ) {
   const { target, confidentAbove, neighbours, without, foldHeadSteps, headSteps, foldPlans } = resolved;
-  const { foldBy: foldByOption, thresholdsFrom: thresholdsOption, unseenPrior } = resolved;
+  const { foldBy: foldByOption, thresholdsFrom: thresholdsOption, unseenPrior, withoutRules } = resolved;
   const seed = options.seed ?? 0;
   const withoutIdx = new Set(without.map((s) => SIGNALS.indexOf(s)));
   const headOption: LinearHeadOptions | false | undefined = withoutIdx.has(HEAD) ? false : options.head;
@@ -346,6 +346,7 @@ function prepareSettings(
     foldBy,
     thresholdsFrom,
     unseenPrior,
+    withoutRules,
     schemes,
     gateSchemes,
     clustering: clustering!,
@@ -378,6 +379,7 @@ function requestRules(fit: Prepared): { coverage: CoverageModel; rules: RuleStat
   const input = { plans: fit.plans, toolIndex: fit.side.index, labels: fit.side.labels.length, coverage, words };
   const rules: RuleStates = {};
   for (const rule of STEP_RULES) {
+    if (fit.withoutRules.includes(rule.name)) continue;
     const state: unknown = rule.fit(input);
     if (state !== undefined) rules[rule.name] = state;
   }
@@ -536,6 +538,7 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
     neighbours,
     withoutSignals: without,
     ...(prior > 0 ? { unseenPrior: prior } : {}),
+    ...(fit.withoutRules.length ? { withoutRules: fit.withoutRules } : {}),
   };
   const novelty = fitNovelty(fit.queries, side.dim, seed);
   return { ...model, diagnostics, calibration, addedTools: [], coverage, rules, novelty };

@@ -8,6 +8,17 @@ import { MAX_PLAN_STEPS } from '../../base/limits.js';
 import type { LinearHeadOptions } from '../linear-head.js';
 import { SIGNALS, type SignalName } from './layout.js';
 
+/** The step rules' names (step-rules.ts), for checking `withoutRules` without importing the rules. */
+export const STEP_RULE_NAMES: readonly string[] = [
+  'novel-request',
+  'added-tools',
+  'description-peers',
+  'unseen-continuations',
+  'request-coverage',
+  'new-combinations',
+  'sequence-words',
+];
+
 /**
  * DTDR-G's public options: `historyLength`, `clusters`, `seed` and `head` through `TrainOptions`,
  * the rest in `TrainOptions.gated`.
@@ -46,6 +57,8 @@ export interface ExperimentalGatedSettings {
   thresholdsFrom?: 'plan' | 'sequence';
   /** Signals to leave out (ablations). */
   without?: SignalName[];
+  /** Step rules to leave out, by name (ablations: `npm run experiment -- rule-ablation`); saved with the model. */
+  withoutRules?: string[];
   /** Steps a cross-fitting fold's head trains on, at most (a seeded sample beyond). Default 30,000; Infinity: all. */
   foldHeadSteps?: number;
   /** Steps the final head trains on, at most (a seeded sample beyond). Default 150,000; Infinity: all. */
@@ -121,9 +134,14 @@ export function resolveGatedOptions(options: GatedOptions) {
   if (!(headSteps >= 1)) refuse('headSteps', `must be at least 1, got ${headSteps}`);
   const foldPlans = x.foldPlans ?? FOLD_PLANS;
   if (!(foldPlans >= 1)) refuse('foldPlans', `must be at least 1, got ${foldPlans}`);
+  const withoutRules = x.withoutRules ?? [];
+  for (const r of withoutRules)
+    if (!STEP_RULE_NAMES.includes(r))
+      refuse('withoutRules', `names an unknown rule "${r}"`, STEP_RULE_NAMES.join(', '));
   const unseenPrior = x.unseenPrior ?? UNSEEN_PRIOR;
   if (!(unseenPrior >= 0 && unseenPrior <= 1e9)) refuse('unseenPrior', `must be in [0, 1e9], got ${unseenPrior}`);
   const { foldBy, thresholdsFrom } = x;
   const caps = { foldHeadSteps, headSteps, foldPlans };
-  return { target, confidentAbove, neighbours, lexicalOrder, without, ...caps, foldBy, thresholdsFrom, unseenPrior };
+  const rest = { foldBy, thresholdsFrom, unseenPrior, withoutRules };
+  return { target, confidentAbove, neighbours, lexicalOrder, without, ...caps, ...rest };
 }

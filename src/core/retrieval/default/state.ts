@@ -16,6 +16,7 @@ import { LinearHead, type LinearHeadState } from '../linear-head.js';
 import { ReplayBuffer, type ReplayState } from '../linear-head-training.js';
 import { headSparseSize, type Evidence } from './evidence.js';
 import { MAX_CURVE_SIZE, type Calibration } from './groups.js';
+import { STEP_RULE_NAMES } from './options.js';
 import type { SequenceWordsState } from './rules/sequence-words.js';
 import type { CombinationsState } from './rules/new-combinations.js';
 import {
@@ -75,6 +76,8 @@ export interface GatedParts {
   novelty?: Novelty;
   /** ExperimentalGatedSettings.unseenPrior as fitted (absent: 0, Good–Turing alone, as in files written before it). */
   unseenPrior?: number;
+  /** Step rules left out (ExperimentalGatedSettings.withoutRules; absent: none). */
+  withoutRules?: string[];
 }
 
 export interface GatedDiagnostics {
@@ -109,6 +112,8 @@ export interface GatedState {
   confidentAbove: number;
   /** GatedParts.unseenPrior (absent: 0). */
   unseenPrior?: number;
+  /** GatedParts.withoutRules (absent: none): a rule left out stays out when the model loads. */
+  withoutRules?: string[];
   thresholds: { confident: number; unsure: number };
   toolVectors: number[][];
   evidence: null | {
@@ -172,6 +177,7 @@ export function gatedState(p: GatedParts): GatedState {
     target: p.target,
     confidentAbove: p.confidentAbove,
     ...(p.unseenPrior ? { unseenPrior: p.unseenPrior } : {}),
+    ...(p.withoutRules?.length ? { withoutRules: [...p.withoutRules] } : {}),
     thresholds: { ...p.calibration.thresholds.pools },
     toolVectors: rows(p.side.toolVectors, p.side.tools.length),
     evidence: ev
@@ -328,6 +334,7 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     target: Number(s.target) || 0.95,
     confidentAbove: Number(s.confidentAbove ?? 0.5),
     ...(s.unseenPrior ? { unseenPrior: s.unseenPrior } : {}),
+    ...(s.withoutRules?.length ? { withoutRules: [...s.withoutRules] } : {}),
     neighbours: Number(s.neighbours) || 5,
     withoutSignals: without,
     diagnostics: s.diagnostics,
@@ -339,6 +346,7 @@ function loadRules(s: GatedState): RuleStates {
   const out: RuleStates = {};
   if (!s.evidence) return out;
   for (const rule of STEP_RULES) {
+    if (s.withoutRules?.includes(rule.name)) continue;
     const state: unknown = rule.load(s as unknown as SavedState);
     if (state !== undefined) out[rule.name] = state;
   }
@@ -368,6 +376,11 @@ export function checkGatedState(
   optNum('state.target', s.target, { min: 0, max: 1, exclusive: true });
   optNum('state.confidentAbove', s.confidentAbove, { min: 0, max: 1 });
   optNum('state.unseenPrior', s.unseenPrior, { min: 0, max: 1e9 });
+  if (s.withoutRules !== undefined)
+    array('state.withoutRules', s.withoutRules).forEach(
+      (r, i) =>
+        STEP_RULE_NAMES.includes(r as string) || stateError(`state.withoutRules[${i}]`, 'must name a step rule'),
+    );
   if (s.thresholds !== undefined) {
     const th = object('state.thresholds', s.thresholds);
     num01('state.thresholds.confident', th.confident);
