@@ -153,3 +153,35 @@ export function writeBenchResults(result: BenchResult, path: string): void {
     };
   writeFileSync(path, `${JSON.stringify(file, null, 1)}\n`);
 }
+
+/** A results table of docs/results.json (rendered by a `results:table:` block). */
+export interface ResultsTable {
+  title: string;
+  command: string;
+  columns: string[];
+  align: string[];
+  rows: string[][];
+}
+
+/** A figure of docs/results.json (rendered by a `figure:` block). */
+export interface ResultsFigure {
+  value: string;
+  what: string;
+}
+
+/** Replaces table `name` (and the given figures, all dated today) in the results file at `path`. */
+export function writeResultsTable(
+  path: string,
+  name: string,
+  table: ResultsTable,
+  figures: Record<string, ResultsFigure> = {},
+): void {
+  const results = JSON.parse(readFileSync(path, 'utf8')) as {
+    tables: Record<string, unknown>;
+    figures: Record<string, unknown>;
+  };
+  const date = new Date().toISOString().slice(0, 10);
+  results.tables[name] = { ...table, date };
+  for (const [key, f] of Object.entries(figures)) results.figures[key] = { ...f, command: table.command, date };
+  writeFileSync(path, `${JSON.stringify(results, null, 1)}\n`);
+}

@@ -14,12 +14,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
-import type { Plan } from '../../src/core/base/types.js';
 import { summarize } from '../../src/core/base/metrics.js';
-import { seededRandom, shuffleInPlace } from '../../src/core/base/random.js';
-import { STEP_RULE_NAMES } from '../../src/core/retrieval/default/options.js';
+import { STEP_RULE_NAMES } from '../../src/core/retrieval/default/step-rules.js';
 import { loadEncoder } from '../../src/encoders/node.js';
-import { ALL_WORLDS, loadWorld, scenesPool, scoreRetrievals, skewedPool } from '../../test/worlds/app-life.js';
+import { ALL_WORLDS, firstDayDraws, loadWorld, scoreRetrievals } from '../../test/worlds/app-life.js';
+import { writeResultsTable } from '../bench/results.js';
 
 interface Point {
   world: string;
@@ -50,11 +49,7 @@ async function measure(): Promise<Point[]> {
   for (const name of values.worlds.split(',')) {
     const world = loadWorld(name, values.data);
     if (!world) continue;
-    const draws: Record<string, Plan[]> = {
-      random: shuffleInPlace([...world.pool], seededRandom(1000)),
-      skewed: skewedPool(world.pool),
-      scenes: (await scenesPool(world.pool, encoder)).plans,
-    };
+    const draws = await firstDayDraws(world.pool, encoder);
     for (const [draw, pool] of Object.entries(draws))
       for (const size of values.sizes.split(',')) {
         // `all`: the whole pool; a size at or past it is left to `all`.
@@ -127,17 +122,13 @@ const columns = [
 console.log(columns.join(' | '));
 for (const r of rows) console.log(r.join(' | '));
 
-if (values.results) {
-  const results = JSON.parse(readFileSync(values.results, 'utf8')) as { tables: Record<string, unknown> };
-  results.tables['rule-ablation'] = {
+if (values.results)
+  writeResultsTable(values.results, 'rule-ablation', {
     title:
       'Each step rule removed in turn: the change on each world (means over its draws and N), and whether the ' +
       'rule pays on the other worlds',
     command: 'npm run experiment -- rule-ablation',
-    date: new Date().toISOString().slice(0, 10),
     columns,
     align: ['left', 'left', 'right', 'right', 'right', 'right', 'right', 'left'],
     rows,
-  };
-  writeFileSync(values.results, `${JSON.stringify(results, null, 1)}\n`);
-}
+  });

@@ -6,13 +6,14 @@
  *
  *   npm run experiment -- small-app [--results docs/results.json]
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
 import { END, type Plan, type ToolSpec } from '../../src/core/base/types.js';
 import { expectedCalibrationError } from '../../src/core/base/metrics.js';
 import type { SelectOptions } from '../../src/core/selection/select.js';
 import { loadEncoder } from '../../src/encoders/node.js';
+import { writeResultsTable } from '../bench/results.js';
 
 const { values } = parseArgs({ options: { results: { type: 'string' } } });
 const fixture = JSON.parse(readFileSync(new URL('../../test/fixtures/recipe-app.json', import.meta.url), 'utf8')) as {
@@ -87,34 +88,31 @@ console.log(columns.join(' | '));
 for (const r of table) console.log(r.join(' | '));
 
 if (values.results) {
-  const results = JSON.parse(readFileSync(values.results, 'utf8')) as {
-    tables: Record<string, unknown>;
-    figures: Record<string, unknown>;
-  };
-  const date = new Date().toISOString().slice(0, 10);
-  const command = 'npm run experiment -- small-app';
-  results.tables['small-app'] = {
-    title: `A 10-tool recipe app with 26 demonstrations, on its ${rows[0][1].steps} held-out request steps`,
-    command,
-    date,
-    columns,
-    align: ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
-    rows: table,
-  };
   const [shipped, whole] = [rows[0][1], rows[1][1]];
-  const figure = (value: string, what: string) => ({ value, command, date, what });
-  results.figures['small-app-set'] = figure(
-    `${shipped.setSize.toFixed(2)} of its ${labels} labels at coverage ${shipped.coverage.toFixed(3)}`,
-    "the recipe app's mean set and coverage on its own requests",
+  writeResultsTable(
+    values.results,
+    'small-app',
+    {
+      title: `A 10-tool recipe app with 26 demonstrations, on its ${shipped.steps} held-out request steps`,
+      command: 'npm run experiment -- small-app',
+      columns,
+      align: ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
+      rows: table,
+    },
+    {
+      'small-app-set': {
+        value: `${shipped.setSize.toFixed(2)} of its ${labels} labels at coverage ${shipped.coverage.toFixed(3)}`,
+        what: "the recipe app's mean set and coverage on its own requests",
+      },
+      'small-app-whole': {
+        value: `${whole.setSize.toFixed(2)} at ${whole.coverage.toFixed(3)}`,
+        what: 'the same with cutHalfSets: false',
+      },
+      'small-app-claim': {
+        value: `${((shipped.claimed ?? 0) * 100).toFixed(0)}%`,
+        what: "the held-out coverage the recipe app's cut sets claim",
+      },
+      'small-app-ece': { value: shipped.ece.toFixed(3), what: "the recipe app's top-1 calibration error" },
+    },
   );
-  results.figures['small-app-whole'] = figure(
-    `${whole.setSize.toFixed(2)} at ${whole.coverage.toFixed(3)}`,
-    'the same with cutHalfSets: false',
-  );
-  results.figures['small-app-claim'] = figure(
-    `${((shipped.claimed ?? 0) * 100).toFixed(0)}%`,
-    "the held-out coverage the recipe app's cut sets claim",
-  );
-  results.figures['small-app-ece'] = figure(shipped.ece.toFixed(3), "the recipe app's top-1 calibration error");
-  writeFileSync(values.results, `${JSON.stringify(results, null, 1)}\n`);
 }

@@ -14,12 +14,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
-import { END, type Plan } from '../../src/core/base/types.js';
+import { END } from '../../src/core/base/types.js';
 import { planSteps } from '../../src/core/plans/plan.js';
-import { seededRandom, shuffleInPlace } from '../../src/core/base/random.js';
 import { UNSEEN_PRIOR } from '../../src/core/retrieval/default/options.js';
 import { loadEncoder } from '../../src/encoders/node.js';
-import { loadWorld, scenesPool, skewedPool, ALL_WORLDS } from '../../test/worlds/app-life.js';
+import { ALL_WORLDS, firstDayDraws, loadWorld } from '../../test/worlds/app-life.js';
+import { writeResultsTable } from '../bench/results.js';
 
 interface Point {
   world: string;
@@ -50,11 +50,7 @@ async function measure(): Promise<Point[]> {
   for (const name of values.worlds.split(',')) {
     const world = loadWorld(name, values.data);
     if (!world) continue;
-    const draws: Record<string, Plan[]> = {
-      random: shuffleInPlace([...world.pool], seededRandom(1000)),
-      skewed: skewedPool(world.pool),
-      scenes: (await scenesPool(world.pool, encoder)).plans,
-    };
+    const draws = await firstDayDraws(world.pool, encoder);
     const score = async (model: Dtdr) => {
       let [first, firsts, tool, tools] = [0, 0, 0, 0];
       for (const plan of world.test) {
@@ -162,15 +158,11 @@ console.log(columns.join(' | '));
 for (const r of rows) console.log(r.join(' | '));
 console.log(`chosen on every world: ${chosenAll} (the default, UNSEEN_PRIOR, is ${UNSEEN_PRIOR})`);
 
-if (values.results) {
-  const results = JSON.parse(readFileSync(values.results, 'utf8')) as { tables: Record<string, unknown> };
-  results.tables['unseen-prior'] = {
+if (values.results)
+  writeResultsTable(values.results, 'unseen-prior', {
     title: `The unseen-tool prior chosen leaving each world out (grid ${priors.join(', ')}; every world together: ${chosenAll})`,
     command: 'npm run experiment -- unseen-prior',
-    date: new Date().toISOString().slice(0, 10),
     columns,
     align: ['left', 'left', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
     rows,
-  };
-  writeFileSync(values.results, `${JSON.stringify(results, null, 1)}\n`);
-}
+  });

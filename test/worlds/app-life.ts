@@ -139,3 +139,18 @@ export async function scoreRetrievals(model: Dtdr, test: readonly Plan[]): Promi
   }
   return scores;
 }
+
+/**
+ * The three first-day draws of a world's pool, each in the order its first N are taken: at random (a fixed
+ * shuffle), first-tool skewed (skewedPool) and by scenes (scenesPool).
+ */
+export async function firstDayDraws(
+  pool: readonly Plan[],
+  encoder: Pick<Encoder, 'embed' | 'dimension'>,
+): Promise<Record<'random' | 'skewed' | 'scenes', Plan[]>> {
+  return {
+    random: shuffleInPlace([...pool], seededRandom(1000)),
+    skewed: skewedPool([...pool]),
+    scenes: (await scenesPool(pool, encoder)).plans,
+  };
+}

@@ -7,17 +7,7 @@ import { DtdrError } from '../../base/errors.js';
 import { MAX_PLAN_STEPS } from '../../base/limits.js';
 import type { LinearHeadOptions } from '../linear-head.js';
 import { SIGNALS, type SignalName } from './layout.js';
-
-/** The step rules' names (step-rules.ts), for checking `withoutRules` without importing the rules. */
-export const STEP_RULE_NAMES: readonly string[] = [
-  'novel-request',
-  'added-tools',
-  'description-peers',
-  'unseen-continuations',
-  'request-coverage',
-  'new-combinations',
-  'sequence-words',
-];
+import { STEP_RULE_NAMES } from './step-rules.js';
 
 /**
  * DTDR-G's public options: `historyLength`, `clusters`, `seed` and `head` through `TrainOptions`,

@@ -16,7 +16,6 @@ import { LinearHead, type LinearHeadState } from '../linear-head.js';
 import { ReplayBuffer, type ReplayState } from '../linear-head-training.js';
 import { headSparseSize, type Evidence } from './evidence.js';
 import { MAX_CURVE_SIZE, type Calibration } from './groups.js';
-import { STEP_RULE_NAMES } from './options.js';
 import type { SequenceWordsState } from './rules/sequence-words.js';
 import type { CombinationsState } from './rules/new-combinations.js';
 import {
@@ -27,7 +26,7 @@ import {
   type CoverageState,
 } from './coverage.js';
 import type { SavedState } from './rule.js';
-import { STEP_RULES, type RuleStates } from './step-rules.js';
+import { STEP_RULE_NAMES, STEP_RULES, type RuleStates } from './step-rules.js';
 import { checkNoveltyState, noveltyFromState, noveltyState, type Novelty, type NoveltyState } from './novelty.js';
 import { G, KNOWN_HISTORY, S, SIGNALS, type SignalName } from './layout.js';
 import { ToolSide } from './tool-side.js';

@@ -23,5 +23,8 @@ export const STEP_RULES: StepRule<any>[] = [
   sequenceWordsRule,
 ];
 
+/** The shipped rules' names, in order (ExperimentalGatedSettings.withoutRules names some of them). */
+export const STEP_RULE_NAMES: readonly string[] = STEP_RULES.map((r) => r.name);
+
 /** Each rule's state by name (a rule without one is silent). */
 export type RuleStates = Record<string, unknown>;
