@@ -5,6 +5,7 @@
  * tool that explains it joins the set. Saved, loaded and checked with the model; older models
  * (no coverage) load and rank as before.
  */
+import { terms } from '../src/core/base/text.js';
 import { describe, expect, it } from 'vitest';
 import { Dtdr } from '../src/core/dtdr.js';
 import { DtdrError } from '../src/core/base/errors.js';
@@ -15,7 +16,8 @@ import {
   coverageFromState,
   coverageState,
   fitCoverage,
-  requestWords,
+  learnCoverage,
+  requestWordsOf,
   strongWords,
   unexplained,
   withAddedTools,
@@ -55,7 +57,7 @@ describe('the word–tool alignment (IBM Model 1 with a NULL word)', () => {
   });
 
   it('finds the tool for a word the calls and the set leave unexplained, and nothing when they explain it', () => {
-    const words = requestWords(m, 'kindly text anna the weather');
+    const words = requestWordsOf(m, terms('kindly text anna the weather'));
     const called = (set: string[]) => (a: number) => set.includes(tools[a].name);
     expect(unexplained(m, words, called(['weather_get']), () => true).map((u) => tools[u.tool].name)).toEqual([
       'sms_send',
@@ -66,7 +68,7 @@ describe('the word–tool alignment (IBM Model 1 with a NULL word)', () => {
   });
 
   it('names, once per request, the few words a set could leave unexplained; checking only those gives the same answer', () => {
-    const words = requestWords(m, 'kindly text anna the weather');
+    const words = requestWordsOf(m, terms('kindly text anna the weather'));
     const strong = Array.from(strongWords(m, words), (w) => m.names[w]).sort();
     // "kindly" is NULL's, so no set leaves it unexplained; "text" and "weather" have a tool of their own
     expect(strong).toEqual(['text', 'weather']);
@@ -81,7 +83,7 @@ describe('the word–tool alignment (IBM Model 1 with a NULL word)', () => {
   it('gives a tool added later rows from its description, without refitting', () => {
     const all = [...tools, { name: 'music_play', description: 'Play a song or playlist' }];
     const extended = withAddedTools(m, all, [3]);
-    const words = requestWords(extended, 'play a song');
+    const words = requestWordsOf(extended, terms('play a song'));
     expect(
       unexplained(
         extended,
@@ -108,6 +110,57 @@ describe('the word–tool alignment (IBM Model 1 with a NULL word)', () => {
     expect(bad((x) => (x.offsets[1] = -1))).toThrow(DtdrError);
     expect(bad((x) => (x.probs[0] = 2))).toThrow(DtdrError);
     expect(bad((x) => x.words.push(x.words[0]))).toThrow(DtdrError);
+    expect(bad((x) => (x.calls![0] = x.said![0] + 1))).toThrow(/calls/);
+    expect(bad((x) => delete x.said)).toThrow(/said/);
+    // A file written before the counts loads, its words standing by the alignment alone.
+    const older = coverageFromState({ ...s, said: undefined, calls: undefined });
+    expect(Array.from(older.strong)).toEqual(Array.from(fitCoverage(tools, plans, index, { gain: 3 }).strong));
+    expect(older.said).toBeUndefined();
+  });
+});
+
+describe('a word counts only where the demonstrations that say it mostly call its tool', () => {
+  // "text" is said in 21 demonstrations, all calling sms_send; "late" in 4, 1 of which calls sms_send.
+  const lateOnes = Array.from({ length: 3 }, (_, i) =>
+    chainPlan(`l${i}`, `running late for person${i}`, ['contacts_search']),
+  );
+  const texts = Array.from({ length: 20 }, (_, i) => chainPlan(`t${i}`, `text person${i % 4} hello`, ['sms_send']));
+  const mixed = [...texts, chainPlan('tl', 'text person1 I am late', ['sms_send']), ...lateOnes];
+  const m = fitCoverage(tools, mixed, index, { gain: 1.5 });
+  const id = (w: string) => m.words.get(w)!;
+
+  it('counts, per word, the demonstrations that say it and those of them that call each listed tool', () => {
+    expect(m.said![id('text')]).toBe(21);
+    expect(m.calls![id('text')][0]).toBe(21);
+    expect(m.said![id('late')]).toBe(4);
+    const sms = m.tools[id('late')].indexOf(index.get('sms_send')!);
+    expect(m.calls![id('late')][sms]).toBe(1);
+  });
+
+  it('names a word with the counts, and not a word whose demonstrations mostly call other tools', () => {
+    expect(m.strong[id('text')]).toBe(1);
+    const contacts = (a: number) => a === index.get('contacts_search');
+    const found = unexplained(m, requestWordsOf(m, terms('text person2 I am late')), contacts, () => true);
+    expect(found).toEqual([{ tool: index.get('sms_send'), word: 'text', said: 21, calls: 21 }]);
+    // Had 50 demonstrations said "text", 21 calling sms_send, the alignment alone would not name it.
+    const state = coverageState(m);
+    state.said![id('text')] = 50;
+    const fewer = coverageFromState(state);
+    expect(fewer.probs[id('text')]).toEqual(m.probs[id('text')]);
+    expect(fewer.strong[id('text')]).toBe(0);
+    expect(unexplained(fewer, requestWordsOf(fewer, terms('text person2')), contacts, () => true)).toEqual([]);
+  });
+
+  it('learns: new demonstrations join the counts, and a word that stops foretelling its tool stops counting', () => {
+    const learned = coverageFromState(coverageState(m));
+    const texted = Array.from({ length: 30 }, (_, i) =>
+      chainPlan(`x${i}`, `text the weather to person${i % 4}`, ['weather_get']),
+    );
+    learnCoverage(learned, texted, index);
+    expect(learned.said![id('text')]).toBe(51);
+    expect(learned.calls![id('text')][0]).toBe(21); // sms_send: 21 of 51
+    expect(learned.strong[id('text')]).toBe(0);
+    expect(m.said![id('text')]).toBe(21); // the fitted model is untouched
   });
 });
 
@@ -116,13 +169,12 @@ describe('request coverage in DTDR-G', () => {
     const encoder = await loadEncoder();
     const model = await Dtdr.train({ tools: DEMO_TOOLS, plans: generateDemoPlans(300, 1), encoder, seed: 0 });
     const saved = JSON.parse(JSON.stringify(model.toJSON())) as {
-      state: { coverage?: unknown; sequenceWords?: unknown };
+      state: { coverage?: unknown };
     };
     expect(saved.state.coverage).toBeDefined();
     const fromBinary = Dtdr.load(model.toBinary(), encoder);
     const old = JSON.parse(JSON.stringify(saved));
     delete old.state.coverage;
-    delete old.state.sequenceWords; // its word ids are the alignment's: a file without coverage has neither
     const legacy = Dtdr.load(old, encoder);
     for (const [query, history] of [
       ['Find a vegan restaurant near me and text the address to Sam', ['maps_search_place']],
@@ -138,13 +190,18 @@ describe('request coverage in DTDR-G', () => {
         logs(a.ranking.probabilities).map((v) => expect.closeTo(v, 5)),
       );
     }
-    // The sequence-words table's word ids are the alignment's: without it, or with another word count, the file is refused.
-    const orphan = JSON.parse(JSON.stringify(saved));
-    delete orphan.state.coverage;
-    expect(() => Dtdr.load(orphan, encoder)).toThrow(/sequenceWords/);
-    const shorter = JSON.parse(JSON.stringify(saved));
-    shorter.state.sequenceWords.df.pop();
-    expect(() => Dtdr.load(shorter, encoder)).toThrow(/sequenceWords\.df/);
+    // A file written while the deleted step rules were shipped holds their tables: they are ignored on load, and the
+    // model saves without them.
+    const older = JSON.parse(JSON.stringify(saved));
+    older.state.combinations = { offsets: [0], together: [], entry: [], enabled: true };
+    older.state.sequenceWords = { tools: [0], df: [1] };
+    const fromOlder = Dtdr.load(older, encoder);
+    const query = 'Find a vegan restaurant near me and text the address to Sam';
+    const tools = async (m: Dtdr) => (await m.retrieve(query, [])).candidates.map((c) => c.tool);
+    expect(await tools(fromOlder)).toEqual(await tools(fromBinary));
+    const resaved = fromOlder.toJSON() as unknown as { state: Record<string, unknown> };
+    expect(resaved.state).not.toHaveProperty('combinations');
+    expect(resaved.state).not.toHaveProperty('sequenceWords');
     const bad = JSON.parse(JSON.stringify(saved)) as { state: { coverage: { tools: number[] } } };
     bad.state.coverage.tools[0] = DEMO_TOOLS.length + 5;
     expect(() => Dtdr.load(bad, encoder)).toThrow(/coverage/);

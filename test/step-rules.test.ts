@@ -57,15 +57,14 @@ describe('step rules', () => {
       tools,
       plans,
       encoder,
-      gated: { experimental: { withoutRules: ['request-coverage', 'sequence-words'] } },
+      gated: { experimental: { withoutRules: ['request-coverage'] } },
     });
     const saved = JSON.parse(JSON.stringify(model.toJSON())) as { state: { withoutRules?: string[] } };
-    expect(saved.state.withoutRules).toEqual(['request-coverage', 'sequence-words']);
+    expect(saved.state.withoutRules).toEqual(['request-coverage']);
     const rulesOf = (m: Dtdr) => Object.keys((m as unknown as { base: { parts: { rules: object } } }).base.parts.rules);
     for (const m of [model, Dtdr.load(saved, encoder)]) {
       expect(rulesOf(m)).not.toContain('request-coverage');
-      expect(rulesOf(m)).not.toContain('sequence-words');
-      expect(rulesOf(m)).toContain('new-combinations');
+      expect(rulesOf(m)).toContain('added-tools');
     }
     await expect(
       Dtdr.train({ tools, plans, encoder, gated: { experimental: { withoutRules: ['coverage'] } } }),

@@ -1,10 +1,10 @@
 /**
  * The state `forget` replays from (a model's `learning.before`) is a second copy of the model's
  * state, and much of it is the same as the live state's: learning leaves DTDR-G's head and its
- * replay sample as fitted, and no method's learning touches the tool vectors or request coverage.
- * A saved model writes such a part once: `learning.same` lists the parts of `before` equal to the
- * live state's, which `before` then leaves out, and loading copies them back before `before` is
- * checked like any artifact.
+ * replay sample as fitted, and no method's learning touches the tool vectors (request coverage's
+ * counts change as runs are learned: then it is written twice). A saved model writes such a part
+ * once: `learning.same` lists the parts of `before` equal to the live state's, which `before` then
+ * leaves out, and loading copies them back before `before` is checked like any artifact.
  */
 import { DtdrError } from '../base/errors.js';
 

@@ -9,6 +9,11 @@
  * gain of tool a is log t(w | a) − log e(w | S): the likelihood a adds to explaining w. A set that
  * leaves a word with a large gain unexplained, while some tool explains it strongly, is not
  * confident, and that tool joins the set (see `unexplained`).
+ *
+ * The alignment alone can hand a common word to a tool ("how" to maps_directions, from "how do I
+ * get to …"), and a reason would then name a word that asks for nothing. So a word also needs the
+ * demonstrations' own count: at least `share` of those whose request says it call its best tool
+ * (a word no demonstration says counts by the descriptions alone), and the reason prints that count.
  */
 import { terms } from '../../base/text.js';
 import { array, int, num, numbers, object, stateError } from '../../base/validate.js';
@@ -38,6 +43,12 @@ export interface CoverageModel {
    * takes `share` of its alignment and beats NULL alone by `gain` (a set only explains it better).
    */
   strong: Uint8Array;
+  /**
+   * Per word id: the demonstrations whose request says it, and, per listed tool (as `tools`), how many of them call
+   * it. Absent in files written before them: words count by the alignment alone.
+   */
+  said?: Uint32Array;
+  calls?: Uint32Array[];
   gain: number;
   share: number;
   maxInclude: number;
@@ -54,10 +65,16 @@ export interface CoverageState {
   offsets: number[];
   tools: number[];
   probs: number[];
+  /** CoverageModel.said and .calls (flat, as `tools`); absent in files written before them. */
+  said?: number[];
+  calls?: number[];
   gain: number;
   share: number;
   maxInclude: number;
 }
+
+/** One word's row as fromRows builds the model: the word, t(w | NULL), [tool, t(w | tool), calls] and `said`. */
+type Row = [word: string, nullProb: number, tools: [number, number, number][], said: number];
 
 function descriptionWords(tool: ToolSpec): string[] {
   return terms(`${tool.name} ${tool.description ?? ''}`);
@@ -87,6 +104,7 @@ export function fitCoverage(
     );
     if (w.length && a.length) pairs.push({ w, a });
   }
+  const demonstrated = pairs.length;
   tools.forEach((tool, f) => {
     const w = Uint32Array.from(new Set(descriptionWords(tool).map(id)));
     if (w.length) pairs.push({ w, a: Uint32Array.of(f) });
@@ -135,46 +153,56 @@ export function fitCoverage(
     }
     for (let slot = 0; slot < t.length; slot++) t[slot] = counts[slot] / totals[slotA[slot]];
   }
+  // The demonstrations that say each word, and of them those that call each tool (the pair's own slots).
+  const said = new Uint32Array(V);
+  const calls = new Float64Array(slotA.length);
+  for (let p = 0; p < demonstrated; p++) {
+    const { out, k } = rows[p];
+    for (let r = 0; r < out.length; r += k) {
+      said[slotW[out[r]]]++;
+      for (let i = 0; i < k - 1; i++) calls[out[r + i]]++;
+    }
+  }
   const nullProb = new Float32Array(V);
-  const rowsOf: [number, number][][] = Array.from({ length: V }, () => []);
+  const rowsOf: [number, number, number][][] = Array.from({ length: V }, () => []);
   for (let slot = 0; slot < t.length; slot++) {
     if (slotA[slot] === NULL) nullProb[slotW[slot]] = t[slot];
-    else rowsOf[slotW[slot]].push([slotA[slot], t[slot]]);
+    else rowsOf[slotW[slot]].push([slotA[slot], t[slot], calls[slot]]);
   }
   const o = { ...COVERAGE_DEFAULTS, ...options };
   return fromRows(
-    [...words.keys()].map((w, i) => [w, nullProb[i], rowsOf[i]]),
+    [...words.keys()].map((w, i): Row => [w, nullProb[i], rowsOf[i], said[i]]),
     o.gain,
     o.share,
     o.maxInclude,
+    true,
   );
 }
 
-function fromRows(
-  rows: [string, number, [number, number][]][],
-  gain: number,
-  share: number,
-  maxInclude: number,
-): CoverageModel {
+/** The model from its rows; `counted`: the rows carry the demonstrations' counts (files written before them do not). */
+function fromRows(rows: Row[], gain: number, share: number, maxInclude: number, counted: boolean): CoverageModel {
   const words = new Map<string, number>();
   const nullProb = new Float32Array(rows.length);
   const tools: Uint32Array[] = [];
   const probs: Float32Array[] = [];
+  const calls: Uint32Array[] = [];
   rows.forEach(([w, n, row], i) => {
     words.set(w, i);
     nullProb[i] = Math.fround(n);
     const top = [...row].sort((x, y) => y[1] - x[1] || x[0] - y[0]).slice(0, ROW_TOOLS);
     tools.push(Uint32Array.from(top, (r) => r[0]));
     probs.push(Float32Array.from(top, (r) => r[1]));
+    calls.push(Uint32Array.from(top, (r) => r[2]));
   });
+  const said = Uint32Array.from(rows, (r) => r[3]);
   const strong = new Uint8Array(rows.length);
-  probs.forEach((row, w) => {
-    if (row.length === 0) return;
-    let total = nullProb[w];
-    for (let k = 0; k < row.length; k++) total += row[k];
-    strong[w] = row[0] >= share * total && row[0] / Math.max(nullProb[w], 1e-9) >= gain ? 1 : 0;
-  });
-  return { words, names: rows.map((r) => r[0]), nullProb, tools, probs, strong, gain, share, maxInclude };
+  const names = rows.map((r) => r[0]);
+  const counts = counted ? { said, calls } : {};
+  const m = { words, names, nullProb, tools, probs, strong, ...counts, gain, share, maxInclude };
+  // Where demonstrations say the word, most of them call its best tool.
+  for (let w = 0; w < rows.length; w++)
+    strong[w] = aligned(m, w) && (!counted || said[w] === 0 || calls[w][0] >= share * said[w]) ? 1 : 0;
+  return m;
 }
 
 export function coverageState(m: CoverageModel): CoverageState {
@@ -186,6 +214,7 @@ export function coverageState(m: CoverageModel): CoverageState {
     offsets,
     tools: m.tools.flatMap((row) => Array.from(row)),
     probs: m.probs.flatMap((row) => Array.from(row)),
+    ...(m.said && m.calls ? { said: Array.from(m.said), calls: m.calls.flatMap((row) => Array.from(row)) } : {}),
     gain: m.gain,
     share: m.share,
     maxInclude: m.maxInclude,
@@ -209,21 +238,31 @@ export function checkCoverageState(field: string, v: unknown, tools: number): as
     stateError(`${field}.offsets`, `must start at 0 and rise by at most ${ROW_TOOLS} per word`);
   numbers(`${field}.tools`, s.tools, n, { min: 0, max: tools - 1, integer: true });
   numbers(`${field}.probs`, s.probs, n, { min: 0, max: 1 });
+  if ((s.said === undefined) !== (s.calls === undefined)) stateError(`${field}.said`, 'said and calls come together');
+  if (s.said === undefined) return;
+  const said = numbers(`${field}.said`, s.said, V, { min: 0, integer: true });
+  const calls = numbers(`${field}.calls`, s.calls, n, { min: 0, integer: true });
+  for (let i = 0; i < V; i++)
+    for (let k = offsets[i]; k < offsets[i + 1]; k++)
+      if (calls[k] > said[i]) stateError(`${field}.calls`, `word ${i}'s calls exceed the demonstrations that say it`);
 }
 
 export function coverageFromState(s: CoverageState): CoverageModel {
+  const at = (i: number, k: number) => s.offsets[i] + k;
   return fromRows(
-    s.words.map((w, i) => [
+    s.words.map((w, i): Row => [
       w,
       s.nullProb[i],
       Array.from(
         { length: s.offsets[i + 1] - s.offsets[i] },
-        (_, k) => [s.tools[s.offsets[i] + k], s.probs[s.offsets[i] + k]] as [number, number],
+        (_, k) => [s.tools[at(i, k)], s.probs[at(i, k)], s.calls?.[at(i, k)] ?? 0] as [number, number, number],
       ),
+      s.said?.[i] ?? 0,
     ]),
     s.gain,
     s.share,
     s.maxInclude,
+    s.said !== undefined,
   );
 }
 
@@ -233,9 +272,11 @@ export function coverageFromState(s: CoverageState): CoverageModel {
  */
 export function withAddedTools(m: CoverageModel, tools: readonly ToolSpec[], added: readonly number[]): CoverageModel {
   if (added.length === 0) return m;
-  const rows = new Map<number, [number, number][]>();
+  const rows = new Map<number, [number, number, number][]>();
   const words = new Map(m.words);
   const nullProb = Array.from(m.nullProb);
+  const listed = (i: number) =>
+    Array.from(m.tools[i], (a, k) => [a, m.probs[i][k], m.calls?.[i][k] ?? 0] as [number, number, number]);
   for (const f of added) {
     const list = descriptionWords(tools[f]);
     for (const w of new Set(list)) {
@@ -244,27 +285,54 @@ export function withAddedTools(m: CoverageModel, tools: readonly ToolSpec[], add
         words.set(w, (i = words.size));
         nullProb.push(0);
       }
-      const row =
-        rows.get(i) ??
-        (i < m.tools.length ? Array.from(m.tools[i], (a, k) => [a, m.probs[i][k]] as [number, number]) : []);
-      row.push([f, list.filter((x) => x === w).length / list.length]);
+      const row = rows.get(i) ?? (i < m.tools.length ? listed(i) : []);
+      // No demonstration calls an added tool yet.
+      row.push([f, list.filter((x) => x === w).length / list.length, 0]);
       rows.set(i, row);
     }
   }
-  const all: [string, number, [number, number][]][] = [...words.keys()].map((w, i) => [
+  const all = [...words.keys()].map((w, i): Row => [
     w,
     nullProb[i],
-    rows.get(i) ?? (i < m.tools.length ? Array.from(m.tools[i], (a, k) => [a, m.probs[i][k]] as [number, number]) : []),
+    rows.get(i) ?? (i < m.tools.length ? listed(i) : []),
+    m.said?.[i] ?? 0,
   ]);
-  return fromRows(all, m.gain, m.share, m.maxInclude);
+  return fromRows(all, m.gain, m.share, m.maxInclude, m.said !== undefined);
 }
 
-/** A request's word ids the model knows (computed once per request). */
-export function requestWords(m: CoverageModel, query: string): Uint32Array {
-  return requestWordsOf(m, terms(query));
+/**
+ * Online learning: new demonstrations join the counts (`said`, `calls`) of the words the model knows, and those words'
+ * standing is decided again. The alignment itself stays as fitted. A model without counts (an older file) is left
+ * as it is.
+ */
+export function learnCoverage(m: CoverageModel, plans: readonly Plan[], toolIndex: Map<string, number>): void {
+  const { said, calls } = m;
+  if (!said || !calls) return;
+  const touched = new Set<number>();
+  for (const plan of plans) {
+    const called = new Set(plan.nodes.map((n) => toolIndex.get(n.tool)));
+    for (const w of requestWordsOf(m, terms(plan.query))) {
+      if (w >= said.length) continue; // a word only an added tool's description has
+      said[w]++;
+      m.tools[w].forEach((a, k) => called.has(a) && calls[w][k]++);
+      touched.add(w);
+    }
+  }
+  for (const w of touched)
+    if (m.strong[w] === 1 && calls[w][0] < m.share * said[w]) m.strong[w] = 0;
+    else if (m.strong[w] === 0 && calls[w][0] >= m.share * said[w] && aligned(m, w)) m.strong[w] = 1;
 }
 
-/** requestWords from the request's terms (`terms(query)`), where the caller has them already. */
+/** Whether word w's best tool takes `share` of its alignment and beats NULL by `gain` (the counts aside). */
+function aligned(m: CoverageModel, w: number): boolean {
+  const row = m.probs[w];
+  if (row.length === 0) return false;
+  let total = m.nullProb[w];
+  for (let k = 0; k < row.length; k++) total += row[k];
+  return row[0] >= m.share * total && row[0] / Math.max(m.nullProb[w], 1e-9) >= m.gain;
+}
+
+/** A request's word ids the model knows, from its terms (`terms(query)`; computed once per request). */
 export function requestWordsOf(m: CoverageModel, queryTerms: readonly string[]): Uint32Array {
   const out: number[] = [];
   for (const w of new Set(queryTerms)) {
@@ -293,7 +361,7 @@ export function unexplained(
   words: Uint32Array,
   inSet: (a: number) => boolean,
   usable: (a: number) => boolean,
-): { tool: number; word: string }[] {
+): Unexplained[] {
   const found: { tool: number; word: number; gain: number }[] = [];
   for (const w of words) {
     if (m.strong[w] !== 1) continue;
@@ -313,48 +381,20 @@ export function unexplained(
   return found
     .sort((x, y) => y.gain - x.gain)
     .slice(0, m.maxInclude)
-    .map((x) => ({ tool: x.tool, word: m.names[x.word] }));
+    .map((x) => ({
+      tool: x.tool,
+      word: m.names[x.word],
+      ...(m.said && m.calls ? { said: m.said[x.word], calls: m.calls[x.word][0] } : {}),
+    }));
 }
 
 /**
- * Demonstrations a rule's switches are scored on, at most (every stride-th beyond it): the
- * new-combinations and sequence-words rules'.
+ * A request word the set leaves unexplained and the tool that explains it; where the model has the counts, the
+ * demonstrations whose request says the word and how many of them call the tool.
  */
-export const MAX_CHECKED_PLANS = 10_000;
-
-/** Whether the ascending `list` holds x (by halving). */
-export function sortedHas(list: Uint32Array, x: number): boolean {
-  let lo = 0;
-  let hi = list.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (list[mid] === x) return true;
-    if (list[mid] < x) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return false;
-}
-
-/** Tools that share a word's alignment, at most: "email" is email_read's and email_send's. */
-export const WORD_TOOLS = 3;
-
-/** A word's best tools and the best one's gain over NULL. */
-export type StrongTools = { tools: number[]; gain: number };
-
-/**
- * A request word's best tools: the fewest that hold `share` of its alignment (NULL included, at
- * most WORD_TOOLS), and the best one's gain over NULL; undefined when that gain is below `gain` or
- * WORD_TOOLS tools do not hold the share (a word many tools, or NULL, explain).
- */
-export function strongTools(cov: CoverageModel, w: number, gain: number): StrongTools | undefined {
-  const tools = cov.tools[w];
-  const probs = cov.probs[w];
-  if (!tools || tools.length === 0 || probs[0] < gain * Math.max(cov.nullProb[w], 1e-9)) return undefined;
-  let total = cov.nullProb[w];
-  for (let k = 0; k < probs.length; k++) total += probs[k];
-  let mass = 0;
-  let k = 0;
-  while (k < tools.length && k < WORD_TOOLS && mass < cov.share * total) mass += probs[k++];
-  if (mass < cov.share * total) return undefined;
-  return { tools: Array.from(tools.subarray(0, k)), gain: probs[0] / Math.max(cov.nullProb[w], 1e-9) };
+export interface Unexplained {
+  tool: number;
+  word: string;
+  said?: number;
+  calls?: number;
 }

@@ -7,7 +7,6 @@ import { requireVector } from '../baselines.js';
 import { countPlans } from '../dependency.js';
 import { dotAt } from '../kmeans.js';
 import type { LearnInput, RankInput, Ranking } from '../types.js';
-import { STEP_RULES } from './step-rules.js';
 import { fitEvidence, rarity } from './evidence.js';
 import { headNewTools, learnHeadColumns } from './head-columns.js';
 import { GROUP_KEYS, groupKey, parseGroup, poolOf, type CalibrationGroup, type HeldOutPlan } from './groups.js';
@@ -16,6 +15,7 @@ import { addSampledScore, sampledThreshold } from './score-sample.js';
 import { groupCode, learnedScores } from './sequence-scores.js';
 import type { GatedParts } from './state.js';
 import { fitNovelty, learnNovelty } from './novelty.js';
+import { learnCoverage } from './coverage.js';
 
 /**
  * Online learning, in time proportional to the new plans: first their steps are scored by the
@@ -110,10 +110,7 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
   const fresh = headNewTools(plans, side, rarity(ev, side.labels.length).counts);
   ev.rarity = undefined;
   if (p.novelty) learnNovelty(p.novelty, queries);
-  for (const rule of STEP_RULES) {
-    const state = p.rules[rule.name];
-    if (state !== undefined) rule.learn?.(state, plans, side.index, p.coverage);
-  }
+  if (p.coverage) learnCoverage(p.coverage, plans, side.index);
   const d = side.dim;
   for (const [i, plan] of plans.entries()) {
     const q = queries[i];

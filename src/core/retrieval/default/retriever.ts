@@ -28,7 +28,7 @@ import {
 } from './groups.js';
 import { CenteredMatch } from './centered.js';
 import { requestWordsOf, strongWords, withAddedTools, type CoverageModel } from './coverage.js';
-import type { StepView } from './rule.js';
+import type { StepRule, StepView } from './rule.js';
 import { STEP_RULES } from './step-rules.js';
 import { addedToolsRule } from './rules/added-tools.js';
 import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type GatedState } from './state.js';
@@ -58,13 +58,49 @@ import { DESCRIPTIONS_GATE, nothingToShrink, shrinkInPlace, unseenKeep, unseenSh
 export const NOVEL_CAUSE =
   'the request is unlike every demonstration: ranked by tool descriptions alone, as with no demonstrations';
 
+/** A step as `score` leaves it (and `weigh` reweighs it). */
+interface ScoredStep {
+  probabilities: Float64Array;
+  /** The label on top, and its probability. */
+  best: number;
+  top: number;
+  /** Whether some demonstration has the last calls in a row (workspace.ts). */
+  known: boolean;
+  /** Label indices of the calls so far, and the request's vector. */
+  history: number[];
+  query: Float32Array;
+}
+
+/** The calibration group that answers for a step (`calibrate`). */
+interface StepCalibration {
+  /** The group's key (absent for models fitted before the fine groups). */
+  group?: string;
+  confident: boolean;
+  threshold: number;
+  /** Labels always in the set (END, with tools alone). */
+  include: number[];
+  /** The step rules the group runs. */
+  rules: readonly StepRule<unknown>[];
+  /** What else the set needs (CandidateSet's describedOnly, coverageBySize). */
+  set: { describedOnly?: Uint32Array; coverageBySize?: readonly number[] };
+  /** Why an unsure step is unsure, given the rules' reasons. */
+  cause(rules: string[]): string;
+}
+
+/** What the step rules decided: the set's named labels, their reasons, and whether the step stays confident. */
+interface RuleOutcome {
+  include: number[];
+  because: string[];
+  confident: boolean;
+}
+
 export class GatedRetriever implements Retriever {
   readonly method = 'dtdr-g' as const;
   readonly needs: EmbeddingNeeds = { query: true, context: false };
   private workspace: Workspace;
   private readonly without: Set<number>;
   /** Request coverage with rows for the tools added after training (from their descriptions). */
-  private readonly coverage: CoverageModel | undefined;
+  private coverage: CoverageModel | undefined;
 
   private constructor(private readonly parts: GatedParts) {
     this.workspace = new Workspace(parts.side.labels.length, parts.side.dim, parts.evidence?.k ?? 0);
@@ -169,6 +205,11 @@ export class GatedRetriever implements Retriever {
   learn(input: LearnInput): void {
     if (learnGated(this.parts, input, (step) => this.rank(step)))
       this.workspace = new Workspace(this.side.labels.length, this.side.dim, 1);
+    // Learning counts the new requests' words (coverage.ts): the added tools' rows and each request's words again.
+    const { coverage, side, addedTools } = this.parts;
+    this.coverage = coverage && withAddedTools(coverage, side.tools, addedTools);
+    this.lastQuery = { text: '', terms: noTerms(), tokens: [] };
+    if (this.view) this.view.coverage = this.coverage;
   }
 
   /**
@@ -185,10 +226,9 @@ export class GatedRetriever implements Retriever {
   } = { text: '', terms: noTerms(), tokens: [] };
 
   /**
-   * Per rarity counts: whether some tool has no demonstrations, the Good–Turing unseen share, and the share of the
-   * tools with demonstrations.
+   * Per rarity counts: whether some tool has no demonstrations, and the Good–Turing unseen share.
    */
-  private shrinkFor: { counts: Float64Array; needed: boolean; unseen: number; shown: number } | undefined;
+  private shrinkFor: { counts: Float64Array; needed: boolean; unseen: number } | undefined;
   /** The descriptions' probabilities of the step being ranked (scratch), and whether they are this step's. */
   private descriptionBuffer = new Float64Array(0);
   private described = false;
@@ -207,224 +247,197 @@ export class GatedRetriever implements Retriever {
     return this.descriptionBuffer;
   }
 
+  /**
+   * One step, in named stages: `score` (signals → gate → softmax), `weigh` (how far the demonstrations speak for
+   * this request), `calibrate` (the calibration group that answers for the step: tools-only, the two pools of older
+   * files, or the fine groups), `checkRules` (the step rules that group runs) and the candidate set with its reason.
+   */
   rank(input: RankInput): Ranking {
     const q = input.queryVector;
     if (!q)
       throw new DtdrError('options', 'dtdr-g needs input.queryVector', {
         hint: 'rank through Dtdr/rankStep, which embeds for you',
       });
+    const history = historyIndices(input.history, this.side.index);
+    const step = this.score(input, q, history);
+    const novel = this.weigh(step, q, input.unavailable);
+    const calibration = this.calibrate(step, novel, input.history);
+    const found = this.checkRules(step, calibration, input);
+    const confident = found.confident;
+    const set = {
+      threshold: calibration.threshold,
+      target: this.target,
+      confident,
+      ...(found.include.length ? { include: found.include } : {}),
+      ...calibration.set,
+    };
+    const cause = confident ? undefined : calibration.cause(found.because);
+    const { group } = calibration;
+    return withLazyOrder(
+      {
+        labels: this.side.labels,
+        probabilities: step.probabilities,
+        confident,
+        ...(group ? { group } : {}),
+        set,
+        ...(cause !== undefined ? { cause } : {}),
+      },
+      { unitRange: true },
+    );
+  }
+
+  /** Signals → gate → temperature-scaled softmax: the learned ranking of the step. */
+  private score(input: RankInput, q: Float32Array, history: number[]): ScoredStep {
     const w = this.workspace;
     const L = this.side.labels.length;
-    const history = historyIndices(input.history, this.side.index);
     // Every step of a plan ranks the same request: tokenise it once.
     if (this.lastQuery.text !== input.query) {
       const tokens = terms(input.query);
       this.lastQuery = { text: input.query, terms: this.side.lexical.prepare(tokens), tokens };
     }
-    computeSignals(
-      this.side,
-      this.evidence,
-      { terms: this.lastQuery.terms, queryVector: q, history },
-      w,
-      this.neighbours,
-      this.without,
-    );
-    const max = combine(this.theta, w, L);
-    const sum = w.kernel.run(SCORES, L, max, 1 / this.temperature);
-    // The division also finds the best label (the first of the largest probabilities).
-    let arg = w.kernel.divide(L, sum);
-    const probabilities = w.keepCopy(w.kernel.output, L);
-    // The best label's share is exp(0) / sum.
-    let top = 1 / sum;
-    const knownHistory = w.known;
+    const request = { terms: this.lastQuery.terms, queryVector: q, history };
+    computeSignals(this.side, this.evidence, request, w, this.neighbours, this.without);
+    const sum = w.kernel.run(SCORES, L, combine(this.theta, w, L), 1 / this.temperature);
+    // The division also finds the best label (the first of the largest probabilities); its share is exp(0) / sum.
+    const best = w.kernel.divide(L, sum);
+    this.described = false;
+    return { probabilities: w.keepCopy(w.kernel.output, L), best, top: 1 / sum, known: w.known, history, query: q };
+  }
+
+  /**
+   * How far the demonstrations speak for this request (shrinkage.ts). A request unlike every demonstration gets the
+   * descriptions' probabilities (true returned: the tools-only answer); otherwise a tool no demonstration used
+   * keeps its share of the descriptions' probability.
+   */
+  private weigh(step: ScoredStep, q: Float32Array, unavailable: ReadonlySet<number> | undefined): boolean {
+    const ev = this.evidence;
+    const novelty = this.parts.novelty;
+    if (!ev || !novelty) return false;
+    const L = this.side.labels.length;
+    const end = this.side.end;
+    const p = step.probabilities;
+    const pValue = (this.lastQuery.pValue ??= noveltyPValue(novelty, q, NOVEL_P));
+    const novel = unlikeEvery(novelty, pValue);
+    const { counts } = rarity(ev, L);
+    if (this.shrinkFor?.counts !== counts)
+      this.shrinkFor = {
+        counts,
+        needed: !nothingToShrink(counts, L, end),
+        unseen: unseenShare(counts, L, end, this.parts.unseenPrior ?? 0),
+      };
+    if (novel) {
+      // Removed tools at 0, as a model trained on the tools alone would rank them.
+      const pT = this.descriptions();
+      let sum = 0;
+      for (let f = 0; f < L; f++) sum += p[f] = unavailable?.has(f) ? 0 : pT[f];
+      if (sum > 0) for (let f = 0; f < L; f++) p[f] /= sum;
+    } else if (this.shrinkFor.needed) {
+      const keep = unseenKeep(this.shrinkFor.unseen, pValue, NOVEL_P);
+      shrinkInPlace(p, this.descriptions(), counts, L, end, keep, unavailable);
+    } else return false;
+    // A scan from −1 keeps the first of the largest probabilities (and index 0 where they are NaN).
+    let top = -1;
+    step.best = 0;
+    for (let f = 0; f < L; f++) if (p[f] > top) [top, step.best] = [p[f], f];
+    step.top = top;
+    return novel;
+  }
+
+  /**
+   * The calibration group that answers for the step: its threshold, whether it is confident, the rules it runs, the
+   * labels always in its set and how it explains an unsure step.
+   */
+  private calibrate(step: ScoredStep, novel: boolean, history: readonly string[]): StepCalibration {
     const ev = this.evidence;
     const cal = this.parts.calibration;
-    this.described = false;
-    const novelty = this.parts.novelty;
-    const pValue = ev && novelty ? (this.lastQuery.pValue ??= noveltyPValue(novelty, q, NOVEL_P)) : 1;
-    if (ev && novelty && unlikeEvery(novelty, pValue)) return this.toolsOnly(probabilities, input, history, ev);
-    let undemonstrated = false;
-    if (ev && novelty) {
-      // Evidence decides the weight (shrinkage.ts): a tool no demonstration used keeps its share of
-      // the descriptions' probability, all of it for a request unlike the demonstrations'.
-      const { counts, unseen } = rarity(ev, L);
-      const end = this.side.end;
-      if (this.shrinkFor?.counts !== counts)
-        this.shrinkFor = {
-          counts,
-          needed: !nothingToShrink(counts, L, end),
-          unseen: unseenShare(counts, L, end, this.parts.unseenPrior ?? 0),
-          shown: end > 0 ? 1 - unseen.length / end : 0,
-        };
-      undemonstrated = this.shrinkFor.needed;
-      if (undemonstrated) {
-        shrinkInPlace(
-          probabilities,
-          this.descriptions(),
-          counts,
-          L,
-          end,
-          unseenKeep(this.shrinkFor.unseen, pValue, NOVEL_P),
-          input.unavailable,
-        );
-        top = -1;
-        for (let f = 0; f < L; f++) if (probabilities[f] > top) [top, arg] = [probabilities[f], f];
-      }
-    }
-    if (!ev || !cal.groups) {
-      // Tools alone, or a model fitted before the fine groups: calibrated by the two pools alone.
-      const confident = ev !== undefined && top >= this.confidentAbove && knownHistory;
-      // Descriptions say nothing of when a plan is done (with tools alone END ranks in the bottom
-      // tenth of UltraTool's END steps): a model with no demonstrations always offers END.
-      const end = ev ? {} : { include: [this.side.end] };
-      const set = {
-        threshold: cal.thresholds.pools[confident ? 'confident' : 'unsure'],
-        target: this.target,
-        confident,
-        ...end,
+    if (!ev || novel)
+      // Tools alone, or a request unlike every demonstration: the tools-only group. Descriptions say nothing of when
+      // a plan is done (with tools alone END ranks in the bottom tenth of UltraTool's END steps): END is always
+      // offered. A tool added after training still joins where the request asks for it (without the added-tools
+      // rule here, 25 of 40 new tools' requests at 16,000 tools had it in their set, against 30).
+      return {
+        group: 'tools-only',
+        confident: false,
+        threshold: ev ? 0 : cal.thresholds.pools.unsure,
+        include: [this.side.end],
+        rules: novel ? [addedToolsRule] : [],
+        set: {},
+        cause: (why) => (novel ? [NOVEL_CAUSE, ...why].join('; ') : this.unsureCause(step.top, history)),
       };
-      return withLazyOrder(
-        {
-          labels: this.side.labels,
-          probabilities,
-          confident,
-          set,
-          ...(ev ? {} : { group: 'tools-only' }),
-          ...(confident ? {} : { cause: this.unsureCause(top, input.history) }),
-        },
-        { unitRange: true },
-      );
+    if (!cal.groups) {
+      // A model fitted before the fine groups: the two pools.
+      const confident = step.top >= this.confidentAbove && step.known;
+      const threshold = cal.thresholds.pools[confident ? 'confident' : 'unsure'];
+      const cause = () => this.unsureCause(step.top, history);
+      return { confident, threshold, include: [], rules: [], set: {}, cause };
     }
-    // A scan from bestValue = probabilities[0] keeps index 0 when it is NaN, which −∞ does not.
-    const best = Number.isNaN(probabilities[0]) ? 0 : arg;
     // `unseen`: tools no demonstration calls (never, or added since), ranked by their description alone.
-    const { counts, unseen: described } = rarity(ev, L);
-    const group = stepGroup(knownHistory, counts[best], top >= this.confidentAbove);
-    let confident = confidentGroup(cal, group);
-    const threshold = stepThreshold(cal.thresholds, group);
-    const include: number[] = [];
-    // One view per retriever, its fields set for this step: its functions are made once, not at every step.
-    const view = (this.view ??= this.stepView());
-    view.side = this.side;
-    view.workspace = w;
-    view.query = input.query;
-    view.queryVector = q;
-    view.best = best;
-    view.history = history;
-    view.probabilities = probabilities;
-    view.threshold = threshold;
-    view.confident = confident;
-    view.include = include;
-    view.unavailable = input.unavailable;
-    view.counts = counts;
-    view.addedTools = this.parts.addedTools;
-    view.coverage = this.coverage;
-    view.novelty = pValue;
-    view.undemonstrated = undemonstrated;
-    view.demonstratedShare = ev && novelty ? this.shrinkFor!.shown : 0;
-    // The step rules (step-rules.ts), in order: each may make the step unsure and add tools. The
-    // lists are made when a rule finds something (most steps: none does).
-    let first: number[] | undefined;
-    let after: number[] | undefined;
-    let because: string[] | undefined;
-    let laterBecause: string[] | undefined;
-    for (const rule of STEP_RULES) {
+    const { counts, unseen } = rarity(ev, this.side.labels.length);
+    if (Number.isNaN(step.probabilities[0])) step.best = 0;
+    const group = stepGroup(step.known, counts[step.best], step.top >= this.confidentAbove);
+    return {
+      group: groupKey(group),
+      confident: confidentGroup(cal, group),
+      threshold: stepThreshold(cal.thresholds, group),
+      include: [],
+      rules: STEP_RULES,
+      set: {
+        ...(unseen.length ? { describedOnly: unseen } : {}),
+        ...(cal.bySize ? { coverageBySize: cal.bySize } : {}),
+      },
+      cause: (why) => this.groupCause(group, step.top, history, counts[step.best], why),
+    };
+  }
+
+  /**
+   * The step rules the group runs (step-rules.ts), in order: each may make the step unsure and name tools for the
+   * set. The tools of the rules listed `last` (the added tools the request matches by description) come after the
+   * others': where the set has too little room for all, the first stay.
+   */
+  private checkRules(step: ScoredStep, c: StepCalibration, input: RankInput): RuleOutcome {
+    if (c.rules.length === 0) return { include: c.include, because: [], confident: c.confident };
+    const view = this.viewOf(step, c, input);
+    const first: number[] = [];
+    const after: number[] = [];
+    const because: string[] = [];
+    const later: string[] = [];
+    for (const rule of c.rules) {
       const state = this.parts.rules[rule.name];
       if (state === undefined) continue;
       const found = rule.check(state, view);
       if (!found) continue;
       if (found.unsure !== false) view.confident = false;
       for (const f of found.tools) {
-        if (include.includes(f)) continue;
-        include.push(f);
-        if (rule.last) (after ??= []).push(f);
-        else (first ??= []).push(f);
+        if (view.include.includes(f)) continue;
+        (view.include as number[]).push(f);
+        (rule.last ? after : first).push(f);
       }
-      if (rule.last) (laterBecause ??= []).push(...found.because);
-      else (because ??= []).push(...found.because);
+      (rule.last ? later : because).push(...found.because);
     }
-    confident = view.confident;
-    // The tools the rules named first, then those of the rules listed `last` (the added tools the
-    // request matches by description): where the set has too little room for all, the first stay.
-    const named = after ? [...(first ?? []), ...after] : first;
-    const set = {
-      threshold,
-      target: this.target,
-      confident,
-      ...(named?.length ? { include: named } : {}),
-      ...(described.length ? { describedOnly: described } : {}),
-      ...(cal.bySize ? { coverageBySize: cal.bySize } : {}),
-    };
-    const cause = confident
-      ? undefined
-      : this.groupCause(group, top, input.history, counts[best], [...(because ?? []), ...(laterBecause ?? [])]);
-    return withLazyOrder(
-      { labels: this.side.labels, probabilities, confident, group: groupKey(group), set, ...(cause ? { cause } : {}) },
-      { unitRange: true },
-    );
-  }
-
-  /**
-   * The tools-only answer to a request unlike the demonstrations': the ranking, set and reason a model trained on
-   * the tools alone gives (descriptions alone; END always offered), with removed tools at 0.
-   */
-  private toolsOnly(probabilities: Float64Array, input: RankInput, history: number[], ev: Evidence): Ranking {
-    const L = this.side.labels.length;
-    const unavailable = input.unavailable;
-    const pT = this.descriptions();
-    let sum = 0;
-    for (let f = 0; f < L; f++) {
-      probabilities[f] = unavailable?.has(f) ? 0 : pT[f];
-      sum += probabilities[f];
-    }
-    if (sum > 0) for (let f = 0; f < L; f++) probabilities[f] /= sum;
-    // A tool added after training is ranked by its description as here, but among tools the demonstrations called:
-    // the added-tools rule still names it where the request asks for it (a new tool's requests are the unfamiliar
-    // ones: without it, 25 of 40 at 16,000 tools had it in their set, against 30).
-    const include = [this.side.end];
-    let cause = NOVEL_CAUSE;
-    const state = this.parts.rules['added-tools'];
-    if (state !== undefined && this.parts.addedTools.length > 0) {
-      const view = (this.view ??= this.stepView());
-      Object.assign(view, {
-        side: this.side,
-        workspace: this.workspace,
-        query: input.query,
-        queryVector: input.queryVector!,
-        best: 0,
-        history,
-        probabilities,
-        threshold: 0,
-        confident: false,
-        include,
-        unavailable,
-        counts: rarity(ev, L).counts,
-        addedTools: this.parts.addedTools,
-        coverage: this.coverage,
-        novelty: 0,
-        undemonstrated: true,
-        demonstratedShare: 0,
-      });
-      const found = addedToolsRule.check(state as Parameters<typeof addedToolsRule.check>[0], view);
-      if (found) {
-        include.push(...found.tools.filter((f) => f !== this.side.end));
-        if (found.because.length) cause += `; ${found.because.join('; ')}`;
-      }
-    }
-    return withLazyOrder(
-      {
-        labels: this.side.labels,
-        probabilities,
-        confident: false,
-        group: 'tools-only',
-        set: { threshold: 0, target: this.target, confident: false, include },
-        cause,
-      },
-      { unitRange: true },
-    );
+    return { include: [...c.include, ...first, ...after], because: [...because, ...later], confident: view.confident };
   }
 
   private view: StepView | undefined;
+
+  /** The step as the rules see it: one view per retriever (its functions made once), its fields set for this step. */
+  private viewOf(step: ScoredStep, c: StepCalibration, input: RankInput): StepView {
+    const view = (this.view ??= this.stepView());
+    view.side = this.side;
+    view.workspace = this.workspace;
+    view.query = input.query;
+    view.queryVector = step.query;
+    view.best = step.best;
+    view.history = step.history;
+    view.probabilities = step.probabilities;
+    view.threshold = c.threshold;
+    view.confident = c.confident;
+    view.include = [...c.include];
+    view.unavailable = input.unavailable;
+    view.counts = rarity(this.evidence!, this.side.labels.length).counts;
+    view.addedTools = this.parts.addedTools;
+    view.coverage = this.coverage;
+    return view;
+  }
 
   /**
    * The step view the rules read, with its data fields to be set by rank at each step. Its functions
@@ -447,15 +460,10 @@ export class GatedRetriever implements Retriever {
       counts: none,
       addedTools: this.parts.addedTools,
       coverage: this.coverage,
-      requestWords: () => this.requestWords(),
       strongWords: () => this.strongWords(),
       centered: () => (this.centered ??= new CenteredMatch(this.side.toolVectors, this.side.end, this.side.dim)),
       usable: (a) => view.probabilities[a] > 0 && !view.unavailable?.has(a),
       descriptions: () => this.descriptions(),
-      novelty: 1,
-      undemonstrated: false,
-      demonstratedShare: 0,
-      demonstrations: () => (this.evidence?.sizes ?? []).reduce((a, b) => a + b, 0),
     };
     return view;
   }

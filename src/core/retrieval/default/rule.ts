@@ -1,10 +1,9 @@
 /**
  * A step rule of DTDR-G: a check, after the gate has ranked a step, that can make the step unsure
  * and add tools to its candidate set, with the reason. Each rule lives in one file under `rules/`
- * and is listed once in `step-rules.ts`; `rank` runs them in that order. A rule owns what it fits,
- * learns and saves, and the thresholds it needs.
+ * and is listed once in `step-rules.ts`; `rank` runs them in that order. A rule owns what it fits
+ * and saves, and the thresholds it needs.
  */
-import type { Plan } from '../../base/types.js';
 import type { CenteredMatch } from './centered.js';
 import type { CoverageModel } from './coverage.js';
 import type { ToolSide } from './tool-side.js';
@@ -12,18 +11,6 @@ import type { Workspace } from './workspace.js';
 
 /** A model file's DTDR-G state as rules read and write it (`GatedState` in state.ts). */
 export type SavedState = { [key: string]: unknown };
-
-/** What a rule fits on: the demonstrations, their tools' label indices and the word–tool alignment. */
-export interface RuleFitInput {
-  plans: readonly Plan[];
-  toolIndex: Map<string, number>;
-  /** Labels: tools and END (the last). */
-  labels: number;
-  /** The request-coverage alignment (coverage.ts), fitted on every demonstration. */
-  coverage: CoverageModel;
-  /** Each plan's request words under `coverage`. */
-  words: readonly Uint32Array[];
-}
 
 /** Held-out steps of the fit (cross-fitted: their evidence never saw them), for rules with thresholds from them. */
 export interface RuleHeldOut {
@@ -61,8 +48,6 @@ export interface StepView {
   addedTools: readonly number[];
   /** The alignment with rows for the added tools; absent in models fitted before it. */
   coverage: CoverageModel | undefined;
-  /** The request's word ids under `coverage` (worked out once per request). */
-  requestWords(): Uint32Array;
   /** The request words request coverage can ever name (worked out once per request). */
   strongWords(): Uint32Array;
   /** The description match centred on the tool set's mean (centered.ts), built on first use. */
@@ -71,25 +56,7 @@ export interface StepView {
   usable: (a: number) => boolean;
   /** The descriptions' probabilities of this step (shrinkage.ts), worked out on first use. */
   descriptions(): Float64Array;
-  /**
-   * The request's conformal novelty p-value against the demonstrations' requests (novelty.ts), exact below NOVEL_P
-   * and only known to be at least NOVEL_P above it; 1 without them.
-   */
-  novelty: number;
-  /** Whether some tool has no demonstrations (so the learned probabilities were shrunk toward the descriptions). */
-  undemonstrated: boolean;
-  /** The share of the tools (END aside) with demonstrations: below DEMONSTRATED_TOOLS they are a slice of the app. */
-  demonstratedShare: number;
-  /** How many demonstrations the model learned from (summed on first use). */
-  demonstrations: () => number;
 }
-
-/**
- * The share of the tools with demonstrations from which the demonstrations count as covering the app: below it, a few
- * features' runs (however many) leave whole features unseen, and the first-day rules keep such steps unsure
- * (description-peers, unseen-continuations; decision 0007).
- */
-export const DEMONSTRATED_TOOLS = 0.5;
 
 /** What a rule found: tools for the set and why the step is not confident. */
 export interface RuleFinding {
@@ -106,30 +73,14 @@ export interface StepRule<S = unknown> {
    * it is listed: where the set has too little room for all, the ones the other rules name stay.
    */
   readonly last?: boolean;
-  /** The rule's state from the demonstrations; undefined: the rule stays silent. */
-  fit(input: RuleFitInput): S | undefined;
+  /** The rule's state for a model fitted on demonstrations; undefined: the rule stays silent. */
+  fit(): S | undefined;
   /** Thresholds from the fit's held-out steps, once they are scored. */
   calibrate?(state: S, heldOut: RuleHeldOut): void;
-  /** New demonstrations in, without a refit. */
-  learn?(state: S, plans: readonly Plan[], toolIndex: Map<string, number>, coverage: CoverageModel | undefined): void;
-  /** Throws a DtdrError('artifact') for anything in the saved state the rule could not have written. */
-  validate?(saved: SavedState, labels: number): void;
   /** The state from a checked file; undefined where the file has none (the rule stays silent). */
   load(saved: SavedState): S | undefined;
   /** Writes the state into the file's state. */
   save(state: S, into: SavedState): void;
-  /** Widens the saved state for `added` tools inserted before END (label `T` on moves by `added`). */
-  withTools?(saved: SavedState, T: number, added: number): void;
   /** The rule at one step: what it found, or null. */
   check(state: S, step: StepView): RuleFinding | null;
 }
-
-/**
- * What a rule with no state of its own fits, loads and saves: it speaks for models fitted with the
- * first-day evidence (request novelty, `state.novelty`) and stays silent for files written before it.
- */
-export const FIRST_DAY_RULE: Pick<StepRule<object>, 'fit' | 'load' | 'save'> = {
-  fit: () => ({}),
-  load: (saved) => (saved.novelty !== undefined ? {} : undefined),
-  save: () => undefined,
-};

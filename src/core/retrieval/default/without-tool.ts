@@ -4,7 +4,6 @@
  * the description vectors of tools added back with new specs. Through the method registry.
  */
 import type { LinearHeadState } from '../linear-head.js';
-import type { SavedState } from './rule.js';
 import type { GatedState } from './state.js';
 
 /**
@@ -23,10 +22,7 @@ export function canCompactGatedTool(state: GatedState, toolCount: number, r: num
     if (e.replay?.targets.some((t) => t.some(taught))) return false;
     if (e.head?.support?.cols.some(taught)) return false;
   }
-  const c = state.combinations;
-  if (c && (c.together.some(taught) || c.entry.some(taught) || c.offsets[r] !== c.offsets[toolCount])) return false;
-  const w = (state as unknown as SavedState).sequenceWords as { tools: number[] } | undefined;
-  return !w || !w.tools.some(taught);
+  return true;
 }
 
 /** DTDR-G's state without tool `r` (canCompactGatedTool holds): the inverse of gatedStateWithTools for one tool. */
@@ -37,7 +33,6 @@ export function compactGatedState(state: GatedState, toolCount: number, r: numbe
       ([key, row]) => [key, row.map(([l, w]) => [move(l), w] as [number, number])] as [string, [number, number][]],
     );
   const e = state.evidence;
-  const c = state.combinations;
   return {
     ...state,
     toolVectors: state.toolVectors.filter((_, i) => i !== r),
@@ -51,15 +46,6 @@ export function compactGatedState(state: GatedState, toolCount: number, r: numbe
       head: e.head && dropHeadClass(e.head, r),
       ...(e.replay ? { replay: { ...e.replay, targets: e.replay.targets.map((t) => t.map(move)) } } : {}),
     },
-    ...(c
-      ? {
-          combinations: {
-            ...c,
-            offsets: c.offsets.filter((_, i) => i !== r + 1),
-            entry: c.entry.filter((_, i) => i !== r).map((l) => (l < 0 ? l : move(l))),
-          },
-        }
-      : {}),
   };
 }
 

@@ -9,7 +9,6 @@ import { EMBU, LEXU } from '../layout.js';
 import { MIN_SCORES } from '../groups.js';
 import type { StepRule, StepView } from '../rule.js';
 import { bestValues, rankAmong } from '../signals.js';
-import { DESCRIPTION_PEER } from './description-peers.js';
 
 /** The rank within which an undemonstrated added tool joins the set (0: the rule is off). */
 export interface AddedToolsState {
@@ -66,6 +65,9 @@ export const addedToolsRule: StepRule<AddedToolsState> = {
     return { tools: include, because, unsure: leftOut.length > 0 };
   },
 };
+
+/** An added tool whose description probability is at least this share of the best label's counts as asked for. */
+export const DESCRIPTION_PEER = 0.5;
 
 /**
  * An added tool's description rank counts as evidence only where the rank it needs is below this share of the tools.

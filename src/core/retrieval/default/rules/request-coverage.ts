@@ -1,10 +1,11 @@
 /**
  * The request-coverage rule: a confident "the plan is done" while a request word that no call so
  * far and no set member explains, and some tool explains strongly (the word–tool alignment,
- * coverage.ts), is not confident; that tool joins the set. It has no state of its own: the
- * alignment is shared with the other word rules, and a model fitted before it has none (silent).
+ * coverage.ts), is not confident; that tool joins the set. Its reason names only what was counted.
+ * It has no state of its own: the alignment is the model's, and a model fitted before it has none
+ * (silent).
  */
-import { unexplained } from '../coverage.js';
+import { unexplained, type Unexplained } from '../coverage.js';
 import type { StepRule } from '../rule.js';
 
 /** The probability from which a label counts as in the set where the set has no conformal threshold. */
@@ -24,9 +25,17 @@ export const requestCoverageRule: StepRule<true> = {
     const inSet = (a: number) => p[a] >= floor || v.history.includes(a) || v.include.includes(a);
     const found = unexplained(v.coverage, strong, inSet, v.usable);
     if (found.length === 0) return null;
-    const why = (u: { tool: number; word: string }) =>
-      `no call so far and no tool in the set explains "${u.word}" in the request, which "${v.side.labels[u.tool]}" ` +
-      `does`;
+    const why = (u: Unexplained) => {
+      const tool = `"${v.side.labels[u.tool]}"`;
+      // Only what was counted: the demonstrations that say the word and call the tool, or the tool's description.
+      const evidence =
+        u.said === undefined
+          ? `which ${tool} explains`
+          : u.said > 0
+            ? `and ${u.calls} of the ${u.said} demonstrations whose request says it call ${tool}`
+            : `as the description of ${tool} does`;
+      return `the request says "${u.word}", ${evidence}, a tool not called so far nor in the set`;
+    };
     return { tools: found.map((u) => u.tool), because: found.map(why) };
   },
 };
