@@ -11,13 +11,8 @@ import { sequenceKey } from '../src/core/evaluation/evaluate.js';
 import { expectedCalibrationError } from '../src/core/base/metrics.js';
 import { chainPlan } from '../src/core/plans/plan.js';
 import { sequenceHash } from '../src/core/retrieval/default/sequence-scores.js';
-import {
-  conformalThreshold,
-  fitTemperature,
-  gateLoss,
-  GateDataBuilder,
-  stepProbabilities,
-} from '../src/core/retrieval/default/gate.js';
+import { groupThreshold } from '../src/core/retrieval/default/groups.js';
+import { fitTemperature, gateLoss, GateDataBuilder, stepProbabilities } from '../src/core/retrieval/default/gate.js';
 import type { GatedRetriever, GatedState } from '../src/core/retrieval/default/index.js';
 import { selectCandidates } from '../src/core/selection/select.js';
 import { DEFAULT_METHOD } from '../src/core/retrieval/train.js';
@@ -399,9 +394,10 @@ describe('conformal thresholds from new combinations', () => {
 
 describe('the statistics behind it, by hand', () => {
   it('split-conformal threshold: the ⌊(n+1)(1−target)⌋-th smallest score', () => {
-    const scores = [0.9, 0.1, 0.5, 0.3, 0.7, 0.2, 0.8, 0.4, 0.6, 1.0];
-    expect(conformalThreshold(scores, 0.8)).toBe(0.2); // ⌊11 · 0.2⌋ = 2 → the 2nd smallest
-    expect(conformalThreshold(scores, 0.95)).toBe(0); // ⌊11 · 0.05⌋ = 0: too few steps, keep everything
+    const scores = Array.from({ length: 20 }, (_, i) => ((i * 7) % 20) / 20 + 0.05); // 0.05 … 1.00, shuffled
+    expect(groupThreshold(scores, 0.8)).toBeCloseTo(0.2, 12); // ⌊21 · 0.2⌋ = 4 → the 4th smallest
+    expect(groupThreshold(scores, 0.96)).toBe(0); // ⌊21 · 0.04⌋ = 0: too few steps, keep everything
+    expect(groupThreshold(scores.slice(1), 0.5)).toBe(0); // under MIN_SCORES (20) scores: keep everything
   });
 
   it("temperature scaling: the held-out loss is −log of each step's acceptable probability, averaged; the search finds its minimum", () => {

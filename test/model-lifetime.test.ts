@@ -13,7 +13,8 @@ import type { ModelArtifact } from '../src/core/model/artifact.js';
 import { withShared } from '../src/core/model/shared-state.js';
 import type { Encoder } from '../src/core/base/encoder.js';
 import { chainPlan } from '../src/core/plans/plan.js';
-import { addSampledScore, MAX_SAMPLED_SCORES, sampledThreshold } from '../src/core/retrieval/default/score-sample.js';
+import { addSampledScore, MAX_SAMPLED_SCORES } from '../src/core/retrieval/default/score-sample.js';
+import { groupThreshold } from '../src/core/retrieval/default/groups.js';
 import { seededRandom } from '../src/core/base/random.js';
 import type { GatedState } from '../src/core/retrieval/default/index.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
@@ -177,7 +178,7 @@ describe('learning once per run, for a long time', () => {
     const again: number[] = [];
     all.reduce((n, x) => addSampledScore(again, n, x, 'group:test'), 0);
     expect(again).toEqual(sample);
-    const threshold = sampledThreshold(sample, 0.95);
+    const threshold = groupThreshold(sample, 0.95);
     // The share of all scores at or above the sample's threshold: the coverage it gives.
     const covered = all.filter((x) => x >= threshold).length / all.length;
     expect(Math.abs(covered - 0.95)).toBeLessThan(0.005);

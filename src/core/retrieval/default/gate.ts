@@ -320,18 +320,6 @@ export function fitTemperature(theta: Float64Array, data: GateData): number {
   return Math.exp((lo + hi) / 2);
 }
 
-/**
- * Split-conformal threshold for "the set holds an acceptable tool": with s_i the probability of
- * the best acceptable label of calibration step i, the set {f : p(f) ≥ q} where q is the
- * ⌊(n+1)(1−target)⌋-th smallest s_i covers a new exchangeable step with probability ≥ target.
- * Returns 0 (keep everything) when there are too few steps for the target.
- */
-export function conformalThreshold(scores: readonly number[], target: number): number {
-  const sorted = [...scores].sort((x, y) => x - y);
-  const k = Math.floor((sorted.length + 1) * (1 - target));
-  return k < 1 ? 0 : sorted[k - 1];
-}
-
 export { expectedCalibrationError } from '../../base/metrics.js';
 
 /**

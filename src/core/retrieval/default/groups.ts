@@ -17,7 +17,6 @@
  * the pools alone (confident: the `confident` pool), so they rank as they always did.
  */
 import { seededRandom, shuffleInPlace } from '../../base/random.js';
-import { conformalThreshold } from './gate.js';
 
 /** One demonstration's held-out steps: each step's score and calibration group (an index into GROUP_KEYS). */
 export interface HeldOutPlan {
@@ -137,9 +136,17 @@ export function poolOf(g: CalibrationGroup): Pool {
   return g.history === 'seen' && g.level === 'high' ? 'confident' : 'unsure';
 }
 
-/** The one threshold function: the split-conformal threshold of held-out scores (0 below MIN_SCORES scores). */
+/**
+ * The one threshold function, at fit time and as runs are learned. Split-conformal threshold for "the set holds an
+ * acceptable tool": with s_i the probability of the best acceptable label of held-out step i, the set {f : p(f) ≥ q}
+ * where q is the ⌊(n+1)(1−target)⌋-th smallest s_i covers a new exchangeable step with probability ≥ target. 0 (keep
+ * everything) below MIN_SCORES scores, or with too few for the target.
+ */
 export function groupThreshold(scores: readonly number[], target: number): number {
-  return scores.length >= MIN_SCORES ? conformalThreshold(scores, target) : 0;
+  if (scores.length < MIN_SCORES) return 0;
+  const sorted = Float64Array.from(scores).sort();
+  const k = Math.floor((sorted.length + 1) * (1 - target));
+  return k < 1 ? 0 : sorted[k - 1];
 }
 
 /** Every pool's and group's threshold for a coverage target. */

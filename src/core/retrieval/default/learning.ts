@@ -9,9 +9,17 @@ import { dotAt } from '../kmeans.js';
 import type { LearnInput, RankInput, Ranking } from '../types.js';
 import { fitEvidence, rarity } from './evidence.js';
 import { headNewTools, learnHeadColumns } from './head-columns.js';
-import { GROUP_KEYS, groupKey, parseGroup, poolOf, type CalibrationGroup, type HeldOutPlan } from './groups.js';
+import {
+  GROUP_KEYS,
+  groupKey,
+  groupThreshold,
+  parseGroup,
+  poolOf,
+  type CalibrationGroup,
+  type HeldOutPlan,
+} from './groups.js';
 import { KNOWN_HISTORY } from './layout.js';
-import { addSampledScore, sampledThreshold } from './score-sample.js';
+import { addSampledScore } from './score-sample.js';
 import { groupCode, learnedScores } from './sequence-scores.js';
 import type { GatedParts } from './state.js';
 import { fitNovelty, learnNovelty } from './novelty.js';
@@ -82,9 +90,9 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
     const thresholds = { pools: { ...old.pools }, groups: { ...old.groups } };
     for (const name of touched) {
       if (name.startsWith('group:'))
-        thresholds.groups[name.slice(6)] = sampledThreshold(p.calibration.groups![name.slice(6)], p.target);
+        thresholds.groups[name.slice(6)] = groupThreshold(p.calibration.groups![name.slice(6)], p.target);
       else
-        thresholds.pools[name as 'confident' | 'unsure'] = sampledThreshold(
+        thresholds.pools[name as 'confident' | 'unsure'] = groupThreshold(
           p.calibration.pools[name as 'confident' | 'unsure'],
           p.target,
         );

@@ -6,12 +6,12 @@
  * with a hash of the score's position as the draw, so the same calls give the same model. A
  * uniform sample of exchangeable scores is exchangeable, so its conformal quantile keeps the
  * coverage guarantee (with the sampling error of MAX_SAMPLED_SCORES scores: about ±0.004 at
- * 95 %). Only the lists a call touched are sorted again, and typed-array sorts are native.
+ * 95 %), through the one threshold function (groups.ts). Only the lists a call touched are sorted
+ * again, and typed-array sorts are native.
  * Which scores a learned step adds, where the thresholds were fitted on new tool sequences:
  * sequence-scores.ts.
  */
 import { seededRandom, shuffleInPlace } from '../../base/random.js';
-import { MIN_SCORES } from './groups.js';
 
 /** Scores kept per list (the fit keeps at most 4,000 per Mondrian group). */
 export const MAX_SAMPLED_SCORES = 4000;
@@ -56,15 +56,4 @@ export function addSampledScore(
     if (slot < cap) sample[slot] = score;
   }
   return seen + 1;
-}
-
-/**
- * The split-conformal threshold of `scores` for `target` (as conformalThreshold, by a native sort); 0 below MIN_SCORES
- * scores.
- */
-export function sampledThreshold(scores: readonly number[], target: number, minimum = MIN_SCORES): number {
-  if (scores.length < minimum) return 0;
-  const sorted = Float64Array.from(scores).sort();
-  const k = Math.floor((sorted.length + 1) * (1 - target));
-  return k < 1 ? 0 : sorted[k - 1];
 }
