@@ -5,10 +5,11 @@
 import { DtdrError } from '../../base/errors.js';
 import { planSteps, sequenceKey } from '../../plans/plan.js';
 import type { Plan, ToolSpec } from '../../base/types.js';
+import { terms } from '../../base/text.js';
 import { historyIndices } from '../dependency.js';
 import { assignNearest, packRows, sphericalKMeans, type KMeansResult } from '../kmeans.js';
 import type { TrainingProgress } from '../types.js';
-import { fitCoverage, type CoverageModel } from './coverage.js';
+import { fitCoverage, requestWordsOf, type CoverageModel } from './coverage.js';
 import { STEP_RULES, type RuleStates } from './step-rules.js';
 import { calibrationScores, isotonicEce, maxScoredPlans, scoredSubset } from './calibration.js';
 import { priorGate, toolsOnlyGate } from './combine.js';
@@ -374,10 +375,13 @@ function finalEvidence(fit: Prepared, onProgress: (fraction: number) => void): E
 /** The word–tool alignment (coverage.ts) and each step rule's state (step-rules.ts), from every demonstration. */
 function requestRules(fit: Prepared): { coverage: CoverageModel; rules: RuleStates } {
   const coverage = fitCoverage(fit.tools, fit.plans, fit.side.index);
+  // The word rules read every request's words: found once.
+  const words = fit.plans.map((plan) => requestWordsOf(coverage, terms(plan.query)));
+  const input = { plans: fit.plans, toolIndex: fit.side.index, labels: fit.side.labels.length, coverage, words };
   const rules: RuleStates = {};
   for (const rule of STEP_RULES) {
     if (fit.withoutRules.includes(rule.name)) continue;
-    const state: unknown = rule.fit();
+    const state: unknown = rule.fit(input);
     if (state !== undefined) rules[rule.name] = state;
   }
   return { coverage, rules };

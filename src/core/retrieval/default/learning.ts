@@ -7,6 +7,7 @@ import { requireVector } from '../baselines.js';
 import { countPlans } from '../dependency.js';
 import { dotAt } from '../kmeans.js';
 import type { LearnInput, RankInput, Ranking } from '../types.js';
+import { STEP_RULES } from './step-rules.js';
 import { fitEvidence, rarity } from './evidence.js';
 import { headNewTools, learnHeadColumns } from './head-columns.js';
 import {
@@ -119,6 +120,10 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
   ev.rarity = undefined;
   if (p.novelty) learnNovelty(p.novelty, queries);
   if (p.coverage) learnCoverage(p.coverage, plans, side.index);
+  for (const rule of STEP_RULES) {
+    const state = p.rules[rule.name];
+    if (state !== undefined) rule.learn?.(state, plans, side.index, p.coverage);
+  }
   const d = side.dim;
   for (const [i, plan] of plans.entries()) {
     const q = queries[i];

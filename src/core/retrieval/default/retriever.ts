@@ -54,6 +54,12 @@ import { DESCRIPTIONS_GATE, nothingToShrink, shrinkInPlace, unseenKeep, unseenSh
  * it holds an acceptable tool in at least `target` of held-out steps, separately for confident
  * and unsure steps. With no demonstrations it ranks by descriptions alone.
  */
+/**
+ * The share of the tools (END aside) the demonstrations must call for a step to be confident: below it they are a
+ * slice of the app (decision 0007 chose it for the rules this replaces, on UltraTool's skewed runs).
+ */
+export const DEMONSTRATED_TOOLS = 0.5;
+
 /** Why a request unlike the demonstrations' is ranked as with tools alone. */
 export const NOVEL_CAUSE =
   'the request is unlike every demonstration: ranked by tool descriptions alone, as with no demonstrations';
@@ -375,9 +381,16 @@ export class GatedRetriever implements Retriever {
     const { counts, unseen } = rarity(ev, this.side.labels.length);
     if (Number.isNaN(step.probabilities[0])) step.best = 0;
     const group = stepGroup(step.known, counts[step.best], step.top >= this.confidentAbove);
+    // Held-out steps of demonstrations that call under half the tools (a few features' runs) do not speak for the
+    // app's other requests: such a model is never confident (UltraTool, its 586 runs of its three most common first
+    // tools, 18% of its tools: 12% of the confident steps missed).
+    const end = this.side.end;
+    const shown = end - unseen.filter((f) => f < end).length;
+    const slice = shown < DEMONSTRATED_TOOLS * end;
+    const apart = `the demonstrations call ${shown} of the ${end} tools: too few for their held-out steps to count`;
     return {
       group: groupKey(group),
-      confident: confidentGroup(cal, group),
+      confident: confidentGroup(cal, group) && !slice,
       threshold: stepThreshold(cal.thresholds, group),
       include: [],
       rules: STEP_RULES,
@@ -385,7 +398,7 @@ export class GatedRetriever implements Retriever {
         ...(unseen.length ? { describedOnly: unseen } : {}),
         ...(cal.bySize ? { coverageBySize: cal.bySize } : {}),
       },
-      cause: (why) => this.groupCause(group, step.top, history, counts[step.best], why),
+      cause: (why) => this.groupCause(group, step.top, history, counts[step.best], slice ? [...why, apart] : why),
     };
   }
 
@@ -460,6 +473,7 @@ export class GatedRetriever implements Retriever {
       counts: none,
       addedTools: this.parts.addedTools,
       coverage: this.coverage,
+      requestWords: () => this.requestWords(),
       strongWords: () => this.strongWords(),
       centered: () => (this.centered ??= new CenteredMatch(this.side.toolVectors, this.side.end, this.side.dim)),
       usable: (a) => view.probabilities[a] > 0 && !view.unavailable?.has(a),

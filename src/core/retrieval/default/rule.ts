@@ -1,9 +1,10 @@
 /**
  * A step rule of DTDR-G: a check, after the gate has ranked a step, that can make the step unsure
  * and add tools to its candidate set, with the reason. Each rule lives in one file under `rules/`
- * and is listed once in `step-rules.ts`; `rank` runs them in that order. A rule owns what it fits
- * and saves, and the thresholds it needs.
+ * and is listed once in `step-rules.ts`; `rank` runs them in that order. A rule owns what it fits,
+ * learns and saves, and the thresholds it needs.
  */
+import type { Plan } from '../../base/types.js';
 import type { CenteredMatch } from './centered.js';
 import type { CoverageModel } from './coverage.js';
 import type { ToolSide } from './tool-side.js';
@@ -11,6 +12,18 @@ import type { Workspace } from './workspace.js';
 
 /** A model file's DTDR-G state as rules read and write it (`GatedState` in state.ts). */
 export type SavedState = { [key: string]: unknown };
+
+/** What a rule fits on: the demonstrations, their tools' label indices and the word–tool alignment. */
+export interface RuleFitInput {
+  plans: readonly Plan[];
+  toolIndex: Map<string, number>;
+  /** Labels: tools and END (the last). */
+  labels: number;
+  /** The request-coverage alignment (coverage.ts), fitted on every demonstration. */
+  coverage: CoverageModel;
+  /** Each plan's request words under `coverage`. */
+  words: readonly Uint32Array[];
+}
 
 /** Held-out steps of the fit (cross-fitted: their evidence never saw them), for rules with thresholds from them. */
 export interface RuleHeldOut {
@@ -48,6 +61,8 @@ export interface StepView {
   addedTools: readonly number[];
   /** The alignment with rows for the added tools; absent in models fitted before it. */
   coverage: CoverageModel | undefined;
+  /** The request's word ids under `coverage` (worked out once per request). */
+  requestWords(): Uint32Array;
   /** The request words request coverage can ever name (worked out once per request). */
   strongWords(): Uint32Array;
   /** The description match centred on the tool set's mean (centered.ts), built on first use. */
@@ -73,14 +88,20 @@ export interface StepRule<S = unknown> {
    * it is listed: where the set has too little room for all, the ones the other rules name stay.
    */
   readonly last?: boolean;
-  /** The rule's state for a model fitted on demonstrations; undefined: the rule stays silent. */
-  fit(): S | undefined;
+  /** The rule's state from the demonstrations; undefined: the rule stays silent. */
+  fit(input: RuleFitInput): S | undefined;
   /** Thresholds from the fit's held-out steps, once they are scored. */
   calibrate?(state: S, heldOut: RuleHeldOut): void;
+  /** New demonstrations in, without a refit. */
+  learn?(state: S, plans: readonly Plan[], toolIndex: Map<string, number>, coverage: CoverageModel | undefined): void;
+  /** Throws a DtdrError('artifact') for anything in the saved state the rule could not have written. */
+  validate?(saved: SavedState, labels: number): void;
   /** The state from a checked file; undefined where the file has none (the rule stays silent). */
   load(saved: SavedState): S | undefined;
   /** Writes the state into the file's state. */
   save(state: S, into: SavedState): void;
+  /** Widens the saved state for `added` tools inserted before END (label `T` on moves by `added`). */
+  withTools?(saved: SavedState, T: number, added: number): void;
   /** The rule at one step: what it found, or null. */
   check(state: S, step: StepView): RuleFinding | null;
 }

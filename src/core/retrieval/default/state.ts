@@ -16,6 +16,7 @@ import { LinearHead, type LinearHeadState } from '../linear-head.js';
 import { ReplayBuffer, type ReplayState } from '../linear-head-training.js';
 import { headSparseSize, type Evidence } from './evidence.js';
 import { MAX_CURVE_SIZE, type Calibration } from './groups.js';
+import type { CombinationsState } from './rules/new-combinations.js';
 import {
   checkCoverageState,
   coverageFromState,
@@ -148,8 +149,13 @@ export interface GatedState {
   coverage?: CoverageState;
   /** Requests the novelty score compares with (absent in files written before it: every request familiar). */
   novelty?: NoveltyState;
-  // Files written before the deleted step rules (docs/first-day.md, the ablation) may also hold `combinations` and
-  // `sequenceWords`: loading ignores them, and the model saves without them.
+  /**
+   * Tools the demonstrations combine, and the new-combination rule's switch (absent in files written before it: no such
+   * rule).
+   */
+  combinations?: CombinationsState;
+  // Files written while the sequence-words rule was shipped may also hold `sequenceWords`: loading ignores it, and the
+  // model saves without it (docs/first-day.md, the ablation).
   diagnostics?: GatedDiagnostics;
 }
 
@@ -394,6 +400,7 @@ export function checkGatedState(
   if (s.diagnostics !== undefined) object('state.diagnostics', s.diagnostics);
   if (s.coverage !== undefined) checkCoverageState('state.coverage', s.coverage, tools.length);
   if (s.novelty !== undefined) checkNoveltyState('state.novelty', s.novelty, dimension);
+  for (const rule of STEP_RULES) rule.validate?.(s, L);
   if (s.evidence === null || s.evidence === undefined) return;
   const e = object('state.evidence', s.evidence) as unknown as NonNullable<GatedState['evidence']>;
   const l = int('state.historyLength', s.historyLength, 0, MAX_HISTORY);

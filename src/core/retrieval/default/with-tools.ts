@@ -5,7 +5,9 @@
  * signals rank it at once, with the same learned weights as before.
  */
 import type { LinearHeadState } from '../linear-head.js';
+import type { SavedState } from './rule.js';
 import type { GatedState } from './state.js';
+import { STEP_RULES } from './step-rules.js';
 
 /**
  * DTDR-G's state with `added` tools inserted before END: every label index ≥ the old END moves by
@@ -34,6 +36,8 @@ export function gatedStateWithTools(state: GatedState, oldToolCount: number, add
       ...(e.replay ? { replay: { ...e.replay, targets: e.replay.targets.map((t) => t.map(move)) } } : {}),
     },
   };
+  // Each step rule widens its own saved tables (a rule's `withTools`).
+  for (const rule of STEP_RULES) rule.withTools?.(out as unknown as SavedState, T, added);
   return out;
 }
 

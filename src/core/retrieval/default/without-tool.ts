@@ -22,7 +22,8 @@ export function canCompactGatedTool(state: GatedState, toolCount: number, r: num
     if (e.replay?.targets.some((t) => t.some(taught))) return false;
     if (e.head?.support?.cols.some(taught)) return false;
   }
-  return true;
+  const c = state.combinations;
+  return !(c && (c.together.some(taught) || c.entry.some(taught) || c.offsets[r] !== c.offsets[toolCount]));
 }
 
 /** DTDR-G's state without tool `r` (canCompactGatedTool holds): the inverse of gatedStateWithTools for one tool. */
@@ -33,6 +34,7 @@ export function compactGatedState(state: GatedState, toolCount: number, r: numbe
       ([key, row]) => [key, row.map(([l, w]) => [move(l), w] as [number, number])] as [string, [number, number][]],
     );
   const e = state.evidence;
+  const c = state.combinations;
   return {
     ...state,
     toolVectors: state.toolVectors.filter((_, i) => i !== r),
@@ -46,6 +48,15 @@ export function compactGatedState(state: GatedState, toolCount: number, r: numbe
       head: e.head && dropHeadClass(e.head, r),
       ...(e.replay ? { replay: { ...e.replay, targets: e.replay.targets.map((t) => t.map(move)) } } : {}),
     },
+    ...(c
+      ? {
+          combinations: {
+            ...c,
+            offsets: c.offsets.filter((_, i) => i !== r + 1),
+            entry: c.entry.filter((_, i) => i !== r).map((l) => (l < 0 ? l : move(l))),
+          },
+        }
+      : {}),
   };
 }
 

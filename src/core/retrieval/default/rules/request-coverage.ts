@@ -32,7 +32,7 @@ export const requestCoverageRule: StepRule<true> = {
         u.said === undefined
           ? `which ${tool} explains`
           : u.said > 0
-            ? `and ${u.calls} of the ${u.said} demonstrations whose request says it call ${tool}`
+            ? `and of the ${u.said} demonstrations whose request says it, ${u.calls} call ${tool}`
             : `as the description of ${tool} does`;
       return `the request says "${u.word}", ${evidence}, a tool not called so far nor in the set`;
     };
