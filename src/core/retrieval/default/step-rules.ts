@@ -8,7 +8,7 @@
  * rule-ablation`, docs/first-day.md) and were deleted; models saved with their state load without
  * it. What two of them did together on skewed runs, a confidence condition does (retriever.ts,
  * DEMONSTRATED_TOOLS). new-combinations pays only on the demo set, the one world whose test
- * requests recombine scenarios, and is switched off by its own held-out precision elsewhere.
+ * requests recombine scenarios; elsewhere it speaks only where its held-out precision switches it on.
  */
 import type { StepRule } from './rule.js';
 import { addedToolsRule } from './rules/added-tools.js';
