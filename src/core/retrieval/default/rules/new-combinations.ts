@@ -331,7 +331,9 @@ export const newCombinationsRule: StepRule<Combinations> = {
           ? `, and of the ${found.said} demonstrations whose request says it, ${callers(found)}`
           : `, as the description of ${names(found.tool)} does`;
     const apart = `no demonstration calls ${names(found.tool)} together with ${history}`;
-    return { tools: found.offer, because: [`${says}${evidence}; ${apart}${first}`] };
+    // Where an earlier rule (request coverage) named the tool for the same word, its counts are printed once.
+    const named = v.include.includes(found.tool);
+    return { tools: found.offer, because: [named ? `${apart}${first}` : `${says}${evidence}; ${apart}${first}`] };
   },
 };
 
