@@ -113,11 +113,9 @@ describe.skipIf(!hasSharedData)('DTDR-G on RestBench-TMDB and Seal-Tools, seed 0
 });
 
 describe('DTDR-G on the compositional demo set (requests that recombine the demo scenarios)', () => {
-  it('holds an acceptable tool in ≥ 94% of steps with ≤ 5 tools on average, and its confident sets miss ≤ 9%', async () => {
-    // Measured 0.950 at 3.73 tools, confident-miss 0.078 (0.927 before the new-combination rule). It was 0.054 with
-    // the sequence-words rule, and 0.068 with new-combinations naming words that fewer than three in four of the
-    // demonstrations saying them pair with the tool ("find" → files_open, 25 of 59): those alarms caught misses by
-    // chance, and went.
+  it('holds an acceptable tool in ≥ 94% of steps with ≤ 5 tools on average, and its confident sets miss ≤ 7%', async () => {
+    // Measured 0.950 at 3.87 tools, confident-miss 0.068 (0.927 before the new-combination rule; confident-miss 0.054
+    // with the sequence-words rule, deleted: it paid on no other world).
     const test = parsePlans(readFileSync(new URL('./fixtures/demo-compositional.jsonl', import.meta.url), 'utf8'));
     const demo = demoDataset();
     const r = await evaluateMethods(demo.tools, demo.plans, test, await loadEncoder(), {
@@ -127,7 +125,7 @@ describe('DTDR-G on the compositional demo set (requests that recombine the demo
     const g = r.results['dtdr-g']!;
     expect(g.coverage).toBeGreaterThanOrEqual(0.94);
     expect(g.setSize).toBeLessThanOrEqual(5);
-    expect(g.confidentMissRate).toBeLessThanOrEqual(0.09);
+    expect(g.confidentMissRate).toBeLessThanOrEqual(0.07);
     expect(g.mrr).toBeGreaterThan(r.results['dtdr-c']!.mrr);
   }, 120_000);
 });

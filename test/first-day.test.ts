@@ -282,13 +282,12 @@ describe.skipIf(!hasSharedData)('skewed and random first runs: UltraTool (real d
     expect(trained.confidentMissRate).toBeLessThanOrEqual(0.05);
   });
 
-  it('300 random runs: confident on ≥ 30% of steps with confident-miss ≤ 0.05', async () => {
-    // Measured 34% at 0.024. The new-combinations rule speaks here (it named a tool the plan called
-    // later in 82% of 98 held-out firings, once words had to foretell their tools in three of four
-    // demonstrations): without it 47% at 0.029. (45% with the deleted description-peers rule.)
+  it('300 random runs: confident on ≥ 40% of steps with confident-miss ≤ 0.05', async () => {
+    // Measured 44% at 0.027 (45% with the deleted description-peers rule, which let a
+    // never-demonstrated tool described as well as the best join a confident set).
     const plans = shuffleInPlace([...pool], seededRandom(1000)).slice(0, 300);
     const trained = summarize(await scoreRetrievals(await Dtdr.train({ tools, plans, encoder }), test));
-    expect(1 - trained.widenedRate).toBeGreaterThanOrEqual(0.3);
+    expect(1 - trained.widenedRate).toBeGreaterThanOrEqual(0.4);
     expect(trained.confidentMissRate).toBeLessThanOrEqual(0.05);
   });
 

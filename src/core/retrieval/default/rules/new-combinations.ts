@@ -22,7 +22,7 @@ import { int, num, numbers, object, stateError } from '../../../base/validate.js
 import { sequenceKey } from '../../../plans/plan.js';
 import type { StepRule } from '../rule.js';
 import { terms } from '../../../base/text.js';
-import { FORETELL, requestWordsOf, type CoverageModel } from '../coverage.js';
+import { requestWordsOf, type CoverageModel } from '../coverage.js';
 
 /** Demonstrations the switch is scored on, at most (every stride-th beyond it). */
 const MAX_CHECKED_PLANS = 10_000;
@@ -189,10 +189,9 @@ export function askedApart(
     const strong = strongTools(cov, w, cov.gain);
     if (!strong || strong.tools.some((a) => !usable(a) || history.includes(a) || history.every((h) => together(h, a))))
       continue;
-    // Where demonstrations say the word, one of its tools is called by FORETELL of them (coverage.ts counts them).
+    // The demonstrations that say the word and call its tools (coverage.ts counts them), for the reason.
     const { said, calls } = cov;
     const called = calls?.[w].subarray(0, strong.tools.length);
-    if (said && called && said[w] > 0 && Math.max(...called) < FORETELL * said[w]) continue;
     // The word the alignment is surest of: "text" (sms_send) before "find" (files_search).
     if (strong.gain > bestGain) {
       const counts = said && called ? { said: said[w], calls: Array.from(called) } : {};
