@@ -27,7 +27,12 @@ export { chainPlan, planFromRecord } from './core/plans/plan.js';
 export type { ChainPlanInput } from './core/plans/input.js';
 export { METHODS, type TrainOptions } from './core/retrieval/train.js';
 export type { Backoff, MethodName, Ranking, TrainingProgress } from './core/retrieval/types.js';
-export type { ExperimentalGatedSettings, FoldWorkers, GatedOptions } from './core/retrieval/default/index.js';
+export type {
+  ExperimentalGatedSettings,
+  FoldWorkers,
+  GatedDiagnostics,
+  GatedOptions,
+} from './core/retrieval/default/index.js';
 export type { LinearHeadOptions } from './core/retrieval/linear-head.js';
 export { selectCandidates, type Candidate, type CandidateSet, type SelectOptions } from './core/selection/select.js';
 // The 27-tool phone-assistant world used by `npm start`, the playground and the examples.

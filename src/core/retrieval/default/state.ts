@@ -78,7 +78,9 @@ export interface GatedParts {
   withoutRules?: string[];
 }
 
+/** What a DTDR-G fit measured on its held-out steps and chose (`Dtdr.diagnostics`; absent for other methods). */
 export interface GatedDiagnostics {
+  /** Cross-fitting folds, and how they were drawn (whole plans, whole tool sequences, or both). */
   folds: number;
   foldBy: 'plan' | 'sequence' | 'plan+sequence';
   /**
@@ -86,12 +88,15 @@ export interface GatedDiagnostics {
    * scheme).
    */
   thresholdsFrom?: 'plan' | 'sequence';
+  /** Held-out steps the gate, temperature and thresholds were fitted on. */
   heldOutSteps: number;
   /** Held-out top-1 expected calibration error before and after temperature scaling, and with isotonic regression. */
   ece: { raw: number; temperature: number; isotonic: number };
+  /** The softmax temperature fitted on them. */
   temperature: number;
   /** Conformal thresholds for confident and unsure steps. */
   thresholds: { confident: number; unsure: number };
+  /** The history length l and the cluster count K chosen. */
   historyLength: number;
   clusters: number;
   /** Held-out MRR of the candidate settings tried for l and K. */
