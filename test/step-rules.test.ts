@@ -71,6 +71,11 @@ describe('step rules', () => {
     ).rejects.toSatisfy((e: unknown) => DtdrError.isInstance(e) && e.field === 'withoutRules');
     saved.state.withoutRules = ['nonsense'];
     expect(() => Dtdr.load(saved, encoder)).toThrow(/withoutRules/);
+    // A file from an ablation that left out a rule deleted since loads: the rule is out anyway.
+    saved.state.withoutRules = ['sequence-words', 'request-coverage'];
+    const older = Dtdr.load(saved, encoder);
+    expect(rulesOf(older)).not.toContain('request-coverage');
+    expect((older.toJSON() as unknown as typeof saved).state.withoutRules).toEqual(['request-coverage']);
   });
 
   it('every registered rule has a name of its own and the whole interface', () => {

@@ -320,6 +320,8 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     thresholds: { pools: { confident: th.confident, unsure: th.unsure }, groups: groups?.thresholds ?? {} },
     ...(bySize ? { bySize: [...bySize] } : {}),
   };
+  // A rule deleted since the file was written is out anyway.
+  const live = (s.withoutRules ?? []).filter((r) => !DELETED_RULES.includes(r));
   return {
     side,
     evidence: ev,
@@ -337,7 +339,7 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     target: Number(s.target) || 0.95,
     confidentAbove: Number(s.confidentAbove ?? 0.5),
     ...(s.unseenPrior ? { unseenPrior: s.unseenPrior } : {}),
-    ...(s.withoutRules?.length ? { withoutRules: [...s.withoutRules] } : {}),
+    ...(live.length ? { withoutRules: live } : {}),
     neighbours: Number(s.neighbours) || 5,
     withoutSignals: without,
     diagnostics: s.diagnostics,
@@ -355,6 +357,17 @@ function loadRules(s: GatedState): RuleStates {
   }
   return out;
 }
+
+/**
+ * Step rules a model file may still name in `withoutRules` though they were deleted (docs/first-day.md, the ablation):
+ * left out anyway.
+ */
+const DELETED_RULES: readonly string[] = [
+  'novel-request',
+  'description-peers',
+  'unseen-continuations',
+  'sequence-words',
+];
 
 /** A saved history length: at most the longest plan (MAX_PLAN_STEPS); trained models use 1–5. */
 const MAX_HISTORY = MAX_PLAN_STEPS;
@@ -382,7 +395,9 @@ export function checkGatedState(
   if (s.withoutRules !== undefined)
     array('state.withoutRules', s.withoutRules).forEach(
       (r, i) =>
-        STEP_RULE_NAMES.includes(r as string) || stateError(`state.withoutRules[${i}]`, 'must name a step rule'),
+        STEP_RULE_NAMES.includes(r as string) ||
+        DELETED_RULES.includes(r as string) ||
+        stateError(`state.withoutRules[${i}]`, 'must name a step rule'),
     );
   if (s.thresholds !== undefined) {
     const th = object('state.thresholds', s.thresholds);
