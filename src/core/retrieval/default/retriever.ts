@@ -385,7 +385,7 @@ export class GatedRetriever implements Retriever {
     // app's other requests: such a model is never confident (UltraTool, its 586 runs of its three most common first
     // tools, 18% of its tools: 12% of the confident steps missed).
     const end = this.side.end;
-    const shown = end - unseen.filter((f) => f < end).length;
+    const shown = end - unseen.length; // `unseen` lists tools only (END is never called)
     const slice = shown < DEMONSTRATED_TOOLS * end;
     const apart = `the demonstrations call ${shown} of the ${end} tools: too few for their held-out steps to count`;
     return {

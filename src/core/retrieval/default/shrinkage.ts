@@ -57,11 +57,12 @@ export function shrinkInPlace(
     for (let f = 0; f < n; f++) if (f !== end && off(f)) p[f] = 0;
     return;
   }
-  // λ_f = 1 − (1 − min(1, count)) · unseen.
+  // λ_f = 1 − (1 − min(1, count)) · unseen. Without removed tools (the usual step) the loops skip
+  // only END, with no per-label test of the set: at 16,000 tools this pass is a fifth of a step.
   let mass = 0;
   let learned = 0;
   for (let f = 0; f < n; f++) {
-    if (off(f)) continue;
+    if (f === end || (unavailable !== undefined && unavailable.has(f))) continue;
     const c = counts[f];
     const l = c >= 1 ? 1 : 1 - (1 - c) * unseen;
     mass += l * pT[f];
@@ -77,7 +78,7 @@ export function shrinkInPlace(
   const scale = (mass / learned) * (toolsL / availL);
   for (let f = 0; f < n; f++) {
     if (f === end) continue;
-    if (off(f)) {
+    if (unavailable !== undefined && unavailable.has(f)) {
       p[f] = 0;
       continue;
     }
