@@ -410,10 +410,13 @@ export class GatedRetriever implements Retriever {
   private checkRules(step: ScoredStep, c: StepCalibration, input: RankInput): RuleOutcome {
     if (c.rules.length === 0) return { include: c.include, because: [], confident: c.confident };
     const view = this.viewOf(step, c, input);
-    const first: number[] = [];
-    const after: number[] = [];
-    const because: string[] = [];
-    const later: string[] = [];
+    // The lists are made when a rule finds something (most steps: none does); the view's `include` is copied
+    // before its first addition.
+    let first: number[] | undefined;
+    let after: number[] | undefined;
+    let because: string[] | undefined;
+    let later: string[] | undefined;
+    let named: number[] | undefined;
     for (const rule of c.rules) {
       const state = this.parts.rules[rule.name];
       if (state === undefined) continue;
@@ -422,12 +425,16 @@ export class GatedRetriever implements Retriever {
       if (found.unsure !== false) view.confident = false;
       for (const f of found.tools) {
         if (view.include.includes(f)) continue;
-        (view.include as number[]).push(f);
-        (rule.last ? after : first).push(f);
+        if (!named) view.include = named = [...c.include];
+        named.push(f);
+        if (rule.last) (after ??= []).push(f);
+        else (first ??= []).push(f);
       }
-      (rule.last ? later : because).push(...found.because);
+      if (rule.last) (later ??= []).push(...found.because);
+      else (because ??= []).push(...found.because);
     }
-    return { include: [...c.include, ...first, ...after], because: [...because, ...later], confident: view.confident };
+    const include = first || after ? [...c.include, ...(first ?? []), ...(after ?? [])] : c.include;
+    return { include, because: [...(because ?? []), ...(later ?? [])], confident: view.confident };
   }
 
   private view: StepView | undefined;
@@ -444,7 +451,7 @@ export class GatedRetriever implements Retriever {
     view.probabilities = step.probabilities;
     view.threshold = c.threshold;
     view.confident = c.confident;
-    view.include = [...c.include];
+    view.include = c.include;
     view.unavailable = input.unavailable;
     view.counts = rarity(this.evidence!, this.side.labels.length).counts;
     view.addedTools = this.parts.addedTools;
