@@ -33,7 +33,7 @@ describe('code boundaries', () => {
       if (!f.endsWith('.ts')) continue;
       for (const s of importsOf(join(core, f)))
         expect(s, `${f} imports ${s}`).toMatch(
-          /^(\.|ml-kmeans$|ml-matrix$|@cfworker\/json-schema$|@noble\/hashes\/(sha2|utils)$)/,
+          /^(\.|@cfworker\/json-schema$|@noble\/hashes\/(sha2|utils)$)/,
         );
     }
   });

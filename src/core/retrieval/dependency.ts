@@ -1,13 +1,11 @@
-import { kmeansGenerator } from 'ml-kmeans';
 import { DtdrError } from '../base/errors.js';
 import { array, int, labelWeights, num, numbers, optNum, vectors } from '../base/validate.js';
 import { MAX_PLAN_STEPS } from '../base/limits.js';
 import { planOrders, planSteps } from '../plans/plan.js';
 import type { Plan } from '../base/types.js';
-import { seededRandom } from '../base/random.js';
 import { requireVector } from './baselines.js';
 import { backoffDistribution, DependencyGraph, type CountedStep, type GraphLevel } from './graph.js';
-import { dotAt, drawProportional, packRows, twoLevelKMeans } from './kmeans.js';
+import { dotAt, euclideanKMeans, packRows, twoLevelKMeans } from './kmeans.js';
 import { packMatrix, type PackedMatrix } from './kernels/matvec.js';
 import { makeRanking } from './ranking.js';
 import type { Backoff, EmbeddingNeeds, LearnInput, RankInput, Ranking, Retriever, TrainingProgress } from './types.js';
@@ -171,36 +169,6 @@ export class DependencyRetriever implements Retriever {
 /** Above this many point-cluster pairs (n·K), DTDR-C clusters with the two-level k-means. */
 export const LARGE_KMEANS = 2e6;
 
-/**
- * k-means++ seeding (D² sampling). ml-kmeans has it too, but its version takes ~13 s for 3k
- * points and 300 clusters here; this one keeps each point's distance to its nearest seed and
- * updates it in O(N·d) per seed (~0.2 s), then hands the seeds to ml-kmeans.
- */
-export function kmeansPlusPlus(data: number[][], k: number, random: () => number): number[][] {
-  const n = data.length;
-  const nearest = new Float64Array(n).fill(Infinity);
-  const seeds: number[][] = [];
-  let pick = Math.floor(random() * n);
-  while (seeds.length < k) {
-    const seed = data[pick];
-    seeds.push([...seed]);
-    let total = 0;
-    for (let i = 0; i < n; i++) {
-      const x = data[i];
-      let d = 0;
-      for (let j = 0; j < x.length; j++) d += (x[j] - seed[j]) ** 2;
-      if (d < nearest[i]) nearest[i] = d;
-      total += nearest[i];
-    }
-    if (total === 0) {
-      pick = Math.floor(random() * n); // fewer distinct points than clusters: repeat one
-      continue;
-    }
-    pick = drawProportional(nearest, total, random);
-  }
-  return seeds;
-}
-
 export interface ClusterOptions {
   /** K; default round(demonstrations / 10), as in the paper. */
   clusters?: number;
@@ -212,7 +180,7 @@ export interface ClusterOptions {
   /** Steps a cluster context needs behind it to count as confident. Default 2. */
   minSupport?: number;
   /**
-   * `lloyd`: plain k-means (ml-kmeans), `two-level`: ≈√K coarse clusters split in proportion to
+   * `lloyd`: plain k-means (Lloyd's, exact), `two-level`: ≈√K coarse clusters split in proportion to
    * their size, far faster at thousands of demonstrations. Default `auto`: two-level above 2·10⁶
    * demonstration-cluster pairs (about 4,500 demonstrations at K = n/10; UltraTool's 3,027 stay on lloyd), else lloyd.
    */
@@ -338,15 +306,15 @@ export class ClusterRetriever implements Retriever {
         `clusters and historyLength must be positive integers (got ${options.clusters}, ${options.historyLength})`,
       );
     }
-    let result: { clusters: ArrayLike<number>; centroids: ArrayLike<number>[] } | undefined;
+    let result: { clusters: ArrayLike<number>; centroids: ArrayLike<number>[] };
     const kmeans = options.kmeans ?? 'auto';
     if (kmeans !== 'auto' && kmeans !== 'lloyd' && kmeans !== 'two-level')
       throw new DtdrError('options', `kmeans must be auto, lloyd or two-level, got "${String(kmeans)}"`, {
         field: 'kmeans',
       });
+    const dim = queryVectors[0]?.length ?? 0;
     if (kmeans === 'two-level' || (kmeans === 'auto' && plans.length * k > LARGE_KMEANS)) {
       // Tens of thousands of demonstrations: two-level k-means (O(n·√K·d) per pass, not O(n·K·d)).
-      const dim = queryVectors[0]?.length ?? 0;
       const km = twoLevelKMeans(packRows(queryVectors, dim), plans.length, dim, k, {
         seed: options.seed,
         onProgress: (fraction) => onProgress?.({ phase: 'k-means', fraction }),
@@ -356,28 +324,30 @@ export class ClusterRetriever implements Retriever {
         centroids: Array.from({ length: km.k }, (_, c) => km.centroids.subarray(c * dim, (c + 1) * dim)),
       };
     } else {
-      const data = queryVectors.map((v) => Array.from(v));
       const maxIterations = options.maxIterations ?? 30;
-      let iteration = 0;
-      const initialization = kmeansPlusPlus(data, k, seededRandom((options.seed ?? 0) + 17));
-      for (const step of kmeansGenerator(data, k, { initialization, maxIterations })) {
-        result = step;
-        onProgress?.({ phase: 'k-means', fraction: ++iteration / maxIterations });
-      }
+      const km = euclideanKMeans(packRows(queryVectors, dim), plans.length, dim, k, {
+        seed: options.seed,
+        maxIterations,
+        onIteration: (iteration) => onProgress?.({ phase: 'k-means', fraction: iteration / maxIterations }),
+      });
+      result = {
+        clusters: km.assignment,
+        centroids: Array.from({ length: km.k }, (_, c) => km.centroids.subarray(c * dim, (c + 1) * dim)),
+      };
     }
-    const clusters = result!.centroids.length;
+    const clusters = result.centroids.length;
     const index = labelIndices(labels);
     const graphs = Array.from({ length: clusters }, () => new DependencyGraph(l));
-    plans.forEach((plan, i) => countPlans(graphs[result!.clusters[i]], [plan], index));
+    plans.forEach((plan, i) => countPlans(graphs[result.clusters[i]], [plan], index));
     const global = new DependencyGraph(l);
     countPlans(global, plans, index);
     onProgress?.({ phase: 'k-means', fraction: 1 });
     const sizes = new Array<number>(clusters).fill(0);
-    for (let i = 0; i < plans.length; i++) sizes[result!.clusters[i]]++;
+    for (let i = 0; i < plans.length; i++) sizes[result.clusters[i]]++;
     return new ClusterRetriever(
       labels,
       l,
-      result!.centroids.map((c) => Float64Array.from(c)),
+      result.centroids.map((c) => Float64Array.from(c)),
       graphs,
       global,
       options.minSupport ?? 2,

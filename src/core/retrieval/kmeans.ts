@@ -1,12 +1,14 @@
 import { seededRandom } from '../base/random.js';
 import { packMatrix, type PackedMatrix } from './kernels/matvec.js';
 
-/**
- * Spherical k-means on unit vectors stored row-major in one Float32Array: assignment by the
- * largest dot product, centroids renormalised to unit length. Typed-array loops instead of
- * ml-kmeans' number[][] because DTDR-G fits it once per cross-fitting fold. k-means++ seeding;
- * stops when no assignment changes or after `maxIterations`.
+/*
+ * dtdr's k-means, all of it: spherical (DTDR-G's request clusters: unit vectors, assignment by
+ * the largest dot product, centroids renormalised; fitted once per cross-fitting fold), Euclidean
+ * (DTDR-C's clusters, as in the paper) and the two-level Euclidean one for tens of thousands of
+ * demonstrations. Rows are stored row-major in one Float32Array; k-means++ seeding throughout.
  */
+
+/** A spherical or two-level clustering. */
 export interface KMeansResult {
   /** k × dim, row-major, unit rows (a zero row for an empty cluster). */
   centroids: Float32Array;
@@ -98,6 +100,107 @@ export function sphericalKMeans(
       if (norm === 0) continue; // an empty cluster keeps its seed
       for (let j = 0; j < dim; j++) centroids[c * dim + j] = sums[c * dim + j] / norm;
     }
+  }
+  return { centroids, k, assignment };
+}
+
+/**
+ * k-means++ seeding (D² sampling) on row-major rows, Euclidean: each point keeps its squared
+ * distance to the nearest seed so far, updated in O(n·d) per seed. Returns k seeds, k × dim.
+ */
+export function kmeansPlusPlus(
+  data: Float32Array,
+  n: number,
+  dim: number,
+  k: number,
+  random: () => number,
+): Float64Array {
+  const nearest = new Float64Array(n).fill(Infinity);
+  const seeds = new Float64Array(k * dim);
+  let pick = Math.floor(random() * n);
+  for (let c = 0; c < k;) {
+    const s = c * dim;
+    for (let j = 0; j < dim; j++) seeds[s + j] = data[pick * dim + j];
+    c++;
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      let d = 0;
+      for (let j = 0; j < dim; j++) d += (data[i * dim + j] - seeds[s + j]) ** 2;
+      if (d < nearest[i]) nearest[i] = d;
+      total += nearest[i];
+    }
+    if (total === 0) {
+      pick = Math.floor(random() * n); // fewer distinct points than clusters: repeat one
+      continue;
+    }
+    pick = drawProportional(nearest, total, random);
+  }
+  return seeds;
+}
+
+/**
+ * Lloyd's k-means, Euclidean, exact (DTDR-C's clustering, as in the paper): k-means++ seeds, then
+ * each point to its nearest centroid by squared distance (the first on a tie) and each centroid
+ * to the mean of its points (an empty cluster keeps its centroid), until no centroid moves by more
+ * than `tolerance` in squared distance or after `maxIterations`. The assignment returned is the
+ * last pass's; the centroids are the means of it.
+ */
+export function euclideanKMeans(
+  data: Float32Array,
+  n: number,
+  dim: number,
+  k: number,
+  options: {
+    seed?: number;
+    maxIterations?: number;
+    tolerance?: number;
+    onIteration?: (iteration: number) => void;
+  } = {},
+): { centroids: Float64Array; k: number; assignment: Int32Array } {
+  k = Math.max(1, Math.min(k, n));
+  const maxIterations = options.maxIterations ?? 30;
+  const tolerance = options.tolerance ?? 1e-6;
+  let centroids = kmeansPlusPlus(data, n, dim, k, seededRandom((options.seed ?? 0) + 17));
+  const assignment = new Int32Array(n);
+  const counts = new Uint32Array(k);
+  let converged = false;
+  for (let iteration = 1; !converged && iteration <= maxIterations; iteration++) {
+    for (let i = 0; i < n; i++) {
+      let best = -1;
+      let bestDistance = Number.MAX_VALUE;
+      for (let c = 0; c < k; c++) {
+        let d = 0;
+        for (let j = 0; j < dim; j++) {
+          const diff = data[i * dim + j] - centroids[c * dim + j];
+          d += diff * diff;
+        }
+        if (d < bestDistance) {
+          bestDistance = d;
+          best = c;
+        }
+      }
+      assignment[i] = best;
+    }
+    const next = new Float64Array(k * dim);
+    counts.fill(0);
+    for (let i = 0; i < n; i++) {
+      const c = assignment[i];
+      counts[c]++;
+      for (let j = 0; j < dim; j++) next[c * dim + j] += data[i * dim + j];
+    }
+    converged = true;
+    for (let c = 0; c < k; c++) {
+      for (let j = 0; j < dim; j++)
+        next[c * dim + j] = counts[c] > 0 ? next[c * dim + j] / counts[c] : centroids[c * dim + j];
+      let moved = 0;
+      for (let j = 0; j < dim; j++) {
+        const diff = next[c * dim + j] - centroids[c * dim + j];
+        moved += diff * diff;
+      }
+      if (moved > tolerance) converged = false;
+    }
+    centroids = next;
+    options.onIteration?.(iteration);
   }
   return { centroids, k, assignment };
 }

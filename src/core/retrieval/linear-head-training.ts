@@ -3,10 +3,10 @@
  * start, the minibatch epochs (a generator that yields each epoch's loss), and the replay buffer
  * online learning rehearses from.
  */
-import { inverse, Matrix, solve } from 'ml-matrix';
 import { DtdrError } from '../base/errors.js';
 import { array, COORDINATE, numbers, object, optNum } from '../base/validate.js';
 import { seededRandom, shuffleInPlace } from '../base/random.js';
+import { luInverse, luSolve } from './kernels/lu.js';
 import { outerAccumulator, packMatrix } from './kernels/matvec.js';
 import { oneHotRows, symmetricAccumulator } from './kernels/training.js';
 import {
@@ -53,7 +53,7 @@ export function standardisation(dense: Float32Array[], dim: number) {
 /**
  * Ridge regression from standardised features to the soft targets: a good starting point. The
  * normal equations are accumulated in typed arrays (the targets are sparse: Xᵀ·Y touches only the
- * acceptable labels of each example); ml-matrix solves the small (dim+1)² system.
+ * acceptable labels of each example); an LU solve (kernels/lu.ts) finishes the small (dim+1)² system.
  */
 export function ridgeWarmStart(
   data: LinearHeadData,
@@ -84,17 +84,16 @@ export function ridgeWarmStart(
       for (let a = 0; a < D; a++) xtyByClass[row + a] += x[a] * share;
     }
   }
-  const A = new Matrix(D, D);
+  const A = new Float64Array(D * D);
   for (let a = 0; a < D; a++)
     for (let b = a; b < D; b++) {
-      A.set(a, b, xtx[a * D + b]);
-      A.set(b, a, xtx[a * D + b]);
+      A[a * D + b] = xtx[a * D + b];
+      A[b * D + a] = xtx[a * D + b];
     }
-  for (let d = 0; d < dim; d++) A.set(d, d, A.get(d, d) + n * 1e-3);
+  for (let d = 0; d < dim; d++) A[d * D + d] += n * 1e-3;
   if (viaInverse) {
-    // Over many labels: A⁻¹ once, then A⁻¹·(XᵀY) in typed arrays (ml-matrix's solve per label column took seconds at
-    // 16,000).
-    const inv = inverse(A).to1DArray();
+    // Over many labels: A⁻¹ once, then A⁻¹·(XᵀY) in typed arrays (a solve per label column took seconds at 16,000).
+    const inv = luInverse(A, D);
     const scaled = Float64Array.from(inv, (v) => v * 8);
     const out = new Float64Array(D * C);
     // out[a][c] = Σ_b 8·inv[a][b]·xty[b][c], b ascending, zero factors skipped: each sum in one register.
@@ -109,11 +108,11 @@ export function ridgeWarmStart(
     }
     return out;
   }
-  const B = new Matrix(D, C);
-  for (let a = 0; a < D; a++) for (let c = 0; c < C; c++) B.set(a, c, xtyByClass[c * D + a]);
-  const W = solve(A, B);
+  const B = new Float64Array(D * C);
+  for (let a = 0; a < D; a++) for (let c = 0; c < C; c++) B[a * C + c] = xtyByClass[c * D + a];
+  const W = luSolve(A, D, B, C);
   // Regression outputs are probabilities; scale them into a useful logit range.
-  return Float64Array.from(W.to1DArray(), (w) => w * 8);
+  return W.map((w) => w * 8);
 }
 
 export interface EpochReport {

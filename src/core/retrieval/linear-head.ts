@@ -6,7 +6,7 @@ import { COORDINATE, numbers, object } from '../base/validate.js';
  * A one-layer softmax classifier over standardised dense features (an embedding) plus optional
  * sparse one-hot features (e.g. the last tools called), trained with Adam on soft targets
  * (uniform over the acceptable labels of a step). Warm-started from the ridge-regression
- * solution (ml-matrix), which cuts the epochs needed; the hot loops are plain typed arrays.
+ * solution (an LU solve), which cuts the epochs needed; the hot loops are plain typed arrays.
  */
 export interface LinearHeadOptions {
   /** Passes over the training set. Default 8. */
