@@ -2,17 +2,15 @@
  * dtdr's public API, grouped by what a user does. Everything here runs in any JavaScript runtime;
  * the two platform entries (`dtdr` resolves to ./node.js on Node and ./index.js elsewhere) add
  * their I/O: encoder loading, files or IndexedDB. Framework adapters are subpath exports:
- * `dtdr/ai-sdk`, `dtdr/langchain`, `dtdr/mcp`. Internals stay under src/core and are not part of
- * the API (docs/architecture.md maps them).
+ * `dtdr/ai-sdk`, `dtdr/langchain`, `dtdr/mcp`; so are local models (`dtdr/llm`), the demo world
+ * (`dtdr/demo`) and the evaluation bench (`dtdr/eval`), which an app's bundle need not carry.
+ * Internals stay under src/core and are not part of the API (docs/architecture.md maps them).
  */
 
 // ── Train and retrieve ────────────────────────────────────────────────────────────────────────
 // A Dtdr is trained from tools (and demonstrations), then asked for the next tools at each step.
 export {
   Dtdr,
-  REFIT_IN_BACKGROUND_UP_TO,
-  REFIT_TIMEOUT,
-  REFIT_UP_TO,
   safeLoadModel,
   type DtdrLoadOptions,
   type DtdrTrainOptions,
@@ -21,6 +19,7 @@ export {
 } from './core/dtdr.js';
 // Where learn()'s refits run: the calling thread (refitInline), or a worker (refitWorker, per platform).
 export { refitInline, type RefitJob, type Refitter } from './core/model/refit.js';
+export { REFIT_LIMITS } from './core/model/refits.js';
 export type { WorkerRefitter } from './workers/refit-client.js';
 export { END, type JsonSchema, type Plan, type PlanNode, type ToolSpec } from './core/base/types.js';
 export { chainPlan, planFromRecord } from './core/plans/plan.js';
@@ -35,8 +34,6 @@ export type {
 } from './core/retrieval/default/index.js';
 export type { LinearHeadOptions } from './core/retrieval/linear-head.js';
 export { selectCandidates, type Candidate, type CandidateSet, type SelectOptions } from './core/selection/select.js';
-// The 27-tool phone-assistant world used by `npm start`, the playground and the examples.
-export { DEMO_QUERIES, DEMO_TOOLS, demoDataset } from './demo/toolset.js';
 
 // ── Sentence encoders ─────────────────────────────────────────────────────────────────────────
 export {
@@ -85,30 +82,15 @@ export {
 export { toOpenAITool, toolsFromOpenAI, type OpenAITool } from './core/plans/tools.js';
 export { promptTokens, type PromptTokens, type TokenCounter } from './core/prompts/tokens.js';
 
-// ── The agent loop and local models ───────────────────────────────────────────────────────────
+// ── The agent loop (local models to run it with: `dtdr/llm`) ──────────────────────────────────
 export {
   Agent,
-  ScriptedModel,
   type AgentOptions,
   type AgentRun,
   type GenerateRequest,
   type LocalModel,
   type PreparedStep,
 } from './core/agent/agent.js';
-export { openAICompatibleModel, type OpenAICompatibleOptions } from './llm/openai-http.js';
-export { transformersModel, type TransformersModelOptions } from './llm/transformers.js';
-export { parseWebllmAnswer, webllmResponseFormat, type WebllmResponseFormat } from './llm/webllm.js';
-
-// ── Evaluation ────────────────────────────────────────────────────────────────────────────────
-export {
-  evaluateMethods,
-  splitDataset,
-  type EvaluateOptions,
-  type EvaluationResult,
-  type MethodResult,
-  type Split,
-} from './core/evaluation/evaluate.js';
-export type { MetricSummary } from './core/base/metrics.js';
 
 // ── Saved models (the platform entries add files on disk or IndexedDB) ────────────────────────
 export type { ModelArtifact } from './core/model/artifact.js';
@@ -116,14 +98,7 @@ export type { ToolChanges } from './core/model/toolset.js';
 
 // ── Errors and input bounds ───────────────────────────────────────────────────────────────────
 export { DtdrError, type DtdrErrorCode, type DtdrErrorDetails } from './core/base/errors.js';
-export {
-  isValidToolName,
-  MAX_DESCRIPTION_CHARS,
-  MAX_PLAN_STEPS,
-  MAX_QUERY_CHARS,
-  MAX_TOOL_NAME_CHARS,
-  TOOL_NAME_RULE,
-} from './core/base/limits.js';
+export { INPUT_LIMITS, isValidToolName, TOOL_NAME_RULE } from './core/base/limits.js';
 
 // ── Advanced: the retriever behind a model (`dtdr.retriever`) ─────────────────────────────────
 export type { EmbeddingNeeds, LearnInput, RankInput, Retriever } from './core/retrieval/types.js';

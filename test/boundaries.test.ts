@@ -32,9 +32,7 @@ describe('code boundaries', () => {
     for (const f of readdirSync(core, { recursive: true }) as string[]) {
       if (!f.endsWith('.ts')) continue;
       for (const s of importsOf(join(core, f)))
-        expect(s, `${f} imports ${s}`).toMatch(
-          /^(\.|@cfworker\/json-schema$|@noble\/hashes\/(sha2|utils)$)/,
-        );
+        expect(s, `${f} imports ${s}`).toMatch(/^(\.|@cfworker\/json-schema$|@noble\/hashes\/(sha2|utils)$)/);
     }
   });
 

@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { demoDataset, Dtdr, DtdrError } from '../src/node.js';
+import { Dtdr, DtdrError } from '../src/node.js';
+import { demoDataset } from '../src/demo/index.js';
 import { runCli } from './helpers.js';
 
 describe('an empty request: one answer in library and CLI', () => {

@@ -94,6 +94,22 @@ describe('the public API', () => {
     expect(bare, 'exports without a doc comment').toEqual([]);
   });
 
+  it('`dtdr` exports at most 40 values on either platform: what an app ships; the bench, the demo world and local models are subpaths', () => {
+    for (const entry of ['dtdr/node', 'dtdr/browser']) {
+      const file = program.getSourceFile(join(ROOT, entries.get(entry)!));
+      const values = checker.getExportsOfModule(checker.getSymbolAtLocation(file!)!).filter((symbol) => {
+        const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+        return (target.flags & ts.SymbolFlags.Value) !== 0;
+      });
+      expect(values.length, entry).toBeLessThanOrEqual(40);
+      expect(
+        values
+          .map((v) => v.name)
+          .filter((n) => /^(evaluateMethods|demoDataset|DEMO_TOOLS|openAICompatibleModel)$/.test(n)),
+      ).toEqual([]);
+    }
+  });
+
   it('the README points at the API page', () => {
     expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain('](docs/api.md)');
   });

@@ -174,10 +174,22 @@ export function libraryExample(readme = readFileSync(README, 'utf8')): string {
   return readme.slice(start + 6, end + 1);
 }
 
-/** Runs the quickstart with `dtdr` and `dtdr/node` resolved to this checkout's source; its output. */
+/** `dtdr` (as on Node) and each `dtdr/…` subpath, as this checkout's source file: what package.json exports point at. */
+function sourceOf(specifier: string): string {
+  const exports = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).exports as Record<string, unknown>;
+  const target = exports[specifier === 'dtdr' ? './node' : `.${specifier.slice('dtdr'.length)}`] as
+    { default?: string } | undefined;
+  if (typeof target?.default !== 'string')
+    throw new Error(`the README imports ${specifier}, which package.json does not export`);
+  return pathToFileURL(join(ROOT, target.default.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts'))).href;
+}
+
+/** Runs the quickstart with `dtdr` and its subpaths resolved to this checkout's source; its output. */
 export async function libraryOutput(readme?: string): Promise<string> {
-  const entry = pathToFileURL(join(ROOT, 'src', 'node.ts')).href;
-  const code = libraryExample(readme).replace(/from 'dtdr(\/node)?'/g, `from '${entry}'`);
+  const code = libraryExample(readme).replace(
+    /from '(dtdr(?:\/[\w-]+)?)'/g,
+    (_, specifier: string) => `from '${sourceOf(specifier)}'`,
+  );
   const dir = mkdtempSync(join(tmpdir(), 'dtdr-readme-'));
   const file = join(dir, 'example.mts');
   writeFileSync(file, code);

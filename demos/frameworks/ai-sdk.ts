@@ -5,7 +5,8 @@
  */
 import { generateText, jsonSchema, stepCountIs, tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
-import { DEMO_TOOLS, Dtdr, demoDataset, loadEncoder } from '../../src/node.js';
+import { Dtdr, loadEncoder } from '../../src/node.js';
+import { DEMO_TOOLS, demoDataset } from '../../src/demo/index.js';
 import { dtdrPrepareStep } from '../../src/adapters/ai-sdk/index.js';
 
 const { tools: specs, plans } = demoDataset(1500);

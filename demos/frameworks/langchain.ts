@@ -4,7 +4,8 @@
  */
 import { createAgent, FakeToolCallingModel, HumanMessage, tool } from 'langchain';
 import { z } from 'zod';
-import { DEMO_TOOLS, Dtdr, demoDataset, loadEncoder } from '../../src/node.js';
+import { Dtdr, loadEncoder } from '../../src/node.js';
+import { DEMO_TOOLS, demoDataset } from '../../src/demo/index.js';
 import { dtdrToolSelector } from '../../src/adapters/langchain/index.js';
 
 const { tools: specs, plans } = demoDataset(1500);

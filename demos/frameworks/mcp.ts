@@ -5,7 +5,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { DEMO_TOOLS, Dtdr, loadEncoder } from '../../src/node.js';
+import { Dtdr, loadEncoder } from '../../src/node.js';
+import { DEMO_TOOLS } from '../../src/demo/index.js';
 import { mcpTools, watchMcpTools } from '../../src/adapters/mcp/index.js';
 
 const server = new McpServer({ name: 'assistant', version: '1.0.0' });

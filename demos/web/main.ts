@@ -9,12 +9,10 @@
 import { del, get, set } from 'idb-keyval';
 import {
   Agent,
-  DEMO_QUERIES,
   Dtdr,
   DtdrError,
   END,
   buildSelectionPrompt,
-  demoDataset,
   deleteModelFromIndexedDb,
   listModelsInIndexedDb,
   loadEncoder,
@@ -22,7 +20,6 @@ import {
   parsePlans,
   parseToolList,
   saveModelToIndexedDb,
-  transformersModel,
   type Encoder,
   type LocalModel,
   type MethodName,
@@ -32,6 +29,8 @@ import {
   type Strategy,
   type ToolSpec,
 } from '../../src/index.js';
+import { DEMO_QUERIES, demoDataset } from '../../src/demo/index.js';
+import { transformersModel } from '../../src/llm/index.js';
 import type { TrainMessage, TrainRequest } from './worker.js';
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;

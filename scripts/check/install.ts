@@ -86,7 +86,7 @@ try {
     join(app, 'write-demos.mjs'),
     `
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { demoDataset } from 'dtdr';
+import { demoDataset } from 'dtdr/demo';
 const { tools, plans } = demoDataset(300);
 mkdirSync('my-demos', { recursive: true });
 writeFileSync('my-demos/tool_desc.json', JSON.stringify({ nodes: tools.map((t) => ({ id: t.name, desc: t.description })) }));

@@ -7,7 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { Dtdr, loadEncoder, readDatasetDir, splitDataset } from '../../src/node.js';
+import { Dtdr, loadEncoder, readDatasetDir } from '../../src/node.js';
+import { splitDataset } from '../../src/eval/index.js';
 import { planSteps } from '../../src/core/plans/plan.js';
 import { syntheticDataset } from '../../test/worlds/synthetic.js';
 

@@ -3,7 +3,9 @@
  * from /models/tiny-lm/ (WASM) and answers selection prompts under dtdr's logit mask.
  */
 import * as transformers from '@huggingface/transformers';
-import { DEMO_TOOLS, END, buildSelectionPrompt, parseAnswer, transformersModel } from '../../src/index.js';
+import { END, buildSelectionPrompt, parseAnswer } from '../../src/index.js';
+import { DEMO_TOOLS } from '../../src/demo/index.js';
+import { transformersModel } from '../../src/llm/index.js';
 
 const status = document.getElementById('status')!;
 const out = document.getElementById('answers')!;

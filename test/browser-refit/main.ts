@@ -4,7 +4,8 @@
  * the model `Dtdr.train` fits on the same 40 runs on the page's thread. The encoder is a small
  * hashed bag of words written here (the worker path is what is under test, not the encoder).
  */
-import { Dtdr, demoDataset, DEMO_TOOLS, refitWorker, type Encoder } from '../../src/index.js';
+import { Dtdr, refitWorker, type Encoder } from '../../src/index.js';
+import { demoDataset, DEMO_TOOLS } from '../../src/demo/index.js';
 
 const status = document.getElementById('status')!;
 const log = document.getElementById('log')!;

@@ -7,7 +7,8 @@
  * `window.useLite` for the test to compare with Node's. `?retrieve=no` skips the retrieval (on a
  * software WebGPU adapter every new batch shape compiles shaders: embedding the tools takes long).
  */
-import { DEMO_TOOLS, Dtdr, loadEncoder, type Encoder, type OnnxRuntime } from '../../src/index.js';
+import { Dtdr, loadEncoder, type Encoder, type OnnxRuntime } from '../../src/index.js';
+import { DEMO_TOOLS } from '../../src/demo/index.js';
 import { REQUESTS, SENTENCES } from './sentences.js';
 import { cosine } from '../vectors.js';
 

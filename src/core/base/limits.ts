@@ -16,6 +16,18 @@ export const MAX_PLAN_STEPS = 256;
 /** Most links in one plan: as many as a DAG over MAX_PLAN_STEPS steps can have (256 × 255 / 2). */
 export const MAX_PLAN_LINKS = (MAX_PLAN_STEPS * (MAX_PLAN_STEPS - 1)) / 2;
 
+/** The input bounds in one object, as the public API exports them (`dtdr`'s `INPUT_LIMITS`). */
+export const INPUT_LIMITS = Object.freeze({
+  /** Longest request, in characters. */
+  queryChars: MAX_QUERY_CHARS,
+  /** Longest tool description, in characters. */
+  descriptionChars: MAX_DESCRIPTION_CHARS,
+  /** Longest tool name, in characters. */
+  toolNameChars: MAX_TOOL_NAME_CHARS,
+  /** Most calls in one plan. */
+  planSteps: MAX_PLAN_STEPS,
+});
+
 /** `12,345`: how the bounds are written in messages. */
 export const formatCount = (n: number): string => n.toLocaleString('en');
 

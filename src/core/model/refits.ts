@@ -37,6 +37,15 @@ const REFIT_GROWTH_LATER = 1.5;
  * 10,000 runs on a worker on two cores, takes a few seconds: a minute is far beyond a working one.
  */
 export const REFIT_TIMEOUT = 60_000;
+/** When `learn` refits, in one object, as the public API exports them (`dtdr`'s `REFIT_LIMITS`). */
+export const REFIT_LIMITS = Object.freeze({
+  /** Learned runs up to which `learn` refits a tools-only model and waits for it (REFIT_UP_TO). */
+  upTo: REFIT_UP_TO,
+  /** Learned runs up to which a model with a refitter goes on refitting, in the background. */
+  inBackgroundUpTo: REFIT_IN_BACKGROUND_UP_TO,
+  /** How long (ms) a refit on the refitter may run before it is abandoned, unless `refitTimeout` says otherwise. */
+  timeoutMs: REFIT_TIMEOUT,
+});
 /** The longest refitTimeout a timer can hold (setTimeout's limit, about 24.8 days). */
 const MAX_TIMEOUT = 2 ** 31 - 1;
 
