@@ -1,5 +1,5 @@
 /**
- * npm run report [-- --out report.html --data ultratool,restbench-tmdb,seal-tools --no-ablations]
+ * npm run experiment -- report [--out report.html --data ultratool,restbench-tmdb,seal-tools --no-ablations]
  *
  * The HTML evaluation report over every shared dataset present (UltraTool's official split and its
  * novel sequences, the others seeded 70/30 with seed 0): every method, coverage against set size,

@@ -3,7 +3,7 @@
  * (every method scored step by step with the ground-truth history), and from the same fitted
  * retrievers the coverage-against-size sweep, calibration bins, prompt tokens per strategy and
  * the worst misses; then ablations (history length, clusters, demonstrations) by refitting.
- * Pure: no DOM, no node:* — the CLI and `npm run report` write the file.
+ * Pure: no DOM, no node:* — the CLI and `npm run experiment -- report` write the file.
  */
 import type { Encoder } from '../core/base/encoder.js';
 import { evaluateMethods, type EvaluateOptions, type ScoredMethod, type Split } from '../core/evaluation/evaluate.js';
