@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expSum, gateKernel, packMatrix, usesWasmKernel } from '../src/core/retrieval/kernels/matvec.js';
 import { gramRows, oneHotRows, sampledProducts, symmetricAccumulator } from '../src/core/retrieval/kernels/training.js';
-import { dotAt } from '../src/core/retrieval/kmeans.js';
+import { dotAt } from '../src/core/retrieval/kernels/rows.js';
 
 describe('packMatrix', () => {
   it('runs on WebAssembly in Node', () => {

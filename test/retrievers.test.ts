@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { chainPlan, planFromRecord, planOrders } from '../src/core/plans/plan.js';
 import { Bm25Retriever } from '../src/core/retrieval/baselines.js';
-import { ClusterRetriever, DependencyRetriever } from '../src/core/retrieval/dependency.js';
+import { ClusterRetriever } from '../src/core/retrieval/cluster.js';
+import { DependencyRetriever } from '../src/core/retrieval/dependency.js';
 import { trainLinearHead } from '../src/core/retrieval/linear-head-training.js';
 import { makeRanking, withLazyOrder } from '../src/core/retrieval/ranking.js';
 import { selectCandidates } from '../src/core/selection/select.js';

@@ -28,6 +28,7 @@ Prints the prompt a small local model gets for the next step, with its length in
   --allow-remote    let --encoder X download a hub model
   --json            {"prompt", "messages", "tools", "tokens": {"constant","variable","total"}, "candidates", …}`;
 
+// eslint-disable-next-line max-lines-per-function -- 82 lines: to split into steps
 export async function promptCommand(argv: string[]): Promise<void> {
   const { values } = parseCommandArgs('prompt', argv, {
     model: { type: 'string' },

@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- 642 lines: to split by concern */
 import { loadRetriever, saveRetriever, withTools, type ModelArtifact } from './model/artifact.js';
 import type { Encoder } from './base/encoder.js';
 import { DtdrError } from './base/errors.js';

@@ -12,7 +12,8 @@ import type { Plan, ToolSpec } from '../../src/core/base/types.js';
 import { scoreStep, type StepScore } from '../../src/core/base/metrics.js';
 import type { Dtdr } from '../../src/core/dtdr.js';
 import { readDatasetDir } from '../../src/data/node.js';
-import { packRows, sphericalKMeans } from '../../src/core/retrieval/kmeans.js';
+import { sphericalKMeans } from '../../src/core/retrieval/kmeans.js';
+import { packRows } from '../../src/core/retrieval/kernels/rows.js';
 import type { Encoder } from '../../src/core/base/encoder.js';
 import { demoDataset } from '../../src/demo/toolset.js';
 

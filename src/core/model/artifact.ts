@@ -137,6 +137,7 @@ function inFile(error: DtdrError, file: string): DtdrError {
   return new DtdrError('artifact', message, { file, field: error.field, hint: error.hint, cause: error });
 }
 
+// eslint-disable-next-line max-lines-per-function -- 98 lines: to split into steps
 function readArtifact(
   json: unknown,
   options: { encoder?: Encoder; binary?: boolean },

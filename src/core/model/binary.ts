@@ -130,6 +130,7 @@ const HEADER_FIELDS = new Set(['sections', 'body']);
  * (the encoder writes one reference per section), and their decoded size fits a budget from the
  * file's size — so no file, however crafted, decodes to more than a fixed multiple of its size.
  */
+// eslint-disable-next-line max-lines-per-function -- 129 lines: to split into steps
 export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
   const fail = (
     message: string,

@@ -1,6 +1,6 @@
 import { scoreStep, summarize } from '../base/metrics.js';
 import { Bm25Retriever } from './baselines.js';
-import { ClusterRetriever } from './dependency.js';
+import { ClusterRetriever } from './cluster.js';
 import { object, optNum } from '../base/validate.js';
 import { makeRanking } from './ranking.js';
 import type { EmbeddingNeeds, LearnInput, RankInput, Ranking, Retriever, StateInput } from './types.js';

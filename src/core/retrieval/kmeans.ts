@@ -1,5 +1,6 @@
 import { seededRandom } from '../base/random.js';
 import { packMatrix, type PackedMatrix } from './kernels/matvec.js';
+import { dotAt } from './kernels/rows.js';
 
 /*
  * dtdr's k-means, all of it: spherical (DTDR-G's request clusters: unit vectors, assignment by
@@ -15,12 +16,6 @@ export interface KMeansResult {
   k: number;
   /** Cluster of each point. */
   assignment: Uint32Array;
-}
-
-export function packRows(rows: readonly Float32Array[], dim: number): Float32Array {
-  const out = new Float32Array(rows.length * dim);
-  rows.forEach((r, i) => out.set(r.subarray(0, dim), i * dim));
-  return out;
 }
 
 /** Point × cluster pairs from which the assignment step screens clusters with the float32 kernel. */
@@ -44,47 +39,14 @@ export function sphericalKMeans(
     return { centroids, k, assignment };
   }
   // k-means++ seeding with squared Euclidean distances (= 2 - 2·dot for unit vectors).
-  const nearest = new Float64Array(n).fill(Infinity);
-  let pick = Math.floor(random() * n);
-  // Many points × clusters: the float32 kernel's dots screen out the points the new seed cannot
-  // bring nearer (by a margin far above float32 rounding); the rest are measured exactly as before.
+  centroids.set(kmeansPlusPlus(data, n, dim, k, random));
   const screen = n * k >= SCREEN_ABOVE && k > 1;
   const norms = new Float64Array(screen ? n : 0);
-  if (screen) for (let i = 0; i < n; i++) norms[i] = dotAt(data, i * dim, data, i * dim, dim);
-  const rows = screen ? packMatrix(data, n, dim) : undefined;
-  const approx = new Float64Array(screen ? n : 0);
-  for (let c = 0; c < k; c++) {
-    centroids.set(data.subarray(pick * dim, pick * dim + dim), c * dim);
-    let total = 0;
-    let seedNorm = 0;
-    if (rows) {
-      rows.times(centroids.subarray(c * dim, c * dim + dim), approx);
-      seedNorm = norms[pick];
-    }
-    for (let i = 0; i < n; i++) {
-      if (rows && norms[i] + seedNorm - 2 * approx[i] > nearest[i] + 1e-4 * (1 + norms[i] + seedNorm)) {
-        total += nearest[i];
-        continue;
-      }
-      let d = 0;
-      for (let j = 0; j < dim; j++) {
-        const diff = data[i * dim + j] - centroids[c * dim + j];
-        d += diff * diff;
-      }
-      if (d < nearest[i]) nearest[i] = d;
-      total += nearest[i];
-    }
-    if (total === 0) {
-      pick = Math.floor(random() * n);
-      continue;
-    }
-    pick = drawProportional(nearest, total, random);
-  }
+  if (screen) for (let i = 0; i < n; i++) norms[i] = Math.sqrt(dotAt(data, i * dim, data, i * dim, dim));
   const maxIterations = options.maxIterations ?? 10;
   const sums = new Float64Array(k * dim);
   // Many points × clusters: the assignment step screens clusters with the float32 kernel (assignPass).
   const approxDots = new Float64Array(screen ? k : 0);
-  for (let i = 0; i < norms.length; i++) norms[i] = Math.sqrt(norms[i]);
   for (let iteration = 0; iteration < maxIterations; iteration++) {
     const changed = assignPass(data, n, dim, centroids, k, screen ? norms : undefined, approxDots, assignment);
     if (changed === 0 && iteration > 0) break;
@@ -105,8 +67,11 @@ export function sphericalKMeans(
 }
 
 /**
- * k-means++ seeding (D² sampling) on row-major rows, Euclidean: each point keeps its squared
- * distance to the nearest seed so far, updated in O(n·d) per seed. Returns k seeds, k × dim.
+ * k-means++ seeding (D² sampling) on row-major rows (or the rows `idx` of them), Euclidean: each
+ * point keeps its squared distance to the nearest seed so far, updated per seed. Fewer distinct
+ * points than seeds: the rest repeat points. Returns k seeds, k × dim. With many points × seeds,
+ * the float32 kernel's dots screen out the points a new seed cannot bring nearer (by a margin far
+ * above float32 rounding); the rest are measured exactly, so the seeds are the same either way.
  */
 export function kmeansPlusPlus(
   data: Float32Array,
@@ -114,18 +79,36 @@ export function kmeansPlusPlus(
   dim: number,
   k: number,
   random: () => number,
+  idx?: Uint32Array,
 ): Float64Array {
   const nearest = new Float64Array(n).fill(Infinity);
   const seeds = new Float64Array(k * dim);
+  const offset = (i: number) => (idx ? idx[i] : i) * dim;
+  const screen = !idx && n * k >= SCREEN_ABOVE && k > 1;
+  const norms = new Float64Array(screen ? n : 0);
+  if (screen) for (let i = 0; i < n; i++) norms[i] = dotAt(data, i * dim, data, i * dim, dim);
+  const rows = screen ? packMatrix(data, n, dim) : undefined;
+  const approx = new Float64Array(screen ? n : 0);
   let pick = Math.floor(random() * n);
   for (let c = 0; c < k;) {
     const s = c * dim;
-    for (let j = 0; j < dim; j++) seeds[s + j] = data[pick * dim + j];
+    const seed = data.subarray(offset(pick), offset(pick) + dim);
+    seeds.set(seed, s);
     c++;
     let total = 0;
+    const seedNorm = rows ? norms[pick] : 0;
+    if (rows) rows.times(seed, approx);
     for (let i = 0; i < n; i++) {
+      if (rows && norms[i] + seedNorm - 2 * approx[i] > nearest[i] + 1e-4 * (1 + norms[i] + seedNorm)) {
+        total += nearest[i];
+        continue;
+      }
+      const o = offset(i);
       let d = 0;
-      for (let j = 0; j < dim; j++) d += (data[i * dim + j] - seeds[s + j]) ** 2;
+      for (let j = 0; j < dim; j++) {
+        const diff = data[o + j] - seeds[s + j];
+        d += diff * diff;
+      }
       if (d < nearest[i]) nearest[i] = d;
       total += nearest[i];
     }
@@ -295,23 +278,6 @@ export function drawProportional(weights: ArrayLike<number>, total: number, rand
   return weights.length - 1;
 }
 
-/** a[ao..ao+n) · b[bo..bo+n), four-way unrolled (about 1.4x faster than the plain loop in V8). */
-export function dotAt(a: ArrayLike<number>, ao: number, b: ArrayLike<number>, bo: number, n: number): number {
-  let d0 = 0;
-  let d1 = 0;
-  let d2 = 0;
-  let d3 = 0;
-  let j = 0;
-  for (; j + 3 < n; j += 4) {
-    d0 += a[ao + j] * b[bo + j];
-    d1 += a[ao + j + 1] * b[bo + j + 1];
-    d2 += a[ao + j + 2] * b[bo + j + 2];
-    d3 += a[ao + j + 3] * b[bo + j + 3];
-  }
-  for (; j < n; j++) d0 += a[ao + j] * b[bo + j];
-  return d0 + d1 + d2 + d3;
-}
-
 /**
  * Euclidean k-means for many points and many clusters (DTDR-C at tens of thousands of
  * demonstrations, where plain Lloyd costs O(n·k·d) per pass: 10¹¹ at 100k points and 10k
@@ -378,28 +344,9 @@ function lloyd(
 ): { centroids: Float32Array; assignment: Uint32Array } {
   const n = idx.length;
   k = Math.max(1, Math.min(k, n));
-  const centroids = new Float32Array(k * dim);
+  const centroids = Float32Array.from(kmeansPlusPlus(data, n, dim, k, random, idx));
   const assignment = new Uint32Array(n);
   const row = (p: number) => data.subarray(idx[p] * dim, idx[p] * dim + dim);
-  // k-means++: each next seed drawn with probability ∝ squared distance to the nearest seed so far.
-  const nearest = new Float64Array(n).fill(Infinity);
-  let pick = Math.floor(random() * n);
-  for (let c = 0; c < k; c++) {
-    centroids.set(row(pick), c * dim);
-    let sum = 0;
-    for (let p = 0; p < n; p++) {
-      const o = idx[p] * dim;
-      let d = 0;
-      for (let j = 0; j < dim; j++) {
-        const diff = data[o + j] - centroids[c * dim + j];
-        d += diff * diff;
-      }
-      if (d < nearest[p]) nearest[p] = d;
-      sum += nearest[p];
-    }
-    if (sum === 0) break; // every point sits on a seed: the remaining centroids repeat the first
-    pick = drawProportional(nearest, sum, random);
-  }
   const dots = new Float32Array(k);
   const halfNorms = new Float64Array(k);
   const sums = new Float64Array(k * dim);

@@ -147,6 +147,7 @@ interface BatchState {
  * One minibatch: the sampled softmax's gradients over the batch's labels, then a lazy Adam step. Returns the batch's
  * summed loss.
  */
+// eslint-disable-next-line max-lines-per-function -- 103 lines: to split into steps
 function sampledBatch(s: BatchState, indices: number[], from: number, to: number): number {
   const { C, D, Wc, E, gW, gE, start, cols, slot, cand, z, rowFrom, rowTo, pairLabel, pairEntry, rowList, targets } = s;
   const o = s.options;

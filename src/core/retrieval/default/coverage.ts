@@ -85,6 +85,7 @@ function descriptionWords(tool: ToolSpec): string[] {
  * EM for IBM Model 1 over the demonstrations' (request words, called tools) pairs and each tool's
  * (description words, tool) pair; `toolIndex` maps a tool name to its label index.
  */
+// eslint-disable-next-line max-lines-per-function -- 92 lines: to split into steps
 export function fitCoverage(
   tools: readonly ToolSpec[],
   plans: readonly Plan[],

@@ -5,7 +5,7 @@
 import { planSteps, planTools } from '../../plans/plan.js';
 import { requireVector } from '../baselines.js';
 import { countPlans } from '../dependency.js';
-import { dotAt } from '../kmeans.js';
+import { dotAt } from '../kernels/rows.js';
 import type { LearnInput, RankInput, Ranking } from '../types.js';
 import { STEP_RULES } from './step-rules.js';
 import { fitEvidence, rarity } from './evidence.js';
@@ -36,6 +36,7 @@ import { learnCoverage } from './coverage.js';
  * temperature and the head stay as fitted. A model trained on tools alone gains its first evidence.
  * Returns true when the model gained its first evidence (its workspace must grow).
  */
+// eslint-disable-next-line max-lines-per-function -- 104 lines: to split into steps
 export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankInput) => Ranking): boolean {
   const plans = input.plans;
   if (plans.length === 0) return false;

@@ -9,7 +9,7 @@
  * fixed however many demonstrations arrive.
  */
 import { seededRandom } from '../../base/random.js';
-import { dotAt } from '../kmeans.js';
+import { dotAt } from '../kernels/rows.js';
 import { numbers, object, int, stateError } from '../../base/validate.js';
 
 /** Requests kept for the novelty score, at most. */

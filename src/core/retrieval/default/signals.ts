@@ -5,7 +5,7 @@
  * weight in combine.ts.
  */
 import { DependencyGraph } from '../graph.js';
-import { dotAt } from '../kmeans.js';
+import { dotAt } from '../kernels/rows.js';
 import { packMatrix, replaceIfChanged } from '../kernels/matvec.js';
 import type { Evidence } from './evidence.js';
 import { headSlots } from './evidence.js';
@@ -102,6 +102,7 @@ export function computeSignals(
 const LEXICAL_SCALE = 0.1;
 
 /** The signals that need no demonstration: lexical, embedding, called, schema, END. */
+// eslint-disable-next-line max-lines-per-function -- 82 lines: to split into steps
 function descriptionSignals(side: ToolSide, input: StepInput, called: number[], w: Workspace): void {
   const L = side.labels.length;
   const T = side.end;
@@ -199,6 +200,7 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
 }
 
 /** The signals demonstrations teach: cluster and pooled graphs, nearby tools, the head. */
+// eslint-disable-next-line max-lines-per-function -- 113 lines: to split into steps
 function evidenceSignals(
   side: ToolSide,
   ev: Evidence,

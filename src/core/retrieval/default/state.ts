@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- 451 lines: to split by concern */
 /**
  * DTDR-G in memory and in files: GatedParts (what a fitted model holds), GatedState (its saved,
  * versioned form) and the two conversions. Loading checks every field before use
@@ -216,6 +217,7 @@ export function gatedState(p: GatedParts): GatedState {
 }
 
 /** A saved state back in memory, checked: a bad field is a DtdrError naming it. */
+// eslint-disable-next-line max-lines-per-function -- 126 lines: to split into steps
 export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): GatedParts {
   checkGatedState(s, tools, dim);
   const fail = (field: string, message: string): never => {

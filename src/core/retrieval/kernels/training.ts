@@ -4,7 +4,7 @@
  * module of matvec.ts
  * (f64x2), each with a JS twin that performs the same operations in the same order.
  */
-import { dotAt } from '../kmeans.js';
+import { dotAt } from './rows.js';
 import { instantiate, kernelModule } from './matvec.js';
 
 /**
