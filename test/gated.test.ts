@@ -177,6 +177,15 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
     expect(() => Dtdr.load(bad, encoder)).toThrow(/lexicalOrder/);
   });
 
+  it('refuses a fold scheme or threshold source it does not know, naming the field, before any fit', async () => {
+    for (const experimental of [{ foldBy: 'by-plan' }, { thresholdsFrom: 'both' }] as const)
+      await expect(
+        Dtdr.train({ tools, plans, encoder, gated: { experimental: experimental as never } }),
+      ).rejects.toSatisfy(
+        (e: unknown) => DtdrError.isInstance(e) && e.code === 'options' && e.field === Object.keys(experimental)[0],
+      );
+  });
+
   it('ranks a step the same whatever was ranked before it (per-request caches: terms, plain BM25, tool dots, head logits)', async () => {
     const saved = (await Dtdr.train({ tools, plans, encoder })).toJSON();
     const model = Dtdr.load(saved, encoder);

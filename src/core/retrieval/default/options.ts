@@ -112,6 +112,9 @@ export function resolveGatedOptions(options: GatedOptions) {
   if (!(lexicalOrder >= 0 && Number.isFinite(lexicalOrder))) {
     refuse('lexicalOrder', `must be a finite number ≥ 0, got ${lexicalOrder}`);
   }
+  if (x.foldBy !== undefined && !['plan', 'sequence', 'plan+sequence'].includes(x.foldBy)) {
+    refuse('foldBy', `must be "plan", "sequence" or "plan+sequence", got ${String(x.foldBy)}`);
+  }
   if (x.thresholdsFrom !== undefined && x.thresholdsFrom !== 'plan' && x.thresholdsFrom !== 'sequence') {
     refuse('thresholdsFrom', `must be "plan" or "sequence", got ${String(x.thresholdsFrom)}`);
   }
