@@ -54,10 +54,12 @@ export default defineConfig({
           name: 'fast',
           include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
           exclude: SLOW,
+          sequence: { groupOrder: 0 },
           maxWorkers: Math.max(2, availableParallelism() - 1),
         },
       },
-      { extends: true, test: { name: 'slow', include: SLOW } },
+      // `npx vitest run` runs the fast group first, then this one (its own worker count).
+      { extends: true, test: { name: 'slow', include: SLOW, sequence: { groupOrder: 1 } } },
     ],
   },
 });

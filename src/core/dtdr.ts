@@ -1,18 +1,18 @@
-/* eslint-disable max-lines -- 642 lines: to split by concern */
-import { loadRetriever, saveRetriever, withTools, type ModelArtifact } from './model/artifact.js';
+/* eslint-disable max-lines -- 525 lines: to split by concern */
+import { loadRetriever, saveRetriever, type ModelArtifact } from './model/artifact.js';
 import type { Encoder } from './base/encoder.js';
 import { DtdrError } from './base/errors.js';
 import type { GatedDiagnostics } from './retrieval/default/index.js';
 import type { LearnInput, MethodName, RankInput, Ranking, Retriever } from './retrieval/types.js';
 import { checkSelectOptions, selectCandidates, type SelectOptions } from './selection/select.js';
 import type { Retrieval } from './selection/retrieval.js';
-import { contextText, toolText } from './base/text.js';
-import { DEFAULT_METHOD, embedAll, fitNeeds, labelsOf, methodEntry } from './retrieval/train.js';
+import { contextText } from './base/text.js';
+import { DEFAULT_METHOD, embedAll, fitNeeds } from './retrieval/train.js';
 import { TRAIN_DEFAULTS, trainRetriever } from './retrieval/train.js';
 import { chainPlan, planSteps, planTools } from './plans/plan.js';
 import { checkHistory, checkPlanSizes, checkQuery, checkTools, checkToolsDescribed } from './base/checks.js';
 import { forgetMatch, MAX_FORGETTABLE, readLearningWindow, saveLearningWindow } from './model/learning-window.js';
-import { ChangedToolSet, checkAddedTools, checkRemovedTools, copyChanges, withoutAddedTool } from './model/toolset.js';
+import { ChangedToolSet, copyChanges } from './model/toolset.js';
 import { NO_CHANGES, readToolChanges, type ToolChanges } from './model/toolset.js';
 import { checkPlans, readPlans, type ChainPlanInput } from './plans/input.js';
 import { decodeBinaryModel, encodeBinaryModel } from './model/binary.js';
@@ -21,6 +21,8 @@ import type { Plan, ToolSpec } from './base/types.js';
 import { nextTask, REFIT_UP_TO, Refits, type RefitModel } from './model/refits.js';
 import type { DtdrLoadOptions, DtdrTrainOptions } from './model/options.js';
 import { ChangeQueue } from './model/changes.js';
+import { requireEncoder, retrieverFromState, withAddedTools, withRemovedTools } from './model/tool-changes.js';
+import type { ToolSetSnapshot } from './model/tool-changes.js';
 
 export { REFIT_IN_BACKGROUND_UP_TO, REFIT_TIMEOUT, REFIT_UP_TO } from './model/refits.js';
 export { MAX_FORGETTABLE } from './model/learning-window.js';
@@ -118,55 +120,22 @@ export class Dtdr {
   }
 
   private async addNow(specs: ToolSpec[]): Promise<void> {
-    const removed = new Set(this.changes.removed);
-    const back = specs.filter((t) => removed.has(t.name));
-    const fresh = specs.filter((t) => !removed.has(t.name)).map((t) => ({ ...t }));
-    checkAddedTools(
-      fresh,
-      [...this.baseTools, ...this.changes.added].map((t) => t.name),
-    );
-    if (back.length > 0) {
-      this.changes = { ...this.changes, removed: this.changes.removed.filter((n) => !back.some((t) => t.name === n)) };
-      await this.replaceSpecs(back);
-    }
-    if (this.changes.dropped?.some((n) => fresh.some((t) => t.name === n)))
-      this.changes = { ...this.changes, dropped: this.changes.dropped.filter((n) => !fresh.some((t) => t.name === n)) };
-    if (fresh.length > 0) {
-      const entry = methodEntry(this.base.method)!;
-      if (entry.withTools) {
-        // The method takes tools natively (its registry entry's withTools): its state grows.
-        const extend = entry.withTools;
-        const encoder = this.requireEncoder('adding tools');
-        const embedded = await encoder.embed(fresh.map((t) => toolText(t.name, t.description)));
-        const vectors = embedded.map((v) => Array.from(v));
-        const state = extend(this.base.state(), this.baseTools.length, vectors);
-        if (this.beforeLearning) {
-          const before = this.beforeLearning;
-          const extended = extend(before.state, before.tools.length, vectors);
-          this.beforeLearning = withTools(
-            before,
-            [...before.tools, ...fresh.map((t) => ({ name: t.name, description: t.description }))],
-            extended,
-          );
-        }
-        this.baseTools = [...this.baseTools, ...fresh];
-        const labels = labelsOf(this.baseTools);
-        const historyLength = this.base.historyLength;
-        const saved = state as Record<string, unknown>;
-        const dim = encoder.dimension;
-        this.base = entry.fromState({ tools: this.baseTools, labels, dim, historyLength, state: saved });
-      } else {
-        const added = [...this.changes.added, ...fresh];
-        let vectors: number[][] | null = null;
-        if (this.encoder && (this.base.needs.query || this.base.needs.context)) {
-          const all = [...this.baseTools, ...added];
-          vectors = (await this.encoder.embed(all.map((t) => toolText(t.name, t.description)))).map((v) =>
-            Array.from(v),
-          );
-        }
-        this.changes = { ...this.changes, added, vectors };
-      }
-    }
+    this.swap(await withAddedTools(this.snapshot, specs, this.encoder));
+  }
+
+  /** The tool set's part of the model, which tool changes read and replace (model/tool-changes.ts). */
+  private get snapshot(): ToolSetSnapshot {
+    return { base: this.base, baseTools: this.baseTools, changes: this.changes, beforeLearning: this.beforeLearning };
+  }
+
+  /** Swaps a changed tool set in at once, and the retriever that ranks with it. */
+  private swap(next: ToolSetSnapshot): void {
+    [this.base, this.baseTools, this.changes, this.beforeLearning] = [
+      next.base,
+      next.baseTools,
+      next.changes,
+      next.beforeLearning,
+    ];
     this.view = this.applyChanges();
   }
 
@@ -186,91 +155,8 @@ export class Dtdr {
   }
 
   private removeNow(names: string[]): void {
-    checkRemovedTools(
-      names,
-      this.tools.map((t) => t.name),
-    );
-    // Added tools that nothing was learned about leave the model; others are masked.
-    const masked = names.filter((name) => {
-      if (this.dropGatedTool(name)) return false;
-      const without = withoutAddedTool(this.changes, this.baseTools.length, name, this.learned);
-      if (without) this.changes = without;
-      return !without;
-    });
-    this.changes = { ...this.changes, removed: [...this.changes.removed, ...masked] };
-    this.view = this.applyChanges();
-  }
-
-  /**
-   * Takes an added, never-demonstrated tool out of the method's state (and the state forget replays from); false when
-   * it cannot.
-   */
-  private dropGatedTool(name: string): boolean {
-    const [r, before] = [this.baseTools.findIndex((t) => t.name === name), this.beforeLearning];
-    const rBefore = before ? before.tools.findIndex((t) => t.name === name) : -1;
-    const without = methodEntry(this.base.method)?.withoutTool;
-    if (!without || !this.encoder || r < 0) return false;
-    const state = without(this.base.state(), this.baseTools.length, r);
-    const stateBefore = before ? without(before.state, before.tools.length, rBefore) : undefined;
-    if (state === undefined || (before && stateBefore === undefined)) return false;
-    this.baseTools = this.baseTools.filter((_, i) => i !== r);
-    this.base = this.fromState(this.baseTools, state);
-    if (before)
-      this.beforeLearning = withTools(
-        before,
-        before.tools.filter((_, i) => i !== rBefore),
-        stateBefore,
-      );
-    this.changes = { ...this.changes, dropped: [...(this.changes.dropped ?? []), name] };
-    return true;
-  }
-
-  /** The method's retriever over `tools` from its saved `state`. */
-  private fromState(tools: ToolSpec[], state: unknown): Retriever {
-    const entry = methodEntry(this.base.method)!;
-    const dim = this.requireEncoder('changing tools').dimension;
-    return entry.fromState({
-      tools,
-      labels: labelsOf(tools),
-      dim,
-      historyLength: this.base.historyLength,
-      state: state as Record<string, unknown>,
-    });
-  }
-
-  /** Gives tools the model has (removed ones being added back) the specs given: their new description and schemas. */
-  private async replaceSpecs(specs: ToolSpec[]): Promise<void> {
-    const byName = new Map(specs.map((t) => [t.name, { ...t }]));
-    const update = (tools: ToolSpec[]) => tools.map((t) => byName.get(t.name) ?? t);
-    const revector = methodEntry(this.base.method)?.withToolVectors;
-    if (revector) {
-      const encoder = this.requireEncoder('adding tools');
-      const vectors = (await encoder.embed(specs.map((t) => toolText(t.name, t.description)))).map((v) =>
-        Array.from(v),
-      );
-      const at = (tools: ToolSpec[]) => specs.map((t) => tools.findIndex((b) => b.name === t.name));
-      this.baseTools = update(this.baseTools);
-      this.base = this.fromState(this.baseTools, revector(this.base.state(), at(this.baseTools), vectors));
-      const before = this.beforeLearning;
-      if (before)
-        this.beforeLearning = withTools(
-          before,
-          update(before.tools),
-          revector(before.state, at(before.tools), vectors),
-        );
-      return;
-    }
-    // Other methods: the tool's spec (prompts, schemas) and its description vector are new; the method's own tables are
-    // as trained.
-    this.baseTools = update(this.baseTools);
-    const added = update(this.changes.added);
-    const vectors =
-      this.changes.vectors && this.encoder
-        ? (await this.encoder.embed([...this.baseTools, ...added].map((t) => toolText(t.name, t.description)))).map(
-            (v) => Array.from(v),
-          )
-        : this.changes.vectors;
-    this.changes = { ...this.changes, added, vectors };
+    const current = this.tools.map((t) => t.name);
+    this.swap(withRemovedTools(this.snapshot, names, current, this.learned, this.encoder));
   }
 
   /** Demonstrations folded in after training, oldest first (kept so `forget` can take them out). */
@@ -345,7 +231,7 @@ export class Dtdr {
       method: this.method,
       encoder: this.encoder,
       seed: this.training.seed,
-      fromState: (tools, state) => this.fromState(tools, state),
+      fromState: (tools, state) => retrieverFromState(this.base, tools, state, this.encoder),
     };
   }
 
@@ -466,11 +352,7 @@ export class Dtdr {
   }
 
   private requireEncoder(what: string): Encoder {
-    if (!this.encoder)
-      throw new DtdrError('encoder', `${what} to a ${this.method} model needs its encoder`, {
-        hint: 'load the model with the encoder it was trained with',
-      });
-    return this.encoder;
+    return requireEncoder(this.encoder, this.method, what);
   }
 
   /**
