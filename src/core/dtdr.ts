@@ -7,7 +7,7 @@ import type { LearnInput, MethodName, RankInput, Ranking, Retriever } from './re
 import { checkSelectOptions, selectCandidates, type SelectOptions } from './selection/select.js';
 import type { Retrieval } from './selection/retrieval.js';
 import { contextText } from './base/text.js';
-import { DEFAULT_METHOD, embedAll, fitNeeds } from './retrieval/train.js';
+import { DEFAULT_METHOD, embedAll, fitNeeds, methodEntry } from './retrieval/train.js';
 import { TRAIN_DEFAULTS, trainRetriever } from './retrieval/train.js';
 import { chainPlan, planSteps, planTools } from './plans/plan.js';
 import { checkHistory, checkPlanSizes, checkQuery, checkTools, checkToolsDescribed } from './base/checks.js';
@@ -217,12 +217,14 @@ export class Dtdr {
   }
 
   /**
-   * A default-method model that started from its tools alone holds the demonstrations it has
-   * learned (none folded away) and refits on all of them, so its calibration and confidence are
-   * those of a model trained on the same runs.
+   * A model of a method that refits from tools (the registry's `learning`: the default method)
+   * that started from its tools alone holds the demonstrations it has learned (none folded away)
+   * and refits on all of them, so its calibration and confidence are those of a model trained on
+   * the same runs.
    */
   private refitsAtAll(): boolean {
-    return this.method === DEFAULT_METHOD && this.training.plans === 0 && !this.folded && this.encoder !== undefined;
+    const refits = methodEntry(this.method)?.learning === 'refit-from-tools';
+    return refits && this.training.plans === 0 && !this.folded && this.encoder !== undefined;
   }
 
   /** What a refit needs of this model. */

@@ -86,6 +86,13 @@ export interface MethodEntry {
   withoutTool?: (state: unknown, toolCount: number, r: number) => unknown;
   /** The saved state with new description vectors for tools `indices` (a removed tool added back with a new spec). */
   withToolVectors?: (state: unknown, indices: number[], vectors: number[][]) => unknown;
+  /**
+   * How `learn` takes runs into a model of this method: a model trained on tools alone refits on
+   * every run it has learned (`'refit-from-tools'`: the default method, whose calibration needs the
+   * fit's held-out steps), or each run is folded into the state (`'fold'`: the retriever's `learn`;
+   * a method that learns nothing keeps the runs for `forget` only). Default `'fold'`.
+   */
+  learning?: 'refit-from-tools' | 'fold';
   /** The same fit with work spread over worker threads (TrainOptions.workers), where the method has one. */
   fitParallel?: (input: MethodFit, workers: FoldWorkers) => Promise<Retriever>;
 }
@@ -173,6 +180,7 @@ export const METHOD_REGISTRY: MethodEntry[] = [
     withTools: (state, oldToolCount, vectors) => gatedStateWithTools(state as GatedState, oldToolCount, vectors),
     withoutTool: (state, toolCount, r) => gatedStateWithoutTool(state as GatedState, toolCount, r),
     withToolVectors: (state, indices, vectors) => withToolVectors(state as GatedState, indices, vectors),
+    learning: 'refit-from-tools',
     fitParallel: (f, workers) => {
       const options = gatedOptionsOf(f.options, f.seed);
       const { queries, tools } = f.vectors;
