@@ -1,4 +1,4 @@
-/* eslint-disable max-lines -- 525 lines: to split by concern */
+/* eslint-disable max-lines -- 527 lines: to split by concern */
 import { loadRetriever, saveRetriever, type ModelArtifact } from './model/artifact.js';
 import type { Encoder } from './base/encoder.js';
 import { DtdrError } from './base/errors.js';

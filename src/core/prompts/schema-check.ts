@@ -1,4 +1,4 @@
-/* eslint-disable max-lines -- 440 lines: to split by concern */
+/* eslint-disable max-lines -- 441 lines: to split by concern */
 /**
  * Checking a model's arguments against a tool's own JSON Schema in bounded time. The schema comes
  * from the app or an MCP server and the arguments from a model, so neither may stall the app: any

@@ -1,4 +1,4 @@
-/* eslint-disable max-lines -- 418 lines: to split by concern */
+/* eslint-disable max-lines -- 427 lines: to split by concern */
 import type { Encoder } from '../base/encoder.js';
 import { DtdrError } from '../base/errors.js';
 import { planSteps } from '../plans/plan.js';

@@ -1,41 +1,35 @@
-/* eslint-disable max-lines -- 622 lines: to split by concern */
+/* eslint-disable max-lines -- 468 lines: to split by concern */
 /**
  * DTDR-G's fit: settings from the data, cross-fitting, the gate, calibration and conformal
  * thresholds, and the final evidence. Rank-time code lives in signals.ts, combine.ts and retriever.ts.
  */
 import { DtdrError } from '../../base/errors.js';
-import { planSteps, sequenceKey } from '../../plans/plan.js';
 import type { Plan, ToolSpec } from '../../base/types.js';
 import { terms } from '../../base/text.js';
-import { historyIndices } from '../dependency.js';
-import { assignNearest, sphericalKMeans, type KMeansResult } from '../kmeans.js';
 import { packRows } from '../kernels/rows.js';
 import type { TrainingProgress } from '../types.js';
 import { fitCoverage, requestWordsOf, type CoverageModel } from './coverage.js';
 import { STEP_RULES, type RuleStates } from './step-rules.js';
-import { calibrationScores, isotonicEce, maxScoredPlans, scoredSubset } from './calibration.js';
+import { calibrationScores, isotonicEce } from './calibration.js';
 import { priorGate, toolsOnlyGate } from './combine.js';
-import { fitEvidence, planMemo, rarity, type Clustering, type Evidence } from './evidence.js';
+import { fitEvidence, planMemo, rarity, type Evidence } from './evidence.js';
 import { coverageBySize, emptyCalibration, fitCalibration, stepGroup } from './groups.js';
 import { expectedCalibrationError, fitTemperature, GateDataBuilder, trainGate } from './gate.js';
-import { CG, G, HEAD, S, SIGNALS } from './layout.js';
+import { G, HEAD, S, SIGNALS } from './layout.js';
 import { resolveGatedOptions, type GatedOptions } from './options.js';
-import { computeSignals } from './signals.js';
 import type { GatedDiagnostics, GatedParts } from './state.js';
 import { ToolSide } from './tool-side.js';
 import {
   CrossFitter,
-  foldAssignment,
   gateHalves,
   roundPlace,
   tooFewToSplit,
   type CrossFitSetup,
-  type FoldScheme,
   type FoldWorkers,
   type RoundOutput,
 } from './cross-fit.js';
 import type { LinearHeadOptions } from '../linear-head.js';
-import { noTerms, Workspace } from './workspace.js';
+import { chooseSettings, foldSchemes } from './settings.js';
 import { fitNovelty } from './novelty.js';
 import { unseenShare } from './shrinkage.js';
 import { fitSequenceScores } from './sequence-scores.js';
@@ -146,7 +140,6 @@ function prepareFit(
   return prepareSettings(tools, plans, queries, side, dim, resolved, options, onProgress);
 }
 
-// eslint-disable-next-line max-lines-per-function -- 182 lines: to split into steps
 function prepareSettings(
   tools: ToolSpec[],
   plans: Plan[],
@@ -158,158 +151,25 @@ function prepareSettings(
   onProgress?: (p: TrainingProgress) => void,
 ) {
   const { target, confidentAbove, neighbours, without, foldHeadSteps, headSteps, foldPlans } = resolved;
-  const { foldBy: foldByOption, thresholdsFrom: thresholdsOption, unseenPrior, withoutRules } = resolved;
+  const { unseenPrior, withoutRules } = resolved;
   const seed = options.seed ?? 0;
   const withoutIdx = new Set(without.map((s) => SIGNALS.indexOf(s)));
   const headOption: LinearHeadOptions | false | undefined = withoutIdx.has(HEAD) ? false : options.head;
-  const n = plans.length;
-  // Where the other half of the plans already exceeds foldPlans, two folds train each round on
-  // as many plans as three would (options.ts): a third of the rounds saved at 100,000 demonstrations.
-  const defaultFolds = Math.max(2, Math.min(options.folds ?? (n >= 2 * foldPlans ? 2 : 3), n));
-  const sequenceOf = plans.map(sequenceKey);
-  const sequenceCounts = new Map<string, number>();
-  for (const key of sequenceOf) sequenceCounts.set(key, (sequenceCounts.get(key) ?? 0) + 1);
-  const sequences = sequenceCounts.size;
-  const repeats = sequenceOf.filter((key) => sequenceCounts.get(key)! > 1).length;
-  // Demonstrations that repeat each sequence ~10 times or more (generated from templates, say)
-  // tell random folds nothing about new combinations, and folds by sequence (every held-out plan
-  // a new combination) tell nothing about repeats, which such data mostly gets: the gate then
-  // learns from both kinds of held-out steps. With fewer than 10 sequences a held-out fold would
-  // lose whole skills, not combinations: random folds only.
-  const repeated = sequences >= 10 && sequences / n < 0.1;
-  const foldBy: GatedDiagnostics['foldBy'] = foldByOption ?? (repeated ? 'plan+sequence' : 'plan');
-  const shared = sequences >= 10 && repeats >= n / 2;
-  const thresholdsFrom = thresholdsOption ?? (foldBy === 'sequence' || shared ? 'sequence' : 'plan');
-  const gateSchemes: FoldScheme[] = foldBy === 'plan+sequence' ? ['sequence', 'plan'] : [foldBy];
-  // With too few plans to split (tooFewToSplit), the gate also learns from leave-one-plan-out
-  // rounds: evidence from n − 1 plans gives held-out steps the contexts (cluster match, support)
-  // and signals the model ranks with, where evidence from 2n/3 plans taught the gate to under-trust
-  // the graphs and the head (app-life, 3 seeds: RestBench at 10 random runs MRR 0.541 → 0.598, at
-  // 30 0.622 → 0.675; UltraTool at 30 0.576 → 0.625). The usual folds' rounds stay: in the gate
-  // and temperature too (a gate from leave-one-out steps alone lost MRR where the runs are skewed
-  // and the requests are not), and alone behind the conformal thresholds, which stay as they were
-  // (leave-one-out scores there made sets too small: UltraTool, 30 skewed runs, coverage 0.819 → 0.75).
-  // Each round costs about its labels' worth: one round per plan while they fit SMALL_FIT_ROUND_LABELS,
-  // fewer, larger folds where the tools are more (and none where three is all it allows).
-  const perPlan = Math.min(n, Math.floor(SMALL_FIT_ROUND_LABELS / side.labels.length));
-  const leaveOneOut = options.folds === undefined && foldBy === 'plan' && tooFewToSplit(n) && perPlan > defaultFolds;
-  const folds = leaveOneOut ? perPlan : defaultFolds;
-  // A thresholds scheme the gate does not use is scored on the calibration half only. Leaving one
-  // plan out: scheme 0 (n folds), then by plan with the usual folds, then by sequence where the
-  // thresholds come from it.
-  const schemes: FoldScheme[] = leaveOneOut
-    ? ['plan', 'plan', ...(thresholdsFrom === 'sequence' ? (['sequence'] as const) : [])]
-    : gateSchemes.includes(thresholdsFrom)
-      ? gateSchemes
-      : [...gateSchemes, thresholdsFrom];
-  // K and l are chosen on the first scheme's fold 0 under the usual folds (by sequence where used:
-  // robust to new combinations); one held-out plan would pick them by chance.
-  const foldOf = foldAssignment(plans, schemes[0], defaultFolds, seed);
+  const folding = foldSchemes(plans, side, resolved, options, seed);
+  const { defaultFolds, foldBy, thresholdsFrom, gateSchemes, leaveOneOut, folds, schemes, foldOf } = folding;
   const report = (phase: string, fraction: number) => onProgress?.({ phase, fraction });
   // Every fit below counts the same plans into its graphs: their orders and keys are built once.
   const memo = planMemo(side);
 
-  // Settings from the data: l and K by held-out MRR of the graph signals on fold 0.
-  const selection = { historyLength: {} as Record<string, number>, clusters: {} as Record<string, number> };
-  let l = options.historyLength ?? 0;
-  let K = options.clusters ?? 0;
-  // l and K are picked by the graph signals' held-out MRR: evidence from foldPlans training plans
-  // (a seeded sample beyond it) ranks them as one from every plan would, at a fraction of the cost.
-  const train0 = scoredSubset(
-    plans.flatMap((p, i) => (foldOf[i] !== 0 ? [i] : [])),
+  const { selection, l, K, clustering, all } = chooseSettings(plans, queries, side, dim, options, {
+    foldOf,
+    defaultFolds,
     foldPlans,
-    seed + SEED_SETTINGS_TRAIN,
-  );
-  const scoredPlans = maxScoredPlans(side.labels.length);
-  const held0 = scoredSubset(
-    plans.flatMap((p, i) => (foldOf[i] === 0 ? [i] : [])),
-    scoredPlans / defaultFolds,
-    seed + SEED_SETTINGS_HELD_OUT,
-  );
-  const quickScore = (ev: Evidence, signal: number) => {
-    const w = new Workspace(side.labels.length, dim, ev.k);
-    let rr = 0;
-    let count = 0;
-    for (const i of held0) {
-      for (const step of planSteps(plans[i])) {
-        computeSignals(
-          side,
-          ev,
-          { terms: noTerms(), queryVector: queries[i], history: historyIndices(step.history, side.index) },
-          w,
-          neighbours,
-          withoutIdx,
-          true,
-        );
-        const row = w.x.subarray(signal * side.labels.length, (signal + 1) * side.labels.length);
-        const ok = new Set(step.acceptable.map((t) => side.index.get(t)!));
-        let best = -Infinity;
-        for (const a of ok) best = Math.max(best, row[a]);
-        let rank = 1;
-        for (let f = 0; f < row.length; f++) if (row[f] > best) rank++;
-        rr += 1 / rank;
-        count++;
-      }
-    }
-    return count ? rr / count : 0;
-  };
-  const sub = (idx: number[]) => ({ plans: idx.map((i) => plans[i]), queries: idx.map((i) => queries[i]) });
-  // k-means sees only queries, no labels: cluster every demonstration once per candidate K and
-  // let each fold count its graphs within those clusters.
-  const all = packRows(queries, dim);
-  // Beyond MAX_KMEANS_POINTS requests the centroids come from a seeded sample of that many, and
-  // every request is then assigned to its nearest: about 67 requests per cluster at K = 300.
-  const cluster = (k: number, iterations?: number): KMeansResult => {
-    if (n <= MAX_KMEANS_POINTS) return sphericalKMeans(all, n, dim, k, { seed, maxIterations: iterations });
-    const sample = scoredSubset(
-      Array.from({ length: n }, (_, i) => i),
-      MAX_KMEANS_POINTS,
-      seed + SEED_KMEANS_SAMPLE,
-    );
-    const rows = new Float32Array(sample.length * dim);
-    sample.forEach((i, j) => rows.set(all.subarray(i * dim, (i + 1) * dim), j * dim));
-    const km = sphericalKMeans(rows, sample.length, dim, k, { seed, maxIterations: iterations });
-    return { centroids: km.centroids, k: km.k, assignment: assignNearest(all, n, dim, km.centroids, km.k) };
-  };
-  const restrict = (c: KMeansResult, idx: number[]): Clustering => ({
-    centroids: c.centroids,
-    k: c.k,
-    assignment: idx.map((i) => c.assignment[i]),
+    neighbours,
+    withoutIdx,
+    seed,
+    memo,
   });
-  const t0 = sub(train0);
-  // K candidates scale with the data (a fixed ratio gives 20 demonstrations K = 2); the cap keeps
-  // the per-step cluster lookup cheap. One graph fit per K with l = 4 serves every l ≤ 4.
-  const candidates = K
-    ? [K]
-    : [...new Set([n / 20, n / 10, n / 5, n / 2].map((c) => Math.max(1, Math.min(Math.round(c), 300))))];
-  let clustering: KMeansResult | undefined;
-  let bestEvidence: Evidence | undefined;
-  let best = -1;
-  for (const c of candidates) {
-    const km = cluster(c, 8);
-    const ev = fitEvidence(side, t0.plans, t0.queries, restrict(km, train0), {
-      historyLength: 4,
-      seed,
-      head: false,
-      memo,
-    });
-    if (candidates.length === 1) {
-      [clustering, bestEvidence] = [km, ev];
-      break;
-    }
-    const score = quickScore({ ...ev, historyLength: options.historyLength ?? 3 }, CG);
-    selection.clusters[c] = +score.toFixed(4);
-    if (score > best + 1e-4) [best, clustering, bestEvidence] = [score, km, ev];
-  }
-  K = clustering!.k;
-  if (!l) {
-    best = -1;
-    for (let c = 1; c <= 4; c++) {
-      const score = quickScore({ ...bestEvidence!, historyLength: c }, CG);
-      selection.historyLength[c] = +score.toFixed(4);
-      if (score > best + 1e-4) [best, l] = [score, c];
-    }
-  }
   report('settings', 1);
   const setup: CrossFitSetup = {
     tools,
@@ -318,9 +178,9 @@ function prepareSettings(
     lexicalOrder: resolved.lexicalOrder,
     plans,
     queries: all,
-    centroids: clustering!.centroids,
-    k: clustering!.k,
-    assignment: Uint32Array.from(clustering!.assignment),
+    centroids: clustering.centroids,
+    k: clustering.k,
+    assignment: Uint32Array.from(clustering.assignment),
     historyLength: l,
     seed,
     neighbours,
@@ -353,7 +213,7 @@ function prepareSettings(
     withoutRules,
     schemes,
     gateSchemes,
-    clustering: clustering!,
+    clustering,
     l,
     K,
     selection,
@@ -604,22 +464,5 @@ function crossScores(
   return out;
 }
 
-/**
- * Below 40 plans, the gate's extra rounds by plan times the labels, at most: one round per plan up
- * to 46 plans at 260 tools (about a second's fit on two cores), 11 folds at 1,000 tools, and none
- * at 4,000 (Seal-Tools: its fit at 39 plans took 16 s with one round per plan, 1.8 s without).
- */
-const SMALL_FIT_ROUND_LABELS = 12_000;
-/**
- * Requests k-means fits its centroids on, at most (a seeded sample beyond it; every request is
- * then assigned to its nearest centroid). k-means over every request was most of the settings at
- * 100,000 demonstrations, on one thread; 20,000 leaves every data set of at most 20,000
- * demonstrations as it was (the 16,000-tool app world has exactly 20,000).
- */
-const MAX_KMEANS_POINTS = 20_000;
-
-/** Offsets from the fit's seed, one per seeded draw, so that no two draws share a sequence. */
-const SEED_SETTINGS_TRAIN = 719;
-const SEED_SETTINGS_HELD_OUT = 401;
-const SEED_KMEANS_SAMPLE = 727;
+/** An offset from the fit's seed, its own draw (settings.ts has the others'): no two draws share a sequence. */
 const SEED_GROUP_SAMPLE = 503;

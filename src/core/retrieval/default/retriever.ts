@@ -1,4 +1,4 @@
-/* eslint-disable max-lines -- 547 lines: to split by concern */
+/* eslint-disable max-lines -- 548 lines: to split by concern */
 /**
  * DTDR-G's retriever: ranks one step (signals → gate → temperature-scaled softmax), says why a step
  * is unsure, and delegates fitting (fit.ts), online learning (learning.ts) and files (state.ts).

@@ -1,4 +1,4 @@
-/* eslint-disable max-lines -- 451 lines: to split by concern */
+/* eslint-disable max-lines -- 453 lines: to split by concern */
 /**
  * DTDR-G in memory and in files: GatedParts (what a fitted model holds), GatedState (its saved,
  * versioned form) and the two conversions. Loading checks every field before use
