@@ -1,4 +1,4 @@
-/* eslint-disable max-lines -- 468 lines: to split by concern */
+/* eslint-disable max-lines -- 483 lines: to split by concern */
 /**
  * DTDR-G's fit: settings from the data, cross-fitting, the gate, calibration and conformal
  * thresholds, and the final evidence. Rank-time code lives in signals.ts, combine.ts and retriever.ts.
@@ -250,57 +250,40 @@ function requestRules(fit: Prepared): { coverage: CoverageModel; rules: RuleStat
   return { coverage, rules };
 }
 
-/** Gate, temperature, conformal thresholds and groups from the rounds' held-out steps (in round order). */
-// eslint-disable-next-line max-lines-per-function -- 131 lines: to split into steps
-function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: ReturnType<typeof requestRules>) {
-  const { coverage, rules } = fitted;
-  const {
-    plans,
-    side,
-    seed,
-    target,
-    confidentAbove,
-    neighbours,
-    without,
-    folds,
-    leaveOneOut,
-    foldBy,
-    thresholdsFrom,
-    unseenPrior,
-    schemes,
-    gateSchemes,
-    l,
-    K,
-    selection,
-    report,
-  } = fit;
-  const n = plans.length;
-  const small = tooFewToSplit(n);
-  const half = gateHalves(n, seed);
+/** The rounds' held-out steps in round order: their gate rows, and per step its plan, scheme and what its fold knew. */
+function collectHeldOut(fit: Prepared, rounds: RoundOutput[]) {
   const builder = new GateDataBuilder(S, G);
-  const stepPlan: number[] = [];
-  const stepKnown: boolean[] = [];
-  const stepScheme: number[] = [];
-  /** Per held-out step: demonstrated steps (in its fold) of each pooled label, in pool order. */
-  const stepPoolCounts: Float32Array[] = [];
-  /**
-   * Per held-out step: the needed tool's best rank by description (embedding or lexical), as if it had no
-   * demonstrations.
-   */
-  const stepDescRank: number[] = [];
+  const steps = {
+    builder,
+    plan: [] as number[],
+    known: [] as boolean[],
+    scheme: [] as number[],
+    /** Per held-out step: demonstrated steps (in its fold) of each pooled label, in pool order. */
+    poolCounts: [] as Float32Array[],
+    /** Per held-out step: the needed tool's best rank by description (embedding or lexical), as if undemonstrated. */
+    descRank: [] as number[],
+  };
   for (const output of rounds) {
     builder.append(output.gate);
     const offsets = output.gate.offsets;
     const { scheme } = roundPlace(fit.setup, output.round);
     for (let j = 0; j < output.plan.length; j++) {
-      stepPlan.push(output.plan[j]);
-      stepKnown.push(output.known[j] === 1);
-      stepScheme.push(scheme);
-      stepPoolCounts.push(output.poolCounts.subarray(offsets[j], offsets[j + 1]));
-      stepDescRank.push(output.descRank[j]);
+      steps.plan.push(output.plan[j]);
+      steps.known.push(output.known[j] === 1);
+      steps.scheme.push(scheme);
+      steps.poolCounts.push(output.poolCounts.subarray(offsets[j], offsets[j + 1]));
+      steps.descRank.push(output.descRank[j]);
     }
   }
+  return steps;
+}
 
+/** Which held-out steps train the gate, set the temperature, and set the conformal thresholds. */
+function splitHeldOut(fit: Prepared, steps: ReturnType<typeof collectHeldOut>) {
+  const { plans, seed, leaveOneOut, thresholdsFrom, schemes, gateSchemes } = fit;
+  const small = tooFewToSplit(plans.length);
+  const half = gateHalves(plans.length, seed);
+  const { plan: stepPlan, scheme: stepScheme } = steps;
   // With both schemes, new-combination steps count 3 times in the gate's fit: weighed as one
   // among many repeats, the gate learns to trust memorised sequences everywhere (measured on the
   // compositional demo set: coverage 0.75 at weight 1, 0.905 at 3, with repeats still at MRR 0.99).
@@ -321,6 +304,17 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   const thresholdSteps = stepPlan.flatMap((p, i) =>
     (small || half[p] === 1) && stepScheme[i] === thresholdScheme ? [i] : [],
   );
+  return { small, half, gateSteps, calSteps, thresholdScheme, thresholdSteps };
+}
+
+/** Gate, temperature, conformal thresholds and groups from the rounds' held-out steps (in round order). */
+function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: ReturnType<typeof requestRules>) {
+  const { coverage, rules } = fitted;
+  const { side, seed, target, confidentAbove, neighbours, without, unseenPrior, report } = fit;
+  const steps = collectHeldOut(fit, rounds);
+  const split = splitHeldOut(fit, steps);
+  const { builder, descRank: stepDescRank } = steps;
+  const { gateSteps, calSteps, thresholdSteps } = split;
   const gateData = builder.build(gateSteps);
   const calData = builder.build(calSteps);
   const { theta } = trainGate(gateData, priorGate(), { seed, epochs: gateSteps.length < 2000 ? 60 : 25 });
@@ -332,9 +326,64 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   // (their reciprocal rank, squared): where they rank it poorly, what they say of a tool no run called is worth less.
   const prior = +(unseenPrior * describedShare(stepDescRank) ** 2).toFixed(6);
   const unseen = unseenShare(rarity(ev, L).counts, L, side.end, prior);
-  const cal = calibrationScores(theta, temperature, calData, (i) => stepPoolCounts[calSteps[i]], unseen);
+  const cal = calibrationScores(theta, temperature, calData, (i) => steps.poolCounts[calSteps[i]], unseen);
+  const calibration = conformalCalibration(fit, steps, split, { theta, temperature, calData, cal, unseen });
+  const thresholds = { confident: calibration.thresholds.pools.confident, unsure: calibration.thresholds.pools.unsure };
+  const ruleSteps = { descriptionRanks: thresholdSteps.map((step) => stepDescRank[step]), target };
+  for (const rule of STEP_RULES) if (rules[rule.name] !== undefined) rule.calibrate?.(rules[rule.name], ruleSteps);
+  const raw = calibrationScores(theta, 1, calData);
+  const diagnostics: GatedDiagnostics = {
+    folds: fit.folds,
+    foldBy: fit.foldBy,
+    thresholdsFrom: fit.thresholdsFrom,
+    heldOutSteps: steps.plan.length,
+    ece: {
+      raw: expectedCalibrationError(raw.top, raw.topCorrect),
+      temperature: expectedCalibrationError(cal.top, cal.topCorrect),
+      isotonic: isotonicEce(raw.top, raw.topCorrect),
+    },
+    temperature,
+    thresholds,
+    historyLength: fit.l,
+    clusters: fit.K,
+    selection: fit.selection,
+  };
+  report('calibration', 1);
+  const model = {
+    side,
+    evidence: ev,
+    theta,
+    temperature,
+    target,
+    confidentAbove,
+    neighbours,
+    withoutSignals: without,
+    ...(prior > 0 ? { unseenPrior: prior } : {}),
+    ...(fit.withoutRules.length ? { withoutRules: fit.withoutRules } : {}),
+  };
+  const novelty = fitNovelty(fit.queries, side.dim, seed);
+  return { ...model, diagnostics, calibration, addedTools: [], coverage, rules, novelty };
+}
+
+/** The groups' conformal thresholds (groups.ts) from the threshold steps, scored as their folds ranked them. */
+function conformalCalibration(
+  fit: Prepared,
+  steps: ReturnType<typeof collectHeldOut>,
+  split: ReturnType<typeof splitHeldOut>,
+  gate: {
+    theta: Float64Array;
+    temperature: number;
+    calData: ReturnType<GateDataBuilder['build']>;
+    cal: ReturnType<typeof calibrationScores>;
+    unseen: ReturnType<typeof unseenShare>;
+  },
+) {
+  const { plans, side, seed, target, confidentAbove, leaveOneOut, thresholdsFrom } = fit;
+  const { builder, plan: stepPlan, scheme: stepScheme, known: stepKnown, poolCounts: stepPoolCounts } = steps;
+  const { small, half, gateSteps, calSteps, thresholdScheme, thresholdSteps } = split;
+  const { theta, temperature, calData, cal, unseen } = gate;
   const thresholdData = thresholdScheme === 0 ? calData : builder.build(thresholdSteps);
-  const countsOf = (steps: readonly number[]) => (i: number) => stepPoolCounts[steps[i]];
+  const countsOf = (list: readonly number[]) => (i: number) => stepPoolCounts[list[i]];
   // With too few plans to split, the gate and temperature are fitted on the very steps the
   // thresholds come from, and score them too well: sets of a model of 30 runs held the needed tool
   // in 73–81% of UltraTool's steps for a 95% target. There each half's steps are scored by a gate
@@ -372,41 +421,7 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   calibration.bySize = coverageBySize(scored.ranks, side.labels.length);
   // Learning then adds what folds by sequence would (sequence-scores.ts).
   if (thresholdsFrom === 'sequence') calibration.sequences = fitSequenceScores(plans, heldOut);
-  const thresholds = { confident: calibration.thresholds.pools.confident, unsure: calibration.thresholds.pools.unsure };
-  const ruleSteps = { descriptionRanks: thresholdSteps.map((step) => stepDescRank[step]), target };
-  for (const rule of STEP_RULES) if (rules[rule.name] !== undefined) rule.calibrate?.(rules[rule.name], ruleSteps);
-  const raw = calibrationScores(theta, 1, calData);
-  const diagnostics: GatedDiagnostics = {
-    folds,
-    foldBy,
-    thresholdsFrom,
-    heldOutSteps: stepPlan.length,
-    ece: {
-      raw: expectedCalibrationError(raw.top, raw.topCorrect),
-      temperature: expectedCalibrationError(cal.top, cal.topCorrect),
-      isotonic: isotonicEce(raw.top, raw.topCorrect),
-    },
-    temperature,
-    thresholds,
-    historyLength: l,
-    clusters: K,
-    selection,
-  };
-  report('calibration', 1);
-  const model = {
-    side,
-    evidence: ev,
-    theta,
-    temperature,
-    target,
-    confidentAbove,
-    neighbours,
-    withoutSignals: without,
-    ...(prior > 0 ? { unseenPrior: prior } : {}),
-    ...(fit.withoutRules.length ? { withoutRules: fit.withoutRules } : {}),
-  };
-  const novelty = fitNovelty(fit.queries, side.dim, seed);
-  return { ...model, diagnostics, calibration, addedTools: [], coverage, rules, novelty };
+  return calibration;
 }
 
 /** The mean reciprocal description rank of the needed tool over held-out tool steps (rank 0: END steps, left out). */
