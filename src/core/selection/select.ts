@@ -92,62 +92,13 @@ export interface CandidateSet {
  * not get to drop tools silently: the set widens to the smallest top-k holding `widenMass` of the
  * probability, within [widenMin, widenMax], and says why.
  */
-// eslint-disable-next-line max-lines-per-function -- 81 lines: to split into steps
 export function selectCandidates(ranking: Ranking, options: SelectOptions = {}): CandidateSet {
   checkSelectOptions(options);
   const o = { ...SELECT_DEFAULTS, ...options };
-  const { probabilities, labels } = ranking;
-  const first = (n: number) => (ranking.top ? ranking.top(Math.min(probabilities.length, n)) : ranking.order);
-  const pick = (order: Uint32Array, n: number): Candidate[] =>
-    Array.from(order.subarray(0, n), (i) => ({ tool: labels[i], probability: probabilities[i] }));
-  if (ranking.set && ranking.set.threshold > 0) {
-    const { threshold, target } = ranking.set;
-    // The set is the best label and those after it at or above the threshold (at most widenMax):
-    // only that many need ordering — the head may itself be below it — and one more to tell a
-    // capped set.
-    let above = 0;
-    for (let i = 0; i < probabilities.length; i++) if (probabilities[i] >= threshold) above++;
-    const skip = passedOver(ranking, Math.min(above, o.widenMax));
-    const ranked = first(Math.min(above + 1, o.widenMax + 1) + (skip?.size ?? 0));
-    const order = skip ? ranked.filter((i) => !skip.has(i)) : ranked;
-    let size = Math.min(1, order.length);
-    while (size < order.length && probabilities[order[size]] >= threshold) size++;
-    const capped = size > o.widenMax;
-    size = Math.min(size, o.widenMax);
-    const labelCount = probabilities.length;
-    const cut = o.cutHalfSets ? halfCut(ranking.set.coverageBySize, size, labelCount, o.widenMin) : undefined;
-    if (cut) size = cut.size;
-    let mass = 0;
-    for (let r = 0; r < size; r++) mass += probabilities[order[r]];
-    const candidates = withIncluded(ranking, pick(order, size), o.widenMax);
-    // A set of half the labels or more is never called confident: it holds the right tool because it holds most.
-    const half = candidates.length * 2 >= labelCount;
-    const confident = ranking.confident && !cut && !half;
-    const claimed = cut ? cut.coverage : target;
-    const notes = [
-      ...(confident
-        ? []
-        : [
-            `${ranking.cause ?? (half ? 'the set holds half the labels or more' : 'unsure')} (sets like this one, of ` +
-              `${candidates.length} tool${candidates.length === 1 ? '' : 's'}, hold a right tool in ` +
-              `${Math.round(claimed * 100)}% of such ${cut ? 'held-out ' : ''}steps)`,
-          ]),
-      ...(cut
-        ? [
-            `cut from ${cut.from} of the ${labelCount} labels, which a set holding a right tool in ` +
-              `${Math.round(target * 100)}% of held-out steps would take`,
-          ]
-        : []),
-      ...(capped ? [`capped at ${o.widenMax} tools, holding ${mass.toFixed(2)} of the probability`] : []),
-    ];
-    return {
-      candidates,
-      widened: !confident,
-      target: claimed,
-      ...(ranking.confident && !confident ? { confident: false as const } : {}),
-      ...(notes.length ? { reason: notes.join('; ') } : {}),
-    };
-  }
+  if (ranking.set && ranking.set.threshold > 0) return conformalSet(ranking, ranking.set, o);
+  const { probabilities } = ranking;
+  const first = (n: number) => firstLabels(ranking, n);
+  const pick = (order: Uint32Array, n: number) => candidatesAt(ranking, order, n);
   // Only the first few labels are needed: at most widenMax (or maxSize) + 1.
   const count = Math.max(o.widenMax, o.maxSize, o.widenMin) + 1;
   let order = first(count);
@@ -180,6 +131,73 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
   if (!reason) return { candidates: withIncluded(ranking, pick(order, above), o.widenMax), widened: false };
   const widened = skip ? Math.max(Math.min(widening(order), size), above) : size;
   return { candidates: withIncluded(ranking, pick(order, widened), o.widenMax), widened: true, reason };
+}
+
+/** The first n labels of a ranking in rank order (a partial sort where the ranking has one). */
+function firstLabels(ranking: Ranking, n: number): Uint32Array {
+  return ranking.top ? ranking.top(Math.min(ranking.probabilities.length, n)) : ranking.order;
+}
+
+/** The labels at order[0..n) as candidates with their probabilities. */
+function candidatesAt(ranking: Ranking, order: Uint32Array, n: number): Candidate[] {
+  return Array.from(order.subarray(0, n), (i) => ({ tool: ranking.labels[i], probability: ranking.probabilities[i] }));
+}
+
+/** The candidate set where the ranking carries a conformal threshold: the labels at or above it, and why so wide. */
+function conformalSet(
+  ranking: Ranking,
+  set: NonNullable<Ranking['set']>,
+  o: typeof SELECT_DEFAULTS & SelectOptions,
+): CandidateSet {
+  const { probabilities } = ranking;
+  const first = (n: number) => firstLabels(ranking, n);
+  const pick = (order: Uint32Array, n: number) => candidatesAt(ranking, order, n);
+  const { threshold, target } = set;
+  // The set is the best label and those after it at or above the threshold (at most widenMax):
+  // only that many need ordering — the head may itself be below it — and one more to tell a
+  // capped set.
+  let above = 0;
+  for (let i = 0; i < probabilities.length; i++) if (probabilities[i] >= threshold) above++;
+  const skip = passedOver(ranking, Math.min(above, o.widenMax));
+  const ranked = first(Math.min(above + 1, o.widenMax + 1) + (skip?.size ?? 0));
+  const order = skip ? ranked.filter((i) => !skip.has(i)) : ranked;
+  let size = Math.min(1, order.length);
+  while (size < order.length && probabilities[order[size]] >= threshold) size++;
+  const capped = size > o.widenMax;
+  size = Math.min(size, o.widenMax);
+  const labelCount = probabilities.length;
+  const cut = o.cutHalfSets ? halfCut(set.coverageBySize, size, labelCount, o.widenMin) : undefined;
+  if (cut) size = cut.size;
+  let mass = 0;
+  for (let r = 0; r < size; r++) mass += probabilities[order[r]];
+  const candidates = withIncluded(ranking, pick(order, size), o.widenMax);
+  // A set of half the labels or more is never called confident: it holds the right tool because it holds most.
+  const half = candidates.length * 2 >= labelCount;
+  const confident = ranking.confident && !cut && !half;
+  const claimed = cut ? cut.coverage : target;
+  const notes = [
+    ...(confident
+      ? []
+      : [
+          `${ranking.cause ?? (half ? 'the set holds half the labels or more' : 'unsure')} (sets like this one, of ` +
+            `${candidates.length} tool${candidates.length === 1 ? '' : 's'}, hold a right tool in ` +
+            `${Math.round(claimed * 100)}% of such ${cut ? 'held-out ' : ''}steps)`,
+        ]),
+    ...(cut
+      ? [
+          `cut from ${cut.from} of the ${labelCount} labels, which a set holding a right tool in ` +
+            `${Math.round(target * 100)}% of held-out steps would take`,
+        ]
+      : []),
+    ...(capped ? [`capped at ${o.widenMax} tools, holding ${mass.toFixed(2)} of the probability`] : []),
+  ];
+  return {
+    candidates,
+    widened: !confident,
+    target: claimed,
+    ...(ranking.confident && !confident ? { confident: false as const } : {}),
+    ...(notes.length ? { reason: notes.join('; ') } : {}),
+  };
 }
 
 /**
