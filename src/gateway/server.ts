@@ -82,8 +82,26 @@ export interface SessionServerOptions {
   onClose?: () => void;
 }
 
+/** What the server tells a client at initialization: how to use it. */
+function instructions(mode: SessionServerOptions['mode'], listConfident: boolean): string {
+  return (
+    'This server fronts many tools. Call find_tools with the user request to get the few tools that fit' +
+    (mode === 'search'
+      ? ', then call_tool to run one.' +
+        (listConfident ? ' Tools dtdr is sure of for the request are also listed, to call by name.' : '')
+      : '; they are then listed.')
+  );
+}
+
+/** find_tools' arguments checked: the request and how many tools, or what is wrong with them. */
+function findToolsArguments(args: unknown, defaultLimit: number): { text: string; limit: number } | string {
+  const { request: text, max_tools: limit } = (args ?? {}) as { request?: unknown; max_tools?: unknown };
+  if (typeof text !== 'string' || text.trim() === '' || text.length > MAX_QUERY_CHARS)
+    return `find_tools needs "request": the user's request in words, up to ${MAX_QUERY_CHARS} characters`;
+  return { text, limit: typeof limit === 'number' && Number.isFinite(limit) ? limit : defaultLimit };
+}
+
 /** An MCP server for one client session of the gateway. */
-// eslint-disable-next-line max-lines-per-function -- 88 lines: to split into steps
 export function sessionServer(
   gateway: Gateway,
   options: SessionServerOptions,
@@ -94,15 +112,7 @@ export function sessionServer(
   const defaultLimit = gateway.options.findTools ?? 5;
   const server = new Server(
     { name: 'dtdr-gateway', version: VERSION },
-    {
-      capabilities: { tools: { listChanged: true } },
-      instructions:
-        'This server fronts many tools. Call find_tools with the user request to get the few tools that fit' +
-        (mode === 'search'
-          ? ', then call_tool to run one.' +
-            (listConfident ? ' Tools dtdr is sure of for the request are also listed, to call by name.' : '')
-          : '; they are then listed.'),
-    },
+    { capabilities: { tools: { listChanged: true } }, instructions: instructions(mode, listConfident) },
   );
   let listed: string[] = [];
   /** listConfident: the confident set of the latest find_tools answer, listed beside the two tools. */
@@ -122,17 +132,10 @@ export function sessionServer(
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallResult> => {
     const { name, arguments: args } = request.params;
     if (name === FIND_TOOLS) {
-      const { request: text, max_tools: limit } = (args ?? {}) as { request?: unknown; max_tools?: unknown };
-      if (typeof text !== 'string' || text.trim() === '' || text.length > MAX_QUERY_CHARS)
-        return errorResult(
-          `find_tools needs "request": the user's request in words, up to ${MAX_QUERY_CHARS} characters`,
-        );
+      const asked = findToolsArguments(args, defaultLimit);
+      if (typeof asked === 'string') return errorResult(asked);
       try {
-        const found = await gateway.findTools(
-          session,
-          text,
-          typeof limit === 'number' && Number.isFinite(limit) ? limit : defaultLimit,
-        );
+        const found = await gateway.findTools(session, asked.text, asked.limit);
         if (mode === 'filter') notify();
         if (listConfident) {
           const next = found.confident ? found.set : [];
