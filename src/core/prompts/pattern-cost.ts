@@ -34,94 +34,106 @@ interface Item {
 
 class Unsafe extends Error {}
 
-/** Parses `pattern` (as the `u` flag reads it) into alternatives of quantified atoms; Unsafe on a backreference. */
-// eslint-disable-next-line max-lines-per-function -- 86 lines: to split into steps
-function parse(pattern: string): Item[][] {
-  let i = 0;
-  const alternation = (): Item[][] => {
+/** A recursive-descent reader of a regular expression's structure, enough to bound its matching cost. */
+class PatternParser {
+  i = 0;
+  constructor(readonly pattern: string) {}
+
+  alternation(): Item[][] {
     const branches: Item[][] = [[]];
-    while (i < pattern.length) {
-      const c = pattern[i];
+    while (this.i < this.pattern.length) {
+      const c = this.pattern[this.i];
       if (c === ')') break;
       if (c === '|') {
-        i++;
+        this.i++;
         branches.push([]);
         continue;
       }
-      const atom = parseAtom();
-      const quantified = quantifier();
+      const atom = this.atom();
+      const quantified = this.quantifier();
       branches[branches.length - 1].push({ atom, ...(quantified ?? { min: 1, max: 1 }) });
     }
     return branches;
-  };
-  const parseAtom = (): Node => {
-    const c = pattern[i];
+  }
+
+  atom(): Node {
+    const c = this.pattern[this.i];
     if (c === '^' || c === '$') {
-      i++;
+      this.i++;
       return { kind: 'anchor' };
     }
     if (c === '(') {
-      i++;
-      if (pattern[i] === '?') {
+      this.i++;
+      if (this.pattern[this.i] === '?') {
         // (?: (?= (?! (?<= (?<! (?<name>
-        i++;
-        if (pattern[i] === '<' && pattern[i + 1] !== '=' && pattern[i + 1] !== '!') {
-          const close = pattern.indexOf('>', i);
+        this.i++;
+        if (this.pattern[this.i] === '<' && this.pattern[this.i + 1] !== '=' && this.pattern[this.i + 1] !== '!') {
+          const close = this.pattern.indexOf('>', this.i);
           if (close < 0) throw new Unsafe();
-          i = close + 1;
-        } else i += pattern[i] === '<' ? 2 : 1;
+          this.i = close + 1;
+        } else this.i += this.pattern[this.i] === '<' ? 2 : 1;
       }
-      const branches = alternation();
-      if (pattern[i] !== ')') throw new Unsafe();
-      i++;
+      const branches = this.alternation();
+      if (this.pattern[this.i] !== ')') throw new Unsafe();
+      this.i++;
       return { kind: 'group', branches };
     }
     if (c === '[') {
-      const start = i;
-      for (i++; i < pattern.length && pattern[i] !== ']'; i++) if (pattern[i] === '\\') i++;
-      i++;
-      return { kind: 'char', source: pattern.slice(start, i) };
+      const start = this.i;
+      for (this.i++; this.i < this.pattern.length && this.pattern[this.i] !== ']'; this.i++)
+        if (this.pattern[this.i] === '\\') this.i++;
+      this.i++;
+      return { kind: 'char', source: this.pattern.slice(start, this.i) };
     }
     if (c === '\\') {
-      const next = pattern[i + 1] ?? '';
+      const next = this.pattern[this.i + 1] ?? '';
       if (/[1-9]/.test(next) || next === 'k') throw new Unsafe(); // a backreference
-      const start = i;
-      i += 2;
-      if ((next === 'u' && pattern[i] === '{') || ((next === 'p' || next === 'P') && pattern[i] === '{')) {
-        const close = pattern.indexOf('}', i);
-        i = close < 0 ? pattern.length : close + 1;
-      } else if (next === 'u') i += 4;
-      else if (next === 'x') i += 2;
-      else if (next === 'c') i += 1;
-      const source = pattern.slice(start, i);
+      const start = this.i;
+      this.i += 2;
+      if (
+        (next === 'u' && this.pattern[this.i] === '{') ||
+        ((next === 'p' || next === 'P') && this.pattern[this.i] === '{')
+      ) {
+        const close = this.pattern.indexOf('}', this.i);
+        this.i = close < 0 ? this.pattern.length : close + 1;
+      } else if (next === 'u') this.i += 4;
+      else if (next === 'x') this.i += 2;
+      else if (next === 'c') this.i += 1;
+      const source = this.pattern.slice(start, this.i);
       // An escaped punctuation character is that character.
       return /[^A-Za-z0-9]/.test(next) && source.length === 2
         ? { kind: 'char', source, literal: next }
         : { kind: 'char', source };
     }
-    i++;
+    this.i++;
     return c === '.' ? { kind: 'char', source: c } : { kind: 'char', source: c, literal: c };
-  };
-  const quantifier = (): { min: number; max: number } | undefined => {
-    const c = pattern[i];
+  }
+
+  quantifier(): { min: number; max: number } | undefined {
+    const c = this.pattern[this.i];
     let q: { min: number; max: number } | undefined;
     if (c === '*') q = { min: 0, max: Infinity };
     else if (c === '+') q = { min: 1, max: Infinity };
     else if (c === '?') q = { min: 0, max: 1 };
     else if (c === '{') {
-      const m = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i, i + 24));
+      const m = /^\{(\d+)(,(\d*))?\}/.exec(this.pattern.slice(this.i, this.i + 24));
       if (!m) return undefined;
       const min = Number(m[1]);
       q = { min, max: m[2] === undefined ? min : m[3] === '' ? Infinity : Number(m[3]) };
-      i += m[0].length - 1;
+      this.i += m[0].length - 1;
     }
     if (!q) return undefined;
-    i++;
-    if (pattern[i] === '?') i++; // lazy: the same paths, tried in another order
+    this.i++;
+    if (this.pattern[this.i] === '?') this.i++; // lazy: the same paths, tried in another order
     return q;
-  };
-  const top = alternation();
-  if (i < pattern.length) throw new Unsafe(); // an unmatched ')'
+  }
+}
+
+/** Parses `pattern` (as the `u` flag reads it) into alternatives of quantified atoms; Unsafe on a backreference. */
+function parse(pattern: string): Item[][] {
+  const parser = new PatternParser(pattern);
+  const top = parser.alternation();
+  if (parser.i < pattern.length) throw new Unsafe(); // an unmatched ')'
   return top;
 }
 
