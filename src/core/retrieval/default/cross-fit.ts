@@ -13,7 +13,7 @@ import { historyIndices } from '../dependency.js';
 import type { LinearHeadOptions } from '../linear-head.js';
 import { SAMPLED_SOFTMAX_ABOVE } from '../linear-head-sampled.js';
 import { maxScoredPlans, scoredSubset } from './calibration.js';
-import { fitEvidence, planMemo, rarity, type Clustering, type PlanMemo } from './evidence.js';
+import { fitEvidence, planMemo, rarity, type Clustering, type Evidence, type PlanMemo } from './evidence.js';
 import { GateDataBuilder, type GateParts } from './gate.js';
 import { BAG, CG, EMBU, G, GG, HEAD, LEX, LEXU, S } from './layout.js';
 import { computeSignals } from './signals.js';
@@ -196,7 +196,6 @@ export class CrossFitter {
   }
 
   /** Round `round` (its scheme and fold: roundPlace): fit on the other folds, score held-out steps. */
-  // eslint-disable-next-line max-lines-per-function -- 87 lines: to split into steps
   round(round: number, onProgress?: (fraction: number) => void): RoundOutput {
     const setup = this.setup;
     const { plans, dim, seed } = setup;
@@ -217,32 +216,7 @@ export class CrossFitter {
     for (let i = 0; i < n; i++)
       if (foldOf[i] === f && (small || !forThresholdsOnly || this.half[i] === 1)) held.push(i);
     const heldIdx = scoredSubset(held, maxScoredPlans(side.labels.length) / folds, seed + 409 + f);
-    const clustering: Clustering = {
-      centroids: setup.centroids,
-      k: setup.k,
-      assignment: trainIdx.map((i) => setup.assignment[i]),
-    };
-    // Fold heads only feed the gate and calibration: 3 epochs measure as well as 8 there, at a third of the time.
-    // Over many labels (a sampled softmax) one epoch: fold heads were most of the fit at 16,000 tools.
-    const head = setup.head;
-    const foldHead =
-      head === false
-        ? false
-        : { ...head, epochs: Math.min(side.labels.length > SAMPLED_SOFTMAX_ABOVE ? 1 : 3, head?.epochs ?? 8) };
-    const ev = fitEvidence(
-      side,
-      trainIdx.map((i) => plans[i]),
-      trainIdx.map(query),
-      clustering,
-      {
-        historyLength: setup.historyLength,
-        seed: seed + f,
-        head: foldHead,
-        headSteps: setup.foldHeadSteps,
-        memo: this.memo,
-      },
-      (p) => onProgress?.(p.fraction),
-    );
+    const ev = this.foldEvidence(trainIdx, f, query, onProgress);
     const w = new Workspace(side.labels.length, dim, ev.k);
     const builder = new GateDataBuilder(S, G);
     const poolCounts: number[] = [];
@@ -289,6 +263,45 @@ export class CrossFitter {
       plan: Int32Array.from(plan),
       known: Uint8Array.from(known),
     };
+  }
+
+  /** The evidence a round's fold fits on its training plans: a quicker head (it feeds only the gate, calibration). */
+  private foldEvidence(
+    trainIdx: number[],
+    f: number,
+    query: (i: number) => Float32Array,
+    onProgress?: (fraction: number) => void,
+  ): Evidence {
+    const setup = this.setup;
+    const { plans, seed } = setup;
+    const side = this.side;
+    const clustering: Clustering = {
+      centroids: setup.centroids,
+      k: setup.k,
+      assignment: trainIdx.map((i) => setup.assignment[i]),
+    };
+    // Fold heads only feed the gate and calibration: 3 epochs measure as well as 8 there, at a third of the time.
+    // Over many labels (a sampled softmax) one epoch: fold heads were most of the fit at 16,000 tools.
+    const head = setup.head;
+    const foldHead =
+      head === false
+        ? false
+        : { ...head, epochs: Math.min(side.labels.length > SAMPLED_SOFTMAX_ABOVE ? 1 : 3, head?.epochs ?? 8) };
+    const ev = fitEvidence(
+      side,
+      trainIdx.map((i) => plans[i]),
+      trainIdx.map(query),
+      clustering,
+      {
+        historyLength: setup.historyLength,
+        seed: seed + f,
+        head: foldHead,
+        headSteps: setup.foldHeadSteps,
+        memo: this.memo,
+      },
+      (p) => onProgress?.(p.fraction),
+    );
+    return ev;
   }
 }
 
