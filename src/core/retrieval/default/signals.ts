@@ -98,37 +98,20 @@ export function computeSignals(
   }
 }
 
-/** The lexical scores' scale: the embedding signals' range. */
-const LEXICAL_SCALE = 0.1;
-
-/** The signals that need no demonstration: lexical, embedding, called, schema, END. */
-// eslint-disable-next-line max-lines-per-function -- 82 lines: to split into steps
-function descriptionSignals(side: ToolSide, input: StepInput, called: number[], w: Workspace): void {
-  const L = side.labels.length;
-  const T = side.end;
-  const d = side.dim;
-  const { x, context } = w;
-  const history = input.history;
-
-  // Lexical, plain and history-aware, scaled to the embedding signals' range.
-  const served = side.lexical.score(
-    input.terms,
-    called,
-    x.subarray(LEX * L, LEX * L + L),
-    x.subarray(LEXU * L, LEXU * L + L),
-    { scale: LEXICAL_SCALE, orderDecay: side.lexicalOrder, plainWritten: w.lexicalRows !== undefined },
-  );
-  w.lexicalRows = side.lexical.kept(input.terms, LEXICAL_SCALE, side.lexicalOrder);
-  context[C_SERVED] = served;
-  context[C_CALLS] = Math.min(history.length, 4) / 4;
-
-  // Embedding, plain and with the called tools' directions projected out (Gram–Schmidt). The
-  // residual r = q − Σ γ_i c_i is kept as coefficients γ over the called tools, so that
-  // r·t = q·t − Σ γ_i (c_i·t) reuses the plain dot products and cached similarity rows instead
-  // of a second pass over every tool vector.
-  const q = input.queryVector;
+/**
+ * The called tools' directions, orthonormalised (Gram–Schmidt) into `w.basis`, and the request's
+ * residual r = q − Σ γ_i c_i kept as coefficients γ over the called tools (`w.gamma`); returns how
+ * many directions were kept and the squared length of q's projection on them.
+ */
+function projectCalled(
+  side: ToolSide,
+  q: Float32Array,
+  called: number[],
+  w: Workspace,
+): { kept: number; projected: number } {
   const tv = side.toolVectors;
   const m = called.length;
+  const d = side.dim;
   const basis = w.basis;
   const coef = w.coef;
   const gamma = w.gamma;
@@ -160,6 +143,40 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
     for (let i = 0; i <= k; i++) gamma[i] += p * a[i];
     kept++;
   }
+  return { kept, projected };
+}
+
+/** The lexical scores' scale: the embedding signals' range. */
+const LEXICAL_SCALE = 0.1;
+
+/** The signals that need no demonstration: lexical, embedding, called, schema, END. */
+function descriptionSignals(side: ToolSide, input: StepInput, called: number[], w: Workspace): void {
+  const L = side.labels.length;
+  const T = side.end;
+  const d = side.dim;
+  const { x, context } = w;
+  const history = input.history;
+
+  // Lexical, plain and history-aware, scaled to the embedding signals' range.
+  const served = side.lexical.score(
+    input.terms,
+    called,
+    x.subarray(LEX * L, LEX * L + L),
+    x.subarray(LEXU * L, LEXU * L + L),
+    { scale: LEXICAL_SCALE, orderDecay: side.lexicalOrder, plainWritten: w.lexicalRows !== undefined },
+  );
+  w.lexicalRows = side.lexical.kept(input.terms, LEXICAL_SCALE, side.lexicalOrder);
+  context[C_SERVED] = served;
+  context[C_CALLS] = Math.min(history.length, 4) / 4;
+
+  // Embedding, plain and with the called tools' directions projected out (Gram–Schmidt). The
+  // residual r = q − Σ γ_i c_i is kept as coefficients γ over the called tools, so that
+  // r·t = q·t − Σ γ_i (c_i·t) reuses the plain dot products and cached similarity rows instead
+  // of a second pass over every tool vector.
+  const q = input.queryVector;
+  const m = called.length;
+  const gamma = w.gamma;
+  const { kept, projected } = projectCalled(side, q, called, w);
   // |r|² = |q|² − Σ p_b² for an orthonormal basis.
   const rNorm = Math.sqrt(Math.max(0, dotAt(q, 0, q, 0, d) - projected));
   const rScale = rNorm > 1e-6 ? 1 / rNorm : 0;
