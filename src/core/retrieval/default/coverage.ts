@@ -85,7 +85,6 @@ function descriptionWords(tool: ToolSpec): string[] {
  * EM for IBM Model 1 over the demonstrations' (request words, called tools) pairs and each tool's
  * (description words, tool) pair; `toolIndex` maps a tool name to its label index.
  */
-// eslint-disable-next-line max-lines-per-function -- 92 lines: to split into steps
 export function fitCoverage(
   tools: readonly ToolSpec[],
   plans: readonly Plan[],
@@ -135,26 +134,7 @@ export function fitCoverage(
     });
     return { out, k };
   });
-  const t = new Float64Array(slotA.length).fill(1);
-  const counts = new Float64Array(slotA.length);
-  const totals = new Float64Array(NULL + 1);
-  for (let it = 0; it < EM_ITERATIONS; it++) {
-    counts.fill(0);
-    totals.fill(0);
-    for (const { out, k } of rows) {
-      for (let r = 0; r < out.length; r += k) {
-        let denom = t[out[r + k - 1]];
-        for (let i = 0; i < k - 1; i++) denom += t[out[r + i]];
-        for (let i = 0; i < k; i++) {
-          const slot = out[r + i];
-          const c = t[slot] / denom;
-          counts[slot] += c;
-          totals[slotA[slot]] += c;
-        }
-      }
-    }
-    for (let slot = 0; slot < t.length; slot++) t[slot] = counts[slot] / totals[slotA[slot]];
-  }
+  const t = expectationMaximization(rows, slotA, NULL);
   // The demonstrations that say each word, and of them those that call each tool (the pair's own slots).
   const said = new Uint32Array(V);
   const calls = new Float64Array(slotA.length);
@@ -179,6 +159,31 @@ export function fitCoverage(
     o.maxInclude,
     true,
   );
+}
+
+/** IBM Model 1's EM: t(w | a) per (tool, word) slot from a uniform start; each row word lists k slots, NULL last. */
+function expectationMaximization(rows: { out: Uint32Array; k: number }[], slotA: number[], NULL: number): Float64Array {
+  const t = new Float64Array(slotA.length).fill(1);
+  const counts = new Float64Array(slotA.length);
+  const totals = new Float64Array(NULL + 1);
+  for (let it = 0; it < EM_ITERATIONS; it++) {
+    counts.fill(0);
+    totals.fill(0);
+    for (const { out, k } of rows) {
+      for (let r = 0; r < out.length; r += k) {
+        let denom = t[out[r + k - 1]];
+        for (let i = 0; i < k - 1; i++) denom += t[out[r + i]];
+        for (let i = 0; i < k; i++) {
+          const slot = out[r + i];
+          const c = t[slot] / denom;
+          counts[slot] += c;
+          totals[slotA[slot]] += c;
+        }
+      }
+    }
+    for (let slot = 0; slot < t.length; slot++) t[slot] = counts[slot] / totals[slotA[slot]];
+  }
+  return t;
 }
 
 /** The model from its rows; `counted`: the rows carry the demonstrations' counts (files written before them do not). */
