@@ -137,7 +137,6 @@ function inFile(error: DtdrError, file: string): DtdrError {
   return new DtdrError('artifact', message, { file, field: error.field, hint: error.hint, cause: error });
 }
 
-// eslint-disable-next-line max-lines-per-function -- 98 lines: to split into steps
 function readArtifact(
   json: unknown,
   options: { encoder?: Encoder; binary?: boolean },
@@ -178,43 +177,7 @@ function readArtifact(
   const labels = labelsOf(a.tools);
   if (!Array.isArray(a.labels) || a.labels.join('\u0000') !== labels.join('\u0000'))
     fail('labels', `labels must be the tool names followed by ${END}`);
-  const needsEncoder = usesEncoder(a.method);
-  if (a.encoder !== null && a.encoder !== undefined) {
-    object('encoder', a.encoder);
-    if (typeof a.encoder.id !== 'string') fail('encoder.id', 'the encoder id must be a string');
-    int('encoder.dimension', a.encoder.dimension, 1, 1_000_000);
-    if (a.encoder.fingerprint !== undefined && typeof a.encoder.fingerprint !== 'string')
-      fail('encoder.fingerprint', 'the encoder fingerprint must be a string (hex)');
-    if (a.encoder.location !== undefined && typeof a.encoder.location !== 'string')
-      fail('encoder.location', 'the encoder location must be a string');
-  }
-  if (needsEncoder && (!a.encoder || typeof a.encoder.id !== 'string' || !Number.isInteger(a.encoder.dimension)))
-    fail('encoder', 'missing the encoder id and dimension');
-  if (
-    needsEncoder &&
-    options.encoder &&
-    (options.encoder.id !== a.encoder!.id || options.encoder.dimension !== a.encoder!.dimension)
-  ) {
-    fail(
-      'encoder',
-      `trained with encoder ${a.encoder!.id} (${a.encoder!.dimension}-d) but loaded with ${options.encoder.id} ` +
-        `(${options.encoder.dimension}-d)`,
-      `load it with --encoder ${a.encoder!.id}, or retrain`,
-    );
-  }
-  if (
-    needsEncoder &&
-    options.encoder?.fingerprint &&
-    a.encoder?.fingerprint &&
-    options.encoder.fingerprint !== a.encoder.fingerprint
-  ) {
-    fail(
-      'encoder.fingerprint',
-      `encoder ${a.encoder.id} has other files than the one this model was trained with (fingerprint ` +
-        `${a.encoder.fingerprint.slice(0, 12)}…, loaded ${options.encoder.fingerprint.slice(0, 12)}…)`,
-      'load the encoder files the model was trained with, or retrain',
-    );
-  }
+  checkEncoderRecord(a, options.encoder, fail);
   if (
     a.examples !== undefined &&
     (!Array.isArray(a.examples) ||
@@ -239,6 +202,42 @@ function readArtifact(
   // Each method reads and checks its own state (its registry entry's fromState, retrieval/train.ts).
   const retriever = methodEntry(a.method)!.fromState({ tools: a.tools, labels, dim, historyLength: l, state: s });
   return { retriever, artifact: a };
+}
+
+/** The artifact's encoder record, checked, and against the encoder it is being loaded with (`loaded`). */
+function checkEncoderRecord(
+  a: ModelArtifact,
+  loaded: Encoder | undefined,
+  fail: (field: string, message: string, hint?: string) => never,
+): void {
+  const needsEncoder = usesEncoder(a.method);
+  if (a.encoder !== null && a.encoder !== undefined) {
+    object('encoder', a.encoder);
+    if (typeof a.encoder.id !== 'string') fail('encoder.id', 'the encoder id must be a string');
+    int('encoder.dimension', a.encoder.dimension, 1, 1_000_000);
+    if (a.encoder.fingerprint !== undefined && typeof a.encoder.fingerprint !== 'string')
+      fail('encoder.fingerprint', 'the encoder fingerprint must be a string (hex)');
+    if (a.encoder.location !== undefined && typeof a.encoder.location !== 'string')
+      fail('encoder.location', 'the encoder location must be a string');
+  }
+  if (needsEncoder && (!a.encoder || typeof a.encoder.id !== 'string' || !Number.isInteger(a.encoder.dimension)))
+    fail('encoder', 'missing the encoder id and dimension');
+  if (needsEncoder && loaded && (loaded.id !== a.encoder!.id || loaded.dimension !== a.encoder!.dimension)) {
+    fail(
+      'encoder',
+      `trained with encoder ${a.encoder!.id} (${a.encoder!.dimension}-d) but loaded with ${loaded.id} ` +
+        `(${loaded.dimension}-d)`,
+      `load it with --encoder ${a.encoder!.id}, or retrain`,
+    );
+  }
+  if (needsEncoder && loaded?.fingerprint && a.encoder?.fingerprint && loaded.fingerprint !== a.encoder.fingerprint) {
+    fail(
+      'encoder.fingerprint',
+      `encoder ${a.encoder.id} has other files than the one this model was trained with (fingerprint ` +
+        `${a.encoder.fingerprint.slice(0, 12)}…, loaded ${loaded.fingerprint.slice(0, 12)}…)`,
+      'load the encoder files the model was trained with, or retrain',
+    );
+  }
 }
 
 /** A saved history length: at most the longest plan (MAX_PLAN_STEPS); trained models use 1–5. */
