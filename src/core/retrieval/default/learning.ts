@@ -3,6 +3,7 @@
  * (conformal scores pooled, cluster counts and centroids moved; the head stays as fitted), without a refit.
  */
 import { planSteps, planTools } from '../../plans/plan.js';
+import type { Plan } from '../../base/types.js';
 import { requireVector } from '../baselines.js';
 import { countPlans } from '../dependency.js';
 import { dotAt } from '../kernels/rows.js';
@@ -36,71 +37,14 @@ import { learnCoverage } from './coverage.js';
  * temperature and the head stay as fitted. A model trained on tools alone gains its first evidence.
  * Returns true when the model gained its first evidence (its workspace must grow).
  */
-// eslint-disable-next-line max-lines-per-function -- 104 lines: to split into steps
 export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankInput) => Ranking): boolean {
   const plans = input.plans;
   if (plans.length === 0) return false;
   const queries = plans.map((_, i) => requireVector(input.queryVectors?.[i], 'dtdr-g', 'queryVectors'));
   const side = p.side;
   const ev = p.evidence;
-  if (ev) {
-    // Each score list is a bounded uniform sample of every score it was given (score-sample.ts);
-    // only the lists this call touched get a new threshold.
-    const seen = (p.calibration.seen ??= {});
-    const touched = new Set<string>();
-    const pool = (list: number[], name: string, score: number) => {
-      seen[name] = addSampledScore(list, seen[name] ?? list.length, score, name);
-      touched.add(name);
-    };
-    const lists = (group: CalibrationGroup | undefined, confident: boolean, score: number) => {
-      // Pooled as the fit pooled its held-out steps: by the step's group, or where the model ranks
-      // by pools alone, by whether the step was confident.
-      const poolName = group ? poolOf(group) : confident ? 'confident' : 'unsure';
-      pool(p.calibration.pools[poolName], poolName, score);
-      if (p.calibration.groups && group)
-        pool((p.calibration.groups[groupKey(group)] ??= []), `group:${groupKey(group)}`, score);
-    };
-    // Where the thresholds come from new sequences, a repeat adds held-out steps kept for its
-    // sequence instead of being scored (sequence-scores.ts).
-    const store = p.calibration.sequences;
-    const learned = store ? learnedScores(store, plans) : undefined;
-    for (const [i, plan] of plans.entries()) {
-      const add = learned ? learned.add[i] : 'score';
-      if (add === undefined) continue;
-      if (add !== 'score') {
-        add.scores.forEach((score, k) => lists(parseGroup(GROUP_KEYS[add.groups[k]]), false, score));
-        continue;
-      }
-      const steps: HeldOutPlan = { scores: [], groups: [] };
-      for (const step of planSteps(plan)) {
-        const r = rank({ query: plan.query, history: step.history, queryVector: queries[i] });
-        let best = 0;
-        for (const t of step.acceptable) best = Math.max(best, r.probabilities[side.index.get(t)!]);
-        // The step's group, which the step rules do not move.
-        const group = r.group ? parseGroup(r.group) : undefined;
-        const score = Math.fround(best);
-        lists(group, r.confident, score);
-        if (group) {
-          steps.scores.push(score);
-          steps.groups.push(groupCode(group));
-        }
-      }
-      learned?.remember(i, steps);
-    }
-    // New threshold objects: the old ones may be shared with a saved state.
-    const old = p.calibration.thresholds;
-    const thresholds = { pools: { ...old.pools }, groups: { ...old.groups } };
-    for (const name of touched) {
-      if (name.startsWith('group:'))
-        thresholds.groups[name.slice(6)] = groupThreshold(p.calibration.groups![name.slice(6)], p.target);
-      else
-        thresholds.pools[name as 'confident' | 'unsure'] = groupThreshold(
-          p.calibration.pools[name as 'confident' | 'unsure'],
-          p.target,
-        );
-    }
-    p.calibration.thresholds = thresholds;
-  } else {
+  if (ev) learnCalibration(p, plans, queries, rank);
+  else {
     // Tools alone so far: one cluster around these plans, the default history length.
     const d = side.dim;
     const centroid = new Float32Array(d);
@@ -164,4 +108,73 @@ function normaliseInPlace(v: Float32Array): void {
   for (let j = 0; j < v.length; j++) norm += v[j] * v[j];
   norm = Math.sqrt(norm);
   if (norm > 0) for (let j = 0; j < v.length; j++) v[j] /= norm;
+}
+
+/**
+ * New runs' steps, ranked before they are learned, join the conformal score lists their groups
+ * pool into; the lists they touched get new thresholds.
+ */
+function learnCalibration(
+  p: GatedParts,
+  plans: Plan[],
+  queries: Float32Array[],
+  rank: (input: RankInput) => Ranking,
+): void {
+  const side = p.side;
+  // Each score list is a bounded uniform sample of every score it was given (score-sample.ts);
+  // only the lists this call touched get a new threshold.
+  const seen = (p.calibration.seen ??= {});
+  const touched = new Set<string>();
+  const pool = (list: number[], name: string, score: number) => {
+    seen[name] = addSampledScore(list, seen[name] ?? list.length, score, name);
+    touched.add(name);
+  };
+  const lists = (group: CalibrationGroup | undefined, confident: boolean, score: number) => {
+    // Pooled as the fit pooled its held-out steps: by the step's group, or where the model ranks
+    // by pools alone, by whether the step was confident.
+    const poolName = group ? poolOf(group) : confident ? 'confident' : 'unsure';
+    pool(p.calibration.pools[poolName], poolName, score);
+    if (p.calibration.groups && group)
+      pool((p.calibration.groups[groupKey(group)] ??= []), `group:${groupKey(group)}`, score);
+  };
+  // Where the thresholds come from new sequences, a repeat adds held-out steps kept for its
+  // sequence instead of being scored (sequence-scores.ts).
+  const store = p.calibration.sequences;
+  const learned = store ? learnedScores(store, plans) : undefined;
+  for (const [i, plan] of plans.entries()) {
+    const add = learned ? learned.add[i] : 'score';
+    if (add === undefined) continue;
+    if (add !== 'score') {
+      add.scores.forEach((score, k) => lists(parseGroup(GROUP_KEYS[add.groups[k]]), false, score));
+      continue;
+    }
+    const steps: HeldOutPlan = { scores: [], groups: [] };
+    for (const step of planSteps(plan)) {
+      const r = rank({ query: plan.query, history: step.history, queryVector: queries[i] });
+      let best = 0;
+      for (const t of step.acceptable) best = Math.max(best, r.probabilities[side.index.get(t)!]);
+      // The step's group, which the step rules do not move.
+      const group = r.group ? parseGroup(r.group) : undefined;
+      const score = Math.fround(best);
+      lists(group, r.confident, score);
+      if (group) {
+        steps.scores.push(score);
+        steps.groups.push(groupCode(group));
+      }
+    }
+    learned?.remember(i, steps);
+  }
+  // New threshold objects: the old ones may be shared with a saved state.
+  const old = p.calibration.thresholds;
+  const thresholds = { pools: { ...old.pools }, groups: { ...old.groups } };
+  for (const name of touched) {
+    if (name.startsWith('group:'))
+      thresholds.groups[name.slice(6)] = groupThreshold(p.calibration.groups![name.slice(6)], p.target);
+    else
+      thresholds.pools[name as 'confident' | 'unsure'] = groupThreshold(
+        p.calibration.pools[name as 'confident' | 'unsure'],
+        p.target,
+      );
+  }
+  p.calibration.thresholds = thresholds;
 }
