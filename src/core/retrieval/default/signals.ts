@@ -217,7 +217,6 @@ function descriptionSignals(side: ToolSide, input: StepInput, called: number[], 
 }
 
 /** The signals demonstrations teach: cluster and pooled graphs, nearby tools, the head. */
-// eslint-disable-next-line max-lines-per-function -- 113 lines: to split into steps
 function evidenceSignals(
   side: ToolSide,
   ev: Evidence,
@@ -233,41 +232,8 @@ function evidenceSignals(
   const q = input.queryVector;
   {
     const l = ev.historyLength;
-    // Soft assignment to the nearest clusters.
-    const k = ev.k;
-    const packed = (ev.packedCentroids ??= packMatrix(ev.centroids, k, d));
-    const m = Math.min(neighbours, k);
-    const top = w.top;
-    const weights = w.weights;
-    // The soft assignment depends on the request alone: a plan's later steps reuse it (learning
-    // moves centroids and drops the packed matrix, which starts a new assignment).
-    const assigned = w.assigned;
-    const newQuery = replaceIfChanged(assigned.query, q);
-    if (newQuery || assigned.centroids !== packed || assigned.m !== m) {
-      const dots = w.dots;
-      packed.times(q, dots);
-      top.length = 0;
-      for (let c = 0; c < k; c++) {
-        if (top.length < m) {
-          top.push(c);
-          if (top.length === m) top.sort((a, b) => dots[b] - dots[a]);
-        } else if (dots[c] > dots[top[m - 1]]) {
-          let p = m - 1;
-          while (p > 0 && dots[top[p - 1]] < dots[c]) {
-            top[p] = top[p - 1];
-            p--;
-          }
-          top[p] = c;
-        }
-      }
-      if (top.length < m || m < 2) top.sort((a, b) => dots[b] - dots[a]);
-      let sum = 0;
-      for (let i = 0; i < top.length; i++) sum += weights[i] = Math.exp((dots[top[i]] - dots[top[0]]) / 0.05);
-      assigned.centroids = packed;
-      assigned.m = m;
-      assigned.weightSum = sum;
-      w.bagRow = false;
-    }
+    softAssign(ev, q, d, w, neighbours);
+    const { top, weights, assigned } = w;
     const wSum = assigned.weightSum;
     const acc = w.acc; // all zero between uses
     // One key per history length, shared by every graph this step looks the history up in.
@@ -313,18 +279,7 @@ function evidenceSignals(
     }
     // Pooled graph with back-off to shorter histories.
     touched.clearValues(acc);
-    for (let j = l; j >= 0; j--) {
-      const found = ev.global.lookupKey(keyOf(j));
-      if (!found || found.total <= 0) continue;
-      const { labels, weights: counts, total } = found;
-      for (let k = 0; k < labels.length; k++) {
-        acc[labels[k]] = counts[k] / total;
-        touched.add(labels[k]);
-      }
-      context[G_MATCH] = j / l;
-      context[G_SUPPORT] = Math.min(1, Math.log1p(total) / Math.log(1001));
-      break;
-    }
+    pooledGraph(ev, keyOf, l, w);
     w.known = ev.global.lookupKey(keyOf(ev.global.maxHistory)) !== undefined;
     logSparse(x, GG * L, L, acc, touched, FLOOR_GRAPH);
     touched.clearValues(acc);
@@ -378,4 +333,59 @@ function logSparse(
   x.fill(Math.log(floor), from, from + n);
   const list = nonZero.list;
   for (let i = 0; i < nonZero.size; i++) x[from + list[i]] = Math.log(values[list[i]] + floor);
+}
+
+/** The request's soft assignment to its nearest clusters (w.top, w.weights, w.assigned), kept while the request is. */
+function softAssign(ev: Evidence, q: Float32Array, d: number, w: Workspace, neighbours: number): void {
+  const k = ev.k;
+  const packed = (ev.packedCentroids ??= packMatrix(ev.centroids, k, d));
+  const m = Math.min(neighbours, k);
+  const top = w.top;
+  const weights = w.weights;
+  // The soft assignment depends on the request alone: a plan's later steps reuse it (learning
+  // moves centroids and drops the packed matrix, which starts a new assignment).
+  const assigned = w.assigned;
+  const newQuery = replaceIfChanged(assigned.query, q);
+  if (newQuery || assigned.centroids !== packed || assigned.m !== m) {
+    const dots = w.dots;
+    packed.times(q, dots);
+    top.length = 0;
+    for (let c = 0; c < k; c++) {
+      if (top.length < m) {
+        top.push(c);
+        if (top.length === m) top.sort((a, b) => dots[b] - dots[a]);
+      } else if (dots[c] > dots[top[m - 1]]) {
+        let p = m - 1;
+        while (p > 0 && dots[top[p - 1]] < dots[c]) {
+          top[p] = top[p - 1];
+          p--;
+        }
+        top[p] = c;
+      }
+    }
+    if (top.length < m || m < 2) top.sort((a, b) => dots[b] - dots[a]);
+    let sum = 0;
+    for (let i = 0; i < top.length; i++) sum += weights[i] = Math.exp((dots[top[i]] - dots[top[0]]) / 0.05);
+    assigned.centroids = packed;
+    assigned.m = m;
+    assigned.weightSum = sum;
+    w.bagRow = false;
+  }
+}
+
+/** The pooled graph's next-label shares for the longest history it has seen, in w.acc (touched), and its context. */
+function pooledGraph(ev: Evidence, keyOf: (j: number) => string, l: number, w: Workspace): void {
+  const { acc, touched, context } = w;
+  for (let j = l; j >= 0; j--) {
+    const found = ev.global.lookupKey(keyOf(j));
+    if (!found || found.total <= 0) continue;
+    const { labels, weights: counts, total } = found;
+    for (let k = 0; k < labels.length; k++) {
+      acc[labels[k]] = counts[k] / total;
+      touched.add(labels[k]);
+    }
+    context[G_MATCH] = j / l;
+    context[G_SUPPORT] = Math.min(1, Math.log1p(total) / Math.log(1001));
+    break;
+  }
 }
