@@ -136,7 +136,6 @@ export interface EvaluationResult {
  * Trains each method on `train` and scores it on every step of every `test` plan with the
  * ground-truth history. Texts shared between methods (queries, contexts) are embedded once.
  */
-// eslint-disable-next-line max-lines-per-function -- 123 lines: to split into steps
 export async function evaluateMethods(
   tools: ToolSpec[],
   train: Plan[],
@@ -147,8 +146,7 @@ export async function evaluateMethods(
   const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
   const steps = test.flatMap((p) => planSteps(p));
   const shared: FitVectors = {};
-  let testQueries: Map<string, Float32Array> | undefined;
-  let testContexts: Float32Array[] | undefined;
+  const embedded: TestVectors = {};
   const results: EvaluationResult['results'] = {};
   const timers: { method: EvalMethodName; pass: () => Promise<number> }[] = [];
 
@@ -181,22 +179,7 @@ export async function evaluateMethods(
       : await fitRetrieverWith(method as MethodName, tools, train, shared, { ...options, onProgress: progress });
     const fitMs = performance.now() - t1;
 
-    if (encoder && retriever.needs.query && !testQueries) {
-      const queries = [...new Set(test.map((p) => p.query))];
-      const vectors = await embedAll(encoder, queries);
-      testQueries = new Map(queries.map((q, i) => [q, vectors[i]]));
-    }
-    if (encoder && retriever.needs.context && !testContexts)
-      testContexts = await embedAll(
-        encoder,
-        steps.map((s) => contextText(s.query, s.history, l)),
-      );
-    const inputs: RankInput[] = steps.map((s, i) => ({
-      query: s.query,
-      history: s.history,
-      queryVector: testQueries?.get(s.query),
-      contextVector: testContexts?.[i],
-    }));
+    const inputs = await rankInputs(retriever, encoder, test, steps, l, embedded);
 
     // Kept for the onMethodScored hook (reports), so it need not rank every step again.
     const rankings: Ranking[] = [];
@@ -206,19 +189,7 @@ export async function evaluateMethods(
       const ranking = peerRankings?.[i] ?? (retriever as Retriever).rank(input);
       if (options.onMethodScored) rankings.push(ranking);
       groupOf.push(ranking.group);
-      const set = selectCandidates(ranking, options.select);
-      const order = scoringOrder(ranking, steps[i].acceptable);
-      // The claimed confidence is the best label's: the order's head, not a sort of every label.
-      return scoreStep(
-        order,
-        ranking.labels,
-        steps[i].acceptable,
-        set.candidates.map((c) => c.tool),
-        {
-          confidence: ranking.probabilities[order[0]],
-          widened: set.widened,
-        },
-      );
+      return scoreRanking(ranking, steps[i], options.select);
     });
     // Timed after every method is fitted (see timingPasses).
     timers.push({
@@ -233,20 +204,7 @@ export async function evaluateMethods(
           },
     });
     options.onMethodScored?.(method, { retriever, steps, inputs, rankings, scores });
-    const byGroup = new Map<string, StepScore[]>();
-    scores.forEach((sc, i) => {
-      const g = groupOf[i];
-      if (g === undefined) return;
-      const list = byGroup.get(g);
-      if (list) list.push(sc);
-      else byGroup.set(g, [sc]);
-    });
-    const groups =
-      byGroup.size > 0
-        ? Object.fromEntries(
-            [...byGroup].sort(([a], [b]) => a.localeCompare(b)).map(([g, list]) => [g, summarize(list)]),
-          )
-        : undefined;
+    const groups = summarizeByGroup(scores, groupOf);
     const first = scores.filter((_, i) => steps[i].history.length === 0);
     const firstStepMrr = first.reduce((a, sc) => a + sc.reciprocalRank, 0) / Math.max(1, first.length);
     results[method] = {
@@ -259,14 +217,88 @@ export async function evaluateMethods(
     };
     progress({ phase: 'done', fraction: 1 });
   }
+  await timeRankings(timers, results, options.timingPasses ?? 7);
+  return { trainPlans: train.length, testPlans: test.length, steps: steps.length, results };
+}
+
+/** The test steps' vectors, embedded once for every method that needs them. */
+interface TestVectors {
+  queries?: Map<string, Float32Array>;
+  contexts?: Float32Array[];
+}
+
+/** Each test step as a retriever ranks it, with the vectors it needs (embedded into `embedded` on first need). */
+async function rankInputs(
+  retriever: { needs: { query: boolean; context: boolean } },
+  encoder: Encoder | undefined,
+  test: Plan[],
+  steps: PlanStep[],
+  l: number,
+  embedded: TestVectors,
+): Promise<RankInput[]> {
+  if (encoder && retriever.needs.query && !embedded.queries) {
+    const queries = [...new Set(test.map((p) => p.query))];
+    const vectors = await embedAll(encoder, queries);
+    embedded.queries = new Map(queries.map((q, i) => [q, vectors[i]]));
+  }
+  if (encoder && retriever.needs.context && !embedded.contexts)
+    embedded.contexts = await embedAll(
+      encoder,
+      steps.map((s) => contextText(s.query, s.history, l)),
+    );
+  return steps.map((s, i) => ({
+    query: s.query,
+    history: s.history,
+    queryVector: embedded.queries?.get(s.query),
+    contextVector: embedded.contexts?.[i],
+  }));
+}
+
+/** One step's score: its ranking's order and the candidate set an app would get. */
+function scoreRanking(ranking: Ranking, step: PlanStep, select: SelectOptions | undefined): StepScore {
+  const set = selectCandidates(ranking, select);
+  const order = scoringOrder(ranking, step.acceptable);
+  // The claimed confidence is the best label's: the order's head, not a sort of every label.
+  return scoreStep(
+    order,
+    ranking.labels,
+    step.acceptable,
+    set.candidates.map((c) => c.tool),
+    { confidence: ranking.probabilities[order[0]], widened: set.widened },
+  );
+}
+
+/** Each calibration group's metrics over its steps (undefined when no step has a group). */
+function summarizeByGroup(
+  scores: StepScore[],
+  groupOf: (string | undefined)[],
+): Record<string, MetricSummary> | undefined {
+  const byGroup = new Map<string, StepScore[]>();
+  scores.forEach((sc, i) => {
+    const g = groupOf[i];
+    if (g === undefined) return;
+    const list = byGroup.get(g);
+    if (list) list.push(sc);
+    else byGroup.set(g, [sc]);
+  });
+  return byGroup.size > 0
+    ? Object.fromEntries([...byGroup].sort(([a], [b]) => a.localeCompare(b)).map(([g, list]) => [g, summarize(list)]))
+    : undefined;
+}
+
+/** Each method's rank cost: the median of `passes` timing passes, the methods interleaved within each pass. */
+async function timeRankings(
+  timers: { method: EvalMethodName; pass: () => Promise<number> }[],
+  results: EvaluationResult['results'],
+  passCount: number,
+): Promise<void> {
   const passes = new Map<EvalMethodName, number[]>(timers.map((t) => [t.method, []]));
-  for (let pass = 0; pass < (options.timingPasses ?? 7); pass++)
+  for (let pass = 0; pass < passCount; pass++)
     for (const timer of timers) passes.get(timer.method)!.push(await timer.pass());
   for (const [method, list] of passes) {
     list.sort((a, b) => a - b);
     if (list.length) results[method]!.rankMicrosPerStep = list[Math.floor(list.length / 2)];
   }
-  return { trainPlans: train.length, testPlans: test.length, steps: steps.length, results };
 }
 
 /** Labels of the ranking's head that scoring reads before the full order is needed. */
