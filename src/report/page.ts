@@ -1,4 +1,4 @@
-/* eslint-disable max-lines -- 469 lines: to split by concern */
+/* eslint-disable max-lines -- 495 lines: to split by concern */
 /**
  * The report page's script: reads the JSON embedded in the HTML and draws every chart with
  * Observable Plot. `npm run build` bundles it with Plot (and the d3 modules Plot uses) into one
@@ -135,7 +135,6 @@ function unitScale(height: number, marginTop: number, marginBottom: number) {
   return { yPx: (v: number) => marginTop + (1 - v) * span, fromPx: (px: number) => 1 - (px - marginTop) / span };
 }
 
-// eslint-disable-next-line max-lines-per-function -- 238 lines: to split into steps
 function datasetSection(d: DatasetReport): HTMLElement {
   const section = el('section', { id: `dataset-${d.name}` });
   section.append(
@@ -149,6 +148,34 @@ function datasetSection(d: DatasetReport): HTMLElement {
   );
   const grid = el('div', { className: 'grid' });
   section.append(grid);
+  grid.append(
+    ...metricFigures(d),
+    ...sweepFigures(d),
+    ...reliabilityFigures(d),
+    ...promptFigures(d),
+    ...ablationFigures(d),
+  );
+  section.append(el('h3', {}, 'Metrics'), metricsTable(d));
+  const shownPeers = d.methods.filter((m) => peers.includes(m.method)).map((m) => m.method);
+  if (shownPeers.length)
+    section.append(
+      el(
+        'p',
+        { className: 'meta' },
+        `Peers (grey in the bars, no sweep or reliability curve): ${shownPeers.join(', ')} — what ` +
+          `users would pick instead, run through their own npm packages on the same steps (the AI ` +
+          `SDK 7's default toolSearch; Orama's BM25, vector and hybrid search). Query-only, like ` +
+          `BM25.`,
+      ),
+    );
+  for (const m of d.methods)
+    if (m.groups?.length) section.append(el('h3', {}, `Per calibration group: ${m.method}`), groupsTable(m.groups));
+  if (d.misses.length > 0) section.append(el('h3', {}, `Worst misses of ${data.defaultMethod}`), missesTable(d));
+  return section;
+}
+
+/** The MRR, coverage and set-size bars, one bar per method. */
+function metricFigures(d: DatasetReport): HTMLElement[] {
   const star = (m: string) => (m === data.defaultMethod ? `${m} ★` : m);
   const rows = d.methods.map((m) => ({ ...m, label: star(m.method) }));
   // The axis label sits in a top margin of its own, and the domain leaves room above the tallest
@@ -182,7 +209,7 @@ function datasetSection(d: DatasetReport): HTMLElement {
         Plot.ruleY([0]),
       ],
     });
-  grid.append(
+  return [
     figure(
       'MRR per method',
       'Mean reciprocal rank of the first acceptable next tool, over every test step with the ' +
@@ -195,8 +222,12 @@ function datasetSection(d: DatasetReport): HTMLElement {
       bars('coverage', 'coverage', [0, 1]),
     ),
     figure('Mean |F_t| per method', 'Mean number of tools in the prompt per step.', bars('setSize', 'tools per step')),
-  );
-  grid.append(
+  ];
+}
+
+/** Coverage against set size, each method's knob swept. */
+function sweepFigures(d: DatasetReport): HTMLElement[] {
+  return [
     figure(
       'Coverage against set size',
       'Each line sweeps one knob: α for thresholded sets (the paper), ' +
@@ -230,11 +261,15 @@ function datasetSection(d: DatasetReport): HTMLElement {
         ],
       }),
     ),
-  );
+  ];
+}
+
+/** The reliability diagram of the default and the strongest paper methods. */
+function reliabilityFigures(d: DatasetReport): HTMLElement[] {
   // The default and the strongest paper methods; every method's ECE is in the table below.
   const shown = [data.defaultMethod, 'dtdr-h', 'dtdr-c', 'dr'];
   const calibrated = d.reliability.filter((b) => shown.includes(b.method));
-  grid.append(
+  return [
     figure(
       'Reliability diagram',
       `Top-1 accuracy against the top-1 probability claimed, in 10 bins (dot area: steps), for ` +
@@ -275,30 +310,37 @@ function datasetSection(d: DatasetReport): HTMLElement {
         ],
       }),
     ),
-  );
-  if (d.prompts) {
-    const long = d.prompts.rows.flatMap((r) => [
-      { strategy: r.strategy, part: 'constant (cacheable)', tokens: r.constant },
-      { strategy: r.strategy, part: 'variable', tokens: r.variable },
-    ]);
-    grid.append(
-      figure(
-        'Prompt tokens per strategy',
-        `Mean prompt tokens per step (${d.prompts.counter} tokenizer), split as the paper's ` +
-          `Figure 4: the cacheable prefix and what changes each step; retriever ` +
-          `${d.prompts.method}.`,
-        Plot.plot({
-          width: 440,
-          height: 300,
-          marginLeft: 100,
-          x: { label: 'tokens per step', grid: true },
-          y: { label: null, domain: d.prompts.rows.map((r) => r.strategy) },
-          color: { legend: true, domain: ['constant (cacheable)', 'variable'], range: ['#9fb7d9', '#e3803a'] },
-          marks: [Plot.barX(long, { y: 'strategy', x: 'tokens', fill: 'part', tip: true }), Plot.ruleX([0])],
-        }),
-      ),
-    );
-  }
+  ];
+}
+
+/** Prompt tokens per strategy, where the report counted them. */
+function promptFigures(d: DatasetReport): HTMLElement[] {
+  if (!d.prompts) return [];
+  const long = d.prompts.rows.flatMap((r) => [
+    { strategy: r.strategy, part: 'constant (cacheable)', tokens: r.constant },
+    { strategy: r.strategy, part: 'variable', tokens: r.variable },
+  ]);
+  return [
+    figure(
+      'Prompt tokens per strategy',
+      `Mean prompt tokens per step (${d.prompts.counter} tokenizer), split as the paper's ` +
+        `Figure 4: the cacheable prefix and what changes each step; retriever ` +
+        `${d.prompts.method}.`,
+      Plot.plot({
+        width: 440,
+        height: 300,
+        marginLeft: 100,
+        x: { label: 'tokens per step', grid: true },
+        y: { label: null, domain: d.prompts.rows.map((r) => r.strategy) },
+        color: { legend: true, domain: ['constant (cacheable)', 'variable'], range: ['#9fb7d9', '#e3803a'] },
+        marks: [Plot.barX(long, { y: 'strategy', x: 'tokens', fill: 'part', tip: true }), Plot.ruleX([0])],
+      }),
+    ),
+  ];
+}
+
+/** The ablations' MRR curves (history length, clusters, demonstrations), where the report ran them. */
+function ablationFigures(d: DatasetReport): HTMLElement[] {
   const ablation = (
     axis: 'history' | 'clusters' | 'demonstrations',
     title: string,
@@ -307,9 +349,9 @@ function datasetSection(d: DatasetReport): HTMLElement {
     log = false,
   ) => {
     const points = d.ablations.filter((p) => p.axis === axis);
-    if (points.length === 0) return;
+    if (points.length === 0) return [];
     const { yPx, fromPx } = unitScale(280, 20, 35);
-    grid.append(
+    return [
       figure(
         title,
         caption,
@@ -337,47 +379,31 @@ function datasetSection(d: DatasetReport): HTMLElement {
           ],
         }),
       ),
-    );
+    ];
   };
-  ablation(
-    'history',
-    'Ablation: history length l',
-    'history length l',
-    "Refitted with the last l = 0–5 calls as context: DTDR-H's history features, " +
-      "DTDR-C's dependency graphs (l ≥ 1) (paper Figure 5).",
-  );
-  ablation(
-    'clusters',
-    'Ablation: number of clusters K',
-    'clusters K',
-    'DTDR-C refitted with K clusters (paper Figure 5).',
-    true,
-  );
-  ablation(
-    'demonstrations',
-    'Ablation: number of demonstrations',
-    'demonstrations',
-    'Refitted on 100 → all demonstrations (nested prefixes of one seeded shuffle).',
-    true,
-  );
-
-  section.append(el('h3', {}, 'Metrics'), metricsTable(d));
-  const shownPeers = d.methods.filter((m) => peers.includes(m.method)).map((m) => m.method);
-  if (shownPeers.length)
-    section.append(
-      el(
-        'p',
-        { className: 'meta' },
-        `Peers (grey in the bars, no sweep or reliability curve): ${shownPeers.join(', ')} — what ` +
-          `users would pick instead, run through their own npm packages on the same steps (the AI ` +
-          `SDK 7's default toolSearch; Orama's BM25, vector and hybrid search). Query-only, like ` +
-          `BM25.`,
-      ),
-    );
-  for (const m of d.methods)
-    if (m.groups?.length) section.append(el('h3', {}, `Per calibration group: ${m.method}`), groupsTable(m.groups));
-  if (d.misses.length > 0) section.append(el('h3', {}, `Worst misses of ${data.defaultMethod}`), missesTable(d));
-  return section;
+  return [
+    ...ablation(
+      'history',
+      'Ablation: history length l',
+      'history length l',
+      "Refitted with the last l = 0–5 calls as context: DTDR-H's history features, " +
+        "DTDR-C's dependency graphs (l ≥ 1) (paper Figure 5).",
+    ),
+    ...ablation(
+      'clusters',
+      'Ablation: number of clusters K',
+      'clusters K',
+      'DTDR-C refitted with K clusters (paper Figure 5).',
+      true,
+    ),
+    ...ablation(
+      'demonstrations',
+      'Ablation: number of demonstrations',
+      'demonstrations',
+      'Refitted on 100 → all demonstrations (nested prefixes of one seeded shuffle).',
+      true,
+    ),
+  ];
 }
 
 function table(head: string[], rows: (string | Node)[][], className = ''): HTMLTableElement {
