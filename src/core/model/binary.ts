@@ -130,7 +130,6 @@ const HEADER_FIELDS = new Set(['sections', 'body']);
  * (the encoder writes one reference per section), and their decoded size fits a budget from the
  * file's size — so no file, however crafted, decodes to more than a fixed multiple of its size.
  */
-// eslint-disable-next-line max-lines-per-function -- 129 lines: to split into steps
 export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
   const fail = (
     message: string,
@@ -143,58 +142,17 @@ export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
       'not a dtdr binary model (wrong magic bytes)',
       'give a file written by dtdr (model.toBinary() / writeModelFile)',
     );
-  if (bytes.length < 16 + 32) fail('the file is too short to be a model');
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const version = view.getUint32(8, true);
-  if (version > BINARY_VERSION)
-    fail(`binary model version ${version} is newer than this dtdr reads (${BINARY_VERSION})`, 'upgrade dtdr');
-  const digest = sha256(bytes.subarray(0, bytes.length - 32));
-  const stored = bytes.subarray(bytes.length - 32);
-  for (let i = 0; i < 32; i++)
-    if (digest[i] !== stored[i]) fail('checksum mismatch: the file was changed or damaged after it was written');
+  const view = checkContainer(bytes, fail);
   const headerLength = view.getUint32(12, true);
   if (16 + headerLength > bytes.length - 32) fail('header length points past the end of the file');
-  let parsed: { sections: Section[]; body: unknown };
-  const headerBytes = bytes.subarray(16, 16 + headerLength);
-  const header = measureJson(headerBytes, MAX_MODEL_NESTING);
-  if (header.tooDeep) fail(`the header nests deeper than ${MAX_MODEL_NESTING} levels`);
-  // The header's JSON is counted in the same budget as the sections, before it is parsed.
-  let budget = decodeBudget(bytes.length) - header.decodedBytes;
-  if (budget < 0) fail(`the header decodes to more memory than a file of ${bytes.length} bytes can hold`);
-  try {
-    parsed = JSON.parse(utf8Decode(headerBytes)) as { sections: Section[]; body: unknown };
-  } catch {
-    return fail('the header is not valid JSON');
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) fail('the header is not a JSON object');
-  for (const key of Object.keys(parsed))
-    if (!HEADER_FIELDS.has(key)) fail(`the header has a field this version does not write (${JSON.stringify(key)})`);
+  const header = parseHeader(bytes.subarray(16, 16 + headerLength), bytes.length, fail);
+  const parsed = header.parsed;
+  let budget = header.budget;
   const start = Math.ceil((16 + headerLength) / 8) * 8;
   const end = bytes.length - 32;
   if (!parsed || !Array.isArray(parsed.sections)) fail('the header has no section table');
   const sections = parsed.sections;
-  // The section table: each well-formed, inside the file, none overlapping another.
-  sections.forEach((s, index) => {
-    if (
-      !s ||
-      typeof s !== 'object' ||
-      typeof s.dtype !== 'string' ||
-      !Object.hasOwn(BYTES, s.dtype) ||
-      !Number.isInteger(s.length) ||
-      !Number.isInteger(s.offset) ||
-      s.offset < 0 ||
-      s.offset % 8 !== 0
-    )
-      fail(`section ${index} is malformed`);
-    if (s.length < 0 || start + s.offset + s.length * BYTES[s.dtype] > end)
-      fail(`section ${index} runs past the end of the file`);
-  });
-  const byOffset = sections.map((_, i) => i).sort((a, b) => sections[a].offset - sections[b].offset);
-  for (let k = 1; k < byOffset.length; k++) {
-    const before = sections[byOffset[k - 1]];
-    if (before.offset + before.length * BYTES[before.dtype] > sections[byOffset[k]].offset)
-      fail(`sections ${byOffset[k - 1]} and ${byOffset[k]} overlap`);
-  }
+  checkSectionTable(sections, start, end, fail);
   // Every reference, accounted for before any section is read.
   const referenced = new Uint8Array(sections.length);
   const account = (index: unknown, width: unknown): void => {
@@ -230,27 +188,8 @@ export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
     }
   };
   references(parsed.body);
-  const read = (index: number, width: number | undefined): unknown => {
-    const s = sections[index];
-    const from = start + s.offset;
-    // Read in place (no copy of the section): the file's bytes may sit at any alignment. Rows are
-    // read straight into their own arrays, with no flat array of the whole section beside them.
-    const get =
-      s.dtype === 'i32'
-        ? (k: number) => view.getInt32(from + 4 * k, true)
-        : s.dtype === 'f32'
-          ? (k: number) => view.getFloat32(from + 4 * k, true)
-          : (k: number) => view.getFloat64(from + 8 * k, true);
-    const row = (first: number, length: number) => {
-      const values = new Array<number>(length);
-      for (let k = 0; k < length; k++) values[k] = get(first + k);
-      return values;
-    };
-    if (width === undefined) return row(0, s.length);
-    const rows = new Array<number[]>(s.length / width);
-    for (let r = 0; r < rows.length; r++) rows[r] = row(r * width, width);
-    return rows;
-  };
+  const read = (index: number, width: number | undefined) =>
+    readSection(view, start + sections[index].offset, sections[index], width);
   // In place: the parsed header's arrays and objects are kept, section references replaced, so the
   // body is never held twice.
   const walk = (v: unknown): unknown => {
@@ -267,4 +206,87 @@ export function decodeBinaryModel(bytes: Uint8Array, file = 'model'): unknown {
     return v;
   };
   return walk(parsed.body);
+}
+
+/** The section table checked: each section well-formed and inside [start, end), none overlapping another. */
+function checkSectionTable(sections: Section[], start: number, end: number, fail: (message: string) => never): void {
+  sections.forEach((s, index) => {
+    if (
+      !s ||
+      typeof s !== 'object' ||
+      typeof s.dtype !== 'string' ||
+      !Object.hasOwn(BYTES, s.dtype) ||
+      !Number.isInteger(s.length) ||
+      !Number.isInteger(s.offset) ||
+      s.offset < 0 ||
+      s.offset % 8 !== 0
+    )
+      fail(`section ${index} is malformed`);
+    if (s.length < 0 || start + s.offset + s.length * BYTES[s.dtype] > end)
+      fail(`section ${index} runs past the end of the file`);
+  });
+  const byOffset = sections.map((_, i) => i).sort((a, b) => sections[a].offset - sections[b].offset);
+  for (let k = 1; k < byOffset.length; k++) {
+    const before = sections[byOffset[k - 1]];
+    if (before.offset + before.length * BYTES[before.dtype] > sections[byOffset[k]].offset)
+      fail(`sections ${byOffset[k - 1]} and ${byOffset[k]} overlap`);
+  }
+}
+
+/** A section's values read in place from `from` (bytes at any alignment): a flat list, or rows of `width`. */
+function readSection(view: DataView, from: number, s: Section, width: number | undefined): unknown {
+  // Read in place (no copy of the section): the file's bytes may sit at any alignment. Rows are
+  // read straight into their own arrays, with no flat array of the whole section beside them.
+  const get =
+    s.dtype === 'i32'
+      ? (k: number) => view.getInt32(from + 4 * k, true)
+      : s.dtype === 'f32'
+        ? (k: number) => view.getFloat32(from + 4 * k, true)
+        : (k: number) => view.getFloat64(from + 8 * k, true);
+  const row = (first: number, length: number) => {
+    const values = new Array<number>(length);
+    for (let k = 0; k < length; k++) values[k] = get(first + k);
+    return values;
+  };
+  if (width === undefined) return row(0, s.length);
+  const rows = new Array<number[]>(s.length / width);
+  for (let r = 0; r < rows.length; r++) rows[r] = row(r * width, width);
+  return rows;
+}
+
+/** The container checked (magic bytes, length, version, checksum); a view of its bytes. */
+function checkContainer(bytes: Uint8Array, fail: (message: string, hint?: string) => never): DataView {
+  if (bytes.length < 16 + 32) fail('the file is too short to be a model');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const version = view.getUint32(8, true);
+  if (version > BINARY_VERSION)
+    fail(`binary model version ${version} is newer than this dtdr reads (${BINARY_VERSION})`, 'upgrade dtdr');
+  const digest = sha256(bytes.subarray(0, bytes.length - 32));
+  const stored = bytes.subarray(bytes.length - 32);
+  for (let i = 0; i < 32; i++)
+    if (digest[i] !== stored[i]) fail('checksum mismatch: the file was changed or damaged after it was written');
+  return view;
+}
+
+/** The header measured (nesting; decoded size within the budget) before it is parsed, then parsed and checked. */
+function parseHeader(
+  headerBytes: Uint8Array,
+  fileLength: number,
+  fail: (message: string) => never,
+): { parsed: { sections: Section[]; body: unknown }; budget: number } {
+  let parsed: { sections: Section[]; body: unknown };
+  const header = measureJson(headerBytes, MAX_MODEL_NESTING);
+  if (header.tooDeep) fail(`the header nests deeper than ${MAX_MODEL_NESTING} levels`);
+  // The header's JSON is counted in the same budget as the sections, before it is parsed.
+  const budget = decodeBudget(fileLength) - header.decodedBytes;
+  if (budget < 0) fail(`the header decodes to more memory than a file of ${fileLength} bytes can hold`);
+  try {
+    parsed = JSON.parse(utf8Decode(headerBytes)) as { sections: Section[]; body: unknown };
+  } catch {
+    return fail('the header is not valid JSON');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) fail('the header is not a JSON object');
+  for (const key of Object.keys(parsed))
+    if (!HEADER_FIELDS.has(key)) fail(`the header has a field this version does not write (${JSON.stringify(key)})`);
+  return { parsed, budget };
 }
