@@ -1,4 +1,4 @@
-/* eslint-disable max-lines -- 453 lines: to split by concern */
+/* eslint-disable max-lines -- 463 lines: to split by concern */
 /**
  * DTDR-G in memory and in files: GatedParts (what a fitted model holds), GatedState (its saved,
  * versioned form) and the two conversions. Loading checks every field before use
@@ -217,7 +217,6 @@ export function gatedState(p: GatedParts): GatedState {
 }
 
 /** A saved state back in memory, checked: a bad field is a DtdrError naming it. */
-// eslint-disable-next-line max-lines-per-function -- 126 lines: to split into steps
 export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): GatedParts {
   checkGatedState(s, tools, dim);
   const fail = (field: string, message: string): never => {
@@ -238,72 +237,13 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
   if (typeof lexicalOrder !== 'number' || !(lexicalOrder >= 0 && Number.isFinite(lexicalOrder)))
     fail('lexicalOrder', 'lexicalOrder must be a finite number ≥ 0');
   const side = new ToolSide(tools, Float32Array.from(s.toolVectors.flat()), dim, lexicalOrder);
-  let ev: Evidence | undefined;
-  if (s.evidence) {
-    const e = s.evidence;
-    const l = Number(s.historyLength);
-    if (!Number.isInteger(l) || l < 1) fail('historyLength', 'history length must be a positive integer');
-    if (!Array.isArray(e.centroids) || e.centroids.some((c) => !Array.isArray(c) || c.length !== dim))
-      fail('evidence.centroids', 'centroids must match the encoder dimension');
-    if (!Array.isArray(e.graphs) || e.graphs.length !== e.centroids.length)
-      fail('evidence.graphs', 'one graph per cluster expected');
-    if (!Array.isArray(e.bags) || e.bags.length !== e.centroids.length)
-      fail('evidence.bags', 'one tool list per cluster expected');
-    const L = tools.length + 1;
-    const vocabulary = new Map((e.vocabulary ?? []).map((label, slot) => [label, slot]));
-    if ([...vocabulary.keys()].some((i) => !Number.isInteger(i) || i < 0 || i >= L))
-      fail('evidence.vocabulary', 'history vocabulary must list label indices');
-    let head: LinearHead | undefined;
-    if (e.head) {
-      head = LinearHead.fromState(e.head);
-      if (head.dim !== dim || head.classes !== L || head.sparseSize !== headSparseSize(l, vocabulary))
-        fail('evidence.head', `head is ${head.dim}→${head.classes}, expected ${dim}→${L}`);
-    }
-    ev = {
-      historyLength: l,
-      k: e.centroids.length,
-      centroids: Float32Array.from(e.centroids.flat()),
-      graphs: e.graphs.map((g) => DependencyGraph.fromState(l, g)),
-      global: DependencyGraph.fromState(Number(e.globalHistory) || Math.max(l, KNOWN_HISTORY), e.global),
-      bags: e.bags.map((b) => new Map(b)),
-      head,
-      vocabulary,
-      sizes: [],
-      replay: ReplayBuffer.fromState(e.replay),
-    };
-    const graphs = ev.graphs;
-    ev.sizes =
-      Array.isArray(e.sizes) && e.sizes.length === graphs.length ? e.sizes.map(Number) : graphs.map(startCount);
-  }
+  const ev = s.evidence ? evidenceFromState(s, tools, dim, fail) : undefined;
   const th = s.thresholds ?? { confident: 0, unsure: 0 };
   const pools =
     s.calibration && Array.isArray(s.calibration.confident) && Array.isArray(s.calibration.unsure)
       ? { confident: s.calibration.confident.map(Number), unsure: s.calibration.unsure.map(Number) }
       : { confident: [], unsure: [] };
-  let groups: NonNullable<GatedState['groups']> | undefined;
-  if (s.groups !== undefined) {
-    const g = s.groups;
-    if (
-      !g ||
-      typeof g !== 'object' ||
-      !g.scores ||
-      typeof g.scores !== 'object' ||
-      !g.thresholds ||
-      typeof g.thresholds !== 'object'
-    )
-      fail('groups', 'groups must hold scores and thresholds per group');
-    for (const [group, v] of Object.entries(g.scores))
-      numbers(`state.groups.scores.${group}`, v, undefined, { min: 0, max: 1 });
-    if (Object.values(g.thresholds).some((v) => typeof v !== 'number' || !(v >= 0 && v <= 1)))
-      fail('groups.thresholds', "each group's threshold must be a number in [0, 1]");
-    if (!Number.isInteger(g.newToolRank) || g.newToolRank < 0)
-      fail('groups.newToolRank', 'newToolRank must be an integer ≥ 0');
-    groups = {
-      scores: Object.fromEntries(Object.entries(g.scores).map(([k, v]) => [k, v.map(Number)])),
-      thresholds: { ...g.thresholds },
-      newToolRank: g.newToolRank,
-    };
-  }
+  const groups = s.groups !== undefined ? groupsFromState(s.groups, fail) : undefined;
   const bySize = s.coverageBySize;
   if (
     bySize !== undefined &&
@@ -450,4 +390,74 @@ export function checkGatedState(
 
 function num01(field: string, v: unknown): void {
   num(field, v, { min: 0, max: 1 });
+}
+
+/** The saved evidence (clusters, graphs, bags, head), checked against the tools and the encoder dimension. */
+function evidenceFromState(
+  s: GatedState,
+  tools: ToolSpec[],
+  dim: number,
+  fail: (field: string, message: string) => never,
+): Evidence {
+  const e = s.evidence!;
+  const l = Number(s.historyLength);
+  if (!Number.isInteger(l) || l < 1) fail('historyLength', 'history length must be a positive integer');
+  if (!Array.isArray(e.centroids) || e.centroids.some((c) => !Array.isArray(c) || c.length !== dim))
+    fail('evidence.centroids', 'centroids must match the encoder dimension');
+  if (!Array.isArray(e.graphs) || e.graphs.length !== e.centroids.length)
+    fail('evidence.graphs', 'one graph per cluster expected');
+  if (!Array.isArray(e.bags) || e.bags.length !== e.centroids.length)
+    fail('evidence.bags', 'one tool list per cluster expected');
+  const L = tools.length + 1;
+  const vocabulary = new Map((e.vocabulary ?? []).map((label, slot) => [label, slot]));
+  if ([...vocabulary.keys()].some((i) => !Number.isInteger(i) || i < 0 || i >= L))
+    fail('evidence.vocabulary', 'history vocabulary must list label indices');
+  let head: LinearHead | undefined;
+  if (e.head) {
+    head = LinearHead.fromState(e.head);
+    if (head.dim !== dim || head.classes !== L || head.sparseSize !== headSparseSize(l, vocabulary))
+      fail('evidence.head', `head is ${head.dim}→${head.classes}, expected ${dim}→${L}`);
+  }
+  const ev: Evidence = {
+    historyLength: l,
+    k: e.centroids.length,
+    centroids: Float32Array.from(e.centroids.flat()),
+    graphs: e.graphs.map((g) => DependencyGraph.fromState(l, g)),
+    global: DependencyGraph.fromState(Number(e.globalHistory) || Math.max(l, KNOWN_HISTORY), e.global),
+    bags: e.bags.map((b) => new Map(b)),
+    head,
+    vocabulary,
+    sizes: [],
+    replay: ReplayBuffer.fromState(e.replay),
+  };
+  const graphs = ev.graphs;
+  ev.sizes = Array.isArray(e.sizes) && e.sizes.length === graphs.length ? e.sizes.map(Number) : graphs.map(startCount);
+  return ev;
+}
+
+/** The saved calibration groups (scores and thresholds per group), checked. */
+function groupsFromState(
+  g: NonNullable<GatedState['groups']>,
+  fail: (field: string, message: string) => never,
+): NonNullable<GatedState['groups']> {
+  if (
+    !g ||
+    typeof g !== 'object' ||
+    !g.scores ||
+    typeof g.scores !== 'object' ||
+    !g.thresholds ||
+    typeof g.thresholds !== 'object'
+  )
+    fail('groups', 'groups must hold scores and thresholds per group');
+  for (const [group, v] of Object.entries(g.scores))
+    numbers(`state.groups.scores.${group}`, v, undefined, { min: 0, max: 1 });
+  if (Object.values(g.thresholds).some((v) => typeof v !== 'number' || !(v >= 0 && v <= 1)))
+    fail('groups.thresholds', "each group's threshold must be a number in [0, 1]");
+  if (!Number.isInteger(g.newToolRank) || g.newToolRank < 0)
+    fail('groups.newToolRank', 'newToolRank must be an integer ≥ 0');
+  return {
+    scores: Object.fromEntries(Object.entries(g.scores).map(([k, v]) => [k, v.map(Number)])),
+    thresholds: { ...g.thresholds },
+    newToolRank: g.newToolRank,
+  };
 }
