@@ -1,4 +1,4 @@
-/* eslint-disable max-lines -- 466 lines: to split by concern */
+/* eslint-disable max-lines -- 497 lines: to split by concern */
 /**
  * The encoder's runtime seam. A sentence encoder here is an ONNX model folder (config.json,
  * tokenizer.json, tokenizer_config.json, onnx/model*.onnx) run by any ONNX Runtime that speaks
@@ -155,7 +155,6 @@ export interface OnnxEncoderInit {
  * An Encoder over an already created session and tokenizer: the seam for runtimes dtdr does not
  * load itself (e.g. `onnxruntime-react-native`'s `InferenceSession.create(path)`).
  */
-// eslint-disable-next-line max-lines-per-function -- 107 lines: to split into steps
 export async function createOnnxEncoder(init: OnnxEncoderInit): Promise<Encoder> {
   const { session, runtime, tokenizer } = init;
   const batchSize = init.batchSize ?? 256;
@@ -192,47 +191,8 @@ export async function createOnnxEncoder(init: OnnxEncoderInit): Promise<Encoder>
     return ids.length > maxLength ? [...ids.slice(0, maxLength - 1), ids[ids.length - 1]] : ids;
   };
 
-  const runBatch = async (rows: readonly number[][]): Promise<Float32Array[]> => {
-    const width = Math.max(1, ...rows.map((r) => r.length));
-    const ids = new BigInt64Array(rows.length * width);
-    const mask = new BigInt64Array(rows.length * width);
-    rows.forEach((row, i) =>
-      row.forEach((id, j) => {
-        ids[i * width + j] = BigInt(id);
-        mask[i * width + j] = 1n;
-      }),
-    );
-    const dims = [rows.length, width];
-    const feeds: Record<string, Tensor> = {
-      input_ids: new runtime.Tensor('int64', ids, dims),
-      attention_mask: new runtime.Tensor('int64', mask, dims),
-    };
-    if (inputs.has('token_type_ids'))
-      feeds.token_type_ids = new runtime.Tensor('int64', new BigInt64Array(rows.length * width), dims);
-    const result = await session.run(feeds);
-    const tensor = result[output];
-    const data = tensor.data as Float32Array;
-    const out: Float32Array[] = [];
-    if (tensor.dims.length === 2) {
-      // Already pooled (a sentence_embedding output).
-      const dim = tensor.dims[1];
-      for (let i = 0; i < rows.length; i++)
-        out.push(normalise(Float64Array.from(data.subarray(i * dim, (i + 1) * dim))));
-    } else {
-      const dim = tensor.dims[2];
-      for (let i = 0; i < rows.length; i++) {
-        const sum = new Float64Array(dim);
-        const count = rows[i].length;
-        for (let j = 0; j < count; j++) {
-          const base = (i * width + j) * dim;
-          for (let k = 0; k < dim; k++) sum[k] += data[base + k];
-        }
-        for (let k = 0; k < dim && count > 0; k++) sum[k] /= count;
-        out.push(normalise(sum));
-      }
-    }
-    return out;
-  };
+  const runBatch = (rows: readonly number[][]) =>
+    runPooled(session, runtime, inputs.has('token_type_ids'), output, rows);
 
   const [probe] = await runBatch([tokenize('probe')]);
   const dimension = probe.length;
@@ -289,7 +249,6 @@ function normalise(v: Float64Array): Float32Array {
 }
 
 /** Loads a model folder onto a runtime: reads config, tokenizer and the weight file for the dtype. */
-// eslint-disable-next-line max-lines-per-function -- 120 lines: to split into steps
 export async function loadOnnxEncoder(
   files: ModelFiles,
   id: string,
@@ -313,80 +272,15 @@ export async function loadOnnxEncoder(
           files.location,
         );
 
-  const configured = (config['transformers.js_config'] as { dtype?: unknown } | undefined)?.dtype;
-  const wanted =
-    options.dtype && options.dtype !== 'auto'
-      ? options.dtype
-      : typeof configured === 'string' && configured in DTYPE_SUFFIX
-        ? (configured as keyof typeof DTYPE_SUFFIX)
-        : 'fp32';
-  const candidates =
-    options.dtype && options.dtype !== 'auto' ? [wanted] : [...new Set([wanted, 'fp32', 'q8'] as const)];
-  let weightFile: string | undefined;
-  for (const dtype of candidates) {
-    const name = `onnx/model${DTYPE_SUFFIX[dtype]}.onnx`;
-    if (!files.has || (await files.has(name))) {
-      weightFile = name;
-      break;
-    }
-  }
-  if (!weightFile) {
-    throw new DtdrError('encoder', `no weight file for dtype ${candidates.join(' or ')} in ${files.location}/onnx`, {
-      hint: `add onnx/model${DTYPE_SUFFIX[wanted]}.onnx, or pass the dtype of a file that is there`,
-    });
-  }
+  const weightFile = await pickWeightFile(files, config, options);
   const weights = await readOrExplain(files, weightFile, (name) => files.bytes(name));
 
-  if (options.wasmPaths !== undefined && runtime.env?.wasm) runtime.env.wasm.wasmPaths = options.wasmPaths;
-  const device = options.device ?? 'auto';
-  // ONNX Runtime logs warnings by default; its WebGPU backend warns on every session that it keeps
-  // shape and int8 lookup ops on the CPU (expected for this encoder), and in browsers that line,
-  // ANSI colour codes and all, lands in the console as an error. Errors are still logged.
-  const logSeverityLevel = options.logSeverityLevel ?? 3;
-  const create = (executionProviders?: string[]) =>
-    runtime.InferenceSession.create(weights, {
-      ...(executionProviders ? { executionProviders } : {}),
-      logSeverityLevel,
-    });
-  const failure = (cause: unknown) => {
-    const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
-    return new DtdrError(
-      'encoder',
-      `cannot start encoder "${id}" (${files.location}/${weightFile}) on ONNX Runtime: ${reason}`,
-      {
-        hint:
-          device === 'webgpu'
-            ? "device 'webgpu' needs a WebGPU build of ONNX Runtime: pass runtime: await " +
-              "import('onnxruntime-web/webgpu')"
-            : 'check that the file is a complete ONNX model and that the runtime supports its operators',
-        cause,
-      },
-    );
-  };
-  let session: InferenceSession;
-  let backend: EncoderBackend;
-  if (device === 'webgpu') {
-    // WebGPU alone first, so the backend reported is the one that runs; WASM only as a said fallback.
-    try {
-      session = await create(['webgpu']);
-      backend = { name: 'webgpu', ...(await webGpuAdapter(runtime)) };
-    } catch (cause) {
-      const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
-      try {
-        session = await create(['wasm']);
-      } catch {
-        throw failure(cause);
-      }
-      backend = { name: 'wasm', note: `WebGPU was asked for but could not start (${reason}); running on WASM` };
-    }
-  } else {
-    try {
-      session = await create(device === 'wasm' || device === 'cpu' ? [device] : undefined);
-    } catch (cause) {
-      throw failure(cause);
-    }
-    backend = { name: device === 'auto' ? (runtime.env?.wasm ? 'wasm' : 'cpu') : device };
-  }
+  const { session, backend } = await startSession(
+    runtime,
+    weights,
+    options,
+    `encoder "${id}" (${files.location}/${weightFile})`,
+  );
   let tokenizer: Tokenizer;
   try {
     tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
@@ -463,4 +357,141 @@ async function encoderFingerprint(
   return bytesToHex(
     sha256(utf8ToBytes(`${sha(weightFile, () => weights)}:${sha('tokenizer.json', () => utf8ToBytes(tokenizerText))}`)),
   );
+}
+
+/**
+ * One runtime call on token rows (padded to the longest, masked): each row's vector, mean-pooled
+ * over its tokens (or the model's own pooled output) and normalised.
+ */
+async function runPooled(
+  session: OnnxEncoderInit['session'],
+  runtime: OnnxEncoderInit['runtime'],
+  tokenTypes: boolean,
+  output: string,
+  rows: readonly number[][],
+): Promise<Float32Array[]> {
+  const width = Math.max(1, ...rows.map((r) => r.length));
+  const ids = new BigInt64Array(rows.length * width);
+  const mask = new BigInt64Array(rows.length * width);
+  rows.forEach((row, i) =>
+    row.forEach((id, j) => {
+      ids[i * width + j] = BigInt(id);
+      mask[i * width + j] = 1n;
+    }),
+  );
+  const dims = [rows.length, width];
+  const feeds: Record<string, Tensor> = {
+    input_ids: new runtime.Tensor('int64', ids, dims),
+    attention_mask: new runtime.Tensor('int64', mask, dims),
+  };
+  if (tokenTypes) feeds.token_type_ids = new runtime.Tensor('int64', new BigInt64Array(rows.length * width), dims);
+  const result = await session.run(feeds);
+  const tensor = result[output];
+  const data = tensor.data as Float32Array;
+  const out: Float32Array[] = [];
+  if (tensor.dims.length === 2) {
+    // Already pooled (a sentence_embedding output).
+    const dim = tensor.dims[1];
+    for (let i = 0; i < rows.length; i++) out.push(normalise(Float64Array.from(data.subarray(i * dim, (i + 1) * dim))));
+  } else {
+    const dim = tensor.dims[2];
+    for (let i = 0; i < rows.length; i++) {
+      const sum = new Float64Array(dim);
+      const count = rows[i].length;
+      for (let j = 0; j < count; j++) {
+        const base = (i * width + j) * dim;
+        for (let k = 0; k < dim; k++) sum[k] += data[base + k];
+      }
+      for (let k = 0; k < dim && count > 0; k++) sum[k] /= count;
+      out.push(normalise(sum));
+    }
+  }
+  return out;
+}
+
+/** The weight file for the dtype asked (or the folder's configured one, then fp32, then q8), or a DtdrError. */
+async function pickWeightFile(
+  files: ModelFiles,
+  config: Record<string, unknown>,
+  options: EncoderOptions,
+): Promise<string> {
+  const configured = (config['transformers.js_config'] as { dtype?: unknown } | undefined)?.dtype;
+  const wanted =
+    options.dtype && options.dtype !== 'auto'
+      ? options.dtype
+      : typeof configured === 'string' && configured in DTYPE_SUFFIX
+        ? (configured as keyof typeof DTYPE_SUFFIX)
+        : 'fp32';
+  const candidates =
+    options.dtype && options.dtype !== 'auto' ? [wanted] : [...new Set([wanted, 'fp32', 'q8'] as const)];
+  let weightFile: string | undefined;
+  for (const dtype of candidates) {
+    const name = `onnx/model${DTYPE_SUFFIX[dtype]}.onnx`;
+    if (!files.has || (await files.has(name))) {
+      weightFile = name;
+      break;
+    }
+  }
+  if (!weightFile) {
+    throw new DtdrError('encoder', `no weight file for dtype ${candidates.join(' or ')} in ${files.location}/onnx`, {
+      hint: `add onnx/model${DTYPE_SUFFIX[wanted]}.onnx, or pass the dtype of a file that is there`,
+    });
+  }
+  return weightFile;
+}
+
+/** An ONNX Runtime session on the device asked for, and its backend (WebGPU falls back to WASM, saying so). */
+async function startSession(
+  runtime: OnnxRuntime,
+  weights: Uint8Array,
+  options: EncoderOptions,
+  what: string,
+): Promise<{ session: InferenceSession; backend: EncoderBackend }> {
+  if (options.wasmPaths !== undefined && runtime.env?.wasm) runtime.env.wasm.wasmPaths = options.wasmPaths;
+  const device = options.device ?? 'auto';
+  // ONNX Runtime logs warnings by default; its WebGPU backend warns on every session that it keeps
+  // shape and int8 lookup ops on the CPU (expected for this encoder), and in browsers that line,
+  // ANSI colour codes and all, lands in the console as an error. Errors are still logged.
+  const logSeverityLevel = options.logSeverityLevel ?? 3;
+  const create = (executionProviders?: string[]) =>
+    runtime.InferenceSession.create(weights, {
+      ...(executionProviders ? { executionProviders } : {}),
+      logSeverityLevel,
+    });
+  const failure = (cause: unknown) => {
+    const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
+    return new DtdrError('encoder', `cannot start ${what} on ONNX Runtime: ${reason}`, {
+      hint:
+        device === 'webgpu'
+          ? "device 'webgpu' needs a WebGPU build of ONNX Runtime: pass runtime: await " +
+            "import('onnxruntime-web/webgpu')"
+          : 'check that the file is a complete ONNX model and that the runtime supports its operators',
+      cause,
+    });
+  };
+  let session: InferenceSession;
+  let backend: EncoderBackend;
+  if (device === 'webgpu') {
+    // WebGPU alone first, so the backend reported is the one that runs; WASM only as a said fallback.
+    try {
+      session = await create(['webgpu']);
+      backend = { name: 'webgpu', ...(await webGpuAdapter(runtime)) };
+    } catch (cause) {
+      const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
+      try {
+        session = await create(['wasm']);
+      } catch {
+        throw failure(cause);
+      }
+      backend = { name: 'wasm', note: `WebGPU was asked for but could not start (${reason}); running on WASM` };
+    }
+  } else {
+    try {
+      session = await create(device === 'wasm' || device === 'cpu' ? [device] : undefined);
+    } catch (cause) {
+      throw failure(cause);
+    }
+    backend = { name: device === 'auto' ? (runtime.env?.wasm ? 'wasm' : 'cpu') : device };
+  }
+  return { session, backend };
 }
