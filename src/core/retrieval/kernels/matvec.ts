@@ -1,4 +1,4 @@
-/* eslint-disable max-lines -- 498 lines: to split by concern */
+/* eslint-disable max-lines -- 510 lines: to split by concern */
 /**
  * The inner loops of ranking: matrix × vector in float32 (cluster lookups, description
  * similarities, linear heads) and the softmax's exponentials over every label. A WebAssembly SIMD
@@ -314,70 +314,82 @@ function residualTwin(
   }
 }
 
-// eslint-disable-next-line max-lines-per-function -- 120 lines: to split into steps
+/** The gate's per-step kernel over the signal rows: WebAssembly where it loads (unless jsOnly), else JavaScript. */
 export function gateKernel(labels: number, signals: number, inputs: number, jsOnly = false): GateKernel {
   if (signals < 8) throw new DtdrError('options', 'the gate kernel sums eight signal rows');
-  const slot = (labels + 2) & ~1;
   const module = jsOnly ? null : kernelModule();
-  if (module) {
-    // Memory: x (f32, padded to 16 bytes), then the f64 inputs and the output, then 8 weights,
-    // then RESIDUAL_ROWS similarity rows (f32) and their coefficients (f64).
-    const xBytes = Math.ceil((signals * labels * 4) / 16) * 16;
-    const weights = xBytes + (inputs + 1) * slot * 8;
-    const rowsAt = weights + 64;
-    const rowBytes = Math.ceil((labels * 4) / 16) * 16;
-    const gammasAt = rowsAt + RESIDUAL_ROWS * rowBytes;
-    const { kernel: k, buffer } = instantiate(module, gammasAt + RESIDUAL_ROWS * 8);
-    const x = new Float32Array(buffer, 0, signals * labels);
-    const rowViews = Array.from(
-      { length: RESIDUAL_ROWS },
-      (_, j) => new Float32Array(buffer, rowsAt + j * rowBytes, labels),
-    );
-    const gammas = new Float64Array(buffer, gammasAt, RESIDUAL_ROWS);
-    const inSlot = new Array<Float32Array | undefined>(RESIDUAL_ROWS).fill(undefined);
-    const slotLength = new Array<number>(RESIDUAL_ROWS).fill(0);
-    const views = Array.from({ length: inputs }, (_, i) => new Float64Array(buffer, xBytes + i * slot * 8, slot));
-    const out = xBytes + inputs * slot * 8;
-    const a = new Float64Array(buffer, weights, 8);
-    const at = (which: number) => xBytes + which * slot * 8;
-    return {
-      x,
-      inputs: views.map((v) => v.subarray(0, labels)),
-      output: new Float64Array(buffer, out, labels),
-      run(which, n, shift, scale) {
-        views[which][n] = -Infinity; // the pad of an odd n contributes exp(−∞) = 0
-        return k.expsum(at(which), out, n, shift, scale);
-      },
-      combine(weights8, which) {
-        for (let s = 0; s < 8; s++) a[s] = weights8[s];
-        k.combine8(0, labels, weights, at(which), labels);
-      },
-      max(which, n) {
-        views[which][n] = -Infinity;
-        return k.maxf64(at(which), n);
-      },
-      logClip(which, shift, row) {
-        k.logclip(at(which), labels, shift, row * labels * 4);
-      },
-      divide(n, by) {
-        return k.divide(out, n, by);
-      },
-      residual(from, to, rows, g, scale, n) {
-        if (rows.length > RESIDUAL_ROWS) return residualTwin(x, labels, from, to, rows, g, scale, n);
-        for (let j = 0; j < rows.length; j++) {
-          // A plan's later steps call the same tools first: a row already in its slot stays (rows are never changed in
-          // place).
-          if (inSlot[j] !== rows[j] || slotLength[j] !== n) {
-            rowViews[j].set(rows[j].subarray(0, n));
-            inSlot[j] = rows[j];
-            slotLength[j] = n;
-          }
-          gammas[j] = g[j];
+  return module ? wasmGateKernel(module, labels, signals, inputs) : jsGateKernel(labels, signals, inputs);
+}
+
+/** The gate kernel in WebAssembly memory: the rows, inputs and weights laid out for the SIMD loops. */
+function wasmGateKernel(
+  module: NonNullable<ReturnType<typeof kernelModule>>,
+  labels: number,
+  signals: number,
+  inputs: number,
+): GateKernel {
+  const slot = (labels + 2) & ~1;
+  // Memory: x (f32, padded to 16 bytes), then the f64 inputs and the output, then 8 weights,
+  // then RESIDUAL_ROWS similarity rows (f32) and their coefficients (f64).
+  const xBytes = Math.ceil((signals * labels * 4) / 16) * 16;
+  const weights = xBytes + (inputs + 1) * slot * 8;
+  const rowsAt = weights + 64;
+  const rowBytes = Math.ceil((labels * 4) / 16) * 16;
+  const gammasAt = rowsAt + RESIDUAL_ROWS * rowBytes;
+  const { kernel: k, buffer } = instantiate(module, gammasAt + RESIDUAL_ROWS * 8);
+  const x = new Float32Array(buffer, 0, signals * labels);
+  const rowViews = Array.from(
+    { length: RESIDUAL_ROWS },
+    (_, j) => new Float32Array(buffer, rowsAt + j * rowBytes, labels),
+  );
+  const gammas = new Float64Array(buffer, gammasAt, RESIDUAL_ROWS);
+  const inSlot = new Array<Float32Array | undefined>(RESIDUAL_ROWS).fill(undefined);
+  const slotLength = new Array<number>(RESIDUAL_ROWS).fill(0);
+  const views = Array.from({ length: inputs }, (_, i) => new Float64Array(buffer, xBytes + i * slot * 8, slot));
+  const out = xBytes + inputs * slot * 8;
+  const a = new Float64Array(buffer, weights, 8);
+  const at = (which: number) => xBytes + which * slot * 8;
+  return {
+    x,
+    inputs: views.map((v) => v.subarray(0, labels)),
+    output: new Float64Array(buffer, out, labels),
+    run(which, n, shift, scale) {
+      views[which][n] = -Infinity; // the pad of an odd n contributes exp(−∞) = 0
+      return k.expsum(at(which), out, n, shift, scale);
+    },
+    combine(weights8, which) {
+      for (let s = 0; s < 8; s++) a[s] = weights8[s];
+      k.combine8(0, labels, weights, at(which), labels);
+    },
+    max(which, n) {
+      views[which][n] = -Infinity;
+      return k.maxf64(at(which), n);
+    },
+    logClip(which, shift, row) {
+      k.logclip(at(which), labels, shift, row * labels * 4);
+    },
+    divide(n, by) {
+      return k.divide(out, n, by);
+    },
+    residual(from, to, rows, g, scale, n) {
+      if (rows.length > RESIDUAL_ROWS) return residualTwin(x, labels, from, to, rows, g, scale, n);
+      for (let j = 0; j < rows.length; j++) {
+        // A plan's later steps call the same tools first: a row already in its slot stays (rows are never changed in
+        // place).
+        if (inSlot[j] !== rows[j] || slotLength[j] !== n) {
+          rowViews[j].set(rows[j].subarray(0, n));
+          inSlot[j] = rows[j];
+          slotLength[j] = n;
         }
-        k.residual(from * labels * 4, to * labels * 4, rowsAt, rowBytes, rows.length, gammasAt, n, scale);
-      },
-    };
-  }
+        gammas[j] = g[j];
+      }
+      k.residual(from * labels * 4, to * labels * 4, rowsAt, rowBytes, rows.length, gammasAt, n, scale);
+    },
+  };
+}
+
+/** The gate kernel in plain JavaScript, the same operations in the same order (where WebAssembly is not). */
+function jsGateKernel(labels: number, signals: number, inputs: number): GateKernel {
   const x = new Float32Array(signals * labels);
   const ins = Array.from({ length: inputs }, () => new Float64Array(labels));
   const output = new Float64Array(labels);
