@@ -3,13 +3,13 @@ import type { Plan } from '../base/types.js';
 import { requireVector } from './baselines.js';
 import { historyIndices, labelIndices } from './dependency.js';
 import { LinearHead, type LinearHeadOptions } from './linear-head.js';
-import { ReplayBuffer, trainLinearHead } from './linear-head-training.js';
+import { trainLinearHead } from './linear-head-training.js';
+import { ReplayBuffer, type ReplayState } from './replay-buffer.js';
 import { makeRanking, softmaxInPlace } from './ranking.js';
 import { DtdrError } from '../base/errors.js';
 import { MAX_PLAN_STEPS } from '../base/limits.js';
 import { optNum } from '../base/validate.js';
 import { type LinearHeadState } from './linear-head.js';
-import { type ReplayState } from './linear-head-training.js';
 import type { StateInput } from './types.js';
 import {
   ONLINE_HEAD,

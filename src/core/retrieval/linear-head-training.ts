@@ -4,7 +4,6 @@
  * online learning rehearses from.
  */
 import { DtdrError } from '../base/errors.js';
-import { array, COORDINATE, numbers, object, optNum } from '../base/validate.js';
 import { seededRandom, shuffleInPlace } from '../base/random.js';
 import { luInverse, luSolve } from './kernels/lu.js';
 import { outerAccumulator, packMatrix } from './kernels/matvec.js';
@@ -130,7 +129,6 @@ export function headProblem(data: LinearHeadData, options: LinearHeadOptions) {
 }
 
 /** Trains the head; yields the mean training loss after each epoch and returns the head. */
-// eslint-disable-next-line max-lines-per-function -- 128 lines: to split into steps
 export function* trainLinearHead(
   data: LinearHeadData,
   options: LinearHeadOptions = {},
@@ -150,24 +148,7 @@ export function* trainLinearHead(
   const support = csr ? targetSupport(data, init?.support) : undefined;
   // Full one-hot rows live with their Adam state and the logits in the kernel's memory (training.ts).
   const oneHot = support ? undefined : oneHotRows(S, C);
-  let E: Float64Array;
-  if (!support) {
-    E = oneHot!.E;
-    if (init) E.set(init.sparseWeights);
-  } else {
-    E = new Float64Array(support.cols.length);
-    if (init?.support) {
-      // Carry the trained values over to their (possibly shifted) places in the grown rows.
-      const old = init.support;
-      for (let r = 0; r < S; r++) {
-        let j = support.start[r];
-        for (let i = old.start[r]; i < old.start[r + 1]; i++) {
-          while (support.cols[j] !== old.cols[i]) j++;
-          E[j] = init.sparseWeights[i];
-        }
-      }
-    }
-  }
+  const E = initialSparseWeights(support, oneHot, init, S);
   /** Row r's weights are E[rowStart(r) .. rowStart(r + 1)): labels support.cols[j] with CSR, j − r·C in full rows. */
   const rowStart = support ? (r: number) => support.start[r] : (r: number) => r * C;
 
@@ -179,6 +160,7 @@ export function* trainLinearHead(
     vE = oneHot?.vE ?? new Float64Array(E.length),
     gE = oneHot?.gE ?? new Float64Array(E.length);
   const touched = new Uint8Array(S); // sparse rows with a gradient in this batch
+  const sparseRows = { support, oneHot, rowStart, touched, gE };
   const b1 = 0.9,
     b2 = 0.999,
     eps = 1e-8;
@@ -188,11 +170,7 @@ export function* trainLinearHead(
   const p = oneHot?.p ?? new Float64Array(C);
   // Standardise once: every epoch reads the same rows (bias column last).
   const D = dim + 1;
-  const X = new Float64Array(n * D);
-  data.dense.forEach((x, i) => {
-    for (let d = 0; d < dim; d++) X[i * D + d] = (x[d] - mean[d]) / std[d];
-    X[i * D + dim] = 1;
-  });
+  const X = standardisedRows(data.dense, mean, std, dim);
 
   // The dense weights (bias row included) class-major in the matrix kernel, refreshed per batch.
   const kernelW = packMatrix(new Float32Array(C * D), C, D);
@@ -215,58 +193,21 @@ export function* trainLinearHead(
           for (let k = 0; k < sp.length; k++)
             for (let j = support.start[sp[k]]; j < support.start[sp[k] + 1]; j++) p[support.cols[j]] += E[j];
         } else if (sp) for (let k = 0; k < sp.length; k++) oneHot!.addToLogits(sp[k]);
-        let max = -Infinity;
-        for (let c = 0; c < C; c++) if (p[c] > max) max = p[c];
-        let sum = 0;
-        for (let c = 0; c < C; c++) sum += p[c] = Math.exp(p[c] - max);
-        for (let c = 0; c < C; c++) p[c] /= sum;
-        const t = data.targets[i];
-        const share = 1 / t.length;
-        for (let k = 0; k < t.length; k++) {
-          lossSum -= share * Math.log(p[t[k]] + 1e-12);
-          p[t[k]] -= share; // p is now dLoss/dlogits
-        }
+        lossSum = softmaxGradient(p, C, data.targets[i], lossSum);
         gW.add(X, p, row);
-        if (sp) {
-          for (let k = 0; k < sp.length; k++) {
-            const e = rowStart(sp[k]);
-            const to = rowStart(sp[k] + 1);
-            if (!touched[sp[k]]) {
-              touched[sp[k]] = 1;
-              gE.fill(0, e, to);
-            }
-            if (support) for (let j = e; j < to; j++) gE[j] += p[support.cols[j]];
-            else oneHot!.addToGradient(sp[k]);
-          }
-        }
+        if (sp) sparseGradient(sp, p, sparseRows);
       }
       step++;
       const scale = 1 / (end - start);
       const lr = (o.learningRate * Math.sqrt(1 - b2 ** step)) / (1 - b1 ** step);
-      const grad = gW.grad;
-      const stride = gW.stride;
-      for (let d = 0, k = 0; d < D; d++) {
-        for (let c = 0; c < C; c++, k++) {
-          const g = grad[d * stride + c] * scale + o.l2 * W[k];
-          mW[k] = b1 * mW[k] + (1 - b1) * g;
-          vW[k] = b2 * vW[k] + (1 - b2) * g * g;
-          W[k] -= (lr * mW[k]) / (Math.sqrt(vW[k]) + eps);
-        }
-      }
+      adamDense(W, mW, vW, gW, { scale, l2: o.l2, lr, b1, b2, eps }, D, C);
       // Lazy Adam for the one-hot rows: only rows seen in this batch move.
+      const sparseStep = { scale, l2: o.l2, lr, b1, b2, eps };
       for (let s = 0; s < S; s++) {
         if (!touched[s]) continue;
         touched[s] = 0;
-        if (oneHot) {
-          oneHot.adamRow(s, scale, o.l2, lr, b1, b2, eps);
-          continue;
-        }
-        for (let k = rowStart(s); k < rowStart(s + 1); k++) {
-          const g = gE[k] * scale + o.l2 * E[k];
-          mE[k] = b1 * mE[k] + (1 - b1) * g;
-          vE[k] = b2 * vE[k] + (1 - b2) * g * g;
-          E[k] -= (lr * mE[k]) / (Math.sqrt(vE[k]) + eps);
-        }
+        if (oneHot) oneHot.adamRow(s, scale, o.l2, lr, b1, b2, eps);
+        else adamRange(E, mE, vE, gE, rowStart(s), rowStart(s + 1), sparseStep);
       }
     }
     yield { epoch, epochs: o.epochs, loss: lossSum / n };
@@ -275,106 +216,125 @@ export function* trainLinearHead(
   return new LinearHead(dim, C, S, mean, std, W, oneHot ? Float64Array.from(E) : E, support);
 }
 
-/**
- * A reservoir sample of a head's training examples (Vitter's algorithm R, seeded), kept with the
- * model so online learning can rehearse old examples next to new ones: fine-tuning on new
- * demonstrations alone drifts away from what the head knew.
- */
-export class ReplayBuffer {
-  readonly dense: Float32Array[] = [];
-  readonly sparse: Uint32Array[] = [];
-  readonly targets: number[][] = [];
-
-  constructor(
-    readonly capacity = 1024,
-    public seen = 0,
-  ) {}
-
-  add(data: LinearHeadData): void {
-    for (let i = 0; i < data.dense.length; i++) {
-      this.seen++;
-      const slot = this.dense.length < this.capacity ? this.dense.length : Math.floor(hashUnit(this.seen) * this.seen);
-      if (slot >= this.capacity) continue;
-      this.dense[slot] = Float32Array.from(data.dense[i]);
-      this.sparse[slot] = Uint32Array.from(data.sparse?.[i] ?? []);
-      this.targets[slot] = Array.from(data.targets[i]);
-    }
+/** The one-hot rows' starting weights (the kernel's full rows, or CSR values), carried over from `init`. */
+function initialSparseWeights(
+  support: SparseSupport | undefined,
+  oneHot: ReturnType<typeof oneHotRows> | undefined,
+  init: LinearHead | undefined,
+  S: number,
+): Float64Array {
+  if (!support) {
+    const E = oneHot!.E;
+    if (init) E.set(init.sparseWeights);
+    return E;
   }
-
-  /** The new examples followed by up to `ratio`× as many rehearsed ones. */
-  mix(data: LinearHeadData, ratio = 2): LinearHeadData {
-    const n = Math.min(this.dense.length, Math.round(data.dense.length * ratio));
-    const picks = Array.from({ length: this.dense.length }, (_, i) => i);
-    shuffleInPlace(picks, seededRandom(this.seen));
-    const chosen = picks.slice(0, n);
-    return {
-      ...data,
-      dense: [...data.dense, ...chosen.map((i) => this.dense[i])],
-      targets: [...data.targets, ...chosen.map((i) => this.targets[i])],
-      ...(data.sparse ? { sparse: [...data.sparse, ...chosen.map((i) => this.sparse[i])] } : {}),
-    };
-  }
-
-  state(): ReplayState {
-    return {
-      capacity: this.capacity,
-      seen: this.seen,
-      dense: this.dense.map((v) => Array.from(v)),
-      sparse: this.sparse.map((v) => Array.from(v)),
-      targets: this.targets,
-    };
-  }
-
-  /**
-   * A buffer from `state()`. With `check` (a loaded file), the saved examples are validated:
-   * vectors of the head's dimension, one-hot ids below its one-hot size and labels below its
-   * class count (else a DtdrError naming `check.field`).
-   */
-  static fromState(
-    s: ReplayState | undefined,
-    check?: { field: string; dim: number; sparseSize: number; classes: number },
-  ): ReplayBuffer {
-    if (check && s !== undefined && s !== null) {
-      const f = check.field;
-      object(f, s);
-      optNum(`${f}.capacity`, s.capacity, { min: 1, max: 1e9, integer: true });
-      optNum(`${f}.seen`, s.seen, { min: 0, integer: true });
-      if (s.dense !== undefined || s.targets !== undefined) {
-        const dense = array(`${f}.dense`, s.dense);
-        array(`${f}.targets`, s.targets, dense.length);
-        if (s.sparse !== undefined) array(`${f}.sparse`, s.sparse, dense.length);
-        dense.forEach((v, i) => {
-          numbers(`${f}.dense[${i}]`, v, check.dim, COORDINATE);
-          if (s.sparse?.[i] !== undefined)
-            numbers(`${f}.sparse[${i}]`, s.sparse[i], undefined, { min: 0, max: check.sparseSize - 1, integer: true });
-          numbers(`${f}.targets[${i}]`, s.targets[i], undefined, { min: 0, max: check.classes - 1, integer: true });
-        });
+  const E = new Float64Array(support.cols.length);
+  if (init?.support) {
+    // Carry the trained values over to their (possibly shifted) places in the grown rows.
+    const old = init.support;
+    for (let r = 0; r < S; r++) {
+      let j = support.start[r];
+      for (let i = old.start[r]; i < old.start[r + 1]; i++) {
+        while (support.cols[j] !== old.cols[i]) j++;
+        E[j] = init.sparseWeights[i];
       }
     }
-    const buffer = new ReplayBuffer(Number(s?.capacity) || 1024, Number(s?.seen) || 0);
-    if (s && Array.isArray(s.dense) && Array.isArray(s.targets) && s.dense.length === s.targets.length) {
-      s.dense.forEach((v, i) => {
-        buffer.dense.push(Float32Array.from(v));
-        buffer.sparse.push(Uint32Array.from(s.sparse?.[i] ?? []));
-        buffer.targets.push(s.targets[i].map(Number));
-      });
+  }
+  return E;
+}
+
+/** The dense rows standardised, a bias column of ones last: n × (dim + 1), row-major. */
+function standardisedRows(dense: Float32Array[], mean: Float64Array, std: Float64Array, dim: number): Float64Array {
+  const D = dim + 1;
+  const X = new Float64Array(dense.length * D);
+  dense.forEach((x, i) => {
+    for (let d = 0; d < dim; d++) X[i * D + d] = (x[d] - mean[d]) / std[d];
+    X[i * D + dim] = 1;
+  });
+  return X;
+}
+
+/** One Adam step on the dense weights W (D × C, bias row last) from the batch's accumulated gradient. */
+function adamDense(
+  W: Float64Array,
+  mW: Float64Array,
+  vW: Float64Array,
+  gW: ReturnType<typeof outerAccumulator>,
+  h: { scale: number; l2: number; lr: number; b1: number; b2: number; eps: number },
+  D: number,
+  C: number,
+): void {
+  const { scale, l2, lr, b1, b2, eps } = h;
+  const grad = gW.grad;
+  const stride = gW.stride;
+  for (let d = 0, k = 0; d < D; d++) {
+    for (let c = 0; c < C; c++, k++) {
+      const g = grad[d * stride + c] * scale + l2 * W[k];
+      mW[k] = b1 * mW[k] + (1 - b1) * g;
+      vW[k] = b2 * vW[k] + (1 - b2) * g * g;
+      W[k] -= (lr * mW[k]) / (Math.sqrt(vW[k]) + eps);
     }
-    return buffer;
   }
 }
 
-export interface ReplayState {
-  capacity: number;
-  seen: number;
-  dense: number[][];
-  sparse: number[][];
-  targets: number[][];
+/**
+ * Softmax of the logits in p, in place, then p minus the soft targets (p becomes dLoss/dlogits);
+ * the running loss with this example's cross-entropy taken off it.
+ */
+function softmaxGradient(p: Float64Array, C: number, t: ArrayLike<number>, lossSum: number): number {
+  let max = -Infinity;
+  for (let c = 0; c < C; c++) if (p[c] > max) max = p[c];
+  let sum = 0;
+  for (let c = 0; c < C; c++) sum += p[c] = Math.exp(p[c] - max);
+  for (let c = 0; c < C; c++) p[c] /= sum;
+  const share = 1 / t.length;
+  for (let k = 0; k < t.length; k++) {
+    lossSum -= share * Math.log(p[t[k]] + 1e-12);
+    p[t[k]] -= share; // p is now dLoss/dlogits
+  }
+  return lossSum;
 }
 
-/** A deterministic uniform number in [0, 1) from an integer (reservoir slots without RNG state). */
-function hashUnit(n: number): number {
-  let x = Math.imul(n ^ 0x9e3779b9, 0x85ebca6b);
-  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
-  x ^= x >>> 16;
-  return (x >>> 0) / 4294967296;
+/** One Adam step on the weights E[from..to) (a CSR one-hot row) from their gradient. */
+function adamRange(
+  E: Float64Array,
+  mE: Float64Array,
+  vE: Float64Array,
+  gE: Float64Array,
+  from: number,
+  to: number,
+  h: { scale: number; l2: number; lr: number; b1: number; b2: number; eps: number },
+): void {
+  const { scale, l2, lr, b1, b2, eps } = h;
+  for (let k = from; k < to; k++) {
+    const g = gE[k] * scale + l2 * E[k];
+    mE[k] = b1 * mE[k] + (1 - b1) * g;
+    vE[k] = b2 * vE[k] + (1 - b2) * g * g;
+    E[k] -= (lr * mE[k]) / (Math.sqrt(vE[k]) + eps);
+  }
+}
+
+/** The example's one-hot rows' gradient (dLoss/dlogits in p) added to gE; a row is zeroed at its first use. */
+function sparseGradient(
+  sp: ArrayLike<number>,
+  p: Float64Array,
+  rows: {
+    support: SparseSupport | undefined;
+    oneHot: ReturnType<typeof oneHotRows> | undefined;
+    rowStart: (r: number) => number;
+    touched: Uint8Array;
+    gE: Float64Array;
+  },
+): void {
+  const { support, oneHot, rowStart, touched, gE } = rows;
+  for (let k = 0; k < sp.length; k++) {
+    const e = rowStart(sp[k]);
+    const to = rowStart(sp[k] + 1);
+    if (!touched[sp[k]]) {
+      touched[sp[k]] = 1;
+      gE.fill(0, e, to);
+    }
+    if (support) for (let j = e; j < to; j++) gE[j] += p[support.cols[j]];
+    else oneHot!.addToGradient(sp[k]);
+  }
 }

@@ -14,7 +14,7 @@ import type { ToolSpec } from '../../base/types.js';
 import { startCount } from '../dependency.js';
 import { DependencyGraph } from '../graph.js';
 import { LinearHead, type LinearHeadState } from '../linear-head.js';
-import { ReplayBuffer, type ReplayState } from '../linear-head-training.js';
+import { ReplayBuffer, type ReplayState } from '../replay-buffer.js';
 import { headSparseSize, type Evidence } from './evidence.js';
 import { MAX_CURVE_SIZE, type Calibration } from './groups.js';
 import type { CombinationsState } from './rules/new-combinations.js';
