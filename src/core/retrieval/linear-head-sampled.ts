@@ -147,57 +147,15 @@ interface BatchState {
  * One minibatch: the sampled softmax's gradients over the batch's labels, then a lazy Adam step. Returns the batch's
  * summed loss.
  */
-// eslint-disable-next-line max-lines-per-function -- 103 lines: to split into steps
 function sampledBatch(s: BatchState, indices: number[], from: number, to: number): number {
-  const { C, D, Wc, E, gW, gE, start, cols, slot, cand, z, rowFrom, rowTo, pairLabel, pairEntry, rowList, targets } = s;
+  const { C, D, Wc, E, gW, gE, slot, cand, z, rowFrom, rowTo, pairLabel, pairEntry, rowList, targets } = s;
   const o = s.options;
   let lossSum = 0;
-  // The batch's labels: every acceptable label of its examples, then uniform negatives.
-  let m = 0;
-  for (let b = from; b < to; b++) {
-    const t = targets[indices[b]];
-    for (let k = 0; k < t.length; k++) {
-      const c = t[k];
-      if (slot[c] < 0) {
-        slot[c] = m;
-        cand[m++] = c;
-      }
-    }
-  }
-  const positives = m;
-  for (let k = 0; k < s.negatives && m < C; k++) {
-    const c = Math.floor(s.draw() * C);
-    if (slot[c] < 0) {
-      slot[c] = m;
-      cand[m++] = c;
-    }
-  }
+  const { m, positives } = batchLabels(s, indices, from, to);
   // Each sampled negative stands for (C − positives) / sampled labels outside the batch.
   const correction = m > positives ? Math.log((C - positives) / (m - positives)) : 0;
   for (let k = 0; k < m; k++) gW.fill(0, cand[k] * D, cand[k] * D + D);
-  // Each one-hot row of the batch met once: its entries at the batch's labels, as (label slot,
-  // entry) pairs in column order. Rows hold every label their examples ever needed (thousands at
-  // 16,000 tools); an example then visits the few hundred pairs, the same entries in the same order.
-  pairLabel.length = 0;
-  pairEntry.length = 0;
-  for (let b = from; b < to; b++) {
-    const sp = s.sparse?.[indices[b]];
-    if (!sp) continue;
-    for (let a = 0; a < sp.length; a++) {
-      const r = sp[a];
-      if (rowFrom[r] >= 0) continue;
-      rowFrom[r] = pairLabel.length;
-      rowList.push(r);
-      for (let j = start[r]; j < start[r + 1]; j++) {
-        const k = slot[cols[j]];
-        if (k < 0) continue;
-        pairLabel.push(k);
-        pairEntry.push(j);
-        gE[j] = 0;
-      }
-      rowTo[r] = pairLabel.length;
-    }
-  }
+  batchPairs(s, indices, from, to);
   for (let b = from; b < to; b++) {
     const i = indices[b];
     s.products.dots(i, m, positives, correction);
@@ -256,4 +214,59 @@ function sampledBatch(s: BatchState, indices: number[], from: number, to: number
   rowList.length = 0;
   for (let k = 0; k < m; k++) slot[cand[k]] = -1;
   return lossSum;
+}
+
+/** The batch's labels in `s.cand` (slots in `s.slot`): its examples' acceptable labels, then uniform negatives. */
+function batchLabels(s: BatchState, indices: number[], from: number, to: number): { m: number; positives: number } {
+  const { C, slot, cand, targets } = s;
+  let m = 0;
+  for (let b = from; b < to; b++) {
+    const t = targets[indices[b]];
+    for (let k = 0; k < t.length; k++) {
+      const c = t[k];
+      if (slot[c] < 0) {
+        slot[c] = m;
+        cand[m++] = c;
+      }
+    }
+  }
+  const positives = m;
+  for (let k = 0; k < s.negatives && m < C; k++) {
+    const c = Math.floor(s.draw() * C);
+    if (slot[c] < 0) {
+      slot[c] = m;
+      cand[m++] = c;
+    }
+  }
+  return { m, positives };
+}
+
+/**
+ * Each one-hot row of the batch met once: its entries at the batch's labels, as (label slot,
+ * entry) pairs in column order (`s.pairLabel`, `s.pairEntry`, a row's in [rowFrom, rowTo)), their
+ * gradients zeroed. Rows hold every label their examples ever needed (thousands at 16,000 tools);
+ * an example then visits the few hundred pairs, the same entries in the same order.
+ */
+function batchPairs(s: BatchState, indices: number[], from: number, to: number): void {
+  const { gE, start, cols, slot, rowFrom, rowTo, pairLabel, pairEntry, rowList } = s;
+  pairLabel.length = 0;
+  pairEntry.length = 0;
+  for (let b = from; b < to; b++) {
+    const sp = s.sparse?.[indices[b]];
+    if (!sp) continue;
+    for (let a = 0; a < sp.length; a++) {
+      const r = sp[a];
+      if (rowFrom[r] >= 0) continue;
+      rowFrom[r] = pairLabel.length;
+      rowList.push(r);
+      for (let j = start[r]; j < start[r + 1]; j++) {
+        const k = slot[cols[j]];
+        if (k < 0) continue;
+        pairLabel.push(k);
+        pairEntry.push(j);
+        gE[j] = 0;
+      }
+      rowTo[r] = pairLabel.length;
+    }
+  }
 }
