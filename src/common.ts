@@ -24,7 +24,7 @@ export type { WorkerRefitter } from './workers/refit-client.js';
 export { END, type JsonSchema, type Plan, type PlanNode, type ToolSpec } from './core/base/types.js';
 export { chainPlan, planFromRecord } from './core/plans/plan.js';
 export type { ChainPlanInput } from './core/plans/input.js';
-export { METHODS, type TrainOptions } from './core/retrieval/train.js';
+export { METHODS, type TrainOptions } from './core/retrieval/methods.js';
 export type { Backoff, MethodName, Ranking, TrainingProgress } from './core/retrieval/types.js';
 export type {
   ExperimentalGatedSettings,

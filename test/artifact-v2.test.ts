@@ -13,7 +13,7 @@ import { Dtdr, safeLoadModel } from '../src/core/dtdr.js';
 import type { Encoder } from '../src/core/base/encoder.js';
 import { DtdrError } from '../src/core/base/errors.js';
 import { decodeBinaryModel, encodeBinaryModel } from '../src/core/model/binary.js';
-import { METHODS } from '../src/core/retrieval/train.js';
+import { METHODS } from '../src/core/retrieval/methods.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { readModelFile, writeModelFile } from '../src/storage/file.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Dtdr } from '../src/core/dtdr.js';
 import { DtdrError } from '../src/core/base/errors.js';
-import { METHODS } from '../src/core/retrieval/train.js';
+import { METHODS } from '../src/core/retrieval/methods.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { ROOT, wordAxisEncoder } from './helpers.js';
 

@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { STEP_RULES } from '../src/core/retrieval/default/step-rules.js';
-import { METHOD_REGISTRY } from '../src/core/retrieval/train.js';
+import { METHOD_REGISTRY } from '../src/core/retrieval/methods.js';
 import { ROOT } from './helpers.js';
 
 const importsOf = (file: string) =>

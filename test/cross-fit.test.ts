@@ -15,13 +15,8 @@ import {
 } from '../src/core/retrieval/default/cross-fit.js';
 import { GateDataBuilder } from '../src/core/retrieval/default/gate.js';
 import { GatedRetriever } from '../src/core/retrieval/default/index.js';
-import {
-  fitRetriever,
-  fitRetrieverWith,
-  fitVectors,
-  PARALLEL_FROM_PLANS,
-  type FitVectors,
-} from '../src/core/retrieval/train.js';
+import { fitRetriever, fitRetrieverWith, fitVectors, PARALLEL_FROM_PLANS } from '../src/core/retrieval/train.js';
+import { type FitVectors } from '../src/core/retrieval/methods.js';
 import type { Plan, ToolSpec } from '../src/core/base/types.js';
 import { demoDataset } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';

@@ -15,7 +15,7 @@ import { groupThreshold } from '../src/core/retrieval/default/groups.js';
 import { fitTemperature, gateLoss, GateDataBuilder, stepProbabilities } from '../src/core/retrieval/default/gate.js';
 import type { GatedRetriever, GatedState } from '../src/core/retrieval/default/index.js';
 import { selectCandidates } from '../src/core/selection/select.js';
-import { DEFAULT_METHOD } from '../src/core/retrieval/train.js';
+import { DEFAULT_METHOD } from '../src/core/retrieval/methods.js';
 import { END, type ToolSpec } from '../src/core/base/types.js';
 import { generateDemoPlans } from '../src/demo/toolset.js';
 import { wordAxisEncoder } from './helpers.js';

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Dtdr } from '../src/core/dtdr.js';
 import { makeRanking } from '../src/core/retrieval/ranking.js';
-import { METHOD_REGISTRY, type MethodEntry } from '../src/core/retrieval/train.js';
+import { METHOD_REGISTRY, type MethodEntry } from '../src/core/retrieval/methods.js';
 import type { MethodName, RankInput, Ranking, Retriever } from '../src/core/retrieval/types.js';
 import { DEMO_TOOLS } from '../src/demo/toolset.js';
 

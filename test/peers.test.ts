@@ -11,7 +11,7 @@ import { evaluateMethods } from '../src/core/evaluation/evaluate.js';
 import { END, type Plan, type ToolSpec } from '../src/core/base/types.js';
 import { toolText } from '../src/core/base/text.js';
 import { selectCandidates } from '../src/core/selection/select.js';
-import { PEERS } from '../src/core/retrieval/train.js';
+import { PEERS } from '../src/core/retrieval/methods.js';
 import { peersFor } from '../src/cli/peers/index.js';
 import { parseMethods } from '../src/cli/shared.js';
 import { runCli, wordAxisEncoder } from './helpers.js';

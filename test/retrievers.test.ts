@@ -6,7 +6,8 @@ import { DependencyRetriever } from '../src/core/retrieval/dependency.js';
 import { trainLinearHead } from '../src/core/retrieval/linear-head-training.js';
 import { makeRanking, withLazyOrder } from '../src/core/retrieval/ranking.js';
 import { selectCandidates } from '../src/core/selection/select.js';
-import { labelsOf, trainRetriever } from '../src/core/retrieval/train.js';
+import { trainRetriever } from '../src/core/retrieval/train.js';
+import { labelsOf } from '../src/core/retrieval/methods.js';
 import { END, type ToolSpec } from '../src/core/base/types.js';
 import { wordAxisEncoder } from './helpers.js';
 

@@ -13,7 +13,7 @@ import { DtdrError } from '../src/core/base/errors.js';
 import { buildSelectionPrompt } from '../src/core/prompts/build.js';
 import { chainPlan, planTools } from '../src/core/plans/plan.js';
 import type { Ranking } from '../src/core/retrieval/types.js';
-import { METHODS } from '../src/core/retrieval/train.js';
+import { METHODS } from '../src/core/retrieval/methods.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { wordAxisEncoder } from './helpers.js';

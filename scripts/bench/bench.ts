@@ -29,7 +29,7 @@ import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { usesWasmKernel } from '../../src/core/retrieval/kernels/matvec.js';
 import type { MethodName } from '../../src/core/retrieval/types.js';
-import { METHODS } from '../../src/core/retrieval/train.js';
+import { METHODS } from '../../src/core/retrieval/methods.js';
 import { demoDataset } from '../../src/demo/toolset.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import { median, quantile } from './stats.js';

@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { splitDataset } from '../../src/core/evaluation/evaluate.js';
-import { METHODS, PEERS } from '../../src/core/retrieval/train.js';
+import { METHODS, PEERS } from '../../src/core/retrieval/methods.js';
 import { peersFor } from '../../src/cli/peers/index.js';
 import { readDatasetDir } from '../../src/data/node.js';
 import { loadEncoder } from '../../src/encoders/node.js';

@@ -6,7 +6,7 @@ import { loadEncoder } from '../encoders/node.js';
 import { intOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
 import { fmt, parseMethod } from './shared.js';
-import { DEFAULT_METHOD } from '../core/retrieval/train.js';
+import { DEFAULT_METHOD } from '../core/retrieval/methods.js';
 import { describeBackoff } from './retrieve.js';
 
 export const demoHelp = `dtdr demo [--method dtdr-g] [--query "…"]… [--max-steps 6]

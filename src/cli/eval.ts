@@ -3,7 +3,7 @@ import { evaluateMethods, sequenceKey, splitDataset, type EvaluationResult } fro
 import { collectDatasetReport, reportData } from '../report/collect.js';
 import { checkReportPath, writeReport } from '../report/node.js';
 import { loadQwen3TokenCounter } from '../tokens/qwen3.js';
-import { DEFAULT_METHOD, fitNeeds, isPeer, METHODS, PEERS } from '../core/retrieval/train.js';
+import { DEFAULT_METHOD, fitNeeds, isPeer, METHODS, PEERS } from '../core/retrieval/methods.js';
 import type { Dataset, Plan } from '../core/base/types.js';
 import type { Encoder } from '../core/base/encoder.js';
 import { readDatasetDir } from '../data/node.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Encoder } from '../core/base/encoder.js';
 import type { Dataset } from '../core/base/types.js';
 import { DtdrError } from '../core/base/errors.js';
-import { isMethod, isPeer, METHODS, PEERS } from '../core/retrieval/train.js';
+import { isMethod, isPeer, METHODS, PEERS } from '../core/retrieval/methods.js';
 import type { EvalMethodName, MethodName } from '../core/retrieval/types.js';
 import { loadEncoder } from '../encoders/node.js';
 import { foldWorkers, type NodeFoldWorkers } from '../workers/node.js';

@@ -1,6 +1,6 @@
 import { Dtdr } from '../core/dtdr.js';
 import { DtdrError } from '../core/base/errors.js';
-import { DEFAULT_METHOD, fitNeeds } from '../core/retrieval/train.js';
+import { DEFAULT_METHOD, fitNeeds } from '../core/retrieval/methods.js';
 import { readDatasetDir } from '../data/node.js';
 import { demoDataset } from '../demo/toolset.js';
 import { checkModelPath, writeModelFile } from '../storage/file.js';

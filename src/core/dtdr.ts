@@ -7,8 +7,10 @@ import type { LearnInput, MethodName, RankInput, Ranking, Retriever } from './re
 import { checkSelectOptions, selectCandidates, type SelectOptions } from './selection/select.js';
 import type { Retrieval } from './selection/retrieval.js';
 import { contextText } from './base/text.js';
-import { DEFAULT_METHOD, embedAll, fitNeeds, methodEntry } from './retrieval/train.js';
-import { TRAIN_DEFAULTS, trainRetriever } from './retrieval/train.js';
+import { embedAll } from './retrieval/train.js';
+import { DEFAULT_METHOD, fitNeeds, methodEntry } from './retrieval/methods.js';
+import { trainRetriever } from './retrieval/train.js';
+import { TRAIN_DEFAULTS } from './retrieval/methods.js';
 import { chainPlan, planSteps, planTools } from './plans/plan.js';
 import { checkHistory, checkPlanSizes, checkQuery, checkTools, checkToolsDescribed } from './base/checks.js';
 import { forgetMatch, MAX_FORGETTABLE, readLearningWindow, saveLearningWindow } from './model/learning-window.js';

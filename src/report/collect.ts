@@ -15,7 +15,7 @@ import { GatedRetriever } from '../core/retrieval/default/index.js';
 import type { EvalMethodName, MethodName, PeerName } from '../core/retrieval/types.js';
 import { selectCandidates } from '../core/selection/select.js';
 import type { TokenCounter } from '../core/prompts/tokens.js';
-import { DEFAULT_METHOD, isPeer } from '../core/retrieval/train.js';
+import { DEFAULT_METHOD, isPeer } from '../core/retrieval/methods.js';
 import type { Dataset, Plan } from '../core/base/types.js';
 
 export const REPORT_VERSION = 1;

@@ -18,15 +18,8 @@ import type {
 } from '../retrieval/types.js';
 import { selectCandidates, type SelectOptions } from '../selection/select.js';
 import { contextText } from '../base/text.js';
-import {
-  embedAll,
-  fitRetrieverWith,
-  fitVectors,
-  isPeer,
-  TRAIN_DEFAULTS,
-  type FitVectors,
-  type TrainOptions,
-} from '../retrieval/train.js';
+import { embedAll, fitRetrieverWith, fitVectors } from '../retrieval/train.js';
+import { isPeer, TRAIN_DEFAULTS, type FitVectors, type TrainOptions } from '../retrieval/methods.js';
 import type { Dataset, Plan, PlanStep, ToolSpec } from '../base/types.js';
 
 /** Training and test plans, and how they were split. */

@@ -5,7 +5,7 @@ import type { ToolChanges } from './toolset.js';
 import type { Encoder } from '../base/encoder.js';
 import { DtdrError } from '../base/errors.js';
 import type { Retriever } from '../retrieval/types.js';
-import { isMethod, labelsOf, methodEntry, usesEncoder } from '../retrieval/train.js';
+import { isMethod, labelsOf, methodEntry, usesEncoder } from '../retrieval/methods.js';
 import { END, type Plan, type ToolSpec } from '../base/types.js';
 import { checkTools } from '../base/checks.js';
 import { MAX_PLAN_STEPS } from '../base/limits.js';
@@ -199,7 +199,7 @@ function readArtifact(
   if (a.state !== undefined && a.state !== null) object('state', a.state);
   const l = Number(a.training?.historyLength ?? 3);
   const dim = a.encoder?.dimension ?? 0;
-  // Each method reads and checks its own state (its registry entry's fromState, retrieval/train.ts).
+  // Each method reads and checks its own state (its registry entry's fromState, retrieval/methods.ts).
   const retriever = methodEntry(a.method)!.fromState({ tools: a.tools, labels, dim, historyLength: l, state: s });
   return { retriever, artifact: a };
 }

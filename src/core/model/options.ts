@@ -3,7 +3,7 @@ import type { Encoder } from '../base/encoder.js';
 import type { Plan, ToolSpec } from '../base/types.js';
 import type { Refitter } from './refit.js';
 import type { ChainPlanInput } from '../plans/input.js';
-import type { TrainOptions } from '../retrieval/train.js';
+import type { TrainOptions } from '../retrieval/methods.js';
 import type { MethodName } from '../retrieval/types.js';
 
 /** Options of {@link Dtdr.train}: the method, the tools, the demonstrations, the encoder and the training options. */

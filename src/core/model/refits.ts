@@ -8,7 +8,8 @@ import type { Encoder } from '../base/encoder.js';
 import { DtdrError } from '../base/errors.js';
 import { MAX_EMBEDDING_NUMBER } from '../base/validate.js';
 import type { Plan, ToolSpec } from '../base/types.js';
-import { embedAll, fitNeeds, fitRetriever, fitVectors, TRAIN_DEFAULTS, type FitVectors } from '../retrieval/train.js';
+import { embedAll, fitRetriever, fitVectors } from '../retrieval/train.js';
+import { fitNeeds, TRAIN_DEFAULTS, type FitVectors } from '../retrieval/methods.js';
 import type { MethodName, Retriever } from '../retrieval/types.js';
 import type { RefitJob, Refitter } from './refit.js';
 

@@ -9,7 +9,7 @@ import type { Encoder } from '../base/encoder.js';
 import { DtdrError } from '../base/errors.js';
 import { toolText } from '../base/text.js';
 import type { Plan, ToolSpec } from '../base/types.js';
-import { labelsOf, methodEntry } from '../retrieval/train.js';
+import { labelsOf, methodEntry } from '../retrieval/methods.js';
 import type { Retriever } from '../retrieval/types.js';
 import { withTools, type ModelArtifact } from './artifact.js';
 import { checkAddedTools, checkRemovedTools, withoutAddedTool, type ToolChanges } from './toolset.js';

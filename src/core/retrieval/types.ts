@@ -144,7 +144,7 @@ export interface TrainingProgress {
   loss?: number;
 }
 
-/** A checked model file's parts, for a method's state reader (`fromState` in the method registry, train.ts). */
+/** A checked model file's parts, for a method's state reader (`fromState` in the method registry, methods.ts). */
 export interface StateInput {
   tools: ToolSpec[];
   /** Tool names then END. */
