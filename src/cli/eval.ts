@@ -9,7 +9,15 @@ import type { Encoder } from '../core/base/encoder.js';
 import { readDatasetDir } from '../data/node.js';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
-import { checkDescribed, cliFoldWorkers, encoderOptions, fmt, loadCliEncoder, parseMethods } from './shared.js';
+import {
+  checkDescribed,
+  cliFoldWorkers,
+  encoderOptions,
+  fmt,
+  loadCliEncoder,
+  parseMethods,
+  trainingFlags,
+} from './shared.js';
 import { peersFor } from './peers/index.js';
 
 export const evalHelp = `dtdr eval --data DIR [options]
@@ -292,13 +300,7 @@ async function evaluateWithReport(
 /** The methods' options from the command line. */
 function methodOptions(values: Record<string, unknown>, target: number) {
   return {
-    historyLength:
-      values['history-length'] === undefined
-        ? undefined
-        : intOption(values['history-length'] as string, 'history-length', 3, 1),
-    gated: { target },
-    clusters: values.clusters === undefined ? undefined : intOption(values.clusters as string, 'clusters', 1, 1),
-    head: { epochs: intOption(values.epochs as string | undefined, 'epochs', 8, 1) },
+    ...trainingFlags(values, target),
     select: { alpha: numberOption(values.alpha as string | undefined, 'alpha', 0.1, 0, 1) },
   };
 }

@@ -101,3 +101,16 @@ export function cliFoldWorkers(values: Record<string, unknown>): NodeFoldWorkers
     report: () => new Set(workers.errors).forEach((why) => console.error(`dtdr: ${why}`)),
   });
 }
+
+/** The training flags `dtdr train` and `dtdr eval` share (--history-length, --clusters, --epochs), with the target. */
+export function trainingFlags(values: Record<string, unknown>, target: number) {
+  return {
+    historyLength:
+      values['history-length'] === undefined
+        ? undefined
+        : intOption(values['history-length'] as string, 'history-length', 3, 1),
+    gated: { target },
+    clusters: values.clusters === undefined ? undefined : intOption(values.clusters as string, 'clusters', 1, 1),
+    head: { epochs: intOption(values.epochs as string | undefined, 'epochs', 8, 1) },
+  };
+}

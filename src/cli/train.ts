@@ -6,7 +6,14 @@ import { demoDataset } from '../demo/toolset.js';
 import { checkModelPath, writeModelFile } from '../storage/file.js';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { ProgressBar } from './progress.js';
-import { checkDescribed, cliFoldWorkers, encoderOptions, loadCliEncoder, parseMethod } from './shared.js';
+import {
+  checkDescribed,
+  cliFoldWorkers,
+  encoderOptions,
+  loadCliEncoder,
+  parseMethod,
+  trainingFlags,
+} from './shared.js';
 
 export const trainHelp = `dtdr train (--data DIR | --demo) --out FILE [options]
 
@@ -71,14 +78,8 @@ export async function trainCommand(argv: string[]): Promise<void> {
     plans,
     encoder,
     dataset: dataset.name,
-    historyLength:
-      values['history-length'] === undefined
-        ? undefined
-        : intOption(values['history-length'] as string, 'history-length', 3, 1),
-    gated: { target },
-    clusters: values.clusters === undefined ? undefined : intOption(values.clusters as string, 'clusters', 1, 1),
+    ...trainingFlags(values, target),
     seed: intOption(values.seed as string | undefined, 'seed', 0),
-    head: { epochs: intOption(values.epochs as string | undefined, 'epochs', 8, 1) },
     onProgress: (p) => bar.update(p.phase, p.fraction, p.loss !== undefined ? `loss ${p.loss.toFixed(3)}` : ''),
   }).finally(() => workers.close());
   bar.done();
