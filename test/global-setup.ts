@@ -16,10 +16,17 @@ declare module 'vitest' {
   }
 }
 
+/**
+ * vitest runs a global setup once per project (`fast`, `slow`), in one process: the message is
+ * keyed on that process, so one command says it once.
+ */
+const said = globalThis as { dtdrSharedAbsentSaid?: boolean };
+
 export default function setup(project: TestProject): () => void {
   const shared = fileURLToPath(new URL('../../shared/data', import.meta.url));
-  if (!existsSync(`${shared}/ultratool/data.jsonl`))
+  if (!said.dtdrSharedAbsentSaid && !existsSync(`${shared}/ultratool/data.jsonl`))
     console.warn(`[dtdr tests] ${shared} is absent: the real-data tests are skipped`);
+  said.dtdrSharedAbsentSaid = true;
   const packDir = mkdtempSync(join(tmpdir(), 'dtdr-pack-'));
   project.provide('dtdrPackDir', packDir);
   return () => rmSync(packDir, { recursive: true, force: true });
