@@ -7,6 +7,21 @@ import { describe, expect, it } from 'vitest';
 import { expSum, gateKernel, packMatrix, usesWasmKernel } from '../src/core/retrieval/kernels/matvec.js';
 import { gramRows, oneHotRows, sampledProducts, symmetricAccumulator } from '../src/core/retrieval/kernels/training.js';
 import { dotAt } from '../src/core/retrieval/kernels/rows.js';
+import { decodeBase64 } from '../src/core/retrieval/kernels/base64.js';
+
+describe('decodeBase64 (the kernel ships as base64)', () => {
+  it('decodes as Node does, at every padding, skipping whitespace', () => {
+    expect([...decodeBase64('TWFu')]).toEqual([77, 97, 110]);
+    expect([...decodeBase64('TWE=')]).toEqual([77, 97]);
+    expect([...decodeBase64('TQ==\n')]).toEqual([77]);
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
+        const text = Buffer.from(bytes).toString('base64');
+        return Buffer.from(decodeBase64(text)).equals(Buffer.from(bytes));
+      }),
+    );
+  });
+});
 
 describe('packMatrix', () => {
   it('runs on WebAssembly in Node', () => {

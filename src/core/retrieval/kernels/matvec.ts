@@ -7,7 +7,7 @@
  * QuickJS) that performs the kernel's operations in its order — so both give the same bits, and a
  * model ranks identically on every engine.
  */
-import { MATVEC_WASM } from './matvec-wasm.js';
+import { matvecWasm } from './matvec-wasm.js';
 import { DtdrError } from '../../base/errors.js';
 
 /**
@@ -88,7 +88,8 @@ export function kernelModule(): WebAssembly.Module | null {
   if (compiled !== undefined) return compiled;
   try {
     const wasm = (globalThis as { WebAssembly?: typeof WebAssembly }).WebAssembly;
-    compiled = wasm && wasm.validate(MATVEC_WASM) ? new wasm.Module(MATVEC_WASM) : null;
+    const bytes = wasm ? matvecWasm() : undefined;
+    compiled = wasm && wasm.validate(bytes!) ? new wasm.Module(bytes!) : null;
   } catch {
     compiled = null; // compiling refused (e.g. a strict CSP): the JS twin is used
   }
