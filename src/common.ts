@@ -40,11 +40,11 @@ export {
   BUNDLED_ENCODER_ID,
   createOnnxEncoder,
   type EncoderDevice,
-  type EncoderDtype,
   type EncoderOptions,
   type OnnxEncoderInit,
   type OnnxRuntime,
 } from './encoders/onnx.js';
+export type { EncoderDtype } from './encoders/onnx-files.js';
 export {
   withEmbeddingCache,
   withPersistentCache,

@@ -13,7 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Dtdr } from '../src/core/dtdr.js';
 import { END, type Plan, type ToolSpec } from '../src/core/base/types.js';
 import { chainPlan, planSteps } from '../src/core/plans/plan.js';
-import { NOVEL_CAUSE } from '../src/core/retrieval/default/retriever.js';
+import { NOVEL_CAUSE } from '../src/core/retrieval/default/calibrate-step.js';
 import { selectCandidates } from '../src/core/selection/select.js';
 import type { Ranking } from '../src/core/retrieval/types.js';
 import { loadEncoder } from '../src/encoders/node.js';

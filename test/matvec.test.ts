@@ -4,7 +4,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { expSum, gateKernel, packMatrix, usesWasmKernel } from '../src/core/retrieval/kernels/matvec.js';
+import { expSum, gateKernel, packMatrix } from '../src/core/retrieval/kernels/matvec.js';
+import { usesWasmKernel } from '../src/core/retrieval/kernels/wasm-kernel.js';
 import { gramRows, oneHotRows, sampledProducts, symmetricAccumulator } from '../src/core/retrieval/kernels/training.js';
 import { dotAt } from '../src/core/retrieval/kernels/rows.js';
 import { decodeBase64 } from '../src/core/retrieval/kernels/base64.js';

@@ -61,7 +61,8 @@ describe('step rules', () => {
     });
     const saved = JSON.parse(JSON.stringify(model.toJSON())) as { state: { withoutRules?: string[] } };
     expect(saved.state.withoutRules).toEqual(['request-coverage']);
-    const rulesOf = (m: Dtdr) => Object.keys((m as unknown as { base: { parts: { rules: object } } }).base.parts.rules);
+    const rulesOf = (m: Dtdr) =>
+      Object.keys((m as unknown as { state: { base: { parts: { rules: object } } } }).state.base.parts.rules);
     for (const m of [model, Dtdr.load(saved, encoder)]) {
       expect(rulesOf(m)).not.toContain('request-coverage');
       expect(rulesOf(m)).toContain('added-tools');

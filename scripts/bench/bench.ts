@@ -27,7 +27,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { usesWasmKernel } from '../../src/core/retrieval/kernels/matvec.js';
+import { usesWasmKernel } from '../../src/core/retrieval/kernels/wasm-kernel.js';
 import type { MethodName } from '../../src/core/retrieval/types.js';
 import { METHODS } from '../../src/core/retrieval/methods.js';
 import { demoDataset } from '../../src/demo/toolset.js';

@@ -1,38 +1,32 @@
-/* eslint-disable max-lines -- 527 lines: to split by concern */
-import { loadRetriever, saveRetriever, type ModelArtifact } from './model/artifact.js';
+import { saveRetriever, loadRetriever, type ModelArtifact } from './model/artifact.js';
 import type { Encoder } from './base/encoder.js';
 import { DtdrError } from './base/errors.js';
 import type { GatedDiagnostics } from './retrieval/default/index.js';
-import type { LearnInput, MethodName, RankInput, Ranking, Retriever } from './retrieval/types.js';
+import type { MethodName, RankInput, Ranking, Retriever } from './retrieval/types.js';
 import { checkSelectOptions, selectCandidates, type SelectOptions } from './selection/select.js';
 import type { Retrieval } from './selection/retrieval.js';
 import { contextText } from './base/text.js';
-import { embedAll } from './retrieval/train.js';
-import { DEFAULT_METHOD, fitNeeds, methodEntry } from './retrieval/methods.js';
+import { DEFAULT_METHOD, fitNeeds, TRAIN_DEFAULTS } from './retrieval/methods.js';
 import { trainRetriever } from './retrieval/train.js';
-import { TRAIN_DEFAULTS } from './retrieval/methods.js';
-import { chainPlan, planSteps, planTools } from './plans/plan.js';
+import { chainPlan, planTools } from './plans/plan.js';
 import { checkHistory, checkPlanSizes, checkQuery, checkTools, checkToolsDescribed } from './base/checks.js';
-import { forgetMatch, MAX_FORGETTABLE, readLearningWindow, saveLearningWindow } from './model/learning-window.js';
-import { ChangedToolSet, copyChanges } from './model/toolset.js';
-import { NO_CHANGES, readToolChanges, type ToolChanges } from './model/toolset.js';
+import { forgetMatch, readLearningWindow, saveLearningWindow } from './model/learning-window.js';
+import { ChangedToolSet, copyChanges, NO_CHANGES, readToolChanges } from './model/toolset.js';
 import { checkPlans, readPlans, type ChainPlanInput } from './plans/input.js';
 import { decodeBinaryModel, encodeBinaryModel } from './model/binary.js';
 import { checkNesting, MAX_MODEL_NESTING } from './base/limits.js';
 import type { Plan, ToolSpec } from './base/types.js';
-import { nextTask, REFIT_UP_TO, Refits, type RefitModel } from './model/refits.js';
+import { Refits } from './model/refits.js';
 import type { DtdrLoadOptions, DtdrTrainOptions } from './model/options.js';
 import { ChangeQueue } from './model/changes.js';
-import { requireEncoder, retrieverFromState, withAddedTools, withRemovedTools } from './model/tool-changes.js';
-import type { ToolSetSnapshot } from './model/tool-changes.js';
+import { withAddedTools, withRemovedTools } from './model/tool-changes.js';
+import { forgetRuns, learnRuns, refitsAtAll, type LearningModel, type ModelSnapshot } from './model/learning.js';
 
 export { REFIT_IN_BACKGROUND_UP_TO, REFIT_TIMEOUT, REFIT_UP_TO } from './model/refits.js';
 export { MAX_FORGETTABLE } from './model/learning-window.js';
 export type { Retrieval } from './selection/retrieval.js';
 export type { DtdrLoadOptions, DtdrTrainOptions } from './model/options.js';
 
-/** Learned runs folded into the state forget replays from per task (about 50 ms of DTDR-G learning on two cores). */
-const FOLD_CHUNK = 250;
 /** Demonstrations stored with a model for prompt examples. */
 const EXAMPLES_KEPT = 64;
 
@@ -54,42 +48,49 @@ const EXAMPLES_KEPT = 64;
  * it was before any learned run; model/changes.ts).
  */
 export class Dtdr {
-  /** The retriever as trained (or natively extended), before tool-set changes are applied. */
-  private base: Retriever;
-  /** The tools `base` ranks, in label order. */
-  private baseTools: ToolSpec[];
-  private changes: ToolChanges;
-  private view: Retriever;
+  /** The model's state that changes replace as a whole (model/learning.ts, model/tool-changes.ts). */
+  private state: ModelSnapshot;
+  /** The retriever that ranks: the state's, with its tool changes applied. */
+  private view!: Retriever;
+  /** Names of the tools the view can offer (computed on first use after a swap). */
+  private knownNames?: Set<string>;
 
   /** The order of changes and rankings (changes.ts). */
   private readonly queue = new ChangeQueue();
-  private enqueue<T>(change: () => T | Promise<T>): Promise<T> {
-    return this.queue.enqueue(change);
-  }
+  /** When and where refits run, and the one in flight. */
+  private readonly refits: Refits;
+  /** What learn and forget need of this model (model/learning.ts). */
+  private readonly learning: LearningModel;
 
   private constructor(
-    retriever: Retriever,
-    tools: ToolSpec[],
+    state: ModelSnapshot,
     readonly encoder: Encoder | undefined,
     private readonly training: ModelArtifact['training'],
     /** A few demonstrations kept with the model, for prompt examples. */
     readonly examples: Plan[] = [],
-    changes: ToolChanges = NO_CHANGES,
     refits: DtdrLoadOptions = {},
   ) {
     this.refits = new Refits(refits.refitter, refits.refitTimeout);
-    this.base = retriever;
-    this.baseTools = tools;
-    this.changes = changes;
-    this.view = this.applyChanges();
+    this.state = state;
+    this.swap(state);
+    const { queue } = this;
+    this.learning = {
+      encoder,
+      training,
+      refits: this.refits,
+      queue,
+      current: () => this.state,
+      swap: (next) => this.swap(next),
+    };
   }
 
-  private applyChanges(): Retriever {
-    const c = this.changes;
+  /** Swaps a next state in at once, and the retriever that ranks with it. */
+  private swap(next: ModelSnapshot): void {
+    const c = next.changes;
+    this.state = next;
     this.knownNames = undefined;
-    return c.removed.length === 0 && c.added.length === 0
-      ? this.base
-      : new ChangedToolSet(this.base, this.baseTools, c);
+    this.view =
+      c.removed.length === 0 && c.added.length === 0 ? next.base : new ChangedToolSet(next.base, next.baseTools, c);
   }
 
   /** The retriever that ranks (tool-set changes applied). */
@@ -99,13 +100,15 @@ export class Dtdr {
 
   /** The tools this model can offer now: trained and added ones, minus removed ones. */
   get tools(): ToolSpec[] {
-    const removed = new Set(this.changes.removed);
-    return [...this.baseTools, ...this.changes.added].filter((t) => !removed.has(t.name));
+    const { baseTools, changes } = this.state;
+    const removed = new Set(changes.removed);
+    return [...baseTools, ...changes.added].filter((t) => !removed.has(t.name));
   }
 
   /** The tools removed with `removeTools` (and not added back): adapters never offer or run them. */
   get removedTools(): string[] {
-    return [...this.changes.removed, ...(this.changes.dropped ?? [])];
+    const { changes } = this.state;
+    return [...changes.removed, ...(changes.dropped ?? [])];
   }
 
   /**
@@ -118,27 +121,9 @@ export class Dtdr {
   async addTools(specs: ToolSpec[]): Promise<void> {
     checkTools(specs);
     const copies = specs.map((t) => ({ ...t }));
-    return this.enqueue(() => this.addNow(copies));
-  }
-
-  private async addNow(specs: ToolSpec[]): Promise<void> {
-    this.swap(await withAddedTools(this.snapshot, specs, this.encoder));
-  }
-
-  /** The tool set's part of the model, which tool changes read and replace (model/tool-changes.ts). */
-  private get snapshot(): ToolSetSnapshot {
-    return { base: this.base, baseTools: this.baseTools, changes: this.changes, beforeLearning: this.beforeLearning };
-  }
-
-  /** Swaps a changed tool set in at once, and the retriever that ranks with it. */
-  private swap(next: ToolSetSnapshot): void {
-    [this.base, this.baseTools, this.changes, this.beforeLearning] = [
-      next.base,
-      next.baseTools,
-      next.changes,
-      next.beforeLearning,
-    ];
-    this.view = this.applyChanges();
+    return this.queue.enqueue(async () => {
+      this.swap({ ...this.state, ...(await withAddedTools(this.state, copies, this.encoder)) });
+    });
   }
 
   /**
@@ -153,22 +138,18 @@ export class Dtdr {
       return Promise.resolve();
     }
     const copy = Array.isArray(names) ? [...names] : names;
-    return this.enqueue(() => this.removeNow(copy));
+    return this.queue.enqueue(() => this.removeNow(copy));
   }
 
   private removeNow(names: string[]): void {
     const current = this.tools.map((t) => t.name);
-    this.swap(withRemovedTools(this.snapshot, names, current, this.learned, this.encoder));
+    const next = withRemovedTools(this.state, names, current, this.state.learned, this.encoder);
+    this.swap({ ...this.state, ...next });
   }
-
-  /** Demonstrations folded in after training, oldest first (kept so `forget` can take them out). */
-  private learned: Plan[] = [];
-  /** The state before the forgettable learned demonstrations, replayed from when forgetting. */
-  private beforeLearning?: ModelArtifact;
 
   /** How many learned demonstrations `forget` can still take out (see MAX_FORGETTABLE). */
   get learnedCount(): number {
-    return this.learned.length;
+    return this.state.learned.length;
   }
 
   /**
@@ -181,90 +162,22 @@ export class Dtdr {
    */
   async learn(plans: (Plan | ChainPlanInput)[]): Promise<void> {
     const given = readPlans(plans, 'options');
-    return this.enqueue(async () => {
+    return this.queue.enqueue(async () => {
+      const { baseTools, changes } = this.state;
+      const addedNames = changes.added.map((t) => t.name);
       checkPlans(
         given,
-        this.baseTools.map((t) => t.name),
-        this.changes.added.map((t) => t.name),
-        this.changes.removed,
+        baseTools.map((t) => t.name),
+        addedNames,
+        changes.removed,
       );
-      if (given.length === 0) return;
-      // Nothing is recorded before the runs are in the model: a learn that fails (refit, encoder) leaves it as it was.
-      const before = this.beforeLearning ?? snapshot(this.base, this.baseTools, this.encoder, this.training);
-      const learned = [...this.learned, ...given];
-      const due = this.refitsAtAll() ? this.refits.due(learned.length) : undefined;
-      if (due === 'now') await this.refit(learned);
-      else {
-        const input = await this.learnInput(given);
-        if (input) this.base.learn!(input);
-      }
-      [this.beforeLearning, this.learned] = [before, learned];
-      if (due === 'background') this.refitInBackground();
-      this.view = this.applyChanges();
-      if (this.learned.length > this.refits.keeps(this.refitsAtAll(), MAX_FORGETTABLE)) {
-        await this.foldOldestLearned(this.learned.length - MAX_FORGETTABLE / 2);
-        this.folded = true;
-      }
+      if (given.length > 0) await learnRuns(this.learning, given);
     });
   }
-
-  /** Whether learned demonstrations were folded into the state `forget` replays from (no refit can see them again). */
-  private folded = false;
-  /** When and where refits run, and the one in flight. */
-  private readonly refits: Refits;
 
   /** Why refits on the refitter failed (and what the model did instead), oldest first. */
   get refitErrors(): readonly string[] {
     return this.refits.failures;
-  }
-
-  /**
-   * A model of a method that refits from tools (the registry's `learning`: the default method)
-   * that started from its tools alone holds the demonstrations it has learned (none folded away)
-   * and refits on all of them, so its calibration and confidence are those of a model trained on
-   * the same runs.
-   */
-  private refitsAtAll(): boolean {
-    const refits = methodEntry(this.method)?.learning === 'refit-from-tools';
-    return refits && this.training.plans === 0 && !this.folded && this.encoder !== undefined;
-  }
-
-  /** What a refit needs of this model. */
-  private get refitModel(): RefitModel {
-    return {
-      method: this.method,
-      encoder: this.encoder,
-      seed: this.training.seed,
-      fromState: (tools, state) => retrieverFromState(this.base, tools, state, this.encoder),
-    };
-  }
-
-  /** Trains the model anew on `plans` over the same tools (tool changes stay as they are); learn waits for it. */
-  private async refit(plans: Plan[]): Promise<void> {
-    const tools = this.baseTools;
-    this.base = (await this.queue.whileRefitting(() => this.refits.fit(this.refitModel, plans, tools, true)))!;
-    this.refits.fittedOn = plans.length;
-  }
-
-  /**
-   * Refits on the runs learned so far while `learn` goes on folding new ones in; the refitted
-   * model, with the runs learned meanwhile folded in, replaces the live one as a model change
-   * (rankings before it see the old model, after it the new). Dropped when a change it could not
-   * see came first (forget, tool changes): the next learn starts another.
-   */
-  private refitInBackground(): void {
-    const [plans, tools, generation] = [this.learned.slice(), this.baseTools, this.refits.generation];
-    this.refits.background(this.refitModel, plans, tools, (fitted) =>
-      this.enqueue(async () => {
-        if (generation !== this.refits.generation || tools !== this.baseTools) return;
-        const newer = this.learned.slice(plans.length);
-        const input = newer.length > 0 ? await this.learnInput(newer, fitted) : undefined;
-        if (input) fitted.learn!(input);
-        this.base = fitted;
-        this.refits.fittedOn = plans.length;
-        this.view = this.applyChanges();
-      }),
-    );
   }
 
   /**
@@ -280,27 +193,6 @@ export class Dtdr {
   }
 
   /**
-   * Folds the `count` oldest learned demonstrations into the state `forget` replays from: they can no longer be
-   * forgotten.
-   */
-  private async foldOldestLearned(count: number): Promise<void> {
-    const oldest = this.learned.slice(0, count);
-    const { retriever, artifact } = loadRetriever(this.beforeLearning!, { encoder: this.encoder });
-    // A task apart per chunk (9,500 runs in one block held the thread 1.7 s); it changes only what
-    // forget replays from, not the live model, so rankings do not wait for it.
-    await this.queue.whileRefitting(async () => {
-      for (let i = 0; i < oldest.length; i += FOLD_CHUNK) {
-        const input = await this.learnInput(oldest.slice(i, i + FOLD_CHUNK), retriever);
-        if (input) retriever.learn!(input);
-        await nextTask();
-      }
-    });
-    this.beforeLearning = snapshot(retriever, artifact.tools, this.encoder, artifact.training);
-    this.learned = this.learned.slice(count);
-    this.refits.generation++;
-  }
-
-  /**
    * Removes what came from demonstrations handed to `learn` — by plan id, or by a predicate —
    * by replaying the remaining ones onto the model as it was before learning. Returns how many
    * were forgotten. The newest learned demonstrations can be (at least MAX_FORGETTABLE / 2 of them,
@@ -309,54 +201,7 @@ export class Dtdr {
    */
   async forget(which: readonly string[] | ((plan: Plan) => boolean)): Promise<number> {
     const match = forgetMatch(which);
-    return this.enqueue(async () => {
-      const keep = this.learned.filter((p) => !match(p));
-      const forgotten = this.learned.length - keep.length;
-      if (forgotten === 0 || !this.beforeLearning) return 0;
-      const { retriever, artifact } = loadRetriever(this.beforeLearning, { encoder: this.encoder });
-      this.base = retriever;
-      this.baseTools = artifact.tools;
-      this.learned = keep;
-      this.refits.fittedOn = 0;
-      this.refits.generation++;
-      this.refits.abandon('a forget made it pointless');
-      // Until the refit lands, the model as it was before any learned run answers: none of them, so none forgotten.
-      this.view = this.applyChanges();
-      // Refit where learn would (after a failed worker, here only up to REFIT_UP_TO runs; else replayed).
-      const refits = this.refitsAtAll() && (this.refits.refitter || keep.length <= REFIT_UP_TO);
-      const fitted =
-        keep.length > 0 && refits
-          ? await this.queue.whileRefitting(() =>
-              this.refits.fit(this.refitModel, keep, this.baseTools, keep.length <= REFIT_UP_TO),
-            )
-          : undefined;
-      if (fitted) [this.base, this.refits.fittedOn] = [fitted, keep.length];
-      else {
-        const input = keep.length > 0 ? await this.learnInput(keep, retriever) : undefined;
-        if (input) retriever.learn!(input);
-      }
-      this.view = this.applyChanges();
-      return forgotten;
-    });
-  }
-
-  /** What `retriever.learn` needs for `plans` (their embeddings); undefined when it learns nothing. */
-  private async learnInput(plans: Plan[], retriever: Retriever = this.base): Promise<LearnInput | undefined> {
-    if (!retriever.learn) return undefined;
-    const needs = fitNeeds(retriever.method);
-    const encoder = needs.queries || needs.contexts ? this.requireEncoder('learning') : undefined;
-    const input: LearnInput = { plans };
-    if (needs.queries) input.queryVectors = await this.refits.queries(encoder!, plans);
-    if (needs.contexts)
-      input.contextVectors = await embedAll(
-        encoder!,
-        plans.flatMap((p) => planSteps(p).map((s) => contextText(s.query, s.history, retriever.historyLength))),
-      );
-    return input;
-  }
-
-  private requireEncoder(what: string): Encoder {
-    return requireEncoder(this.encoder, this.method, what);
+    return this.queue.enqueue(() => forgetRuns(this.learning, match));
   }
 
   /**
@@ -380,8 +225,7 @@ export class Dtdr {
     const plans = readPlans(options.plans ?? [], 'options');
     const retriever = await trainRetriever(method, tools, plans, options.encoder, options);
     return new Dtdr(
-      retriever,
-      tools,
+      { base: retriever, baseTools: tools, changes: NO_CHANGES, learned: [], folded: false },
       options.encoder,
       {
         dataset: options.dataset,
@@ -391,7 +235,6 @@ export class Dtdr {
         ...(options.clusters !== undefined ? { clusters: options.clusters } : {}),
       },
       plans.slice(0, EXAMPLES_KEPT),
-      NO_CHANGES,
       options,
     );
   }
@@ -413,24 +256,24 @@ export class Dtdr {
       });
     }
     const examples = (a.examples ?? []).map((e) => chainPlan(String(e.id), e.query, e.tools));
-    const model = new Dtdr(retriever, a.tools, encoder, a.training, examples, readToolChanges(a, source), options);
     const window = readLearningWindow(a, encoder, source);
-    if (window) {
-      model.learned = window.learned;
-      model.refits.fittedOn = window.fitted ?? window.learned.length;
-      model.folded = window.folded;
-      model.beforeLearning = window.before;
-    }
+    const state: ModelSnapshot = {
+      base: retriever,
+      baseTools: a.tools,
+      changes: readToolChanges(a, source),
+      learned: window?.learned ?? [],
+      folded: window?.folded ?? false,
+      beforeLearning: window?.before,
+    };
+    const model = new Dtdr(state, encoder, a.training, examples, options);
+    if (window) model.refits.fittedOn = window.fitted ?? window.learned.length;
     return model;
   }
 
   /** The retrieval method this model was trained with. */
   get method(): MethodName {
-    return this.base.method;
+    return this.state.base.method;
   }
-
-  /** Names of the tools this model can offer. */
-  private knownNames?: Set<string>;
 
   /**
    * Every tool and END, ranked for the next step. Waits for the model changes called before it,
@@ -492,24 +335,18 @@ export class Dtdr {
   /** The model as a JSON artifact (learned runs and tool changes included); `Dtdr.load` restores it. */
   toJSON(): ModelArtifact {
     const examples = this.examples.map((p) => ({ id: p.id, query: p.query, tools: planTools(p) }));
-    const artifact = saveRetriever(this.base, this.baseTools, this.encoder, this.training, examples);
-    const c = this.changes;
-    const fitted = this.refitsAtAll() ? Math.min(this.refits.fittedOn, this.learned.length) : undefined;
-    const window = { learned: this.learned, before: this.beforeLearning!, folded: this.folded, fitted };
+    const { base, baseTools, changes: c, learned, beforeLearning, folded } = this.state;
+    const artifact = saveRetriever(base, baseTools, this.encoder, this.training, examples);
+    const fitted = refitsAtAll(this.learning, this.state) ? Math.min(this.refits.fittedOn, learned.length) : undefined;
+    const window = { learned, before: beforeLearning!, folded, fitted };
     return {
       ...artifact,
       ...(c.removed.length === 0 && c.added.length === 0 && !c.dropped?.length ? {} : { toolChanges: copyChanges(c) }),
       // Saved while it holds runs, or has folded some in (a reload must not refit on later runs alone).
-      ...(this.beforeLearning && (this.learned.length > 0 || this.folded)
-        ? { learning: saveLearningWindow(window, artifact) }
-        : {}),
+      ...(beforeLearning && (learned.length > 0 || folded) ? { learning: saveLearningWindow(window, artifact) } : {}),
     };
   }
 }
-
-/** A deep copy of a retriever's saved form: the state `forget` replays from. */
-const snapshot = (r: Retriever, tools: ToolSpec[], encoder: Encoder | undefined, training: ModelArtifact['training']) =>
-  JSON.parse(JSON.stringify(saveRetriever(r, tools, encoder, training))) as ModelArtifact;
 
 /** What {@link safeLoadModel} returns: the model, or the DtdrError that says why it could not be loaded. */
 export type SafeLoad = { ok: true; model: Dtdr } | { ok: false; error: DtdrError };

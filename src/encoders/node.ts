@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { DtdrError } from '../core/base/errors.js';
 import type { Encoder } from '../core/base/encoder.js';
 import { loadHubEncoder } from './hub.js';
-import { BUNDLED_ENCODER_ID, defaultRuntime, loadOnnxEncoder, type EncoderOptions, type ModelFiles } from './onnx.js';
+import { BUNDLED_ENCODER_ID, defaultRuntime, loadOnnxEncoder, type EncoderOptions } from './onnx.js';
+import type { ModelFiles } from './onnx-files.js';
 
 /** Absolute path of the bundled encoder folder (works from src/ and from dist/). */
 export const BUNDLED_MODEL_DIR = fileURLToPath(new URL('../../models/dtdr-glove-100d', import.meta.url));

@@ -1,4 +1,3 @@
-/* eslint-disable max-lines -- 497 lines: to split by concern */
 /**
  * The encoder's runtime seam. A sentence encoder here is an ONNX model folder (config.json,
  * tokenizer.json, tokenizer_config.json, onnx/model*.onnx) run by any ONNX Runtime that speaks
@@ -9,11 +8,17 @@
  * No platform import: the loaders in node.ts and web.ts say where the bytes come from.
  */
 import { Tokenizer } from '@huggingface/tokenizers';
-import { sha256 } from '@noble/hashes/sha2';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import type { Env, InferenceSession, InferenceSessionFactory, Tensor, TensorConstructor } from 'onnxruntime-common';
 import { DtdrError } from '../core/base/errors.js';
 import { withEmbeddingCache, type Encoder, type EncoderBackend } from '../core/base/encoder.js';
+import {
+  encoderFingerprint,
+  parseJson,
+  pickWeightFile,
+  readOrExplain,
+  type EncoderDtype,
+  type ModelFiles,
+} from './onnx-files.js';
 
 /** The id of the sentence encoder bundled with the package. */
 export const BUNDLED_ENCODER_ID = 'dtdr-glove-100d';
@@ -27,8 +32,6 @@ export interface OnnxRuntime {
 
 /** Where the encoder runs: ONNX Runtime's CPU or WebAssembly backend, WebGPU, or the best available. */
 export type EncoderDevice = 'cpu' | 'wasm' | 'webgpu' | 'auto';
-/** Which weight file of an encoder folder to load (by quantisation). */
-export type EncoderDtype = 'auto' | 'fp32' | 'fp16' | 'q8' | 'int8' | 'uint8' | 'q4' | 'bnb4' | 'q4f16';
 
 /**
  * Options of `loadEncoder`: the model, the runtime and device, the weight file, and whether hub models may be
@@ -74,59 +77,6 @@ export interface EncoderOptions {
    * itself; in a bundled app pass `await import('@huggingface/transformers')`.
    */
   transformers?: object;
-}
-
-/** Reads the files of one model folder, wherever it lives (disk, URL, app bundle). */
-export interface ModelFiles {
-  /** Where the folder is, for messages (a path or URL). */
-  readonly location: string;
-  /** A file of the model folder as text. */
-  text(name: string): Promise<string>;
-  /** A file of the model folder as bytes. */
-  bytes(name: string): Promise<Uint8Array>;
-  /** Whether a file exists (used to find the weight file); may be approximate for URLs. */
-  has?(name: string): Promise<boolean>;
-}
-
-const DTYPE_SUFFIX: Record<Exclude<EncoderDtype, 'auto'>, string> = {
-  fp32: '',
-  fp16: '_fp16',
-  q8: '_quantized',
-  int8: '_int8',
-  uint8: '_uint8',
-  q4: '_q4',
-  bnb4: '_bnb4',
-  q4f16: '_q4f16',
-};
-
-function parseJson(text: string, name: string, location: string): Record<string, unknown> {
-  try {
-    const value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) as unknown;
-    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch {
-    // reported below
-  }
-  throw new DtdrError('encoder', `${name} is not a JSON object`, {
-    file: `${location}/${name}`,
-    hint: 'restore the file from the model folder you copied',
-  });
-}
-
-async function readOrExplain<T>(files: ModelFiles, name: string, read: (name: string) => Promise<T>): Promise<T> {
-  try {
-    return await read(name);
-  } catch (cause) {
-    if (DtdrError.isInstance(cause)) throw cause;
-    throw new DtdrError(
-      'encoder',
-      `cannot read ${name} of the encoder at ${files.location}: ` +
-        `${cause instanceof Error ? cause.message.split('\n')[0] : String(cause)}`,
-      {
-        hint: 'an encoder folder holds config.json, tokenizer.json, tokenizer_config.json and onnx/model*.onnx',
-        cause,
-      },
-    );
-  }
 }
 
 /** Options for {@link createOnnxEncoder}. */
@@ -333,33 +283,6 @@ export async function defaultRuntime(): Promise<OnnxRuntime> {
 }
 
 /**
- * SHA-256 over the SHA-256s of the weight file and tokenizer.json. A folder whose manifest.json
- * lists them (the bundled encoder's does) is trusted for them, so loading does not hash megabytes
- * of weights on every start; any other folder is hashed.
- */
-async function encoderFingerprint(
-  files: ModelFiles,
-  weightFile: string,
-  weights: Uint8Array,
-  tokenizerText: string,
-): Promise<string> {
-  let listed: Record<string, unknown> = {};
-  if (files.has && (await files.has('manifest.json'))) {
-    try {
-      const manifest = JSON.parse(await files.text('manifest.json')) as { sha256?: Record<string, unknown> };
-      if (manifest.sha256 && typeof manifest.sha256 === 'object') listed = manifest.sha256;
-    } catch {
-      // an unreadable manifest only costs the hashing below
-    }
-  }
-  const sha = (name: string, bytes: () => Uint8Array) =>
-    typeof listed[name] === 'string' ? listed[name] : bytesToHex(sha256(bytes()));
-  return bytesToHex(
-    sha256(utf8ToBytes(`${sha(weightFile, () => weights)}:${sha('tokenizer.json', () => utf8ToBytes(tokenizerText))}`)),
-  );
-}
-
-/**
  * One runtime call on token rows (padded to the longest, masked): each row's vector, mean-pooled
  * over its tokens (or the model's own pooled output) and normalised.
  */
@@ -407,37 +330,6 @@ async function runPooled(
     }
   }
   return out;
-}
-
-/** The weight file for the dtype asked (or the folder's configured one, then fp32, then q8), or a DtdrError. */
-async function pickWeightFile(
-  files: ModelFiles,
-  config: Record<string, unknown>,
-  options: EncoderOptions,
-): Promise<string> {
-  const configured = (config['transformers.js_config'] as { dtype?: unknown } | undefined)?.dtype;
-  const wanted =
-    options.dtype && options.dtype !== 'auto'
-      ? options.dtype
-      : typeof configured === 'string' && configured in DTYPE_SUFFIX
-        ? (configured as keyof typeof DTYPE_SUFFIX)
-        : 'fp32';
-  const candidates =
-    options.dtype && options.dtype !== 'auto' ? [wanted] : [...new Set([wanted, 'fp32', 'q8'] as const)];
-  let weightFile: string | undefined;
-  for (const dtype of candidates) {
-    const name = `onnx/model${DTYPE_SUFFIX[dtype]}.onnx`;
-    if (!files.has || (await files.has(name))) {
-      weightFile = name;
-      break;
-    }
-  }
-  if (!weightFile) {
-    throw new DtdrError('encoder', `no weight file for dtype ${candidates.join(' or ')} in ${files.location}/onnx`, {
-      hint: `add onnx/model${DTYPE_SUFFIX[wanted]}.onnx, or pass the dtype of a file that is there`,
-    });
-  }
-  return weightFile;
 }
 
 /** An ONNX Runtime session on the device asked for, and its backend (WebGPU falls back to WASM, saying so). */

@@ -7,7 +7,8 @@
 import { DtdrError } from '../core/base/errors.js';
 import type { Encoder } from '../core/base/encoder.js';
 import { loadHubEncoder } from './hub.js';
-import { BUNDLED_ENCODER_ID, defaultRuntime, loadOnnxEncoder, type EncoderOptions, type ModelFiles } from './onnx.js';
+import { BUNDLED_ENCODER_ID, defaultRuntime, loadOnnxEncoder, type EncoderOptions } from './onnx.js';
+import type { ModelFiles } from './onnx-files.js';
 
 /** URLs of the bundled model's files, resolved from the installed package. */
 const BUNDLED_FILES: Record<string, URL> = {

@@ -1,25 +1,18 @@
-/* eslint-disable max-lines -- 495 lines: to split by concern */
 /**
  * The report page's script: reads the JSON embedded in the HTML and draws every chart with
  * Observable Plot. `npm run build` bundles it with Plot (and the d3 modules Plot uses) into one
- * IIFE, dist/report/page.bundle.js, which the report inlines: the file opens offline.
+ * IIFE, dist/report/page.bundle.js, which the report inlines: the file opens offline. The tables
+ * are in page-tables.ts, the methods' colours, dashes and symbols in page-style.ts.
  */
 import * as Plot from '@observablehq/plot';
 import type { DatasetReport, ReportData } from './collect.js';
+import { el, pct } from './page-dom.js';
+import { methodStyles } from './page-style.js';
+import { groupsTable, metricsTable, missesTable } from './page-tables.js';
 
 const data = JSON.parse(document.getElementById('report-data')!.textContent) as ReportData;
 const main = document.querySelector('main')!;
-const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  props: Partial<HTMLElementTagNameMap[K]> = {},
-  ...children: (Node | string)[]
-): HTMLElementTagNameMap[K] {
-  const e = Object.assign(document.createElement(tag), props);
-  e.append(...children);
-  return e;
-}
+const { peers, methodColor, swept, sweptColor, styleOf, methodSymbol } = methodStyles(data);
 
 /** A titled figure holding one chart; charts are counted by the browser test. */
 function figure(title: string, caption: string, chart: Element): HTMLElement {
@@ -27,53 +20,6 @@ function figure(title: string, caption: string, chart: Element): HTMLElement {
   f.dataset.chart = title;
   return f;
 }
-
-/** One colour per method across every chart of the page. */
-// The default method first, so it gets the palette's strongest colour.
-// Peers (other packages' tool search) last, in greys, so dtdr's methods keep the palette.
-const peers: string[] = data.peers ?? [];
-const allMethods = [
-  ...new Set([data.defaultMethod, ...data.datasets.flatMap((d) => d.methods.map((m) => m.method))]),
-].sort((a, b) => Number(peers.includes(a)) - Number(peers.includes(b)));
-const TABLEAU10 = [
-  '#4e79a7',
-  '#f28e2c',
-  '#e15759',
-  '#76b7b2',
-  '#59a14f',
-  '#edc949',
-  '#af7aa1',
-  '#ff9da7',
-  '#9c755f',
-  '#bab0ab',
-];
-const GREYS = ['#555555', '#777777', '#999999', '#bbbbbb'];
-const methodRange = allMethods.map((m, i) =>
-  peers.includes(m) ? GREYS[peers.indexOf(m) % GREYS.length] : TABLEAU10[i % TABLEAU10.length],
-);
-const methodColor = (legend = true) => ({ legend, domain: allMethods, range: methodRange });
-// Peers have no sweep: the coverage-against-size legend lists only the methods it draws.
-const swept = allMethods.filter((m) => !peers.includes(m));
-const sweptColor = { legend: true, domain: swept, range: swept.map((m) => methodRange[allMethods.indexOf(m)]) };
-/** A dash pattern and a marker symbol per method too, so lines differ by more than hue. */
-const DASHES = ['none', '6,3', '2,3', '8,3,2,3', '12,4', '3,6', '1,2', '10,2,2,2,2,2', '5,5', '14,3,3,3'];
-const SYMBOLS = [
-  'circle',
-  'square',
-  'triangle',
-  'diamond',
-  'star',
-  'cross',
-  'wye',
-  'plus',
-  'times',
-  'asterisk',
-] as const;
-const styleOf = (method: string) => {
-  const i = Math.max(0, (allMethods as string[]).indexOf(method));
-  return { dash: DASHES[i % DASHES.length], symbol: SYMBOLS[i % SYMBOLS.length] };
-};
-const methodSymbol = { domain: allMethods, range: allMethods.map((m) => styleOf(m).symbol) };
 
 /**
  * Lines with a dash pattern and a marker per method, and a label per method at the right edge of
@@ -155,7 +101,7 @@ function datasetSection(d: DatasetReport): HTMLElement {
     ...promptFigures(d),
     ...ablationFigures(d),
   );
-  section.append(el('h3', {}, 'Metrics'), metricsTable(d));
+  section.append(el('h3', {}, 'Metrics'), metricsTable(d, data.defaultMethod));
   const shownPeers = d.methods.filter((m) => peers.includes(m.method)).map((m) => m.method);
   if (shownPeers.length)
     section.append(
@@ -404,80 +350,6 @@ function ablationFigures(d: DatasetReport): HTMLElement[] {
       true,
     ),
   ];
-}
-
-function table(head: string[], rows: (string | Node)[][], className = ''): HTMLTableElement {
-  const t = el('table', { className });
-  t.append(el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { scope: 'col' }, h)))));
-  t.append(el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((c) => el('td', {}, c))))));
-  return t;
-}
-
-function metricsTable(d: DatasetReport): HTMLTableElement {
-  return table(
-    [
-      'method',
-      'MRR',
-      'first-step MRR',
-      'F1',
-      'top-1',
-      'recall@5',
-      'coverage',
-      '|F_t|',
-      'ECE',
-      'confident-miss',
-      'widened',
-      'fit s',
-      'µs/step',
-    ],
-    d.methods.map((m) => [
-      m.method === data.defaultMethod ? `${m.method} ★` : m.method,
-      m.mrr.toFixed(3),
-      m.firstStepMrr?.toFixed(3) ?? '–',
-      m.f1.toFixed(3),
-      m.top1.toFixed(3),
-      m.recall5.toFixed(3),
-      m.coverage.toFixed(3),
-      m.setSize.toFixed(2),
-      m.ece.toFixed(3),
-      m.confidentMissRate.toFixed(3),
-      pct(m.widenedRate),
-      m.fitSeconds.toFixed(2),
-      m.rankMicrosPerStep.toFixed(1),
-    ]),
-    'metrics',
-  );
-}
-
-/** A method's figures per calibration group (what `dtdr eval --json` lists under `groups`). */
-function groupsTable(groups: NonNullable<DatasetReport['methods'][number]['groups']>): HTMLTableElement {
-  return table(
-    ['group', 'steps', 'coverage', 'mean |F_t|', 'confident-miss', 'ECE', 'widened'],
-    groups.map((g) => [
-      g.group,
-      String(g.steps),
-      g.coverage.toFixed(3),
-      g.setSize.toFixed(2),
-      g.confidentMissRate.toFixed(3),
-      g.ece.toFixed(3),
-      pct(g.widenedRate),
-    ]),
-    'metrics groups',
-  );
-}
-
-function missesTable(d: DatasetReport): HTMLTableElement {
-  return table(
-    ['query', 'history', 'expected', 'rank', 'retrieved F_t'],
-    d.misses.map((m) => [
-      m.query,
-      m.history.length ? m.history.join(' → ') : '(start)',
-      m.expected.join(' | '),
-      m.rank === 0 ? 'not ranked' : String(m.rank),
-      m.retrieved.map((c) => `${c.tool} ${c.probability.toFixed(2)}`).join(', ') + (m.widened ? ' (widened)' : ''),
-    ]),
-    'misses',
-  );
 }
 
 main.append(

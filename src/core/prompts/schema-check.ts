@@ -1,4 +1,3 @@
-/* eslint-disable max-lines -- 441 lines: to split by concern */
 /**
  * Checking a model's arguments against a tool's own JSON Schema in bounded time. The schema comes
  * from the app or an MCP server and the arguments from a model, so neither may stall the app: any
@@ -30,89 +29,29 @@ import { DtdrError } from '../base/errors.js';
 import { MAX_NESTING, nestingDepth } from '../base/limits.js';
 import type { JsonSchema } from '../base/types.js';
 import { longestWithin, patternPrice } from './pattern-cost.js';
+import {
+  chargeRead,
+  closeBudget,
+  countedArguments,
+  countedData,
+  counting,
+  countingRequired,
+  MAX_CHECK_READS,
+  MAX_PATTERN_WORK,
+  openBudget,
+  OverBudget,
+  patternMap,
+  work,
+} from './schema-budget.js';
 
 /** Longest string a schema's `pattern` is run on; a longer value is not checked against it. */
 export const MAX_PATTERN_INPUT = 1000;
-/** Reads of the schema and arguments the validator may make in one check (each subschema applied: 50 or more). */
-export const MAX_CHECK_READS = 1_000_000;
 /** Most one pattern test may cost (pattern-cost.ts units, a few ns each); a costlier value is not checked by it. */
 export const MAX_PATTERN_TEST = 10_000_000;
-/** Most all the pattern, property-name and format tests of one check may cost together. */
-export const MAX_PATTERN_WORK = 100_000_000;
 
 /** Whether `pattern` is free of the shapes that make a backtracking engine take exponential time. */
 export function isSafePattern(pattern: string): boolean {
   return patternPrice(pattern) !== undefined;
-}
-
-/** Thrown inside the validator when a check's budget runs out; turned into a DtdrError by argumentProblems. */
-class OverBudget extends Error {}
-
-/**
- * The budget of the check running now. Checks are synchronous and never nest, so one module-level
- * budget serves them all; while none runs (the validator being built) `reads` is infinite.
- */
-let reads = Infinity;
-let patternWork = 0;
-/** What testing one patternProperties key on every property name of the largest object costs, in this check. */
-let keyWork: (price: (n: number) => number) => number = () => 0;
-function over(): never {
-  throw new OverBudget();
-}
-function work(units: number): void {
-  if (reads !== Infinity && (patternWork += units) > MAX_PATTERN_WORK) over();
-}
-
-/** Every read the validator makes of the schema or the arguments goes through here: one step each. */
-const counting: ProxyHandler<object> = {
-  get(target, key) {
-    if (--reads < 0) over();
-    return (target as Record<PropertyKey, unknown>)[key];
-  },
-  has(target, key) {
-    if (--reads < 0) over();
-    return key in target;
-  },
-  ownKeys(target) {
-    const keys = Reflect.ownKeys(target);
-    if ((reads -= keys.length + 1) < 0) over();
-    return keys;
-  },
-};
-
-/**
- * For `required`: each name the validator reads may make an error object (a missing property), which
- * costs a few plain reads; counted as REQUIRED_READ of them.
- */
-const REQUIRED_READ = 4;
-const countingRequired: ProxyHandler<object> = {
-  ...counting,
-  get(target, key) {
-    if ((reads -= REQUIRED_READ) < 0) over();
-    return (target as Record<PropertyKey, unknown>)[key];
-  },
-};
-
-/** The arguments behind counting proxies (a copy: nested at most MAX_NESTING levels, checked before). */
-function countedArguments(value: unknown): unknown {
-  if (!value || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return new Proxy(value.map(countedArguments), counting);
-  const copy: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) copy[k] = countedArguments(v);
-  return new Proxy(copy, counting);
-}
-
-/** A patternProperties map: reading a pattern's subschema means testing it on every property name of an object. */
-function patternMap(map: Record<string, unknown>, prices: Map<string, (n: number) => number>): object {
-  return new Proxy(map, {
-    ...counting,
-    get(target, key) {
-      if (--reads < 0) over();
-      const price = typeof key === 'string' ? prices.get(key) : undefined;
-      if (price) work(keyWork(price));
-      return (target as Record<PropertyKey, unknown>)[key];
-    },
-  });
 }
 
 /** The format that stands for `pattern` in the runnable copy, registered once per pattern. */
@@ -184,13 +123,6 @@ const prepared = new WeakMap<JsonSchema, Prepared>();
 const NAME_MAPS = new Set(['properties', '$defs', 'definitions', 'patternProperties', 'dependentSchemas']);
 /** Keywords whose values are data, never schemas: copied as they are (counted where the validator reads them). */
 const DATA = new Set(['enum', 'const', 'default', 'examples', 'required', 'dependentRequired']);
-
-/** Data the validator compares or loops over (`enum`, `const`, `required`), behind counting proxies, unchanged. */
-function countedData(value: unknown): unknown {
-  if (!value || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return new Proxy(value.map(countedData), counting);
-  return new Proxy(Object.fromEntries(Object.entries(value).map(([k, v]) => [k, countedData(v)])), counting);
-}
 
 /**
  * The runnable copy (see the file notes): counting proxies, `uniqueItems` out, each `pattern` and
@@ -339,7 +271,7 @@ function duplicateItems(root: JsonSchema, instance: unknown): string[] {
     return node;
   };
   const visit = (schema: unknown, value: unknown, where: string, hops: number): void => {
-    if (--reads < 0) over(); // a $ref/allOf fan-out is walked here too
+    chargeRead(); // a $ref/allOf fan-out is walked here too
     if (!schema || typeof schema !== 'object' || problems.length >= 5) return;
     const s = schema as Record<string, unknown>;
     if (typeof s.$ref === 'string' && hops < 32) visit(resolve(s.$ref), value, where, hops + 1);
@@ -391,9 +323,7 @@ export function argumentProblems(schema: JsonSchema, args: unknown, tool?: strin
     throw new DtdrError('options', `${whose} parameters schema cannot be used: ${messageOf(error)}`, { cause: error });
   }
   const shape = keyShape(args);
-  keyWork = (price) => shape.keys * price(shape.longest);
-  patternWork = 0;
-  reads = MAX_CHECK_READS;
+  openBudget(shape);
   try {
     const result = p.validator.validate(countedArguments(args));
     const problems = result.valid
@@ -434,8 +364,6 @@ export function argumentProblems(schema: JsonSchema, args: unknown, tool?: strin
       cause: error,
     });
   } finally {
-    reads = Infinity;
-    patternWork = 0;
-    keyWork = () => 0;
+    closeBudget();
   }
 }

@@ -1,4 +1,5 @@
-import { expTwin, packMatrix, replaceIfChanged, type PackedMatrix } from './kernels/matvec.js';
+import { expTwin } from './kernels/exp.js';
+import { packMatrix, replaceIfChanged, type PackedMatrix } from './kernels/matvec.js';
 import { DtdrError } from '../base/errors.js';
 import { COORDINATE, numbers, object } from '../base/validate.js';
 

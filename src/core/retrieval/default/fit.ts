@@ -1,38 +1,25 @@
-/* eslint-disable max-lines -- 483 lines: to split by concern */
 /**
  * DTDR-G's fit: settings from the data, cross-fitting, the gate, calibration and conformal
  * thresholds, and the final evidence. Rank-time code lives in signals.ts, combine.ts and retriever.ts.
  */
-import { DtdrError } from '../../base/errors.js';
 import type { Plan, ToolSpec } from '../../base/types.js';
 import { terms } from '../../base/text.js';
-import { packRows } from '../kernels/rows.js';
 import type { TrainingProgress } from '../types.js';
 import { fitCoverage, requestWordsOf, type CoverageModel } from './coverage.js';
 import { STEP_RULES, type RuleStates } from './step-rules.js';
 import { calibrationScores, isotonicEce } from './calibration.js';
-import { priorGate, toolsOnlyGate } from './combine.js';
-import { fitEvidence, planMemo, rarity, type Evidence } from './evidence.js';
-import { coverageBySize, emptyCalibration, fitCalibration, stepGroup } from './groups.js';
+import { priorGate } from './combine.js';
+import { fitEvidence, rarity, type Evidence } from './evidence.js';
+import { coverageBySize, fitCalibration, stepGroup } from './groups.js';
 import { expectedCalibrationError, fitTemperature, GateDataBuilder, trainGate } from './gate.js';
-import { G, HEAD, S, SIGNALS } from './layout.js';
-import { resolveGatedOptions, type GatedOptions } from './options.js';
+import { G, S } from './layout.js';
+import type { GatedOptions } from './options.js';
 import type { GatedDiagnostics, GatedParts } from './state.js';
-import { ToolSide } from './tool-side.js';
-import {
-  CrossFitter,
-  gateHalves,
-  roundPlace,
-  tooFewToSplit,
-  type CrossFitSetup,
-  type FoldWorkers,
-  type RoundOutput,
-} from './cross-fit.js';
-import type { LinearHeadOptions } from '../linear-head.js';
-import { chooseSettings, foldSchemes } from './settings.js';
+import { CrossFitter, gateHalves, roundPlace, tooFewToSplit, type FoldWorkers, type RoundOutput } from './cross-fit.js';
 import { fitNovelty } from './novelty.js';
 import { unseenShare } from './shrinkage.js';
 import { fitSequenceScores } from './sequence-scores.js';
+import { prepareFit, type Prepared } from './fit-setup.js';
 
 /**
  * Fits DTDR-G from demonstrations (or from tools alone): picks l and K on a held-out fold, scores
@@ -112,115 +99,6 @@ export async function fitGatedParallel(
     ev,
     rules,
   );
-}
-
-type Prepared = ReturnType<typeof prepareSettings>;
-
-/** Options, settings (l and K on a held-out fold) and the cross-fitting setup; a tools-only model at once. */
-function prepareFit(
-  tools: ToolSpec[],
-  plans: Plan[],
-  queries: Float32Array[],
-  toolVectors: Float32Array[],
-  options: GatedOptions,
-  onProgress?: (p: TrainingProgress) => void,
-): Prepared | { parts: GatedParts } {
-  const dim = toolVectors[0]?.length ?? queries[0]?.length ?? 0;
-  if (tools.length === 0) throw new DtdrError('data', 'no tools to retrieve', { hint: 'give at least one tool' });
-  const resolved = resolveGatedOptions(options);
-  const { target, confidentAbove, neighbours, lexicalOrder, without } = resolved;
-  const side = new ToolSide(tools, packRows(toolVectors, dim), dim, lexicalOrder);
-  if (plans.length === 0) {
-    const gate = { theta: toolsOnlyGate(), temperature: 1, target, confidentAbove, neighbours };
-    // Kept for the first runs it learns (learning.ts), which make the model demonstration-trained.
-    const prior = resolved.unseenPrior > 0 ? { unseenPrior: resolved.unseenPrior } : {};
-    const rest = { withoutSignals: without, calibration: emptyCalibration(), addedTools: [], rules: {}, ...prior };
-    return { parts: { side, evidence: undefined, ...gate, ...rest } };
-  }
-  return prepareSettings(tools, plans, queries, side, dim, resolved, options, onProgress);
-}
-
-function prepareSettings(
-  tools: ToolSpec[],
-  plans: Plan[],
-  queries: Float32Array[],
-  side: ToolSide,
-  dim: number,
-  resolved: ReturnType<typeof resolveGatedOptions>,
-  options: GatedOptions,
-  onProgress?: (p: TrainingProgress) => void,
-) {
-  const { target, confidentAbove, neighbours, without, foldHeadSteps, headSteps, foldPlans } = resolved;
-  const { unseenPrior, withoutRules } = resolved;
-  const seed = options.seed ?? 0;
-  const withoutIdx = new Set(without.map((s) => SIGNALS.indexOf(s)));
-  const headOption: LinearHeadOptions | false | undefined = withoutIdx.has(HEAD) ? false : options.head;
-  const folding = foldSchemes(plans, side, resolved, options, seed);
-  const { defaultFolds, foldBy, thresholdsFrom, gateSchemes, leaveOneOut, folds, schemes, foldOf } = folding;
-  const report = (phase: string, fraction: number) => onProgress?.({ phase, fraction });
-  // Every fit below counts the same plans into its graphs: their orders and keys are built once.
-  const memo = planMemo(side);
-
-  const { selection, l, K, clustering, all } = chooseSettings(plans, queries, side, dim, options, {
-    foldOf,
-    defaultFolds,
-    foldPlans,
-    neighbours,
-    withoutIdx,
-    seed,
-    memo,
-  });
-  report('settings', 1);
-  const setup: CrossFitSetup = {
-    tools,
-    toolVectors: side.toolVectors,
-    dim,
-    lexicalOrder: resolved.lexicalOrder,
-    plans,
-    queries: all,
-    centroids: clustering.centroids,
-    k: clustering.k,
-    assignment: Uint32Array.from(clustering.assignment),
-    historyLength: l,
-    seed,
-    neighbours,
-    without: [...withoutIdx],
-    head: headOption,
-    foldHeadSteps,
-    foldPlans,
-    folds,
-    thresholdFolds: defaultFolds,
-    schemes,
-    gateSchemes: gateSchemes.length,
-  };
-  return {
-    tools,
-    plans,
-    queries,
-    side,
-    seed,
-    target,
-    confidentAbove,
-    neighbours,
-    without,
-    headOption,
-    headSteps,
-    folds,
-    leaveOneOut,
-    foldBy,
-    thresholdsFrom,
-    unseenPrior,
-    withoutRules,
-    schemes,
-    gateSchemes,
-    clustering,
-    l,
-    K,
-    selection,
-    memo,
-    report,
-    setup,
-  };
 }
 
 /** The evidence from every demonstration (what the model ranks with). */

@@ -1,4 +1,3 @@
-/* eslint-disable max-lines -- 548 lines: to split by concern */
 /**
  * DTDR-G's retriever: ranks one step (signals → gate → temperature-scaled softmax), says why a step
  * is unsure, and delegates fitting (fit.ts), online learning (learning.ts) and files (state.ts).
@@ -13,25 +12,17 @@ import { combine } from './combine.js';
 import type { Evidence } from './evidence.js';
 import { fitGated, fitGatedParallel } from './fit.js';
 import type { FoldWorkers } from './cross-fit.js';
-import { C_MATCH, C_SUPPORT, KNOWN_HISTORY, SIGNALS, type SignalName } from './layout.js';
+import { SIGNALS, type SignalName } from './layout.js';
 import { learnGated } from './learning.js';
 import type { GatedOptions } from './options.js';
 import { computeSignals } from './signals.js';
 import { rarity } from './evidence.js';
-import {
-  confidentGroup,
-  groupKey,
-  stepGroup,
-  stepThreshold,
-  thresholdsOf,
-  type CalibrationGroup,
-  type Thresholds,
-} from './groups.js';
+import { thresholdsOf, type Thresholds } from './groups.js';
+import { runStepRules, type RuleOutcome } from './step-rules.js';
+import { calibrateStep, type ScoredStep, type StepCalibration, type StepModel } from './calibrate-step.js';
 import { CenteredMatch } from './centered.js';
 import { requestWordsOf, strongWords, withAddedTools, type CoverageModel } from './coverage.js';
-import type { StepRule, StepView } from './rule.js';
-import { STEP_RULES } from './step-rules.js';
-import { addedToolsRule } from './rules/added-tools.js';
+import type { StepView } from './rule.js';
 import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type GatedState } from './state.js';
 import type { ToolSide } from './tool-side.js';
 import { DESCRIBED, noTerms, SCORES, Workspace } from './workspace.js';
@@ -55,52 +46,6 @@ import { DESCRIPTIONS_GATE, nothingToShrink, shrinkInPlace, unseenKeep, unseenSh
  * it holds an acceptable tool in at least `target` of held-out steps, separately for confident
  * and unsure steps. With no demonstrations it ranks by descriptions alone.
  */
-/**
- * The share of the tools (END aside) the demonstrations must call for a step to be confident: below it they are a
- * slice of the app (decision 0007 chose it for the rules this replaces, on UltraTool's skewed runs).
- */
-export const DEMONSTRATED_TOOLS = 0.5;
-
-/** Why a request unlike the demonstrations' is ranked as with tools alone. */
-export const NOVEL_CAUSE =
-  'the request is unlike every demonstration: ranked by tool descriptions alone, as with no demonstrations';
-
-/** A step as `score` leaves it (and `weigh` reweighs it). */
-interface ScoredStep {
-  probabilities: Float64Array;
-  /** The label on top, and its probability. */
-  best: number;
-  top: number;
-  /** Whether some demonstration has the last calls in a row (workspace.ts). */
-  known: boolean;
-  /** Label indices of the calls so far, and the request's vector. */
-  history: number[];
-  query: Float32Array;
-}
-
-/** The calibration group that answers for a step (`calibrate`). */
-interface StepCalibration {
-  /** The group's key (absent for models fitted before the fine groups). */
-  group?: string;
-  confident: boolean;
-  threshold: number;
-  /** Labels always in the set (END, with tools alone). */
-  include: number[];
-  /** The step rules the group runs. */
-  rules: readonly StepRule<unknown>[];
-  /** What else the set needs (CandidateSet's describedOnly, coverageBySize). */
-  set: { describedOnly?: Uint32Array; coverageBySize?: readonly number[] };
-  /** Why an unsure step is unsure, given the rules' reasons. */
-  cause(rules: string[]): string;
-}
-
-/** What the step rules decided: the set's named labels, their reasons, and whether the step stays confident. */
-interface RuleOutcome {
-  include: number[];
-  because: string[];
-  confident: boolean;
-}
-
 export class GatedRetriever implements Retriever {
   readonly method = 'dtdr-g' as const;
   readonly needs: EmbeddingNeeds = { query: true, context: false };
@@ -109,7 +54,11 @@ export class GatedRetriever implements Retriever {
   /** Request coverage with rows for the tools added after training (from their descriptions). */
   private coverage: CoverageModel | undefined;
 
+  /** What the calibrate stage reads (calibrate-step.ts). */
+  private readonly stepModel: StepModel;
+
   private constructor(private readonly parts: GatedParts) {
+    this.stepModel = { parts, workspace: () => this.workspace };
     this.workspace = new Workspace(parts.side.labels.length, parts.side.dim, parts.evidence?.k ?? 0);
     this.without = new Set(parts.withoutSignals.map((s) => SIGNALS.indexOf(s)));
     this.coverage = parts.coverage && withAddedTools(parts.coverage, parts.side.tools, parts.addedTools);
@@ -268,7 +217,7 @@ export class GatedRetriever implements Retriever {
     const history = historyIndices(input.history, this.side.index);
     const step = this.score(input, q, history);
     const novel = this.weigh(step, q, input.unavailable);
-    const calibration = this.calibrate(step, novel, input.history);
+    const calibration = calibrateStep(this.stepModel, step, novel, input.history);
     const found = this.checkRules(step, calibration, input);
     const confident = found.confident;
     const set = {
@@ -351,91 +300,13 @@ export class GatedRetriever implements Retriever {
   }
 
   /**
-   * The calibration group that answers for the step: its threshold, whether it is confident, the rules it runs, the
-   * labels always in its set and how it explains an unsure step.
-   */
-  private calibrate(step: ScoredStep, novel: boolean, history: readonly string[]): StepCalibration {
-    const ev = this.evidence;
-    const cal = this.parts.calibration;
-    if (!ev || novel)
-      // Tools alone, or a request unlike every demonstration: the tools-only group. Descriptions say nothing of when
-      // a plan is done (with tools alone END ranks in the bottom tenth of UltraTool's END steps): END is always
-      // offered. A tool added after training still joins where the request asks for it (without the added-tools
-      // rule here, 25 of 40 new tools' requests at 16,000 tools had it in their set, against 30).
-      return {
-        group: 'tools-only',
-        confident: false,
-        threshold: ev ? 0 : cal.thresholds.pools.unsure,
-        include: [this.side.end],
-        rules: novel ? [addedToolsRule] : [],
-        set: {},
-        cause: (why) => (novel ? [NOVEL_CAUSE, ...why].join('; ') : this.unsureCause(step.top, history)),
-      };
-    if (!cal.groups) {
-      // A model fitted before the fine groups: the two pools.
-      const confident = step.top >= this.confidentAbove && step.known;
-      const threshold = cal.thresholds.pools[confident ? 'confident' : 'unsure'];
-      const cause = () => this.unsureCause(step.top, history);
-      return { confident, threshold, include: [], rules: [], set: {}, cause };
-    }
-    // `unseen`: tools no demonstration calls (never, or added since), ranked by their description alone.
-    const { counts, unseen } = rarity(ev, this.side.labels.length);
-    if (Number.isNaN(step.probabilities[0])) step.best = 0;
-    const group = stepGroup(step.known, counts[step.best], step.top >= this.confidentAbove);
-    // Held-out steps of demonstrations that call under half the tools (a few features' runs) do not speak for the
-    // app's other requests: such a model is never confident (UltraTool, its 586 runs of its three most common first
-    // tools, 18% of its tools: 12% of the confident steps missed).
-    const end = this.side.end;
-    const shown = end - unseen.length; // `unseen` lists tools only (END is never called)
-    const slice = shown < DEMONSTRATED_TOOLS * end;
-    const apart = `the demonstrations call ${shown} of the ${end} tools: too few for their held-out steps to count`;
-    return {
-      group: groupKey(group),
-      confident: confidentGroup(cal, group) && !slice,
-      threshold: stepThreshold(cal.thresholds, group),
-      include: [],
-      rules: STEP_RULES,
-      set: {
-        ...(unseen.length ? { describedOnly: unseen } : {}),
-        ...(cal.bySize ? { coverageBySize: cal.bySize } : {}),
-      },
-      cause: (why) => this.groupCause(group, step.top, history, counts[step.best], slice ? [...why, apart] : why),
-    };
-  }
-
-  /**
    * The step rules the group runs (step-rules.ts), in order: each may make the step unsure and name tools for the
    * set. The tools of the rules listed `last` (the added tools the request matches by description) come after the
    * others': where the set has too little room for all, the first stay.
    */
   private checkRules(step: ScoredStep, c: StepCalibration, input: RankInput): RuleOutcome {
     if (c.rules.length === 0) return { include: c.include, because: [], confident: c.confident };
-    const view = this.viewOf(step, c, input);
-    // The lists are made when a rule finds something (most steps: none does); the view's `include` is copied
-    // before its first addition.
-    let first: number[] | undefined;
-    let after: number[] | undefined;
-    let because: string[] | undefined;
-    let later: string[] | undefined;
-    let named: number[] | undefined;
-    for (const rule of c.rules) {
-      const state = this.parts.rules[rule.name];
-      if (state === undefined) continue;
-      const found = rule.check(state, view);
-      if (!found) continue;
-      if (found.unsure !== false) view.confident = false;
-      for (const f of found.tools) {
-        if (view.include.includes(f)) continue;
-        if (!named) view.include = named = [...c.include];
-        named.push(f);
-        if (rule.last) (after ??= []).push(f);
-        else (first ??= []).push(f);
-      }
-      if (rule.last) (later ??= []).push(...found.because);
-      else (because ??= []).push(...found.because);
-    }
-    const include = first || after ? [...c.include, ...(first ?? []), ...(after ?? [])] : c.include;
-    return { include, because: [...(because ?? []), ...(later ?? [])], confident: view.confident };
+    return runStepRules(c.rules, this.parts.rules, this.viewOf(step, c, input), c.include);
   }
 
   private view: StepView | undefined;
@@ -504,18 +375,6 @@ export class GatedRetriever implements Retriever {
 
   private centered: CenteredMatch | undefined;
 
-  /** Why a step is unsure under group calibration: the rules' reasons first. */
-  private groupCause(group: CalibrationGroup, top: number, history: readonly string[], count: number, rules: string[]) {
-    const why: string[] = [...rules];
-    if (count < 1) why.push('the top tool has no demonstrations');
-    else if (group.support === 'few') why.push(`the top tool has few demonstrations (${Math.round(count)})`);
-    const base = this.unsureCause(top, history);
-    if (base) why.push(base);
-    const scores = this.parts.calibration.groups?.[groupKey(group)]?.length ?? 0;
-    if (why.length === 0) why.push(`too few held-out steps like this one (${scores}) to be sure`);
-    return why.join('; ');
-  }
-
   /**
    * The conformal thresholds another coverage target would give, from the same held-out scores
    * (for coverage-against-size curves; set `thresholds` to use them). Zero where a group has too
@@ -525,24 +384,5 @@ export class GatedRetriever implements Retriever {
     if (!(target > 0 && target < 1))
       throw new DtdrError('options', `target must be in (0, 1), got ${target}`, { field: 'target' });
     return thresholdsOf(this.parts.calibration, target);
-  }
-
-  /** Why a step is unsure, from what its signals could and could not find. */
-  private unsureCause(top: number, history: readonly string[]): string {
-    if (!this.evidence) return 'no demonstrations: ranked by tool descriptions alone';
-    const c = this.workspace.context;
-    const why: string[] = [];
-    if (top < this.confidentAbove)
-      why.push(`the top tool has calibrated probability ${top.toFixed(2)} < ${this.confidentAbove}`);
-    if (!this.workspace.known) {
-      const recent = history.slice(-KNOWN_HISTORY);
-      why.push(
-        recent.length > 0
-          ? `no demonstration has the calls ${recent.join(' → ')} in a row`
-          : 'no demonstration starts a plan like this',
-      );
-    } else if (c[C_MATCH] < 0.5) why.push('the demonstrations nearest this request never had this history');
-    if (c[C_SUPPORT] < Math.log1p(2) / Math.log(101)) why.push('few demonstrations are like this request');
-    return why.join('; ');
   }
 }

@@ -1,4 +1,3 @@
-/* eslint-disable max-lines -- 510 lines: to split by concern */
 /**
  * The inner loops of ranking: matrix × vector in float32 (cluster lookups, description
  * similarities, linear heads) and the softmax's exponentials over every label. A WebAssembly SIMD
@@ -7,8 +6,9 @@
  * QuickJS) that performs the kernel's operations in its order — so both give the same bits, and a
  * model ranks identically on every engine.
  */
-import { matvecWasm } from './matvec-wasm.js';
 import { DtdrError } from '../../base/errors.js';
+import { expTwin } from './exp.js';
+import { instantiate, kernelModule } from './wasm-kernel.js';
 
 /**
  * Copies `v` into `last` unless it already holds the same values, and says whether it changed:
@@ -39,78 +39,6 @@ function fillTransposed(m: Float32Array, source: ArrayLike<number>, rows: number
     const from = j * rows;
     for (let k = 0; k < rows; k++) m[k * width + j] = source[from + k];
   }
-}
-
-export interface Kernel {
-  matvec(rows: number, q: number, n: number, d: number, out: number): void;
-  outer(g: number, x: number, p: number, rows: number, cols: number): void;
-  expsum(x: number, out: number, n: number, shift: number, scale: number): number;
-  combine8(x: number, stride: number, a: number, z: number, n: number): void;
-  maxf64(x: number, n: number): number;
-  logclip(x: number, n: number, shift: number, out: number): void;
-  divide(x: number, n: number, by: number): number;
-  residual(x: number, out: number, rows: number, stride: number, m: number, g: number, n: number, scale: number): void;
-  sampleddots(
-    w: number,
-    x: number,
-    dim: number,
-    cand: number,
-    m: number,
-    z: number,
-    positives: number,
-    correction: number,
-  ): void;
-  sampledaxpy(g: number, x: number, dim: number, cand: number, m: number, z: number): void;
-  syrupper(a: number, x: number, n: number): void;
-  gramrow(v: number, c: number, n: number, d: number, out: number): void;
-  addvec(dst: number, src: number, n: number): void;
-  adam(
-    w: number,
-    m: number,
-    v: number,
-    g: number,
-    n: number,
-    scale: number,
-    l2: number,
-    lr: number,
-    b1: number,
-    c1: number,
-    b2: number,
-    c2: number,
-    eps: number,
-  ): void;
-}
-
-let compiled: WebAssembly.Module | null | undefined;
-
-/** The compiled kernel module, or null where WebAssembly (with SIMD) is not available (training.ts shares it). */
-export function kernelModule(): WebAssembly.Module | null {
-  if (compiled !== undefined) return compiled;
-  try {
-    const wasm = (globalThis as { WebAssembly?: typeof WebAssembly }).WebAssembly;
-    const bytes = wasm ? matvecWasm() : undefined;
-    compiled = wasm && wasm.validate(bytes!) ? new wasm.Module(bytes!) : null;
-  } catch {
-    compiled = null; // compiling refused (e.g. a strict CSP): the JS twin is used
-  }
-  return compiled;
-}
-
-/** Whether ranking runs on the WebAssembly kernel here (for benchmarks and diagnostics). */
-export function usesWasmKernel(): boolean {
-  return kernelModule() !== null;
-}
-
-/**
- * One small kernel instance with its own memory of `bytes`: freed with whatever holds it (a
- * model's matrix, a head's gradient), so there is no shared heap to manage.
- */
-export function instantiate(module: WebAssembly.Module, bytes: number): { kernel: Kernel; buffer: ArrayBuffer } {
-  const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / 65536)) });
-  return {
-    kernel: new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Kernel,
-    buffer: memory.buffer,
-  };
 }
 
 /** Copies `rows` × `dim` row-major values into rows of `width` (≥ dim) floats. */
@@ -466,46 +394,4 @@ function expSumOver(inputs: Float64Array[], output: Float64Array): ExpSum['run']
     }
     return even + odd;
   };
-}
-
-const LOG2E = 1.4426950408889634;
-const LN2_HI = 0.6931471803691238; // ln 2's leading bits: k·LN2_HI is exact for the k here
-const LN2_LO = 1.9082149292705877e-10;
-const TIES_EVEN = 6755399441055744; // 1.5·2^52: x + it − it rounds x to the nearest integer, ties to even
-/** 1/n! for n = 2 … 12 (C[n]). */
-const C = [
-  1,
-  1,
-  1 / 2,
-  1 / 6,
-  1 / 24,
-  1 / 120,
-  1 / 720,
-  1 / 5040,
-  1 / 40320,
-  1 / 362880,
-  1 / 3628800,
-  1 / 39916800,
-  1 / 479001600,
-];
-const POW2_FROM = -730;
-const POW2 = (() => {
-  const table = new Float64Array(742);
-  let v = 1;
-  for (let j = 0; j >= POW2_FROM; j--, v /= 2) table[j - POW2_FROM] = v;
-  table[1 - POW2_FROM] = 2;
-  return table;
-})();
-
-/** The kernel's exp of one shifted value t ≤ 1, operation for operation. */
-export function expTwin(t: number): number {
-  if (!(t >= -1000)) t = -1000;
-  const k = t * LOG2E + TIES_EVEN - TIES_EVEN;
-  const r = t - k * LN2_HI - k * LN2_LO;
-  const r2 = r * r;
-  const r4 = r2 * r2;
-  const q = C[8] + C[9] * r + r2 * (C[10] + C[11] * r) + r4 * C[12];
-  const p = 1 + r + r2 * (C[2] + C[3] * r) + r4 * (C[4] + C[5] * r + r2 * (C[6] + C[7] * r)) + r4 * r4 * q;
-  const k1 = k >> 1;
-  return p * POW2[k1 - POW2_FROM] * POW2[k - k1 - POW2_FROM];
 }

@@ -1,11 +1,11 @@
 /**
  * The training-time kernels of the linear heads and DTDR-G's fit: XᵀX for the ridge start, the
  * sampled softmax's products, similarity rows and the full-softmax heads' one-hot rows, in f64 on the WebAssembly
- * module of matvec.ts
+ * module of wasm-kernel.ts
  * (f64x2), each with a JS twin that performs the same operations in the same order.
  */
 import { dotAt } from './rows.js';
-import { instantiate, kernelModule } from './matvec.js';
+import { instantiate, kernelModule } from './wasm-kernel.js';
 
 /**
  * XᵀX of rows added one at a time, upper triangle only (the ridge start of the linear heads):
