@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 /** Minified bytes allowed. The aim is 150 KB; this budget is what the bundle holds now, so it only shrinks. */
-const BUDGET_KB = 220;
+const BUDGET_KB = 210;
 const ROOT = join(import.meta.dirname, '../..');
 const entry = join(ROOT, 'dist/index.js');
 if (!existsSync(entry)) {
