@@ -51,8 +51,8 @@ export class Dtdr {
   /** The model's state that changes replace as a whole (model/learning.ts, model/tool-changes.ts). */
   private state: ModelSnapshot;
   /** The retriever that ranks: the state's, with its tool changes applied. */
-  private view!: Retriever;
-  /** Names of the tools the view can offer (computed on first use after a swap). */
+  private ranker!: Retriever;
+  /** Names of the tools the ranker can offer (computed on first use after a swap). */
   private knownNames?: Set<string>;
 
   /** The order of changes and rankings (changes.ts). */
@@ -89,13 +89,13 @@ export class Dtdr {
     const c = next.changes;
     this.state = next;
     this.knownNames = undefined;
-    this.view =
+    this.ranker =
       c.removed.length === 0 && c.added.length === 0 ? next.base : new ChangedToolSet(next.base, next.baseTools, c);
   }
 
   /** The retriever that ranks (tool-set changes applied). */
   get retriever(): Retriever {
-    return this.view;
+    return this.ranker;
   }
 
   /** The tools this model can offer now: trained and added ones, minus removed ones. */
@@ -283,24 +283,24 @@ export class Dtdr {
     return this.queue.read(() => this.rankNow(query, history));
   }
 
-  /** Ranks on the model as it is now: the view is taken before any await, so a later change cannot reach it. */
+  /** Ranks on the model as it is now: the ranker is taken before any await, so a later change cannot reach it. */
   private async rankNow(query: string, history: readonly string[]): Promise<Ranking> {
     checkQuery(query);
     checkHistory(history, (this.knownNames ??= new Set(this.tools.map((t) => t.name))));
-    const view = this.view;
+    const ranker = this.ranker;
     const input: RankInput = { query, history };
-    const { needs } = view;
+    const { needs } = ranker;
     if (needs.query || needs.context) {
       if (!this.encoder) throw new DtdrError('encoder', `${this.method} needs an encoder to rank`);
       const texts = [
         ...(needs.query ? [query] : []),
-        ...(needs.context ? [contextText(query, history, view.historyLength)] : []),
+        ...(needs.context ? [contextText(query, history, ranker.historyLength)] : []),
       ];
       const vectors = await this.encoder.embed(texts);
       if (needs.query) input.queryVector = vectors[0];
       if (needs.context) input.contextVector = vectors[vectors.length - 1];
     }
-    return view.rank(input);
+    return ranker.rank(input);
   }
 
   /**
