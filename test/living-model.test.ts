@@ -202,6 +202,22 @@ describe('rankings do not wait for a refit or a forget (M-b)', () => {
     expect(await probs(model, RUN.query)).toEqual(await probs(reference, RUN.query));
     expect(model.refitErrors).toEqual([]);
   });
+
+  it('saved while forget’s refit is held, the model is the one before the forget: every learned run, ranked as learned', async () => {
+    const { refitter, hold, release } = heldRefitter();
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter });
+    await model.learn([RUN, ...RUNS.slice(0, 30)]);
+    const learned = await probs(model, RUN.query);
+    hold();
+    const forgetting = model.forget([RUN.id]);
+    await probs(model, RUN.query); // the forget has begun: it waits for its refit
+    const saved = Dtdr.load(JSON.parse(JSON.stringify(model.toJSON())), encoder);
+    expect(saved.learnedCount).toBe(31);
+    expect(await probs(saved, RUN.query)).toEqual(learned);
+    release();
+    expect(await forgetting).toBe(1);
+    expect(Dtdr.load(model.toJSON(), encoder).learnedCount).toBe(30);
+  });
 });
 
 describe('a tool removed while an added one is not demonstrated (L-b)', () => {

@@ -15,6 +15,7 @@ describe('decodeBase64 (the kernel ships as base64)', () => {
     expect([...decodeBase64('TWFu')]).toEqual([77, 97, 110]);
     expect([...decodeBase64('TWE=')]).toEqual([77, 97]);
     expect([...decodeBase64('TQ==\n')]).toEqual([77]);
+    expect(() => decodeBase64('TW-u')).toThrow(/not base64: "-" at 2/);
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
         const text = Buffer.from(bytes).toString('base64');

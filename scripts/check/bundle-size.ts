@@ -14,6 +14,8 @@ import { gzipSync } from 'node:zlib';
 
 /** Minified bytes allowed. The aim is 150 KB; this budget is what the bundle holds now, so it only shrinks. */
 const BUDGET_KB = 210;
+/** Gzipped bytes allowed (what a browser downloads): the same ratchet. */
+const BUDGET_GZIP_KB = 77;
 const ROOT = join(import.meta.dirname, '../..');
 const entry = join(ROOT, 'dist/index.js');
 if (!existsSync(entry)) {
@@ -39,16 +41,17 @@ const result = await build({
   external: ['onnxruntime-web', 'onnxruntime-common', '@huggingface/tokenizers', '@huggingface/transformers'],
 });
 const code = result.outputFiles[0].contents;
+const gzipped = gzipSync(code).length;
 const kb = (bytes: number) => `${(bytes / 1000).toFixed(1)} KB`;
-console.log(
-  `import { Dtdr, loadEncoder } from 'dtdr' (browser, minified): ${kb(code.length)}, ${kb(gzipSync(code).length)} gzipped`,
-);
+console.log(`import { Dtdr, loadEncoder } from 'dtdr' (browser, minified): ${kb(code.length)}, ${kb(gzipped)} gzipped`);
 const inputs = Object.entries(Object.values(result.metafile.outputs)[0].inputs)
   .map(([path, { bytesInOutput }]) => [bytesInOutput, path.replace(/^.*?(dist|node_modules)\//, '$1/')] as const)
   .sort((a, b) => b[0] - a[0]);
 console.log(`largest of ${inputs.length} inputs:`);
 for (const [bytes, path] of inputs.slice(0, top)) console.log(`  ${kb(bytes).padStart(9)}  ${path}`);
-if (code.length > BUDGET_KB * 1000) {
-  console.error(`bundle-size: ${kb(code.length)} is over the budget of ${BUDGET_KB} KB`);
+if (code.length > BUDGET_KB * 1000 || gzipped > BUDGET_GZIP_KB * 1000) {
+  console.error(
+    `bundle-size: ${kb(code.length)} (${kb(gzipped)} gzipped) is over the budget of ${BUDGET_KB} KB (${BUDGET_GZIP_KB} KB gzipped)`,
+  );
   process.exit(1);
 }

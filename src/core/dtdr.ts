@@ -20,7 +20,7 @@ import { Refits } from './model/refits.js';
 import type { DtdrLoadOptions, DtdrTrainOptions } from './model/options.js';
 import { ChangeQueue } from './model/changes.js';
 import { withAddedTools, withRemovedTools } from './model/tool-changes.js';
-import { forgetRuns, learnRuns, refitsAtAll, type LearningModel, type ModelSnapshot } from './model/learning.js';
+import { forgetRuns, learnRuns, refitsAtAll, type LearningModel, type ModelSnapshot } from './model/learn-forget.js';
 
 export { REFIT_IN_BACKGROUND_UP_TO, REFIT_TIMEOUT, REFIT_UP_TO } from './model/refits.js';
 export { MAX_FORGETTABLE } from './model/learning-window.js';
@@ -49,7 +49,7 @@ const EXAMPLES_KEPT = 64;
  */
 export class Dtdr {
   /** The model's state that changes replace as a whole (model/learning.ts, model/tool-changes.ts). */
-  private state: ModelSnapshot;
+  private state!: ModelSnapshot;
   /** The retriever that ranks: the state's, with its tool changes applied. */
   private ranker!: Retriever;
   /** Names of the tools the ranker can offer (computed on first use after a swap). */
@@ -71,7 +71,6 @@ export class Dtdr {
     refits: DtdrLoadOptions = {},
   ) {
     this.refits = new Refits(refits.refitter, refits.refitTimeout);
-    this.state = state;
     this.swap(state);
     const { queue } = this;
     this.learning = {
@@ -84,10 +83,12 @@ export class Dtdr {
     };
   }
 
-  /** Swaps a next state in at once, and the retriever that ranks with it. */
+  /** Swaps a next state in at once, and the retriever that ranks with it (kept where its parts are). */
   private swap(next: ModelSnapshot): void {
-    const c = next.changes;
+    const last = this.state as ModelSnapshot | undefined;
     this.state = next;
+    if (last && last.base === next.base && last.baseTools === next.baseTools && last.changes === next.changes) return;
+    const c = next.changes;
     this.knownNames = undefined;
     this.ranker =
       c.removed.length === 0 && c.added.length === 0 ? next.base : new ChangedToolSet(next.base, next.baseTools, c);
@@ -122,7 +123,8 @@ export class Dtdr {
     checkTools(specs);
     const copies = specs.map((t) => ({ ...t }));
     return this.queue.enqueue(async () => {
-      this.swap({ ...this.state, ...(await withAddedTools(this.state, copies, this.encoder)) });
+      const next = await withAddedTools(this.state, copies, this.encoder);
+      this.swap({ ...this.state, ...next });
     });
   }
 
@@ -335,9 +337,11 @@ export class Dtdr {
   /** The model as a JSON artifact (learned runs and tool changes included); `Dtdr.load` restores it. */
   toJSON(): ModelArtifact {
     const examples = this.examples.map((p) => ({ id: p.id, query: p.query, tools: planTools(p) }));
-    const { base, baseTools, changes: c, learned, beforeLearning, folded } = this.state;
+    // While a forget refits, the model it started from (it has not happened yet).
+    const { state, fittedOn } = this.state.committed ?? { state: this.state, fittedOn: this.refits.fittedOn };
+    const { base, baseTools, changes: c, learned, beforeLearning, folded } = state;
     const artifact = saveRetriever(base, baseTools, this.encoder, this.training, examples);
-    const fitted = refitsAtAll(this.learning, this.state) ? Math.min(this.refits.fittedOn, learned.length) : undefined;
+    const fitted = refitsAtAll(this.learning, state) ? Math.min(fittedOn, learned.length) : undefined;
     const window = { learned, before: beforeLearning!, folded, fitted };
     return {
       ...artifact,

@@ -1,6 +1,7 @@
 /**
- * DTDR-G's fit: settings from the data, cross-fitting, the gate, calibration and conformal
- * thresholds, and the final evidence. Rank-time code lives in signals.ts, combine.ts and retriever.ts.
+ * DTDR-G's fit after its setup (fit-setup.ts: settings from the data): cross-fitting, the gate,
+ * calibration and conformal thresholds, and the final evidence. Rank-time code lives in signals.ts,
+ * combine.ts and retriever.ts.
  */
 import type { Plan, ToolSpec } from '../../base/types.js';
 import { terms } from '../../base/text.js';

@@ -1,6 +1,8 @@
 /**
- * DTDR-G's retriever: ranks one step (signals → gate → temperature-scaled softmax), says why a step
- * is unsure, and delegates fitting (fit.ts), online learning (learning.ts) and files (state.ts).
+ * DTDR-G's retriever: ranks one step (signals → gate → temperature-scaled softmax, weighed by how far
+ * the demonstrations speak for the request), and delegates the step's calibration and why it is unsure
+ * (calibrate-step.ts), the step rules (step-rules.ts), fitting (fit.ts), online learning (learning.ts)
+ * and files (state.ts).
  */
 import { DtdrError } from '../../base/errors.js';
 import { terms } from '../../base/text.js';

@@ -52,8 +52,9 @@ export function kernelModule(): WebAssembly.Module | null {
   if (compiled !== undefined) return compiled;
   try {
     const wasm = (globalThis as { WebAssembly?: typeof WebAssembly }).WebAssembly;
-    const bytes = wasm ? matvecWasm() : undefined;
-    compiled = wasm && wasm.validate(bytes!) ? new wasm.Module(bytes!) : null;
+    if (!wasm) return (compiled = null);
+    const bytes = matvecWasm();
+    compiled = wasm.validate(bytes) ? new wasm.Module(bytes) : null;
   } catch {
     compiled = null; // compiling refused (e.g. a strict CSP): the JS twin is used
   }

@@ -1,10 +1,12 @@
 /**
- * What `learn` and `forget` do to a model, as functions from one snapshot of it to the next: runs
- * folded in or refitted on, forgotten by replaying the others onto the state before learning, the
- * oldest folded into that state once the window is full. `Dtdr` holds the snapshot and swaps each
- * next one in at once, as tool changes do (tool-changes.ts). One exception, for speed: folding runs
- * in (`Retriever.learn`) changes a retriever in place; it happens only inside a change, while no
- * ranking runs (changes.ts), to the live retriever or to one not yet swapped in.
+ * What `learn` and `forget` do to a model: runs folded in or refitted on, forgotten by replaying the
+ * others onto the state before learning, the oldest folded into that state once the window is full.
+ * `Dtdr` holds one snapshot of the model (tool set and learning window); each step here computes
+ * the next snapshot and swaps it in at once, as tool changes do (tool-changes.ts). A learn swaps
+ * once, and again if it folds; a forget swaps to the model before any learned run while it refits
+ * (rankings answer from it; saving writes the snapshot the forget started from), then to the result.
+ * Folding runs in (`Retriever.learn`) changes a retriever in place, for speed; it happens only inside
+ * a change, while no ranking runs (changes.ts), to the live retriever or to one not yet swapped in.
  */
 import type { Encoder } from '../base/encoder.js';
 import { contextText } from '../base/text.js';
@@ -28,6 +30,12 @@ export interface ModelSnapshot extends ToolSetSnapshot {
   learned: Plan[];
   /** Whether learned runs were folded into `beforeLearning` (no refit can see them again). */
   folded: boolean;
+  /**
+   * Set only while a forget refits (this snapshot then ranks as the model before any learned run):
+   * the snapshot the forget started from and the runs it was fitted on, which is what saving writes
+   * until the forget is done.
+   */
+  committed?: { state: ModelSnapshot; fittedOn: number };
 }
 
 /** What learning needs of the model besides its snapshot: `Dtdr` gives itself. */
@@ -78,7 +86,8 @@ export async function learnRuns(m: LearningModel, given: Plan[]): Promise<void> 
     const input = await learnInput(m, given, base);
     if (input) base.learn!(input);
   }
-  m.swap({ ...s, base, beforeLearning, learned });
+  // A change runs alone (changes.ts): the snapshot is still `s`.
+  m.swap({ ...m.current(), base, beforeLearning, learned });
   if (due === 'background') refitInBackground(m);
   const now = m.current();
   if (now.learned.length > m.refits.keeps(refitsAtAll(m, now), MAX_FORGETTABLE)) {
@@ -140,11 +149,12 @@ export async function forgetRuns(m: LearningModel, match: (plan: Plan) => boolea
   const forgotten = s.learned.length - keep.length;
   if (forgotten === 0 || !s.beforeLearning) return 0;
   const { retriever, artifact } = loadRetriever(s.beforeLearning, { encoder: m.encoder });
+  const committed = { state: s, fittedOn: m.refits.fittedOn };
   m.refits.fittedOn = 0;
   m.refits.generation++;
   m.refits.abandon('a forget made it pointless');
   // Until the refit lands, the model as it was before any learned run answers: none of them, so none forgotten.
-  m.swap({ ...s, base: retriever, baseTools: artifact.tools, learned: keep });
+  m.swap({ ...s, base: retriever, baseTools: artifact.tools, learned: keep, committed });
   // Refit where learn would (after a failed worker, here only up to REFIT_UP_TO runs; else replayed).
   const refits = refitsAtAll(m, m.current()) && (m.refits.refitter || keep.length <= REFIT_UP_TO);
   const fitted =
@@ -158,7 +168,7 @@ export async function forgetRuns(m: LearningModel, match: (plan: Plan) => boolea
     const input = keep.length > 0 ? await learnInput(m, keep, retriever) : undefined;
     if (input) retriever.learn!(input);
   }
-  m.swap({ ...m.current(), base: fitted ?? retriever });
+  m.swap({ ...m.current(), base: fitted ?? retriever, committed: undefined });
   return forgotten;
 }
 
