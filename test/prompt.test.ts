@@ -87,6 +87,23 @@ describe('selection prompts: masking strategies', () => {
     expect(p.text).toMatch(/More examples:\nRequest: "mail Ben"/);
   });
 
+  it("an unsure step's note gives the model the reason's first cause, not its counts and claims", () => {
+    const reason =
+      'the request says "text", and of the 199 demonstrations whose request says it, 199 call "sms_send"; ' +
+      'no demonstration calls "sms_send" together with "maps_search_place" (sets like this one, of 4 tools, ' +
+      'hold a right tool in 95% of such steps); capped at 12 tools, holding 0.97 of the probability';
+    const note = buildSelectionPrompt({ ...base, widened: true, reason }).note!;
+    expect(note).toBe(
+      'The retriever was unsure (the request says "text", and of the 199 demonstrations whose request says it, ' +
+        '199 call "sms_send"), so this list is wider than usual.',
+    );
+    const one =
+      'the top tool has calibrated probability 0.35 < 0.5 (sets like this one, of 4 tools, hold a right tool in 95% of such steps)';
+    expect(buildSelectionPrompt({ ...base, widened: true, reason: one }).note).toBe(
+      'The retriever was unsure (the top tool has calibrated probability 0.35 < 0.5), so this list is wider than usual.',
+    );
+  });
+
   it('an unsure retriever widens the hard set and says so, or falls back to soft masking', () => {
     const unsure = { ...base, widened: true, reason: 'backed off to global statistics with 1 of 3 history tools' };
     const widened = buildSelectionPrompt(unsure);

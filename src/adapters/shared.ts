@@ -6,6 +6,7 @@ import type { Dtdr, Retrieval } from '../core/dtdr.js';
 import { DtdrError } from '../core/base/errors.js';
 import type { SelectOptions } from '../core/selection/select.js';
 import { END } from '../core/base/types.js';
+import { promptReason } from '../core/prompts/reason.js';
 
 export interface AdapterOptions {
   /** At most this many tools offered per step (dtdr's set is cut, best first, and says so). Default 8. */
@@ -79,7 +80,7 @@ export async function chooseTools(
     .join(', ');
   const hint =
     `Tools most likely needed for the next step, by dtdr's retrieval: ` +
-    `${listed}.${retrieval.widened ? ` dtdr is unsure: ${retrieval.reason}.` : ''}`;
+    `${listed}.${retrieval.widened ? ` dtdr is unsure: ${promptReason(retrieval.reason)}.` : ''}`;
   return { retrieval, tools, available, mayEnd, hint };
 }
 

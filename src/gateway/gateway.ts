@@ -13,6 +13,7 @@ import { Dtdr } from '../core/dtdr.js';
 import type { Refitter } from '../core/model/refit.js';
 import type { ChainPlanInput } from '../core/plans/input.js';
 import { argumentProblems } from '../core/prompts/schema-check.js';
+import { promptReason } from '../core/prompts/reason.js';
 import { readModelFile, writeModelFile } from '../storage/file.js';
 import type { UpstreamConfig } from './config.js';
 import { cleanText, namespacedName, prefixOf } from './names.js';
@@ -305,8 +306,9 @@ export class Gateway {
     }
     session.offer(names);
     const ended = retrieval.candidates.some((c) => c.tool === END);
+    // What the client's model reads: the first cause (the whole reason is in dtdr's logs and the app's own retrieve).
     const reason =
-      retrieval.reason ??
+      promptReason(retrieval.reason) ??
       `${retrieval.confident ? 'confident' : 'unsure'}: ranked on the request` +
         (history.length > 0 ? ` and the ${history.length} call(s) so far` : '') +
         (ended ? '; the task may be complete' : '');

@@ -4,6 +4,7 @@ import { planTools } from '../plans/plan.js';
 import type { Candidate } from '../selection/select.js';
 import { END, type Plan, type ToolSpec } from '../base/types.js';
 import { toOpenAITool, type OpenAITool } from '../plans/tools.js';
+import { promptReason } from './reason.js';
 
 /**
  * How tools are shown: all of them (`none`, `raw-demos`), only the candidates (`hard`), all with the candidates marked
@@ -85,7 +86,7 @@ export interface SelectionPromptInput {
   format: PromptFormat;
   /** F_t from the retriever (not needed for `none`). */
   candidates?: readonly Candidate[];
-  /** The retriever widened F_t because it was unsure; `reason` says why. */
+  /** The retriever widened F_t because it was unsure; `reason` says why (the prompt shows its first cause). */
   widened?: boolean;
   reason?: string;
   /** Demonstrations to draw examples from; the first is the one fixed example. */
@@ -273,17 +274,17 @@ export function buildSelectionPrompt(input: SelectionPromptInput): BuiltPrompt {
   if (strategy !== 'none' && candidates.length === 0)
     throw new DtdrError('options', `strategy ${strategy} needs the retriever's candidates`);
   let note: string | undefined;
+  const why = promptReason(input.reason) ?? 'low confidence';
   if (input.widened && strategy.startsWith('hard')) {
     if (input.lowConfidence === 'soft') {
       note =
-        `The retriever was unsure (${input.reason ?? 'low confidence'}), so every tool is listed ` +
-        `and its guesses are only marked as preferred.`;
+        `The retriever was unsure (${why}), so every tool is listed ` + `and its guesses are only marked as preferred.`;
       strategy = strategy === 'hard' ? 'soft' : 'soft-weighted';
     } else {
-      note = `The retriever was unsure (${input.reason ?? 'low confidence'}), so this list is wider than usual.`;
+      note = `The retriever was unsure (${why}), so this list is wider than usual.`;
     }
   } else if (input.widened) {
-    note = `The retriever was unsure (${input.reason ?? 'low confidence'}); treat its preferences as weak hints.`;
+    note = `The retriever was unsure (${why}); treat its preferences as weak hints.`;
   }
   const byName = new Map(tools.map((t) => [t.name, t]));
   const shownTools = strategy.startsWith('hard')
