@@ -23,6 +23,7 @@ export { REFIT_LIMITS } from './core/model/refits.js';
 export type { WorkerRefitter } from './workers/refit-client.js';
 export { END, type JsonSchema, type Plan, type PlanNode, type ToolSpec } from './core/base/types.js';
 export { chainPlan, planFromRecord } from './core/plans/plan.js';
+export type { RawPlan } from './core/plans/plan.js';
 export type { ChainPlanInput } from './core/plans/input.js';
 export { METHODS, type TrainOptions } from './core/retrieval/methods.js';
 export type { Backoff, MethodName, Ranking, TrainingProgress } from './core/retrieval/types.js';
@@ -48,6 +49,7 @@ export type { EncoderDtype } from './encoders/onnx-files.js';
 export {
   withEmbeddingCache,
   withPersistentCache,
+  type EmbeddingCache,
   type EmbeddingStore,
   type Encoder,
   type EncoderBackend,

@@ -110,6 +110,78 @@ describe('the public API', () => {
     }
   });
 
+  it.each([...entries])(
+    'every named type %s hands out (what its functions and classes return, their parameters) is exported',
+    (_entry, source) => {
+      // A type `dtdr` itself exports counts for every entry: an app imports it from there.
+      const main = [entries.get('dtdr/node')!, entries.get('dtdr/browser')!].flatMap((f) => [...exportsOf(f).keys()]);
+      const exported = new Set([...exportsOf(source).keys(), ...main]);
+      const missing = new Set<string>();
+      const seen = new Set<ts.Type>();
+      // The named types a type is made of: itself where it is an interface, class or alias, and its
+      // type arguments, union and intersection members, array elements and promised values.
+      const visit = (type: ts.Type, depth = 0): void => {
+        if (seen.has(type) || depth > 3) return;
+        seen.add(type);
+        if (type.isUnionOrIntersection()) return type.types.forEach((t) => visit(t, depth));
+        const alias = type.aliasSymbol;
+        const symbol = alias ?? type.getSymbol();
+        const declaration = symbol?.declarations?.[0];
+        const own = declaration && !declaration.getSourceFile().fileName.includes('node_modules');
+        if (own && symbol && /^[A-Z]/.test(symbol.name) && !exported.has(symbol.name)) {
+          const kind = ts.SyntaxKind[declaration.kind];
+          if (/InterfaceDeclaration|TypeAliasDeclaration|ClassDeclaration|EnumDeclaration/.test(kind))
+            missing.add(`${symbol.name} (${declaration.getSourceFile().fileName.replace(/^.*\/src\//, 'src/')})`);
+        }
+        for (const arg of [...(type.aliasTypeArguments ?? []), ...checker.getTypeArguments(type as ts.TypeReference)])
+          visit(arg, depth + 1);
+        // An object type written out in place (`{ tools: McpTool[]; choice: StepChoice }`): what its fields hold.
+        if (
+          !alias &&
+          (type as ts.ObjectType).objectFlags & ts.ObjectFlags.Anonymous &&
+          !type.getCallSignatures().length
+        )
+          for (const field of type.getProperties()) visit(checker.getTypeOfSymbol(field), depth + 1);
+      };
+      const isPrivate = (decl: ts.Declaration | undefined) =>
+        !!decl &&
+        ts.canHaveModifiers(decl) &&
+        (ts.getModifiers(decl) ?? []).some((m) => m.kind === ts.SyntaxKind.PrivateKeyword);
+      // Constructors a class keeps private (Dtdr's: `Dtdr.train` and `Dtdr.load` make models) hand nothing out.
+      const signatures = (type: ts.Type) => [
+        ...type.getCallSignatures(),
+        ...type.getConstructSignatures().filter((sig) => !isPrivate(sig.getDeclaration())),
+      ];
+      const visitSignature = (sig: ts.Signature) => {
+        visit(sig.getReturnType());
+        for (const p of sig.getParameters()) visit(checker.getTypeOfSymbol(p));
+      };
+      const file = program.getSourceFile(join(ROOT, source))!;
+      for (const symbol of checker.getExportsOfModule(checker.getSymbolAtLocation(file)!)) {
+        const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+        if (!(target.flags & (ts.SymbolFlags.Function | ts.SymbolFlags.Class))) continue;
+        const type = checker.getTypeOfSymbol(target);
+        signatures(type).forEach(visitSignature);
+        if (target.flags & ts.SymbolFlags.Class) {
+          // Its public members: methods' signatures and what properties and getters hold, instance and static.
+          const instance = checker.getDeclaredTypeOfSymbol(target);
+          for (const owner of [instance, type])
+            for (const member of owner.getProperties()) {
+              const decl = member.valueDeclaration;
+              // Private members and those marked @internal (reached by tests, hidden from the API docs) hand nothing out.
+              const internal = decl !== undefined && ts.getJSDocTags(decl).some((t) => t.tagName.text === 'internal');
+              if (member.name.startsWith('#') || isPrivate(decl) || internal) continue;
+              if (member.name === 'prototype') continue;
+              const memberType = checker.getTypeOfSymbol(member);
+              if (signatures(memberType).length) signatures(memberType).forEach(visitSignature);
+              else visit(memberType);
+            }
+        }
+      }
+      expect([...missing].sort(), 'named types handed out but not exported').toEqual([]);
+    },
+  );
+
   it('the README points at the API page', () => {
     expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain('](docs/api.md)');
   });

@@ -229,8 +229,12 @@ export interface McpRun {
   readonly history: readonly string[];
 }
 
+/** The options of {@link dtdrMcpRun}: at most `maxTools` tools a step, tools always offered, the set's options. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the adapters' options under this adapter's name
+export interface DtdrMcpRunOptions extends AdapterOptions {}
+
 /** One run (one user request) over an MCP client's tools, with an allowed-set guard on tool calls. */
-export function dtdrMcpRun(client: McpClientLike, model: Dtdr, options: AdapterOptions = {}): McpRun {
+export function dtdrMcpRun(client: McpClientLike, model: Dtdr, options: DtdrMcpRunOptions = {}): McpRun {
   if (!client || typeof client.listTools !== 'function' || typeof client.callTool !== 'function') {
     throw new DtdrError('options', 'dtdrMcpRun needs an MCP client (something with listTools and callTool)', {
       field: 'client',

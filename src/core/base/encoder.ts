@@ -57,14 +57,21 @@ export class LruCache<K, V> {
   }
 }
 
+/** What an encoder's embedding cache tells: for logs and tuning `capacity`. */
+export interface EmbeddingCache {
+  /** Lookups answered from the cache, and those that went to the model. */
+  readonly hits: number;
+  readonly misses: number;
+  /** Texts held now, and at most. */
+  readonly size: number;
+  readonly capacity: number;
+}
+
 /**
  * Wraps an encoder so that repeated texts are embedded once: history strings repeat at every
  * step of every plan. Only the texts not in the cache reach the model, in one batch.
  */
-export function withEmbeddingCache(
-  encoder: Encoder,
-  capacity = 4096,
-): Encoder & { cache: LruCache<string, Float32Array> } {
+export function withEmbeddingCache(encoder: Encoder, capacity = 4096): Encoder & { readonly cache: EmbeddingCache } {
   const cache = new LruCache<string, Float32Array>(capacity);
   return {
     id: encoder.id,

@@ -136,6 +136,7 @@ function topologicalOrder(nodes: PlanNode[], edges: [number, number][], where: D
   return order;
 }
 
+/** One record of the TaskBench layout (a line of `data.jsonl`) as read, before `planFromRecord` checks it. */
 export interface RawPlan {
   id?: unknown;
   user_request?: unknown;
