@@ -104,7 +104,11 @@ export interface Ranking {
   };
 }
 
-/** A trained retrieval method: ranks every tool and END for a step. Implement it to bring a method of your own. */
+/**
+ * A trained retrieval method: ranks every tool and END for a step. `dtdr.retriever` is one; dtdr's
+ * own methods (`MethodName`) implement it. `Dtdr.train` and `Dtdr.load` take only those methods: a
+ * retriever of your own can rank (`rank`, then `selectCandidates`) but not be trained or saved by a `Dtdr`.
+ */
 export interface Retriever {
   readonly method: MethodName;
   /** Tool names then END. */
