@@ -118,6 +118,22 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
     expect(Array.from(first.ranking.probabilities)).toEqual(Array.from(kept));
   });
 
+  it('ranks at another coverage target through a copy (atTarget), leaving the model as it was', async () => {
+    const model = await Dtdr.train({ tools, plans, encoder });
+    const gated = model.retriever as GatedRetriever;
+    const fitted = structuredClone(gated.thresholds);
+    const lower = gated.atTarget(0.5);
+    expect(gated.thresholdsFor(0.5)).not.toEqual(fitted);
+    expect(lower.thresholds).toEqual(gated.thresholdsFor(0.5));
+    expect(lower.target).toBe(0.5);
+    expect(gated.thresholds).toEqual(fitted);
+    expect(gated.target).toBe(0.95);
+    const [queryVector] = await encoder.embed(['text anna']);
+    const input = { query: 'text anna', history: ['contact_lookup'], queryVector };
+    expect(Array.from(lower.rank(input).probabilities)).toEqual(Array.from(gated.rank(input).probabilities));
+    expect(() => gated.atTarget(1)).toThrow(/target must be in \(0, 1\)/);
+  });
+
   it('returns a conformal set with its target, and a confident set holds the right tool', async () => {
     const model = await Dtdr.train({ tools, plans, encoder });
     const r = await model.retrieve('text anna', ['contact_lookup']);

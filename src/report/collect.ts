@@ -232,19 +232,14 @@ function sweep(method: EvalMethodName, scored: ScoredMethod): CurvePoint[] {
   };
   const retriever = scored.retriever;
   if (retriever instanceof GatedRetriever) {
-    const fitted = retriever.thresholds;
-    try {
-      for (const target of TARGETS) {
-        retriever.thresholds = retriever.thresholdsFor(target);
-        points.push({
-          method,
-          knob: 'target',
-          value: target,
-          ...measure(scored.inputs.map((input) => selectCandidates(retriever.rank(input)).candidates)),
-        });
-      }
-    } finally {
-      retriever.thresholds = fitted;
+    for (const target of TARGETS) {
+      const atTarget = retriever.atTarget(target);
+      points.push({
+        method,
+        knob: 'target',
+        value: target,
+        ...measure(scored.inputs.map((input) => selectCandidates(atTarget.rank(input)).candidates)),
+      });
     }
     return points;
   }

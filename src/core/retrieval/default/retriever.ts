@@ -122,16 +122,9 @@ export class GatedRetriever implements Retriever {
     return this.parts.confidentAbove;
   }
 
-  /**
-   * The conformal thresholds in use per pool and group; set them (e.g. from `thresholdsFor`) to change the coverage
-   * target.
-   */
+  /** The conformal thresholds in use per pool and group (`atTarget` ranks with another target's). */
   get thresholds(): Thresholds {
     return this.parts.calibration.thresholds;
-  }
-
-  set thresholds(value: Thresholds) {
-    this.parts.calibration.thresholds = value;
   }
 
   get neighbours(): number {
@@ -379,12 +372,21 @@ export class GatedRetriever implements Retriever {
 
   /**
    * The conformal thresholds another coverage target would give, from the same held-out scores
-   * (for coverage-against-size curves; set `thresholds` to use them). Zero where a group has too
-   * few scores, as at fit time.
+   * (for coverage-against-size curves). Zero where a group has too few scores, as at fit time.
    */
   thresholdsFor(target: number): Thresholds {
     if (!(target > 0 && target < 1))
       throw new DtdrError('options', `target must be in (0, 1), got ${target}`, { field: 'target' });
     return thresholdsOf(this.parts.calibration, target);
+  }
+
+  /**
+   * This model ranking with another coverage target's thresholds (`thresholdsFor`), this one
+   * unchanged: for coverage-against-size curves. It shares this model's learned state, so it is
+   * for ranking only; learning goes to this model.
+   */
+  atTarget(target: number): GatedRetriever {
+    const calibration = { ...this.parts.calibration, thresholds: this.thresholdsFor(target) };
+    return new GatedRetriever({ ...this.parts, calibration, target });
   }
 }
