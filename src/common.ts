@@ -19,7 +19,7 @@ export {
 } from './core/dtdr.js';
 // Where learn()'s refits run: the calling thread (refitInline), or a worker (refitWorker, per platform).
 export { refitInline, type RefitJob, type Refitter } from './core/model/refit.js';
-export { REFIT_LIMITS } from './core/model/refits.js';
+export { REFIT_LIMITS } from './core/model/refit-schedule.js';
 export type { WorkerRefitter } from './workers/refit-client.js';
 export { END, type JsonSchema, type Plan, type PlanNode, type ToolSpec } from './core/base/types.js';
 export { chainPlan, planFromRecord } from './core/plans/plan.js';

@@ -16,13 +16,13 @@ import { checkPlans, readPlans, type ChainPlanInput } from './plans/input.js';
 import { decodeBinaryModel, encodeBinaryModel } from './model/binary.js';
 import { checkNesting, MAX_MODEL_NESTING } from './base/limits.js';
 import type { Plan, ToolSpec } from './base/types.js';
-import { Refits } from './model/refits.js';
+import { RefitSchedule } from './model/refit-schedule.js';
 import type { DtdrLoadOptions, DtdrTrainOptions } from './model/options.js';
 import { ChangeQueue } from './model/changes.js';
 import { withAddedTools, withRemovedTools } from './model/tool-changes.js';
 import { forgetRuns, learnRuns, refitsAtAll, type LearningModel, type ModelSnapshot } from './model/learn-forget.js';
 
-export { REFIT_IN_BACKGROUND_UP_TO, REFIT_TIMEOUT, REFIT_UP_TO } from './model/refits.js';
+export { REFIT_IN_BACKGROUND_UP_TO, REFIT_TIMEOUT, REFIT_UP_TO } from './model/refit-schedule.js';
 export { MAX_FORGETTABLE } from './model/learning-window.js';
 export type { Retrieval } from './selection/retrieval.js';
 export type { DtdrLoadOptions, DtdrTrainOptions } from './model/options.js';
@@ -58,7 +58,7 @@ export class Dtdr {
   /** The order of changes and rankings (changes.ts). */
   private readonly queue = new ChangeQueue();
   /** When and where refits run, and the one in flight. */
-  private readonly refits: Refits;
+  private readonly refits: RefitSchedule;
   /** What learn and forget need of this model (model/learning.ts). */
   private readonly learning: LearningModel;
 
@@ -70,7 +70,7 @@ export class Dtdr {
     readonly examples: Plan[] = [],
     refits: DtdrLoadOptions = {},
   ) {
-    this.refits = new Refits(refits.refitter, refits.refitTimeout);
+    this.refits = new RefitSchedule(refits.refitter, refits.refitTimeout);
     this.swap(state);
     const { queue } = this;
     this.learning = {

@@ -18,7 +18,7 @@ import type { LearnInput, Retriever } from '../retrieval/types.js';
 import { loadRetriever, saveRetriever, type ModelArtifact } from './artifact.js';
 import type { ChangeQueue } from './changes.js';
 import { MAX_FORGETTABLE } from './learning-window.js';
-import { nextTask, REFIT_UP_TO, type RefitModel, type Refits } from './refits.js';
+import { nextTask, REFIT_UP_TO, type RefitModel, type RefitSchedule } from './refit-schedule.js';
 import { requireEncoder, retrieverFromState, type ToolSetSnapshot } from './tool-changes.js';
 
 /** Learned runs folded into the state forget replays from per task (about 50 ms of DTDR-G learning on two cores). */
@@ -42,7 +42,7 @@ export interface ModelSnapshot extends ToolSetSnapshot {
 export interface LearningModel {
   readonly encoder: Encoder | undefined;
   readonly training: ModelArtifact['training'];
-  readonly refits: Refits;
+  readonly refits: RefitSchedule;
   readonly queue: ChangeQueue;
   /** The snapshot now. */
   current(): ModelSnapshot;

@@ -58,7 +58,8 @@ export interface RefitModel {
   fromState(tools: ToolSpec[], state: unknown): Retriever;
 }
 
-export class Refits {
+/** A model's refits: when they are due, the fit itself, and the one in flight (`Dtdr` holds one). */
+export class RefitSchedule {
   /** How many learned runs the model was last refitted on. */
   fittedOn = 0;
   /** Bumped by changes a background refit cannot see (forget, folding): its model is then dropped. */
