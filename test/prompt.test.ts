@@ -388,3 +388,57 @@ describe('the prompt and validateCall agree on what an answer holds', () => {
     });
   });
 });
+
+describe('the prompt of an unsure step, over the hand-written compositional requests of the demo tools', () => {
+  it('tells the model the first cause of the reason, none of the others nor the held-out claim, and lists the set', async () => {
+    const { Dtdr } = await import('../src/core/dtdr.js');
+    const { loadEncoder } = await import('../src/encoders/node.js');
+    const { demoDataset } = await import('../src/demo/toolset.js');
+    const { parsePlans } = await import('../src/core/plans/dataset.js');
+    const { planSteps } = await import('../src/core/plans/plan.js');
+    const { promptReason } = await import('../src/core/prompts/reason.js');
+    const { readFileSync } = await import('node:fs');
+    const requests = parsePlans(
+      readFileSync(new URL('./fixtures/demo-compositional.jsonl', import.meta.url), 'utf8'),
+      'demo-compositional.jsonl',
+    );
+    const demo = demoDataset();
+    const model = await Dtdr.train({
+      tools: demo.tools,
+      plans: demo.plans.slice(0, 300),
+      encoder: await loadEncoder(),
+    });
+    let [unsure, severalCauses] = [0, 0];
+    for (const plan of requests)
+      for (const step of planSteps(plan)) {
+        const r = await model.retrieve(step.query, step.history);
+        const prompt = buildSelectionPrompt({
+          query: step.query,
+          history: step.history,
+          tools: demo.tools,
+          candidates: r.candidates,
+          widened: r.widened,
+          reason: r.reason,
+          format: 'hermes',
+          strategy: 'hard',
+        });
+        // The tools the model may answer with are the set's, whatever the reason.
+        const tools = (names: string[]) => names.filter((n) => n !== END).sort();
+        expect(tools(prompt.allowed)).toEqual(tools(r.candidates.map((c) => c.tool)));
+        if (!r.widened || !r.reason) continue;
+        unsure++;
+        const [first, ...rest] = r.reason.split('; ');
+        const cause = promptReason(r.reason)!;
+        expect(first.startsWith(cause), step.query).toBe(true);
+        expect(prompt.text).toContain(`The retriever was unsure (${cause})`);
+        expect(prompt.text).not.toContain('sets like this one');
+        if (rest.length > 0) {
+          severalCauses++;
+          for (const later of rest) expect(prompt.text).not.toContain(later);
+        }
+      }
+    // The requests make many steps unsure, with reasons of several causes: the test has something to check.
+    expect(unsure).toBeGreaterThanOrEqual(20);
+    expect(severalCauses).toBeGreaterThanOrEqual(5);
+  }, 60_000);
+});

@@ -53,6 +53,9 @@ export function checkSelectOptions(options: SelectOptions | undefined): void {
   if (min > max) throw new DtdrError('options', `widenMin (${min}) is above widenMax (${max})`, { field: 'widenMin' });
 }
 
+/** How the claim of what such sets held on held-out steps opens, after an unsure set's causes (not in prompts). */
+export const HELD_OUT_CLAIM = ' (sets like this one, of ';
+
 /** A tool offered for the next step, with its calibrated probability. */
 export interface Candidate {
   tool: string;
@@ -179,7 +182,7 @@ function conformalSet(
     ...(confident
       ? []
       : [
-          `${ranking.cause ?? (half ? 'the set holds half the labels or more' : 'unsure')} (sets like this one, of ` +
+          `${ranking.cause ?? (half ? 'the set holds half the labels or more' : 'unsure')}${HELD_OUT_CLAIM}` +
             `${candidates.length} tool${candidates.length === 1 ? '' : 's'}, hold a right tool in ` +
             `${Math.round(claimed * 100)}% of such ${cut ? 'held-out ' : ''}steps)`,
         ]),
