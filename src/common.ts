@@ -18,7 +18,8 @@ export {
   type SafeLoad,
 } from './core/dtdr.js';
 // Where learn()'s refits run: the calling thread (refitInline), or a worker (refitWorker, per platform).
-export { refitInline, type RefitJob, type Refitter } from './core/model/refit.js';
+export { refitInline } from './core/model/refit-inline.js';
+export type { RefitJob, Refitter } from './core/model/refit.js';
 export { REFIT_LIMITS } from './core/model/refit-schedule.js';
 export type { WorkerRefitter } from './workers/refit-client.js';
 export { END, type JsonSchema, type Plan, type PlanNode, type ToolSpec } from './core/base/types.js';

@@ -4,6 +4,11 @@
  *
  * @module dtdr/node
  */
+import { registerPaperMethods } from './core/retrieval/paper-methods.js';
+
+// On Node every method trains and loads: bundle size does not matter there (browsers: `dtdr/methods`).
+registerPaperMethods();
+
 export * from './common.js';
 export { loadEncoder, BUNDLED_MODEL_DIR } from './encoders/node.js';
 export { readDatasetDir } from './data/node.js';

@@ -6,6 +6,7 @@ import { Dtdr } from '../src/core/dtdr.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { openAICompatibleModel } from '../src/llm/openai-http.js';
+import '../src/methods.js'; // the paper's methods, as an app that uses them imports them
 
 let retriever: Dtdr;
 beforeAll(async () => {

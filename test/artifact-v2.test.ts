@@ -19,6 +19,7 @@ import { loadEncoder } from '../src/encoders/node.js';
 import { readModelFile, writeModelFile } from '../src/storage/file.js';
 import { ROOT } from './helpers.js';
 import { writeTinyEncoder } from './tiny-encoder.js';
+import '../src/methods.js'; // the paper's methods, as an app that uses them imports them
 
 const PLANS = generateDemoPlans(400, 2);
 const QUERIES: [string, string[]][] = [

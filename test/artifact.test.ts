@@ -4,6 +4,7 @@ import { DtdrError } from '../src/core/base/errors.js';
 import { METHODS } from '../src/core/retrieval/methods.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { ROOT, wordAxisEncoder } from './helpers.js';
+import '../src/methods.js'; // the paper's methods, as an app that uses them imports them
 
 const encoder = wordAxisEncoder([
   'email',

@@ -3,7 +3,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { STEP_RULES } from '../src/core/retrieval/default/step-rules.js';
-import { METHOD_REGISTRY } from '../src/core/retrieval/methods.js';
+import { registeredMethods } from '../src/core/retrieval/methods.js';
+import { registerPaperMethods } from '../src/core/retrieval/paper-methods.js';
 import { ROOT } from './helpers.js';
 
 const importsOf = (file: string) =>
@@ -133,7 +134,8 @@ describe('code boundaries', () => {
   });
 
   it('what a method is lives in its registry entry: no method name is special-cased outside retrieval/', () => {
-    for (const m of METHOD_REGISTRY) {
+    registerPaperMethods();
+    for (const m of registeredMethods()) {
       const keys = ['name', 'needs', 'toolsOnly', 'fit', 'fromState', 'withTools'];
       for (const key of keys) expect(m, `${m.name} lacks ${key}`).toHaveProperty(key);
     }

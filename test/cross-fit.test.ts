@@ -15,7 +15,9 @@ import {
 } from '../src/core/retrieval/default/cross-fit.js';
 import { GateDataBuilder } from '../src/core/retrieval/default/gate.js';
 import { GatedRetriever } from '../src/core/retrieval/default/index.js';
-import { fitRetriever, fitRetrieverWith, fitVectors, PARALLEL_FROM_PLANS } from '../src/core/retrieval/train.js';
+import { fitRetriever } from '../src/core/retrieval/fit-method.js';
+import { installGatedTraining } from '../src/core/retrieval/default/training.js';
+import { fitRetrieverWith, fitVectors, PARALLEL_FROM_PLANS } from '../src/core/retrieval/train.js';
 import { type FitVectors } from '../src/core/retrieval/methods.js';
 import type { Plan, ToolSpec } from '../src/core/base/types.js';
 import { demoDataset } from '../src/demo/toolset.js';
@@ -23,6 +25,9 @@ import { loadEncoder } from '../src/encoders/node.js';
 import { foldWorkers } from '../src/workers/node.js';
 import { DtdrError } from '../src/core/base/errors.js';
 import { runCli } from './helpers.js';
+
+// GatedRetriever.fit and fitRetriever are synchronous: DTDR-G's training code installed up front.
+installGatedTraining();
 
 const fingerprint = (r: GatedRetriever) => createHash('sha256').update(JSON.stringify(r.state())).digest('hex');
 

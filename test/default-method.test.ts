@@ -11,11 +11,16 @@ import { evaluateMethods, sequenceKey, splitDataset } from '../src/core/evaluati
 import { scoreStep, summarize, type MetricSummary, type StepScore } from '../src/core/base/metrics.js';
 import { planSteps } from '../src/core/plans/plan.js';
 import { selectCandidates } from '../src/core/selection/select.js';
-import { fitRetriever, fitVectors } from '../src/core/retrieval/train.js';
+import { fitRetriever } from '../src/core/retrieval/fit-method.js';
+import { installGatedTraining } from '../src/core/retrieval/default/training.js';
+import { fitVectors } from '../src/core/retrieval/train.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { demoDataset } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { hasSharedData, SHARED_DATA } from './helpers.js';
+
+// GatedRetriever.fit and fitRetriever are synchronous: DTDR-G's training code installed up front.
+installGatedTraining();
 
 describe.skipIf(!hasSharedData)('DTDR-G on UltraTool: official split and its novel sequences (real data)', () => {
   const metrics: Record<'official' | 'novel', MetricSummary> = {} as never;

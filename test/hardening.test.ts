@@ -17,6 +17,7 @@ import { chainPlan } from '../src/core/plans/plan.js';
 import type { MethodName } from '../src/core/retrieval/types.js';
 import type { ToolSpec } from '../src/core/base/types.js';
 import { runCli, wordAxisEncoder } from './helpers.js';
+import '../src/methods.js'; // the paper's methods, as an app that uses them imports them
 
 const TOOLS: ToolSpec[] = [
   { name: 'files_search', description: 'search files' },

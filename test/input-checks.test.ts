@@ -12,6 +12,7 @@ import { chainPlan } from '../src/core/plans/plan.js';
 import type { ToolSpec } from '../src/core/base/types.js';
 import { runCli, wordAxisEncoder } from './helpers.js';
 import { writeTinyEncoder } from './tiny-encoder.js';
+import '../src/methods.js'; // the paper's methods, as an app that uses them imports them
 
 const TOOLS: ToolSpec[] = [
   { name: 'files_search', description: 'search files documents' },

@@ -14,6 +14,7 @@ import type { MethodName } from '../src/core/retrieval/types.js';
 import type { Plan } from '../src/core/base/types.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
+import '../src/methods.js'; // the paper's methods, as an app that uses them imports them
 
 const ALL = generateDemoPlans(1200, 5);
 const FIRST = ALL.slice(0, 600);

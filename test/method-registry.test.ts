@@ -2,9 +2,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Dtdr } from '../src/core/dtdr.js';
 import { makeRanking } from '../src/core/retrieval/ranking.js';
-import { METHOD_REGISTRY, type MethodEntry } from '../src/core/retrieval/methods.js';
+import {
+  registeredMethods,
+  registerMethod,
+  unregisterMethod,
+  type MethodEntry,
+} from '../src/core/retrieval/methods.js';
+import { registerPaperMethods } from '../src/core/retrieval/paper-methods.js';
 import type { MethodName, RankInput, Ranking, Retriever } from '../src/core/retrieval/types.js';
-import { DEMO_TOOLS } from '../src/demo/toolset.js';
+import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
+import { DtdrError } from '../src/core/base/errors.js';
+import { wordAxisEncoder } from './helpers.js';
+import { PAPER_METHODS } from '../src/core/retrieval/paper-methods.js';
 
 /** A toy method: the tool it was told to favour first, then the others in order. */
 class FavouriteRetriever implements Retriever {
@@ -42,10 +51,10 @@ const favourite: MethodEntry = {
 
 describe('method registry', () => {
   beforeAll(() => {
-    METHOD_REGISTRY.push(favourite); // the one registry line
+    registerMethod(favourite); // the one registry line
   });
   afterAll(() => {
-    METHOD_REGISTRY.splice(METHOD_REGISTRY.indexOf(favourite), 1);
+    unregisterMethod(favourite.name);
   });
 
   it('a registered method trains on tools alone, ranks, saves, loads and takes added tools', async () => {
@@ -60,12 +69,35 @@ describe('method registry', () => {
   });
 
   it('every entry has a unique name, its needs, and fit, fromState and withTools', () => {
-    expect(new Set(METHOD_REGISTRY.map((m) => m.name)).size).toBe(METHOD_REGISTRY.length);
-    for (const m of METHOD_REGISTRY) {
+    registerPaperMethods();
+    const entries = registeredMethods();
+    expect(new Set(entries.map((m) => m.name)).size).toBe(entries.length);
+    for (const m of entries) {
       expect(Object.keys(m.needs).sort(), m.name).toEqual(['contexts', 'queries', 'tools']);
       expect(typeof m.fit, m.name).toBe('function');
       expect(typeof m.fromState, m.name).toBe('function');
       expect(m.withTools === null || typeof m.withTools === 'function', m.name).toBe(true);
     }
+  });
+
+  it('an app that imports only `dtdr` in a browser has DTDR-G; a paper method asks for `dtdr/methods` on train and on load', async () => {
+    registerPaperMethods();
+    const plans = generateDemoPlans(40, 1);
+    const encoder = wordAxisEncoder(['email', 'photo', 'weather', 'alarm', 'music', 'call', 'map', 'note']);
+    const model = await Dtdr.train({ method: 'dtdr-c', tools: DEMO_TOOLS, plans, encoder });
+    const saved = JSON.parse(JSON.stringify(model.toJSON()));
+    for (const m of PAPER_METHODS) unregisterMethod(m.name);
+    const train = Dtdr.train({ method: 'dtdr-c', tools: DEMO_TOOLS, plans, encoder });
+    await expect(train).rejects.toBeInstanceOf(DtdrError);
+    await expect(train).rejects.toMatchObject({
+      field: 'method',
+      message: expect.stringContaining("import 'dtdr/methods'"),
+    });
+    expect(() => Dtdr.load(saved, encoder)).toThrow(/"dtdr-c" is not registered in this app — import 'dtdr\/methods'/);
+    const gated = await Dtdr.train({ tools: DEMO_TOOLS, plans, encoder });
+    expect(gated.method).toBe('dtdr-g');
+    await import('../src/methods.js'); // what the hint says to do
+    registerPaperMethods(); // the module ran once already in this file's context: register again by hand
+    expect(Dtdr.load(saved, encoder).method).toBe('dtdr-c');
   });
 });

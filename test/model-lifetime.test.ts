@@ -19,6 +19,7 @@ import { seededRandom } from '../src/core/base/random.js';
 import type { GatedState } from '../src/core/retrieval/default/index.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
+import '../src/methods.js'; // the paper's methods, as an app that uses them imports them
 
 let encoder: Encoder;
 let trained: unknown;

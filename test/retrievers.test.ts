@@ -10,6 +10,7 @@ import { trainRetriever } from '../src/core/retrieval/train.js';
 import { labelsOf } from '../src/core/retrieval/methods.js';
 import { END, type ToolSpec } from '../src/core/base/types.js';
 import { wordAxisEncoder } from './helpers.js';
+import '../src/methods.js'; // the paper's methods, as an app that uses them imports them
 
 const tools: ToolSpec[] = ['contact', 'mail', 'sms', 'route', 'place'].map((name) => ({
   name,

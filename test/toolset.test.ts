@@ -17,6 +17,7 @@ import { METHODS } from '../src/core/retrieval/methods.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { wordAxisEncoder } from './helpers.js';
+import '../src/methods.js'; // the paper's methods, as an app that uses them imports them
 
 const NEW_TOOL = DEMO_TOOLS.find((t) => t.name === 'currency_convert')!;
 const TOOLS = DEMO_TOOLS.filter((t) => t !== NEW_TOOL);

@@ -1,9 +1,15 @@
 /**
  * What `import { Dtdr, loadEncoder } from 'dtdr'` adds to a browser app: esbuild bundles it from the
- * built browser entry (dist/index.js; run `npm run build` first), minified, with ONNX Runtime, the
- * tokenizer and transformers.js external (an app loads those anyway, and they are not dtdr's code).
- * Prints the size, gzipped size and the largest inputs; exits 1 past the budget, so the bundle
- * cannot grow unnoticed. CI runs it.
+ * built browser entry (dist/index.js; run `npm run build` first), minified, split into chunks as an
+ * app's bundler would, with ONNX Runtime, the tokenizer and transformers.js external (an app loads
+ * those anyway, and they are not dtdr's code).
+ *
+ * Prints what loads up front (the entry chunk and what it imports statically: enough to load a
+ * model and retrieve) and what loads on demand (DTDR-G's training code on the first train or learn;
+ * transformers.js glue for hub ids), with the largest inputs of each. Exits 1 when the up-front part
+ * is past its budget, when the whole is past its own, when a paper method or baseline is in the
+ * bundle at all (they come with `dtdr/methods`), or when the refit worker's graph holds a dynamic
+ * import (a classic worker cannot be split). CI runs it.
  *
  *   npm run check -- bundle-size [--top N]
  */
@@ -12,10 +18,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
-/** Minified bytes allowed. The aim is 150 KB; this budget is what the bundle holds now, so it only shrinks. */
-const BUDGET_KB = 210;
-/** Gzipped bytes allowed (what a browser downloads): the same ratchet. */
-const BUDGET_GZIP_KB = 77;
+/** Minified bytes loaded up front (the issue's line: ≤ 150 KB). */
+const UP_FRONT_KB = 150;
+/** Gzipped bytes loaded up front (what a browser downloads before the first retrieval): a ratchet. */
+const UP_FRONT_GZIP_KB = 58;
+/** Minified bytes of every chunk together (up front + on demand): a ratchet, so the whole cannot grow unnoticed. */
+const TOTAL_KB = 192;
+/** Code that must not be in an app's bundle unless it imports `dtdr/methods`. */
+const PAPER_METHOD_FILES = ['paper-methods.js', 'cluster.js', 'cold-start.js', 'learned.js', 'baselines.js'];
 const ROOT = join(import.meta.dirname, '../..');
 const entry = join(ROOT, 'dist/index.js');
 if (!existsSync(entry)) {
@@ -24,6 +34,8 @@ if (!existsSync(entry)) {
 }
 const topArg = process.argv.indexOf('--top');
 const top = topArg > 0 ? Number(process.argv[topArg + 1]) : 12;
+const external = ['onnxruntime-web', 'onnxruntime-common', '@huggingface/tokenizers', '@huggingface/transformers'];
+const failures: string[] = [];
 
 const result = await build({
   stdin: {
@@ -33,25 +45,85 @@ const result = await build({
   },
   bundle: true,
   minify: true,
+  splitting: true,
+  outdir: join(ROOT, '.cache/bundle-size'),
   platform: 'browser',
   format: 'esm',
   write: false,
   metafile: true,
   logLevel: 'error',
-  external: ['onnxruntime-web', 'onnxruntime-common', '@huggingface/tokenizers', '@huggingface/transformers'],
+  external,
 });
-const code = result.outputFiles[0].contents;
-const gzipped = gzipSync(code).length;
-const kb = (bytes: number) => `${(bytes / 1000).toFixed(1)} KB`;
-console.log(`import { Dtdr, loadEncoder } from 'dtdr' (browser, minified): ${kb(code.length)}, ${kb(gzipped)} gzipped`);
-const inputs = Object.entries(Object.values(result.metafile.outputs)[0].inputs)
-  .map(([path, { bytesInOutput }]) => [bytesInOutput, path.replace(/^.*?(dist|node_modules)\//, '$1/')] as const)
-  .sort((a, b) => b[0] - a[0]);
-console.log(`largest of ${inputs.length} inputs:`);
-for (const [bytes, path] of inputs.slice(0, top)) console.log(`  ${kb(bytes).padStart(9)}  ${path}`);
-if (code.length > BUDGET_KB * 1000 || gzipped > BUDGET_GZIP_KB * 1000) {
-  console.error(
-    `bundle-size: ${kb(code.length)} (${kb(gzipped)} gzipped) is over the budget of ${BUDGET_KB} KB (${BUDGET_GZIP_KB} KB gzipped)`,
-  );
-  process.exit(1);
+const outputs = result.metafile.outputs;
+const bytesOf = new Map(result.outputFiles.map((f) => [f.path.slice(ROOT.length + 1), f.contents]));
+const entryChunk = Object.keys(outputs).find((name) => outputs[name].entryPoint !== undefined)!;
+// Up front: the entry chunk and every chunk reachable from it by static imports.
+const upFront = new Set<string>();
+for (const stack = [entryChunk]; stack.length > 0;) {
+  const name = stack.pop()!;
+  if (upFront.has(name)) continue;
+  upFront.add(name);
+  for (const i of outputs[name].imports) if (i.kind === 'import-statement' && outputs[i.path]) stack.push(i.path);
 }
+const onDemand = Object.keys(outputs).filter((name) => !upFront.has(name) && !name.endsWith('.map'));
+
+const kb = (bytes: number) => `${(bytes / 1000).toFixed(1)} KB`;
+const sum = (names: Iterable<string>) => [...names].reduce((n, name) => n + outputs[name].bytes, 0);
+const gzipOf = (names: Iterable<string>) =>
+  [...names].reduce((n, name) => n + gzipSync(bytesOf.get(name) ?? new Uint8Array()).length, 0);
+const upBytes = sum(upFront);
+const upGzip = gzipOf(upFront);
+const total = upBytes + sum(onDemand);
+console.log(`import { Dtdr, loadEncoder } from 'dtdr' (browser, minified, split as an app's bundler would):`);
+console.log(`  up front (load a model, retrieve): ${kb(upBytes)}, ${kb(upGzip)} gzipped`);
+for (const name of onDemand) {
+  const inputs = Object.keys(outputs[name].inputs).map((p) => p.replace(/^.*?(dist|node_modules)\//, ''));
+  const what = inputs.some((p) => p.endsWith('default/training.js')) ? "DTDR-G's training" : inputs.join(', ');
+  console.log(`  on demand: ${kb(outputs[name].bytes)} (${what})`);
+}
+console.log(`  all chunks: ${kb(total)}`);
+
+function largest(names: Iterable<string>): [number, string][] {
+  return [...names]
+    .flatMap((name) => Object.entries(outputs[name].inputs))
+    .map(
+      ([path, { bytesInOutput }]) =>
+        [bytesInOutput, path.replace(/^.*?(dist|node_modules)\//, '$1/')] as [number, string],
+    )
+    .sort((a, b) => b[0] - a[0]);
+}
+const inputsUp = largest(upFront);
+console.log(`largest of ${inputsUp.length} inputs up front:`);
+for (const [bytes, path] of inputsUp.slice(0, top)) console.log(`  ${kb(bytes).padStart(9)}  ${path}`);
+
+const everyInput = [...largest(upFront), ...largest(onDemand)].map(([, path]) => path);
+const paper = everyInput.filter((path) => PAPER_METHOD_FILES.some((f) => path.endsWith(`/retrieval/${f}`)));
+if (paper.length > 0) failures.push(`the paper's methods are in the bundle without dtdr/methods: ${paper.join(', ')}`);
+if (upBytes > UP_FRONT_KB * 1000 || upGzip > UP_FRONT_GZIP_KB * 1000)
+  failures.push(
+    `up front ${kb(upBytes)} (${kb(upGzip)} gzipped) is over ${UP_FRONT_KB} KB (${UP_FRONT_GZIP_KB} KB gzipped)`,
+  );
+if (total > TOTAL_KB * 1000) failures.push(`all chunks ${kb(total)} are over ${TOTAL_KB} KB`);
+
+// The refit worker fits every job: its training code is imported, and nothing in it is loaded on demand.
+const worker = await build({
+  entryPoints: [join(ROOT, 'dist/workers/refit-web-worker.js')],
+  bundle: true,
+  minify: true,
+  platform: 'browser',
+  format: 'iife',
+  write: false,
+  metafile: true,
+  logLevel: 'error',
+  external,
+});
+const dynamic = Object.entries(worker.metafile.inputs).flatMap(([path, input]) =>
+  input.imports.filter((i) => i.kind === 'dynamic-import').map((i) => `${path} → ${i.path}`),
+);
+console.log(
+  `refit worker (classic, iife): ${kb(worker.outputFiles[0].contents.length)}, ${dynamic.length} dynamic imports`,
+);
+if (dynamic.length > 0) failures.push(`the refit worker's graph holds dynamic imports: ${dynamic.join('; ')}`);
+
+for (const failure of failures) console.error(`bundle-size: ${failure}`);
+process.exit(failures.length > 0 ? 1 : 0);

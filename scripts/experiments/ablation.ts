@@ -12,7 +12,9 @@ import { scoreStep, summarize, type MetricSummary, type StepScore } from '../../
 import { planSteps } from '../../src/core/plans/plan.js';
 import { SIGNALS, type SignalName } from '../../src/core/retrieval/default/index.js';
 import { selectCandidates } from '../../src/core/selection/select.js';
-import { fitRetriever, fitVectors } from '../../src/core/retrieval/train.js';
+import { fitRetriever } from '../../src/core/retrieval/fit-method.js';
+import { loadTraining } from '../../src/core/retrieval/load-training.js';
+import { fitVectors } from '../../src/core/retrieval/train.js';
 import { readDatasetDir } from '../../src/data/node.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 
@@ -21,6 +23,7 @@ const { values } = parseArgs({
 });
 const root = new URL('../../../shared/data/', import.meta.url).pathname;
 const encoder = await loadEncoder();
+await loadTraining(); // fitRetriever is synchronous: DTDR-G's training code first
 // 'end' and 'called' are bookkeeping features rather than evidence; ablate the evidence signals.
 const ablations: (SignalName | null)[] = [null, ...SIGNALS.filter((s) => s !== 'end' && s !== 'called')];
 const rows: Record<string, Record<string, MetricSummary>> = {};

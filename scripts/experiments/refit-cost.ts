@@ -12,7 +12,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
-import { refitInline, type Refitter } from '../../src/core/model/refit.js';
+import { refitInline } from '../../src/core/model/refit-inline.js';
+import type { Refitter } from '../../src/core/model/refit.js';
 import type { Plan, ToolSpec } from '../../src/core/base/types.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../../src/demo/toolset.js';
 import { loadEncoder } from '../../src/encoders/node.js';

@@ -4,6 +4,7 @@
  */
 import { closestToolName } from '../core/base/checks.js';
 import { DtdrError } from '../core/base/errors.js';
+import { registerPaperMethods } from '../core/retrieval/paper-methods.js';
 import { demoCommand, demoHelp } from './demo.js';
 import { embedCommand, embedHelp } from './embed.js';
 import { evalCommand, evalHelp } from './eval.js';
@@ -60,6 +61,7 @@ function usage(): string {
 }
 
 async function main(argv: string[]): Promise<number> {
+  registerPaperMethods(); // every command takes any method
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     console.log(usage());

@@ -20,7 +20,10 @@ import { RefitSchedule } from './model/refit-schedule.js';
 import type { DtdrLoadOptions, DtdrTrainOptions } from './model/options.js';
 import { ChangeQueue } from './model/changes.js';
 import { withAddedTools, withRemovedTools } from './model/tool-changes.js';
-import { forgetRuns, learnRuns, refitsAtAll, type LearningModel, type ModelSnapshot } from './model/learn-forget.js';
+import { refitsAtAll, type LearningModel, type ModelSnapshot } from './model/snapshot.js';
+
+/** `learn` and `forget`, loaded on the first of them: an app that only loads and retrieves never downloads them. */
+const learnForget = () => import('./model/learn-forget.js');
 
 export { REFIT_IN_BACKGROUND_UP_TO, REFIT_TIMEOUT, REFIT_UP_TO } from './model/refit-schedule.js';
 export { MAX_FORGETTABLE } from './model/learning-window.js';
@@ -173,7 +176,7 @@ export class Dtdr {
         addedNames,
         changes.removed,
       );
-      if (given.length > 0) await learnRuns(this.learning, given);
+      if (given.length > 0) await (await learnForget()).learnRuns(this.learning, given);
     });
   }
 
@@ -203,7 +206,7 @@ export class Dtdr {
    */
   async forget(which: readonly string[] | ((plan: Plan) => boolean)): Promise<number> {
     const match = forgetMatch(which);
-    return this.queue.enqueue(() => forgetRuns(this.learning, match));
+    return this.queue.enqueue(async () => (await learnForget()).forgetRuns(this.learning, match));
   }
 
   /**

@@ -6,7 +6,6 @@
  */
 import { DtdrError } from '../core/base/errors.js';
 import type { Encoder } from '../core/base/encoder.js';
-import { loadHubEncoder } from './hub.js';
 import { BUNDLED_ENCODER_ID, defaultRuntime, loadOnnxEncoder, type EncoderOptions } from './onnx.js';
 import type { ModelFiles } from './onnx-files.js';
 
@@ -78,6 +77,8 @@ export async function loadEncoder(options: EncoderOptions = {}): Promise<Encoder
           '@huggingface/transformers)',
       });
     }
+    // transformers.js glue loads only for a hub id (an app serving its own model never downloads it).
+    const { loadHubEncoder } = await import('./hub.js');
     return loadHubEncoder(resolved.location, options);
   }
   const files =

@@ -20,6 +20,7 @@ import { selectCandidates, type SelectOptions } from '../selection/select.js';
 import { contextText } from '../base/text.js';
 import { embedAll, fitRetrieverWith, fitVectors } from '../retrieval/train.js';
 import { isPeer, TRAIN_DEFAULTS, type FitVectors, type TrainOptions } from '../retrieval/methods.js';
+import { registerPaperMethods } from '../retrieval/paper-methods.js';
 import type { Dataset, Plan, PlanStep, ToolSpec } from '../base/types.js';
 
 /** Training and test plans, and how they were split. */
@@ -136,6 +137,7 @@ export async function evaluateMethods(
   encoder: Encoder | undefined,
   options: EvaluateOptions,
 ): Promise<EvaluationResult> {
+  registerPaperMethods(); // the bench compares them all, in any app
   const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
   const steps = test.flatMap((p) => planSteps(p));
   const shared: FitVectors = {};

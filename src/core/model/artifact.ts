@@ -5,7 +5,7 @@ import type { ToolChanges } from './toolset.js';
 import type { Encoder } from '../base/encoder.js';
 import { DtdrError } from '../base/errors.js';
 import type { Retriever } from '../retrieval/types.js';
-import { isMethod, labelsOf, methodEntry, usesEncoder } from '../retrieval/methods.js';
+import { assertEntry, isMethod, labelsOf, usesEncoder } from '../retrieval/methods.js';
 import { END, type Plan, type ToolSpec } from '../base/types.js';
 import { checkTools } from '../base/checks.js';
 import { MAX_PLAN_STEPS } from '../base/limits.js';
@@ -156,6 +156,7 @@ function readArtifact(
     );
   if (a.version < 1) fail('version', `model format version ${a.version} is not one dtdr wrote`, 'retrain the model');
   if (!isMethod(a.method)) fail('method', `unknown method "${a.method}"`);
+  const entry = assertEntry(a.method); // a known method this app has not registered says how to
   if (!Array.isArray(a.tools) || a.tools.some((t) => typeof t?.name !== 'string'))
     fail('tools', 'tools must be a list of {name, description}');
   try {
@@ -200,7 +201,7 @@ function readArtifact(
   const l = Number(a.training?.historyLength ?? 3);
   const dim = a.encoder?.dimension ?? 0;
   // Each method reads and checks its own state (its registry entry's fromState, retrieval/methods.ts).
-  const retriever = methodEntry(a.method)!.fromState({ tools: a.tools, labels, dim, historyLength: l, state: s });
+  const retriever = entry.fromState({ tools: a.tools, labels, dim, historyLength: l, state: s });
   return { retriever, artifact: a };
 }
 

@@ -12,54 +12,18 @@ import type { Encoder } from '../base/encoder.js';
 import { contextText } from '../base/text.js';
 import type { Plan, ToolSpec } from '../base/types.js';
 import { planSteps } from '../plans/plan.js';
-import { fitNeeds, methodEntry } from '../retrieval/methods.js';
+import { fitNeeds } from '../retrieval/methods.js';
+import { loadTraining } from '../retrieval/load-training.js';
 import { embedAll } from '../retrieval/train.js';
 import type { LearnInput, Retriever } from '../retrieval/types.js';
 import { loadRetriever, saveRetriever, type ModelArtifact } from './artifact.js';
-import type { ChangeQueue } from './changes.js';
 import { MAX_FORGETTABLE } from './learning-window.js';
-import { nextTask, REFIT_UP_TO, type RefitModel, type RefitSchedule } from './refit-schedule.js';
-import { requireEncoder, retrieverFromState, type ToolSetSnapshot } from './tool-changes.js';
+import { nextTask, REFIT_UP_TO, type RefitModel } from './refit-schedule.js';
+import { refitsAtAll, type LearningModel } from './snapshot.js';
+import { requireEncoder, retrieverFromState } from './tool-changes.js';
 
 /** Learned runs folded into the state forget replays from per task (about 50 ms of DTDR-G learning on two cores). */
 const FOLD_CHUNK = 250;
-
-/** The model's state that changes replace as a whole: its tool set and its learning window. */
-export interface ModelSnapshot extends ToolSetSnapshot {
-  /** Demonstrations learned after training, oldest first (kept so `forget` can take them out). */
-  learned: Plan[];
-  /** Whether learned runs were folded into `beforeLearning` (no refit can see them again). */
-  folded: boolean;
-  /**
-   * Set only while a forget refits (this snapshot then ranks as the model before any learned run):
-   * the snapshot the forget started from and the runs it was fitted on, which is what saving writes
-   * until the forget is done.
-   */
-  committed?: { state: ModelSnapshot; fittedOn: number };
-}
-
-/** What learning needs of the model besides its snapshot: `Dtdr` gives itself. */
-export interface LearningModel {
-  readonly encoder: Encoder | undefined;
-  readonly training: ModelArtifact['training'];
-  readonly refits: RefitSchedule;
-  readonly queue: ChangeQueue;
-  /** The snapshot now. */
-  current(): ModelSnapshot;
-  /** Swaps a next snapshot in at once. */
-  swap(next: ModelSnapshot): void;
-}
-
-/**
- * A model of a method that refits from tools (the registry's `learning`: the default method) that
- * started from its tools alone holds the demonstrations it has learned (none folded away) and
- * refits on all of them, so its calibration and confidence are those of a model trained on the
- * same runs.
- */
-export function refitsAtAll(m: LearningModel, s: ModelSnapshot): boolean {
-  const refits = methodEntry(s.base.method)?.learning === 'refit-from-tools';
-  return refits && m.training.plans === 0 && !s.folded && m.encoder !== undefined;
-}
 
 /** What a refit needs of the model (its retriever read when the fit lands). */
 function refitModel(m: LearningModel): RefitModel {
@@ -175,6 +139,7 @@ export async function forgetRuns(m: LearningModel, match: (plan: Plan) => boolea
 /** What `retriever.learn` needs for `plans` (their embeddings); undefined when it learns nothing. */
 async function learnInput(m: LearningModel, plans: Plan[], retriever: Retriever): Promise<LearnInput | undefined> {
   if (!retriever.learn) return undefined;
+  await loadTraining(); // DTDR-G's learn is its training code's
   const needs = fitNeeds(retriever.method);
   const encoder = needs.queries || needs.contexts ? requireEncoder(m.encoder, retriever.method, 'learning') : undefined;
   const input: LearnInput = { plans };

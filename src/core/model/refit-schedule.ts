@@ -8,7 +8,9 @@ import type { Encoder } from '../base/encoder.js';
 import { DtdrError } from '../base/errors.js';
 import { MAX_EMBEDDING_NUMBER } from '../base/validate.js';
 import type { Plan, ToolSpec } from '../base/types.js';
-import { embedAll, fitRetriever, fitVectors } from '../retrieval/train.js';
+import { fitRetriever } from '../retrieval/fit-method.js';
+import { loadTraining } from '../retrieval/load-training.js';
+import { embedAll, fitVectors } from '../retrieval/train.js';
 import { fitNeeds, TRAIN_DEFAULTS, type FitVectors } from '../retrieval/methods.js';
 import type { MethodName, Retriever } from '../retrieval/types.js';
 import type { RefitJob, Refitter } from './refit.js';
@@ -158,6 +160,7 @@ export class RefitSchedule {
         if (!here) return undefined;
       }
     }
+    await loadTraining();
     return fitRetriever(method, tools, plans, vectors, { seed });
   }
 

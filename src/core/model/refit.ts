@@ -5,7 +5,7 @@
  * runs `runRefit` on a structured clone of the job and posts back the retriever's state.
  */
 import type { Plan, ToolSpec } from '../base/types.js';
-import { fitRetriever } from '../retrieval/train.js';
+import { fitRetriever } from '../retrieval/fit-method.js';
 import type { MethodName } from '../retrieval/types.js';
 
 /** Everything a refit reads, as plain data (tools without `execute`, plans, vectors). */
@@ -46,16 +46,5 @@ export function toolData({ name, description, parameters, returns }: ToolSpec): 
     description,
     ...(parameters !== undefined ? { parameters } : {}),
     ...(returns !== undefined ? { returns } : {}),
-  };
-}
-
-/**
- * Refits on the calling thread, between awaits: what a model uses without a worker (for the
- * refits `learn` waits for), and what tests and evaluations use for reproducible timing.
- */
-export function refitInline(): Refitter {
-  return {
-    refit: async (job) => runRefit(job),
-    close: async () => undefined,
   };
 }

@@ -3,21 +3,9 @@ import { hashString, seededRandom, shuffleInPlace } from '../base/random.js';
 import { terms, toolText } from '../base/text.js';
 import type { ToolSpec } from '../base/types.js';
 import { packMatrix, type PackedMatrix } from './kernels/matvec.js';
-import { makeRanking, softmaxInPlace } from './ranking.js';
+import { makeRanking, requireVector, softmaxInPlace } from './ranking.js';
 import { optNum, vectors } from '../base/validate.js';
 import type { EmbeddingNeeds, RankInput, Ranking, Retriever, StateInput } from './types.js';
-
-export function requireVector(
-  v: Float32Array | undefined,
-  method: string,
-  which: 'queryVector' | 'contextVector' | 'queryVectors' | 'contextVectors',
-): Float32Array {
-  if (!v)
-    throw new DtdrError('options', `${method} needs input.${which}`, {
-      hint: 'rank through Dtdr/rankStep, which embeds for you',
-    });
-  return v;
-}
 
 /** A seeded random permutation per (query, history): the floor every method must beat. */
 export class RandomRetriever implements Retriever {

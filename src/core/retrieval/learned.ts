@@ -1,11 +1,10 @@
 import { planSteps, planTools } from '../plans/plan.js';
 import type { Plan } from '../base/types.js';
-import { requireVector } from './baselines.js';
 import { historyIndices, labelIndices } from './dependency.js';
 import { LinearHead, type LinearHeadOptions } from './linear-head.js';
 import { trainLinearHead } from './linear-head-training.js';
 import { ReplayBuffer, type ReplayState } from './replay-buffer.js';
-import { makeRanking, softmaxInPlace } from './ranking.js';
+import { makeRanking, requireVector, softmaxInPlace } from './ranking.js';
 import { DtdrError } from '../base/errors.js';
 import { MAX_PLAN_STEPS } from '../base/limits.js';
 import { optNum } from '../base/validate.js';

@@ -4,20 +4,13 @@
  * every method's training shares, and the name checks. Training itself is train.ts.
  */
 import { DtdrError } from '../base/errors.js';
-import { planSteps } from '../plans/plan.js';
-import { Bm25Retriever, QtsRetriever, RandomRetriever } from './baselines.js';
-import { ColdStartRetriever, heldOutMrr } from './cold-start.js';
-import { seededRandom, shuffleInPlace } from '../base/random.js';
-import type { ClusterOptions } from './cluster.js';
-import { ClusterRetriever } from './cluster.js';
-import { DependencyRetriever } from './dependency.js';
 import { GatedRetriever, type FoldWorkers, type GatedOptions, type GatedState } from './default/index.js';
 import { gatedStateWithoutTool, withToolVectors } from './default/without-tool.js';
 import { gatedStateWithTools } from './default/with-tools.js';
-import { LearnedRetriever } from './learned.js';
+import type { ClusterOptions } from './cluster.js';
 import type { LinearHeadOptions } from './linear-head.js';
 import type { FitNeeds, MethodName, PeerName, Retriever, StateInput, TrainingProgress } from './types.js';
-import { END, type Plan, type PlanStep, type ToolSpec } from '../base/types.js';
+import { END, type Plan, type ToolSpec } from '../base/types.js';
 
 /** Other packages' tool search that `dtdr eval` compares with (run at the edge; see PeerName). */
 export const PEERS: readonly PeerName[] = ['aisdk-search', 'orama-bm25', 'orama-vector', 'orama-hybrid'];
@@ -99,108 +92,73 @@ export interface MethodEntry {
   fitParallel?: (input: MethodFit, workers: FoldWorkers) => Promise<Retriever>;
 }
 
-const NEEDS = (queries: boolean, tools: boolean, contexts: boolean): FitNeeds => ({ queries, tools, contexts });
-const clusterOptions = (f: MethodFit): ClusterOptions => {
-  const { clusters, kmeans } = f.options;
-  return { historyLength: f.historyLength, clusters, seed: f.seed, kmeans };
-};
-const learned = (name: 'lr' | 'dtdr-l' | 'dtdr-h', needs: FitNeeds): MethodEntry => ({
-  name,
-  needs,
-  toolsOnly: false,
+/** A method's FitNeeds, in the order queries, tools, contexts. */
+export const NEEDS = (queries: boolean, tools: boolean, contexts: boolean): FitNeeds => ({ queries, tools, contexts });
+/** The default method's entry: always registered (the paper's methods join with `dtdr/methods`). */
+const GATED_ENTRY: MethodEntry = {
+  name: 'dtdr-g',
+  needs: NEEDS(true, true, false),
+  toolsOnly: true,
   fit: (f) => {
-    const vectors = { queries: f.vectors.queries, contexts: f.vectors.contexts };
-    const settings = { historyLength: f.historyLength, head: f.options.head, seed: f.seed };
-    return LearnedRetriever.fit(name, f.labels, f.plans, vectors, settings, f.options.onProgress);
+    const options = gatedOptionsOf(f.options, f.seed);
+    return GatedRetriever.fit(f.tools, f.plans, f.vectors.queries!, f.vectors.tools!, options, f.options.onProgress);
   },
-  fromState: (input) => LearnedRetriever.fromState(name, input),
-  withTools: null,
-});
+  fromState: (input) => GatedRetriever.fromState(input.tools, input.dim, input.state as unknown as GatedState),
+  withTools: (state, oldToolCount, vectors) => gatedStateWithTools(state as GatedState, oldToolCount, vectors),
+  withoutTool: (state, toolCount, r) => gatedStateWithoutTool(state as GatedState, toolCount, r),
+  withToolVectors: (state, indices, vectors) => withToolVectors(state as GatedState, indices, vectors),
+  learning: 'refit-from-tools',
+  fitParallel: (f, workers) => {
+    const options = gatedOptionsOf(f.options, f.seed);
+    const { queries, tools } = f.vectors;
+    return GatedRetriever.fitParallel(f.tools, f.plans, queries!, tools!, workers, options, f.options.onProgress);
+  },
+};
 
-/** The method registry: one entry per method, in the order `dtdr eval` lists them. */
-export const METHOD_REGISTRY: MethodEntry[] = [
-  {
-    name: 'random',
-    needs: NEEDS(false, false, false),
-    toolsOnly: true,
-    fit: (f) => new RandomRetriever(f.labels, f.seed),
-    fromState: RandomRetriever.fromState.bind(RandomRetriever),
-    withTools: null,
-  },
-  {
-    name: 'bm25',
-    needs: NEEDS(false, false, false),
-    toolsOnly: true,
-    fit: (f) => new Bm25Retriever(f.labels, f.tools),
-    fromState: Bm25Retriever.fromState.bind(Bm25Retriever),
-    withTools: null,
-  },
-  {
-    name: 'qts',
-    needs: NEEDS(false, true, false),
-    toolsOnly: true,
-    fit: (f) => new QtsRetriever(f.labels, f.vectors.tools!),
-    fromState: QtsRetriever.fromState.bind(QtsRetriever),
-    withTools: null,
-  },
-  {
-    name: 'dr',
-    needs: NEEDS(false, false, false),
-    toolsOnly: false,
-    fit: (f) => DependencyRetriever.fit(f.labels, f.plans),
-    fromState: (input) => DependencyRetriever.fromState(input.labels, input.state as never),
-    withTools: null,
-  },
-  learned('lr', NEEDS(true, false, false)),
-  {
-    name: 'dtdr-c',
-    needs: NEEDS(true, false, false),
-    toolsOnly: false,
-    fit: (f) => ClusterRetriever.fit(f.labels, f.plans, f.vectors.queries!, clusterOptions(f), f.options.onProgress),
-    fromState: ClusterRetriever.fromState.bind(ClusterRetriever),
-    withTools: null,
-  },
-  learned('dtdr-l', NEEDS(false, false, true)),
-  learned('dtdr-h', NEEDS(true, false, false)),
-  {
-    name: 'dtdr-cb',
-    needs: NEEDS(true, false, false),
-    toolsOnly: false,
-    fit: (f) => fitColdStart(f.labels, f.tools, f.plans, f.vectors.queries!, clusterOptions(f), f.options.onProgress),
-    fromState: ColdStartRetriever.fromState.bind(ColdStartRetriever),
-    withTools: null,
-  },
-  {
-    name: 'dtdr-g',
-    needs: NEEDS(true, true, false),
-    toolsOnly: true,
-    fit: (f) => {
-      const options = gatedOptionsOf(f.options, f.seed);
-      return GatedRetriever.fit(f.tools, f.plans, f.vectors.queries!, f.vectors.tools!, options, f.options.onProgress);
-    },
-    fromState: (input) => GatedRetriever.fromState(input.tools, input.dim, input.state as unknown as GatedState),
-    withTools: (state, oldToolCount, vectors) => gatedStateWithTools(state as GatedState, oldToolCount, vectors),
-    withoutTool: (state, toolCount, r) => gatedStateWithoutTool(state as GatedState, toolCount, r),
-    withToolVectors: (state, indices, vectors) => withToolVectors(state as GatedState, indices, vectors),
-    learning: 'refit-from-tools',
-    fitParallel: (f, workers) => {
-      const options = gatedOptionsOf(f.options, f.seed);
-      const { queries, tools } = f.vectors;
-      return GatedRetriever.fitParallel(f.tools, f.plans, queries!, tools!, workers, options, f.options.onProgress);
-    },
-  },
+/**
+ * Every method dtdr knows, in the order `dtdr eval` lists them. Only the registered ones train and
+ * load: DTDR-G always; the paper's methods and baselines once `dtdr/methods` is imported (the Node
+ * entry, the CLI and `dtdr/eval` import it), so a browser app that ships DTDR-G carries none of them.
+ */
+export const METHODS: readonly MethodName[] = [
+  'random',
+  'bm25',
+  'qts',
+  'dr',
+  'lr',
+  'dtdr-c',
+  'dtdr-l',
+  'dtdr-h',
+  'dtdr-cb',
+  'dtdr-g',
 ];
 
-/** Every method's name, in registry order. */
-export const METHODS: readonly MethodName[] = METHOD_REGISTRY.map((m) => m.name);
+const REGISTRY = new Map<MethodName, MethodEntry>([[GATED_ENTRY.name, GATED_ENTRY]]);
 
-/** The registry entry of a method (undefined for an unknown name). */
-export function methodEntry(name: string): MethodEntry | undefined {
-  return METHOD_REGISTRY.find((m) => m.name === name);
+/** Adds (or replaces) a method's entry; `dtdr/methods` registers the paper's methods with it. */
+export function registerMethod(entry: MethodEntry): void {
+  REGISTRY.set(entry.name, entry);
 }
 
+/** Removes a method's entry (tests of what an app without it sees). The default method stays. */
+export function unregisterMethod(name: MethodName): void {
+  if (name !== DEFAULT_METHOD) REGISTRY.delete(name);
+}
+
+/** The registered entries, in METHODS order (then any other registered name). */
+export function registeredMethods(): MethodEntry[] {
+  const order = (m: MethodEntry) => (METHODS.includes(m.name) ? METHODS.indexOf(m.name) : METHODS.length);
+  return [...REGISTRY.values()].sort((a, b) => order(a) - order(b));
+}
+
+/** The registry entry of a method (undefined for an unknown or unregistered name). */
+export function methodEntry(name: string): MethodEntry | undefined {
+  return REGISTRY.get(name as MethodName);
+}
+
+/** Whether `name` is a method dtdr knows (registered or not). */
 export function isMethod(name: string): name is MethodName {
-  return methodEntry(name) !== undefined;
+  return (METHODS as readonly string[]).includes(name) || REGISTRY.has(name as MethodName);
 }
 
 export function assertMethod(name: string): MethodName {
@@ -209,7 +167,7 @@ export function assertMethod(name: string): MethodName {
 }
 
 function methodNames(): string {
-  return METHOD_REGISTRY.map((m) => m.name).join(', ');
+  return [...new Set([...METHODS, ...REGISTRY.keys()])].join(', ');
 }
 
 /** Which texts a method needs embedded to fit. */
@@ -223,8 +181,17 @@ export function usesEncoder(method: string): boolean {
   return needs !== undefined && (needs.queries || needs.tools || needs.contexts);
 }
 
+/** The entry of a known method, or a DtdrError saying how to register it. */
 export function assertEntry(name: string): MethodEntry {
-  return methodEntry(assertMethod(name))!;
+  const method = assertMethod(name);
+  const entry = REGISTRY.get(method);
+  if (entry) return entry;
+  throw new DtdrError('options', `"${method}" is not registered in this app`, {
+    field: 'method',
+    hint:
+      "import 'dtdr/methods' once before training or loading it: it registers the paper's methods and " +
+      `baselines (${DEFAULT_METHOD}, the default, needs nothing)`,
+  });
 }
 
 export function labelsOf(tools: readonly ToolSpec[]): string[] {
@@ -246,49 +213,4 @@ function gatedOptionsOf(options: TrainOptions, seed: number): GatedOptions {
     ...(options.clusters !== undefined ? { clusters: options.clusters } : {}),
     ...(options.head ? { head: options.head } : {}),
   };
-}
-
-/**
- * DTDR-CB: κ ∈ {0.5, 2, 8, 32} picked on a held-out fifth of the demonstrations (at most 2,000 of its steps), then
- * refit on all.
- */
-function fitColdStart(
-  labels: string[],
-  tools: ToolSpec[],
-  plans: Plan[],
-  queries: Float32Array[],
-  options: ClusterOptions,
-  onProgress?: (p: TrainingProgress) => void,
-): ColdStartRetriever {
-  const bm25 = new Bm25Retriever(labels, tools);
-  const kappas = [0.5, 2, 8, 32];
-  let kappa = 2;
-  if (plans.length >= 20) {
-    const order = shuffleInPlace(
-      plans.map((_, i) => i),
-      seededRandom((options.seed ?? 0) + 31),
-    );
-    const cut = Math.floor(plans.length * 0.8);
-    const fitIdx = order.slice(0, cut);
-    const heldIdx = order.slice(cut);
-    const cluster = ClusterRetriever.fit(
-      labels,
-      fitIdx.map((i) => plans[i]),
-      fitIdx.map((i) => queries[i]),
-      { ...options, clusters: options.clusters && Math.max(1, Math.round(options.clusters * 0.8)) },
-    );
-    // κ is one of four values: 2,000 held-out steps pick it as well as 50,000 (at 100,000 demonstrations) would.
-    const steps: (PlanStep & { queryVector: Float32Array })[] = [];
-    for (const i of heldIdx) {
-      if (steps.length >= 2000) break;
-      for (const s of planSteps(plans[i])) steps.push({ ...s, queryVector: queries[i] });
-    }
-    steps.length = Math.min(steps.length, 2000);
-    let best = -1;
-    for (const k of kappas) {
-      const mrr = heldOutMrr(new ColdStartRetriever(cluster, bm25, k), steps);
-      if (mrr > best) [best, kappa] = [mrr, k];
-    }
-  }
-  return new ColdStartRetriever(ClusterRetriever.fit(labels, plans, queries, options, onProgress), bm25, kappa);
 }

@@ -1,3 +1,4 @@
+import { DtdrError } from '../base/errors.js';
 import type { Backoff, Ranking } from './types.js';
 
 /**
@@ -175,4 +176,17 @@ export function makeRanking(
     },
     { tieBreak: options.tieBreak },
   );
+}
+
+/** A rank or learn input's vector, or a DtdrError naming what is missing. */
+export function requireVector(
+  v: Float32Array | undefined,
+  method: string,
+  which: 'queryVector' | 'contextVector' | 'queryVectors' | 'contextVectors',
+): Float32Array {
+  if (!v)
+    throw new DtdrError('options', `${method} needs input.${which}`, {
+      hint: 'rank through Dtdr/rankStep, which embeds for you',
+    });
+  return v;
 }

@@ -1,6 +1,6 @@
 /**
- * Training a method from the registry (methods.ts): the texts its fit needs embedded, then the fit,
- * on this thread or with DTDR-G's rounds on worker threads.
+ * Training a method from the registry (methods.ts): the texts its fit needs embedded, then the fit
+ * (fit-method.ts), on this thread or with DTDR-G's rounds on worker threads, its code loaded first.
  */
 import type { Encoder } from '../base/encoder.js';
 import { DtdrError } from '../base/errors.js';
@@ -8,17 +8,9 @@ import { planSteps } from '../plans/plan.js';
 import type { MethodName, Retriever, TrainingProgress } from './types.js';
 import { contextText, toolText } from '../base/text.js';
 import type { Plan, ToolSpec } from '../base/types.js';
-import {
-  DEFAULT_METHOD,
-  type FitVectors,
-  TRAIN_DEFAULTS,
-  type TrainOptions,
-  assertEntry,
-  assertMethod,
-  fitNeeds,
-  labelsOf,
-  methodEntry,
-} from './methods.js';
+import { checkFitInputs, fitRetriever } from './fit-method.js';
+import { loadTraining } from './load-training.js';
+import { type FitVectors, TRAIN_DEFAULTS, type TrainOptions, fitNeeds, methodEntry } from './methods.js';
 
 /** Embeds texts in batches through the encoder, reporting progress. */
 export async function embedAll(
@@ -77,20 +69,6 @@ export async function fitVectors(
   return vectors;
 }
 
-/** Fits a method on precomputed vectors: pure and synchronous. */
-export function fitRetriever(
-  method: MethodName,
-  tools: ToolSpec[],
-  plans: Plan[],
-  vectors: FitVectors,
-  options: TrainOptions = {},
-): Retriever {
-  const labels = checkFitInputs(method, tools, plans);
-  const historyLength = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
-  const seed = options.seed ?? TRAIN_DEFAULTS.seed;
-  return assertEntry(method).fit({ tools, plans, labels, vectors, options, historyLength, seed });
-}
-
 /**
  * Embeds what the method needs with `encoder`, then fits it (DTDR-G's cross-fitting on `options.workers` when given).
  */
@@ -101,6 +79,7 @@ export async function trainRetriever(
   encoder: Encoder | undefined,
   options: TrainOptions = {},
 ): Promise<Retriever> {
+  await loadTraining();
   const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
   const vectors = await fitVectors(method, tools, plans, encoder, l, {}, options.onProgress);
   return fitRetrieverWith(method, tools, plans, vectors, options);
@@ -123,6 +102,7 @@ export async function fitRetrieverWith(
   vectors: FitVectors,
   options: TrainOptions = {},
 ): Promise<Retriever> {
+  await loadTraining();
   const workers = options.workers;
   const parallel = methodEntry(method)?.fitParallel;
   if (!parallel || !workers || workers.threads === 0 || plans.length < PARALLEL_FROM_PLANS) {
@@ -132,25 +112,4 @@ export async function fitRetrieverWith(
   const historyLength = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
   const seed = options.seed ?? TRAIN_DEFAULTS.seed;
   return parallel({ tools, plans, labels, vectors, options, historyLength, seed }, workers);
-}
-
-/** The tool labels, once the method, tools and plans are known to fit together (else a DtdrError). */
-function checkFitInputs(method: MethodName, tools: ToolSpec[], plans: Plan[]): string[] {
-  assertMethod(method); // library callers without TypeScript can pass any string
-  if (plans.length === 0 && !assertEntry(method).toolsOnly) {
-    throw new DtdrError('data', `${method} needs demonstrations to train on`, {
-      hint: `give at least one plan, or train ${DEFAULT_METHOD} (or bm25) on the tools alone`,
-    });
-  }
-  if (tools.length === 0) throw new DtdrError('data', 'no tools to retrieve', { hint: 'give at least one tool' });
-  const labels = labelsOf(tools);
-  const known = new Set(labels);
-  for (const plan of plans) {
-    const unknown = plan.nodes.find((n) => !known.has(n.tool));
-    if (unknown)
-      throw new DtdrError('data', `plan "${plan.id}" calls "${unknown.tool}", which is not in the tool set`, {
-        hint: 'add the tool or fix the plan',
-      });
-  }
-  return labels;
 }

@@ -10,7 +10,7 @@ import type { LinearHeadOptions } from '../linear-head.js';
 import type { TrainingProgress } from '../types.js';
 import { toolsOnlyGate } from './combine.js';
 import type { CrossFitSetup } from './cross-fit.js';
-import { planMemo } from './evidence.js';
+import { planMemo } from './evidence-fit.js';
 import { emptyCalibration } from './groups.js';
 import { HEAD, SIGNALS } from './layout.js';
 import { resolveGatedOptions, type GatedOptions } from './options.js';

@@ -13,7 +13,8 @@
  */
 import type { Plan } from '../../base/types.js';
 import { LinearHead } from '../linear-head.js';
-import { FEW_DEMONSTRATIONS, headExamples, type Evidence } from './evidence.js';
+import { FEW_DEMONSTRATIONS, type Evidence } from './evidence.js';
+import { headExamples } from './evidence-fit.js';
 import type { ToolSide } from './tool-side.js';
 
 /** The labels of tools `plans` call that had fewer than FEW_DEMONSTRATIONS demonstrated steps (`counts`, before). */

@@ -4,12 +4,13 @@
  */
 import { planSteps, planTools } from '../../plans/plan.js';
 import type { Plan } from '../../base/types.js';
-import { requireVector } from '../baselines.js';
+import { requireVector } from '../ranking.js';
 import { countPlans } from '../dependency.js';
 import { dotAt } from '../kernels/rows.js';
 import type { LearnInput, RankInput, Ranking } from '../types.js';
 import { STEP_RULES } from './step-rules.js';
-import { fitEvidence, rarity } from './evidence.js';
+import { rarity } from './evidence.js';
+import { fitEvidence } from './evidence-fit.js';
 import { headNewTools, learnHeadColumns } from './head-columns.js';
 import {
   GROUP_KEYS,

@@ -2,7 +2,8 @@
  * DTDR-G's retriever: ranks one step (signals → gate → temperature-scaled softmax, weighed by how far
  * the demonstrations speak for the request), and delegates the step's calibration and why it is unsure
  * (calibrate-step.ts), the step rules (step-rules.ts), fitting (fit.ts), online learning (learning.ts)
- * and files (state.ts).
+ * and files (state.ts). Fitting and online learning are installed (training.ts), not imported: an app
+ * that loads a model and retrieves never loads their code.
  */
 import { DtdrError } from '../../base/errors.js';
 import { terms } from '../../base/text.js';
@@ -11,11 +12,10 @@ import { historyIndices } from '../dependency.js';
 import { withLazyOrder } from '../ranking.js';
 import type { EmbeddingNeeds, LearnInput, RankInput, Ranking, Retriever, TrainingProgress } from '../types.js';
 import { combine } from './combine.js';
+import { installedTraining } from './trainable.js';
 import type { Evidence } from './evidence.js';
-import { fitGated, fitGatedParallel } from './fit.js';
 import type { FoldWorkers } from './cross-fit.js';
 import { SIGNALS, type SignalName } from './layout.js';
-import { learnGated } from './learning.js';
 import type { GatedOptions } from './options.js';
 import { computeSignals } from './signals.js';
 import { rarity } from './evidence.js';
@@ -66,6 +66,7 @@ export class GatedRetriever implements Retriever {
     this.coverage = parts.coverage && withAddedTools(parts.coverage, parts.side.tools, parts.addedTools);
   }
 
+  /** Fits on demonstrations (or none: tools alone). Needs the training code installed (loadTraining). */
   static fit(
     tools: ToolSpec[],
     plans: Plan[],
@@ -74,7 +75,7 @@ export class GatedRetriever implements Retriever {
     options: GatedOptions = {},
     onProgress?: (p: TrainingProgress) => void,
   ): GatedRetriever {
-    return new GatedRetriever(fitGated(tools, plans, queries, toolVectors, options, onProgress));
+    return new GatedRetriever(installedTraining().fit(tools, plans, queries, toolVectors, options, onProgress));
   }
 
   /** fit, with the cross-fitting rounds on `workers` too (cross-fit.ts): the same model, sooner on several cores. */
@@ -87,7 +88,8 @@ export class GatedRetriever implements Retriever {
     options: GatedOptions = {},
     onProgress?: (p: TrainingProgress) => void,
   ): Promise<GatedRetriever> {
-    return new GatedRetriever(await fitGatedParallel(tools, plans, queries, toolVectors, workers, options, onProgress));
+    const code = installedTraining();
+    return new GatedRetriever(await code.fitParallel(tools, plans, queries, toolVectors, workers, options, onProgress));
   }
 
   static fromState(tools: ToolSpec[], dim: number, s: GatedState): GatedRetriever {
@@ -152,9 +154,9 @@ export class GatedRetriever implements Retriever {
     return this.evidence !== undefined;
   }
 
-  /** Online learning (see learning.ts): new demonstrations in, no refit. */
+  /** Online learning (see learning.ts): new demonstrations in, no refit. Needs the training code installed. */
   learn(input: LearnInput): void {
-    if (learnGated(this.parts, input, (step) => this.rank(step)))
+    if (installedTraining().learn(this.parts, input, (step) => this.rank(step)))
       this.workspace = new Workspace(this.side.labels.length, this.side.dim, 1);
     // Learning counts the new requests' words (coverage.ts): the added tools' rows and each request's words again.
     const { coverage, side, addedTools } = this.parts;
