@@ -17,6 +17,7 @@ import { sealToolToSpec, toolsFromOpenAI } from '../src/core/plans/tools.js';
 import type { ToolSpec } from '../src/core/base/types.js';
 import { FUZZ_TARGETS, runTarget } from './fuzz-targets.js';
 import { wordAxisEncoder } from './helpers.js';
+import '../src/methods.js'; // the paper's methods, as an app that uses them imports them
 
 /** Fuzz cases per target; stated in docs/security.md (from docs/results.json's figures.fuzz-cases-ci). */
 export const FUZZ_RUNS = 10_000;

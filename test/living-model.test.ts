@@ -15,6 +15,7 @@ import { DEMO_TOOLS, demoDataset, generateDemoPlans } from '../src/demo/toolset.
 import { loadEncoder } from '../src/encoders/node.js';
 import { refitWorker } from '../src/workers/node.js';
 import { refitClient, type RefitReply } from '../src/workers/refit-client.js';
+import '../src/methods.js'; // the paper's methods, as an app that uses them imports them
 
 let encoder: Encoder;
 const worker = refitWorker();
