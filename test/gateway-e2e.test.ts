@@ -232,6 +232,30 @@ describe('dtdr gateway, end to end', () => {
     expect(saved.toJSON().learning).toBeDefined();
   }, 60_000);
 
+  it('stops when the process that started it is gone, as under npx (a SIGTERM to npx ends npx and its shell, not the gateway)', async () => {
+    const cmd = gatewayCommand(['--config', config, '--http', '0', '--no-learn']);
+    const line = [cmd.command, ...cmd.args].map((a) => `'${a}'`).join(' ');
+    // `; true` keeps the shell as the gateway's parent (no exec), as npx's `sh -c` is.
+    const shell = spawn('sh', ['-c', `${line}; true`], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    shell.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    await until(() => /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.test(err), 45_000);
+    const url = `http://127.0.0.1:${/127\.0\.0\.1:(\d+)\/mcp/.exec(err)![1]}/mcp`;
+    const listening = () =>
+      new Promise<boolean>((resolve) => {
+        const req = httpRequest(url, { method: 'GET' }, (res) => {
+          res.resume();
+          resolve(true);
+        });
+        req.on('error', () => resolve(false));
+        req.end();
+      });
+    expect(await listening()).toBe(true);
+    shell.kill('SIGKILL'); // the gateway is orphaned, as under a stopped npx
+    await until(async () => !(await listening()), 20_000);
+    expect(await listening()).toBe(false);
+  }, 90_000);
+
   it('dtdr gateway forget removes runs by request, and --all deletes the model', async () => {
     const model = join(dir, 'raw.model.dtdr');
     const printed: string[] = [];

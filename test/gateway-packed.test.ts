@@ -207,7 +207,11 @@ describe.skipIf(!hasBuild)('dtdr gateway from the packed package, started with n
       expect(err).toMatch(/from 4 of 4 servers/);
     }, 60_000);
     afterAll(() => {
-      if (gateway?.pid && gateway.exitCode === null) process.kill(-gateway.pid, 'SIGTERM');
+      try {
+        if (gateway?.pid) process.kill(-gateway.pid, 'SIGTERM'); // whatever of the group is left
+      } catch {
+        // the group is gone
+      }
     });
 
     it('serves a real SDK client with the bearer token', async () => {
@@ -221,6 +225,21 @@ describe.skipIf(!hasBuild)('dtdr gateway from the packed package, started with n
       // --list-confident: a gateway that has learned nothing is unsure, so it still lists the two tools only.
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['find_tools', 'call_tool']);
       await client.close();
+    }, 30_000);
+
+    it('stops when npx is stopped with SIGTERM (npm passes it to neither its shell nor the gateway)', async () => {
+      const listening = async () => {
+        try {
+          await fetch(url, { method: 'GET', headers: { Authorization: `Bearer ${token}` } });
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      expect(await listening()).toBe(true);
+      process.kill(gateway.pid!, 'SIGTERM'); // npx alone, as a client that started it does
+      await until(async () => !(await listening()), 20_000);
+      expect(await listening()).toBe(false);
     }, 30_000);
   });
 });

@@ -13,6 +13,9 @@ import { intOption, parseCommandArgs } from './args.js';
 import { loadModelForCli } from './retrieve.js';
 import { encoderOptions, loadCliEncoder } from './shared.js';
 
+/** How often the gateway checks that the process that started it is still there. */
+const PARENT_CHECK_MS = 1000;
+
 /** Where the gateway keeps what it learned unless --model says otherwise. */
 export const defaultGatewayModel = (): string =>
   process.env.DTDR_GATEWAY_MODEL || join(homedir(), '.dtdr', 'gateway.model.dtdr');
@@ -132,12 +135,7 @@ export async function gatewayCommand(argv: string[]): Promise<void> {
   });
   const up = gateway.status().filter((s) => s.up).length;
   log(`${gateway.liveTools().length} tools from ${up} of ${servers.length} servers; mode ${mode}`);
-  const stop = async () => {
-    await gateway.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
+  stopWithParent(() => gateway.close());
   if (port === undefined) {
     await m.serveStdio(gateway, mode, maxMessageBytes, { listConfident });
     await gateway.close();
@@ -199,4 +197,22 @@ async function forgetCommand(argv: string[]): Promise<void> {
     `forgot ${forgotten} run${forgotten === 1 ? '' : 's'}; ${before - forgotten} remain in ${path}` +
       (forgotten === 0 ? ' (runs older than the learning window can only go with --all)' : ''),
   );
+}
+
+/**
+ * Closes the gateway and exits on SIGINT or SIGTERM, and when the process that started it is gone:
+ * under `npx`, a SIGTERM to npx ends npx and its shell but not this process (npm 11 does not pass it
+ * on), which would live on with another parent.
+ */
+function stopWithParent(close: () => Promise<void>): void {
+  const stop = async () => {
+    await close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void stop();
+  }, PARENT_CHECK_MS).unref();
 }
