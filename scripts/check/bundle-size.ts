@@ -14,7 +14,7 @@
  *   npm run check -- bundle-size [--top N]
  */
 import { build } from 'esbuild';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
@@ -96,7 +96,7 @@ const inputsUp = largest(upFront);
 console.log(`largest of ${inputsUp.length} inputs up front:`);
 for (const [bytes, path] of inputsUp.slice(0, top)) console.log(`  ${kb(bytes).padStart(9)}  ${path}`);
 
-const everyInput = [...largest(upFront), ...largest(onDemand)].map(([, path]) => path);
+const everyInput = [...largest(upFront), ...largest(onDemand)].filter(([bytes]) => bytes > 0).map(([, path]) => path);
 const paper = everyInput.filter((path) => PAPER_METHOD_FILES.some((f) => path.endsWith(`/retrieval/${f}`)));
 if (paper.length > 0) failures.push(`the paper's methods are in the bundle without dtdr/methods: ${paper.join(', ')}`);
 if (upBytes > UP_FRONT_KB * 1000 || upGzip > UP_FRONT_GZIP_KB * 1000)
@@ -104,6 +104,38 @@ if (upBytes > UP_FRONT_KB * 1000 || upGzip > UP_FRONT_GZIP_KB * 1000)
     `up front ${kb(upBytes)} (${kb(upGzip)} gzipped) is over ${UP_FRONT_KB} KB (${UP_FRONT_GZIP_KB} KB gzipped)`,
   );
 if (total > TOTAL_KB * 1000) failures.push(`all chunks ${kb(total)} are over ${TOTAL_KB} KB`);
+
+// An app that imports `dtdr/methods` by the package's name gets them: its side effect survives the
+// package's `sideEffects` list (a bundler drops a bare import of a module the list does not name).
+const app = join(ROOT, '.cache/bundle-size/app');
+mkdirSync(join(app, 'node_modules'), { recursive: true });
+rmSync(join(app, 'node_modules/dtdr'), { force: true });
+symlinkSync(ROOT, join(app, 'node_modules/dtdr'), 'dir');
+const withMethods = await build({
+  stdin: {
+    contents: `import 'dtdr/methods';\nimport { Dtdr } from 'dtdr';\nglobalThis.D = Dtdr;\n`,
+    resolveDir: app,
+    loader: 'js',
+  },
+  bundle: true,
+  platform: 'browser',
+  format: 'esm',
+  write: false,
+  metafile: true,
+  logLevel: 'error',
+  nodePaths: [join(ROOT, 'node_modules')],
+  external,
+});
+const registered = Object.values(withMethods.metafile.outputs).some((output) =>
+  Object.entries(output.inputs).some(
+    ([path, { bytesInOutput }]) => path.endsWith('retrieval/paper-methods.js') && bytesInOutput > 0,
+  ),
+);
+console.log(
+  `import 'dtdr/methods' (by the package's name): the paper's methods ${registered ? 'are' : 'are NOT'} bundled`,
+);
+if (!registered)
+  failures.push("import 'dtdr/methods' is dropped by the bundler: list it in package.json's sideEffects");
 
 // The refit worker fits every job: its training code is imported, and nothing in it is loaded on demand.
 const worker = await build({
