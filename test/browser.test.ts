@@ -268,6 +268,12 @@ describe.skipIf(!hasChromium || !hasPython)(
         expect(
           (await page.locator('#step').screenshot({ path: join(SHOTS, 'playground-own-tools.png') })).length,
         ).toBeGreaterThan(5_000);
+        // The playground offers the paper's methods: they train in its worker and rank on its page (dtdr/methods).
+        await trainAs(page, 'weather-c', 'dtdr-c');
+        await page.click('#step-reset');
+        await page.waitForSelector('#candidates tr[data-tool]');
+        await page.click('button[aria-label="delete model weather-c"]');
+        await page.waitForFunction(() => !document.querySelector('#model-list li[data-model="weather-c"]'));
       }, 200_000);
 
       it('starts from the tools alone (OpenAI tools, no demonstrations), and says why it widens', async () => {

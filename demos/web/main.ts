@@ -30,6 +30,8 @@ import {
   type ToolSpec,
 } from '../../src/index.js';
 import { DEMO_QUERIES, demoDataset } from '../../src/demo/index.js';
+// Saved models of any method load here: the paper's methods are registered (an app that ships only DTDR-G leaves this out).
+import '../../src/methods.js';
 import { transformersModel } from '../../src/llm/index.js';
 import type { TrainMessage, TrainRequest } from './worker.js';
 

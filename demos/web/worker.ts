@@ -12,6 +12,8 @@ import {
   type Plan,
   type ToolSpec,
 } from '../../src/index.js';
+// The playground offers the paper's methods too: an app that ships only DTDR-G leaves this out.
+import '../../src/methods.js';
 
 export interface TrainRequest {
   tools: ToolSpec[];

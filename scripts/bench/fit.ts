@@ -12,6 +12,7 @@ import { foldWorkers } from '../../src/workers/node.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import { appWorld } from '../../test/worlds/app-world.js';
 import { syntheticDataset } from '../../test/worlds/synthetic.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 // `app`: the app-scale world (test/worlds/app-world.ts), fitted with the default settings (heads 8 epochs,
 // as dtdr eval); `synthetic` (test/worlds/synthetic.ts) fits heads 1 epoch.

@@ -24,6 +24,7 @@ import { createHash } from 'node:crypto';
 import { Session } from 'node:inspector/promises';
 import { appWorld } from '../../test/worlds/app-world.js';
 import { syntheticDataset } from '../../test/worlds/synthetic.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 // The third argument: `rank` (default: rank µs/step and the rankings' fingerprint), `quality` (MRR and coverage over every test step) or anything else (the fit alone).
 const [world = 'app:16000', plansArg = '20000', rankArg = 'rank'] = process.argv.slice(2);

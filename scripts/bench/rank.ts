@@ -19,6 +19,7 @@ import { loadEncoder } from '../../src/encoders/node.js';
 import { median, quantile } from './stats.js';
 import { appWorld } from '../../test/worlds/app-world.js';
 import { syntheticDataset } from '../../test/worlds/synthetic.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const [world, method, plans = '5000', passes = '3'] = process.argv.slice(2) as [string, MethodName, string?, string?];
 // Peak resident memory of this process (data, encoder, the fits and ranking), sampled.

@@ -7,6 +7,7 @@ import { Dtdr } from '../../src/core/dtdr.js';
 import { demoDataset } from '../../src/demo/toolset.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import { writeModelFile } from '../../src/storage/file.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 async function main() {
   const dataset = demoDataset();

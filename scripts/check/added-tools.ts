@@ -10,6 +10,7 @@ import { Dtdr } from '../../src/core/dtdr.js';
 import { planTools } from '../../src/core/plans/plan.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../../src/demo/toolset.js';
 import { loadEncoder } from '../../src/encoders/node.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const fixture = JSON.parse(
   readFileSync(new URL('../../test/fixtures/added-tool-requests.json', import.meta.url), 'utf8'),

@@ -19,6 +19,7 @@ import type { GatedState } from '../../src/core/retrieval/default/index.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../../src/demo/toolset.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import { median } from '../bench/stats.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const { values } = parseArgs({
   options: {

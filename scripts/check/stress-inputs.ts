@@ -26,6 +26,7 @@ import { fileEmbeddingStore } from '../../src/storage/file.js';
 import { watchMcpTools } from '../../src/adapters/mcp/index.js';
 import { FUZZ_TOOLS, FUZZ_WORDS, fuzzEncoder, withHeader, withHeaderText } from '../../test/fuzz-targets.js';
 import { wordAxisEncoder } from '../../test/helpers.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const LIMIT_MS = 200;
 /** A tool schema of 64 KB or less is checked, or refused, on arguments of 64 KB or less within this (issue 44). */

@@ -12,6 +12,7 @@ import { Dtdr } from '../../src/core/dtdr.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../../src/demo/toolset.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import { median } from '../bench/stats.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const { values } = parseArgs({ options: { cycles: { type: 'string', default: '1000' } } });
 const cycles = Number(values.cycles);

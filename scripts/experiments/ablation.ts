@@ -17,6 +17,7 @@ import { loadTraining } from '../../src/core/retrieval/load-training.js';
 import { fitVectors } from '../../src/core/retrieval/train.js';
 import { readDatasetDir } from '../../src/data/node.js';
 import { loadEncoder } from '../../src/encoders/node.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const { values } = parseArgs({
   options: { data: { type: 'string', default: 'ultratool,restbench-tmdb,seal-tools' }, json: { type: 'string' } },

@@ -37,6 +37,7 @@ import {
   type World,
 } from '../../test/worlds/app-life.js';
 import type { Encoder } from '../../src/core/base/encoder.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 /** Runs handed to each `learn()` call on the learn path. */
 const LEARN_BATCH = 10;

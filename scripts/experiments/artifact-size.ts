@@ -11,6 +11,7 @@ import { readDatasetDir } from '../../src/data/node.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import type { MethodName } from '../../src/core/retrieval/types.js';
 import { median } from '../bench/stats.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const { values } = parseArgs({ options: { data: { type: 'string', default: '../shared/data/ultratool' } } });
 const dataset = readDatasetDir(values.data);

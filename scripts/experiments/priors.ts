@@ -25,6 +25,7 @@ import { demoDataset } from '../../src/demo/toolset.js';
 import { readDatasetDir } from '../../src/data/node.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import { skewedPool } from '../../test/worlds/app-life.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const SIZES = [10, 20, 30, 50, 100, 200];
 const SEEDS = 3;

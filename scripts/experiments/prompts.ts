@@ -13,6 +13,7 @@ import type { PromptFormat, Strategy } from '../../src/core/prompts/build.js';
 import { readDatasetDir } from '../../src/data/node.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import { loadQwen3TokenCounter } from '../../src/tokens/qwen3.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const { values } = parseArgs({
   options: {

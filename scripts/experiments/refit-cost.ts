@@ -19,6 +19,7 @@ import { DEMO_TOOLS, generateDemoPlans } from '../../src/demo/toolset.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import { refitWorker } from '../../src/workers/node.js';
 import { loadWorld } from '../../test/worlds/app-life.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const { values } = parseArgs({
   options: {

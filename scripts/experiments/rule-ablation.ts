@@ -19,6 +19,7 @@ import { STEP_RULE_NAMES } from '../../src/core/retrieval/default/step-rules.js'
 import { loadEncoder } from '../../src/encoders/node.js';
 import { ALL_WORLDS, firstDayDraws, loadWorld, scoreRetrievals } from '../../test/worlds/app-life.js';
 import { writeResultsTable } from '../bench/results.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 interface Point {
   world: string;

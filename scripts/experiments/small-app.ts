@@ -14,6 +14,7 @@ import { expectedCalibrationError } from '../../src/core/base/metrics.js';
 import type { SelectOptions } from '../../src/core/selection/select.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import { writeResultsTable } from '../bench/results.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const { values } = parseArgs({ options: { results: { type: 'string' } } });
 const fixture = JSON.parse(readFileSync(new URL('../../test/fixtures/recipe-app.json', import.meta.url), 'utf8')) as {

@@ -24,6 +24,7 @@ import type { Plan } from '../../src/core/base/types.js';
 import { planSteps } from '../../src/core/plans/plan.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import { loadWorld } from '../../test/worlds/app-life.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const { values } = parseArgs({
   options: {

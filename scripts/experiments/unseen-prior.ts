@@ -20,6 +20,7 @@ import { UNSEEN_PRIOR } from '../../src/core/retrieval/default/options.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import { ALL_WORLDS, firstDayDraws, loadWorld } from '../../test/worlds/app-life.js';
 import { writeResultsTable } from '../bench/results.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 interface Point {
   world: string;

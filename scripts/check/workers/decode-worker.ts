@@ -8,6 +8,7 @@ import { Dtdr } from '../../../src/core/dtdr.js';
 import { DtdrError } from '../../../src/core/base/errors.js';
 import { readModelFile } from '../../../src/storage/file.js';
 import { wordAxisEncoder } from '../../../test/helpers.js';
+import '../../../src/methods.js'; // every method, as the Node entry registers them
 
 const { path, words } = workerData as { path: string; words: string[] };
 const t0 = performance.now();
