@@ -1,7 +1,7 @@
 /**
  * The paper's methods and the baselines, for apps that train or load them: `import 'dtdr/methods'`
  * once registers random, BM25, QTS, DR, LR, DTDR-C, DTDR-L, DTDR-H and DTDR-CB beside the default
- * DTDR-G. The Node entry, the CLI and `dtdr/eval` import it already; a browser app that ships only
+ * DTDR-G. The Node entry, the CLI and `evaluateMethods` register them already; a browser app that ships only
  * DTDR-G leaves it out and its bundle carries none of their code.
  *
  * @module dtdr/methods

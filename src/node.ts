@@ -4,10 +4,13 @@
  *
  * @module dtdr/node
  */
+import { installGatedTraining } from './core/retrieval/default/training.js';
 import { registerPaperMethods } from './core/retrieval/paper-methods.js';
 
-// On Node every method trains and loads: bundle size does not matter there (browsers: `dtdr/methods`).
+// On Node every method trains and loads, and DTDR-G's training code is there from the start: bundle
+// size does not matter there (browsers: `dtdr/methods`, and the training code on demand).
 registerPaperMethods();
+installGatedTraining();
 
 export * from './common.js';
 export { loadEncoder, BUNDLED_MODEL_DIR } from './encoders/node.js';

@@ -254,7 +254,36 @@ describe('dtdr gateway, end to end', () => {
     shell.kill('SIGKILL'); // the gateway is orphaned, as under a stopped npx
     await until(async () => !(await listening()), 20_000);
     expect(await listening()).toBe(false);
-  }, 90_000);
+
+    // --detach: it outlives the shell that started it (nohup, &), until stopped itself.
+    const detached = gatewayCommand(['--config', config, '--http', '0', '--no-learn', '--detach']);
+    const detachedLine = [detached.command, ...detached.args].map((a) => `'${a}'`).join(' ');
+    const group = spawn('sh', ['-c', `${detachedLine}; true`], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    });
+    let groupErr = '';
+    group.stderr.on('data', (c: Buffer) => (groupErr += c.toString()));
+    try {
+      await until(() => /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.test(groupErr), 45_000);
+      const detachedUrl = `http://127.0.0.1:${/127\.0\.0\.1:(\d+)\/mcp/.exec(groupErr)![1]}/mcp`;
+      const up = () =>
+        new Promise<boolean>((resolve) => {
+          const req = httpRequest(detachedUrl, { method: 'GET' }, (res) => {
+            res.resume();
+            resolve(true);
+          });
+          req.on('error', () => resolve(false));
+          req.end();
+        });
+      group.kill('SIGKILL'); // the shell alone
+      await new Promise((r) => setTimeout(r, 3_000)); // three parent checks
+      expect(await up()).toBe(true);
+    } finally {
+      process.kill(-group.pid!, 'SIGTERM'); // the gateway, through its process group
+    }
+  }, 120_000);
 
   it('dtdr gateway forget removes runs by request, and --all deletes the model', async () => {
     const model = join(dir, 'raw.model.dtdr');

@@ -11,6 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { FUZZ_TARGETS, runTarget } from '../../test/fuzz-targets.js';
+import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const { values } = parseArgs({
   options: {

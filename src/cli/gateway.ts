@@ -48,6 +48,8 @@ over Streamable HTTP at http://127.0.0.1:PORT/mcp with --http.
   --max-message BYTES   largest message accepted from a client (default 4194304; from a server: 16 MiB)
   --startup-wait MS     longest wait for the servers at start (default 10000); slower ones join later
   --call-timeout MS     longest wait for one tool call (default 60000)
+  --detach              keep serving after the process that started it exits (nohup, &); by default
+                        the gateway stops with it, so that stopping npx stops the gateway under it
   --quiet               no log lines on stderr
 
 forget removes learned runs from the model file (stop the gateway first):
@@ -78,6 +80,7 @@ async function gatewayModules() {
 
 export async function gatewayCommand(argv: string[]): Promise<void> {
   if (argv[0] === 'forget') return forgetCommand(argv.slice(1));
+  const parent = process.ppid; // before start-up: a parent gone while servers connect counts too
   const { values } = parseCommandArgs('gateway', argv, {
     config: { type: 'string' },
     mode: { type: 'string' },
@@ -93,6 +96,7 @@ export async function gatewayCommand(argv: string[]): Promise<void> {
     'startup-wait': { type: 'string' },
     'call-timeout': { type: 'string' },
     quiet: { type: 'boolean' },
+    detach: { type: 'boolean' },
     ...encoderOptions,
   });
   if (!values.config) throw new DtdrError('usage', 'gateway: --config FILE is required (the mcpServers JSON)');
@@ -135,7 +139,7 @@ export async function gatewayCommand(argv: string[]): Promise<void> {
   });
   const up = gateway.status().filter((s) => s.up).length;
   log(`${gateway.liveTools().length} tools from ${up} of ${servers.length} servers; mode ${mode}`);
-  stopWithParent(() => gateway.close());
+  stopWithParent(() => gateway.close(), values.detach === true ? undefined : parent);
   if (port === undefined) {
     await m.serveStdio(gateway, mode, maxMessageBytes, { listConfident });
     await gateway.close();
@@ -200,19 +204,24 @@ async function forgetCommand(argv: string[]): Promise<void> {
 }
 
 /**
- * Closes the gateway and exits on SIGINT or SIGTERM, and when the process that started it is gone:
- * under `npx`, a SIGTERM to npx ends npx and its shell but not this process (npm 11 does not pass it
- * on), which would live on with another parent.
+ * Closes the gateway (once) and exits on SIGINT or SIGTERM, and when the process that started it
+ * (`parent`, unless --detach) is gone: under `npx`, a SIGTERM to npx ends npx and its shell but not
+ * this process (npm 11 does not pass it on), which would live on with another parent. (On Windows a
+ * process keeps its parent id, and this check never fires.)
  */
-function stopWithParent(close: () => Promise<void>): void {
-  const stop = async () => {
-    await close();
-    process.exit(0);
+function stopWithParent(close: () => Promise<void>, parent: number | undefined): void {
+  let closing: Promise<void> | undefined;
+  const stop = () => {
+    closing ??= close().then(() => process.exit(0));
+    return closing;
   };
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
-  const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) void stop();
-  }, PARENT_CHECK_MS).unref();
+  if (parent === undefined) return;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    void stop();
+  }, PARENT_CHECK_MS);
+  watch.unref();
 }

@@ -21,6 +21,7 @@ import type { DtdrLoadOptions, DtdrTrainOptions } from './model/options.js';
 import { ChangeQueue } from './model/changes.js';
 import { withAddedTools, withRemovedTools } from './model/tool-changes.js';
 import { refitsAtAll, type LearningModel, type ModelSnapshot } from './model/snapshot.js';
+import { loadTraining } from './retrieval/load-training.js';
 
 /** `learn` and `forget`, loaded on the first of them: an app that only loads and retrieves never downloads them. */
 const learnForget = () => import('./model/learn-forget.js');
@@ -207,6 +208,15 @@ export class Dtdr {
   async forget(which: readonly string[] | ((plan: Plan) => boolean)): Promise<number> {
     const match = forgetMatch(which);
     return this.queue.enqueue(async () => (await learnForget()).forgetRuns(this.learning, match));
+  }
+
+  /**
+   * Loads DTDR-G's training code (its fit and online learning). A bundled app downloads it on the
+   * first `Dtdr.train`, `learn` or `forget`, which await this themselves; call it before using
+   * `retriever.learn` directly, or to fetch the code ahead of need. On Node it is loaded already.
+   */
+  static loadTraining(): Promise<void> {
+    return loadTraining();
   }
 
   /**

@@ -139,7 +139,7 @@ export async function forgetRuns(m: LearningModel, match: (plan: Plan) => boolea
 /** What `retriever.learn` needs for `plans` (their embeddings); undefined when it learns nothing. */
 async function learnInput(m: LearningModel, plans: Plan[], retriever: Retriever): Promise<LearnInput | undefined> {
   if (!retriever.learn) return undefined;
-  await loadTraining(); // DTDR-G's learn is its training code's
+  await loadTraining(retriever.method); // DTDR-G's learn is its training code's
   const needs = fitNeeds(retriever.method);
   const encoder = needs.queries || needs.contexts ? requireEncoder(m.encoder, retriever.method, 'learning') : undefined;
   const input: LearnInput = { plans };

@@ -9,7 +9,7 @@ import { runRefit, type Refitter } from './refit.js';
 export function refitInline(): Refitter {
   return {
     refit: async (job) => {
-      await loadTraining();
+      await loadTraining(job.method);
       return runRefit(job);
     },
     close: async () => undefined,

@@ -160,7 +160,7 @@ export class RefitSchedule {
         if (!here) return undefined;
       }
     }
-    await loadTraining();
+    await loadTraining(method);
     return fitRetriever(method, tools, plans, vectors, { seed });
   }
 

@@ -29,8 +29,8 @@ export function fitRetriever(
   return assertEntry(method).fit({ tools, plans, labels, vectors, options, historyLength, seed });
 }
 
-export /** The tool labels, once the method, tools and plans are known to fit together (else a DtdrError). */
-function checkFitInputs(method: MethodName, tools: ToolSpec[], plans: Plan[]): string[] {
+/** The tool labels, once the method, tools and plans are known to fit together (else a DtdrError). */
+export function checkFitInputs(method: MethodName, tools: ToolSpec[], plans: Plan[]): string[] {
   assertMethod(method); // library callers without TypeScript can pass any string
   if (plans.length === 0 && !assertEntry(method).toolsOnly) {
     throw new DtdrError('data', `${method} needs demonstrations to train on`, {

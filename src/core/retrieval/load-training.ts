@@ -4,13 +4,18 @@
  * a classic worker, which they cannot.
  */
 import { trainingInstalled } from './default/trainable.js';
+import { assertEntry } from './methods.js';
+import type { MethodName } from './types.js';
 
 /**
- * Loads DTDR-G's fit and online learning, once (a separate chunk in a bundled app): what `Dtdr.train`,
- * `learn`, `forget` and refits await before fitting, so an app that only loads a model and retrieves
- * never downloads it.
+ * Loads the training code of `method` where the method keeps it apart from ranking (the registry's
+ * `trainingApart`: DTDR-G's fit and online learning), once — a separate chunk in a bundled app. What
+ * `Dtdr.train`, `learn`, `forget` and refits await before fitting or learning, so an app that only
+ * loads a model and retrieves never downloads it. Without a method: DTDR-G's. An unregistered method
+ * throws its DtdrError here, before anything is downloaded.
  */
-export async function loadTraining(): Promise<void> {
+export async function loadTraining(method?: MethodName): Promise<void> {
+  if (method !== undefined && !assertEntry(method).trainingApart) return;
   if (trainingInstalled()) return;
   const { installGatedTraining } = await import('./default/training.js');
   installGatedTraining();

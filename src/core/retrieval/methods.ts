@@ -90,6 +90,11 @@ export interface MethodEntry {
   learning?: 'refit-from-tools' | 'fold';
   /** The same fit with work spread over worker threads (TrainOptions.workers), where the method has one. */
   fitParallel?: (input: MethodFit, workers: FoldWorkers) => Promise<Retriever>;
+  /**
+   * Its fit and `learn` need code loaded on demand first (load-training.ts): DTDR-G keeps its
+   * training apart from ranking so that an app that only retrieves never downloads it. Default false.
+   */
+  trainingApart?: boolean;
 }
 
 /** A method's FitNeeds, in the order queries, tools, contexts. */
@@ -108,6 +113,7 @@ const GATED_ENTRY: MethodEntry = {
   withoutTool: (state, toolCount, r) => gatedStateWithoutTool(state as GatedState, toolCount, r),
   withToolVectors: (state, indices, vectors) => withToolVectors(state as GatedState, indices, vectors),
   learning: 'refit-from-tools',
+  trainingApart: true,
   fitParallel: (f, workers) => {
     const options = gatedOptionsOf(f.options, f.seed);
     const { queries, tools } = f.vectors;
@@ -118,7 +124,7 @@ const GATED_ENTRY: MethodEntry = {
 /**
  * Every method dtdr knows, in the order `dtdr eval` lists them. Only the registered ones train and
  * load: DTDR-G always; the paper's methods and baselines once `dtdr/methods` is imported (the Node
- * entry, the CLI and `dtdr/eval` import it), so a browser app that ships DTDR-G carries none of them.
+ * entry, the CLI and `evaluateMethods` register them), so a browser app that ships DTDR-G carries none of them.
  */
 export const METHODS: readonly MethodName[] = [
   'random',

@@ -79,7 +79,7 @@ export async function trainRetriever(
   encoder: Encoder | undefined,
   options: TrainOptions = {},
 ): Promise<Retriever> {
-  await loadTraining();
+  await loadTraining(method);
   const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
   const vectors = await fitVectors(method, tools, plans, encoder, l, {}, options.onProgress);
   return fitRetrieverWith(method, tools, plans, vectors, options);
@@ -102,7 +102,7 @@ export async function fitRetrieverWith(
   vectors: FitVectors,
   options: TrainOptions = {},
 ): Promise<Retriever> {
-  await loadTraining();
+  await loadTraining(method);
   const workers = options.workers;
   const parallel = methodEntry(method)?.fitParallel;
   if (!parallel || !workers || workers.threads === 0 || plans.length < PARALLEL_FROM_PLANS) {

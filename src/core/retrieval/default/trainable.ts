@@ -48,6 +48,6 @@ export function trainingInstalled(): boolean {
 export function installedTraining(): GatedTraining {
   if (training) return training;
   throw new DtdrError('options', "DTDR-G's training code is not loaded", {
-    hint: 'await loadTraining() first (Dtdr.train, learn and forget do)',
+    hint: 'await Dtdr.loadTraining() first (Dtdr.train, learn and forget do; on Node it is loaded already)',
   });
 }
