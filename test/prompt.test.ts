@@ -442,3 +442,22 @@ describe('the prompt of an unsure step, over the hand-written compositional requ
     expect(severalCauses).toBeGreaterThanOrEqual(5);
   }, 60_000);
 });
+
+describe('a reason as the CLI prints it (skimReason)', () => {
+  it('keeps the first cause, counts the others and keeps the held-out claim; --why prints the whole', async () => {
+    const { skimReason } = await import('../src/core/prompts/reason.js');
+    const claim = ' (sets like this one, of 4 tools, hold a right tool in 95% of such steps)';
+    expect(
+      skimReason(`the request says "text"; no demonstration calls "sms_send" after these calls; third${claim}`),
+    ).toBe(
+      'the request says "text" (+2 more) · sets like this one, of 4 tools, hold a right tool in 95% of such steps',
+    );
+    expect(skimReason('the top tool has calibrated probability 0.35 < 0.5')).toBe(
+      'the top tool has calibrated probability 0.35 < 0.5',
+    );
+    expect(skimReason('one; two')).toBe('one (+1 more)');
+    expect(skimReason(`only one${claim}`)).toBe(
+      'only one · sets like this one, of 4 tools, hold a right tool in 95% of such steps',
+    );
+  });
+});

@@ -8,21 +8,24 @@ import { ProgressBar } from './progress.js';
 import { fmt, parseMethod } from './shared.js';
 import { DEFAULT_METHOD } from '../core/retrieval/methods.js';
 import { describeBackoff } from './retrieve.js';
+import { skimReason } from '../core/prompts/reason.js';
 
-export const demoHelp = `dtdr demo [--method dtdr-g] [--query "…"]… [--max-steps 6]
+export const demoHelp = `dtdr demo [--method dtdr-g] [--query "…"]… [--max-steps 6] [--why]
 
 The main job on the embedded default: trains a retriever on dtdr's own on-device assistant tool set
 (27 tools, 3000 generated demonstrations) with the bundled offline encoder, then walks example
 queries step by step, printing the candidate set with its probabilities and why it is as wide as
 it is. The built-in requests walk the plan each needs (as a model that picks the right tool from
 the set would) and mark whether that tool was in the set; those marked "a new combination" combine
-familiar steps in a sequence no demonstration has. A --query request follows the top candidate instead.`;
+familiar steps in a sequence no demonstration has. A --query request follows the top candidate instead.
+An unsure step shows the first cause of its reason and how many more there are; --why prints them all.`;
 
 export async function demoCommand(argv: string[]): Promise<void> {
   const { values } = parseCommandArgs('demo', argv, {
     method: { type: 'string' },
     query: { type: 'string', multiple: true },
     'max-steps': { type: 'string' },
+    why: { type: 'boolean' },
   });
   const maxSteps = intOption(values['max-steps'] as string | undefined, 'max-steps', 6, 1);
   const dataset = demoDataset();
@@ -69,7 +72,8 @@ export async function demoCommand(argv: string[]): Promise<void> {
           : inSet
             ? ` · needs ${need}: in the set`
             : ` · needs ${need}: NOT in the set${r.widened ? '' : ' (confidently wrong)'}`;
-      console.log(`  step ${step + 1}: ${shown}${context}${sure}${r.widened ? ` · widened (${r.reason})` : ''}${mark}`);
+      const why = r.reason === undefined ? '' : values.why ? ` (${r.reason})` : `: ${skimReason(r.reason)}`;
+      console.log(`  step ${step + 1}: ${shown}${context}${sure}${r.widened ? ` · widened${why}` : ''}${mark}`);
       const next = need ?? r.candidates[0]?.tool;
       if (!next || next === END) break;
       history.push(next);

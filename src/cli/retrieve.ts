@@ -4,13 +4,14 @@ import { Dtdr } from '../core/dtdr.js';
 import { closestToolName } from '../core/base/checks.js';
 import { DtdrError } from '../core/base/errors.js';
 import { END } from '../core/base/types.js';
+import { skimReason } from '../core/prompts/reason.js';
 import type { Backoff } from '../core/retrieval/types.js';
 import { readModelFile } from '../storage/file.js';
 import { intOption, numberOption, parseCommandArgs } from './args.js';
 import { encoderOptions, fmt, loadCliEncoder } from './shared.js';
 
 export const retrieveHelp = `dtdr retrieve --model FILE (--query "…" | --query-file FILE | --query-file -)
-  [--history a,b] [--top 5] [--alpha 0.1] [--json]
+  [--history a,b] [--top 5] [--alpha 0.1] [--why] [--json]
 
 Ranks every tool and END for the next step of a plan. Prints the top candidates with their
 probabilities, the candidate set (the tools to show the model), and why it is as wide as it is.
@@ -24,7 +25,8 @@ steps, 0.95 by default); --alpha applies to the paper's methods only.
   --encoder X           model id or folder; default: the encoder the model records (the bundled
                         offline encoder for models trained with it)
   --allow-remote        let --encoder X download a hub model
-  --json                one JSON object: ranked, candidates, widened, reason, target, backoff`;
+  --why                 print every cause of an unsure step (default: the first, and how many more)
+  --json                one JSON object: ranked, candidates, widened, reason (every cause), target, backoff`;
 
 /** The graph context in words: "back-off" only when something backed off. */
 export function describeBackoff(b: Backoff): string {
@@ -81,6 +83,7 @@ export async function retrieveCommand(argv: string[]): Promise<void> {
     alpha: { type: 'string' },
     'query-file': { type: 'string' },
     json: { type: 'boolean' },
+    why: { type: 'boolean' },
     ...encoderOptions,
   });
   if (!values.model) throw new DtdrError('usage', 'retrieve: --model FILE is required');
@@ -128,8 +131,10 @@ export async function retrieveCommand(argv: string[]): Promise<void> {
     `candidate set (${tools} tool${tools === 1 ? '' : 's'}): ${result.candidates.map((c) => c.tool).join(', ')}`,
   );
   // Why the set is as wide as it is, in words: confident, or unsure and widened, with the reason.
-  if (result.widened) console.log(`unsure, widened: ${result.reason ?? 'the retriever is unsure'}`);
-  else if (result.reason) console.log(result.reason);
+  const reason = (r: string) => (values.why ? r : skimReason(r));
+  if (result.widened)
+    console.log(`unsure, widened: ${result.reason ? reason(result.reason) : 'the retriever is unsure'}`);
+  else if (result.reason) console.log(reason(result.reason));
   else if (result.confident && result.target !== undefined)
     console.log(`confident: sets like this one hold a right tool in ${Math.round(result.target * 100)}% of such steps`);
 }

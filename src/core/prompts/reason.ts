@@ -12,3 +12,15 @@ export function promptReason(reason: string | undefined): string | undefined {
   const claim = first.lastIndexOf(HELD_OUT_CLAIM);
   return claim > 0 && first.endsWith(')') ? first.slice(0, claim) : first;
 }
+
+/**
+ * A reason as a person skims it (the CLI's lines): its first cause, how many more there are, and the
+ * held-out claim ("sets like this one, of 4 tools, hold a right tool in 95% of such steps"), if any.
+ */
+export function skimReason(reason: string): string {
+  const at = reason.lastIndexOf(HELD_OUT_CLAIM);
+  const claimed = at > 0 && reason.endsWith(')');
+  const causes = (claimed ? reason.slice(0, at) : reason).split('; ');
+  const more = causes.length > 1 ? ` (+${causes.length - 1} more)` : '';
+  return `${causes[0]}${more}${claimed ? ` · ${reason.slice(at + 2, -1)}` : ''}`;
+}
