@@ -18,9 +18,11 @@ import { DEMO_TOOLS } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { readModelFile } from '../src/storage/file.js';
 import {
+  answers,
   asWorldTools,
   demoServers,
   gatewayCommand,
+  gatewayUnderShell,
   npmServers,
   tempDir,
   until,
@@ -233,53 +235,21 @@ describe('dtdr gateway, end to end', () => {
   }, 60_000);
 
   it('stops when the process that started it is gone, as under npx (a SIGTERM to npx ends npx and its shell, not the gateway)', async () => {
-    const cmd = gatewayCommand(['--config', config, '--http', '0', '--no-learn']);
-    const line = [cmd.command, ...cmd.args].map((a) => `'${a}'`).join(' ');
-    // `; true` keeps the shell as the gateway's parent (no exec), as npx's `sh -c` is.
-    const shell = spawn('sh', ['-c', `${line}; true`], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    shell.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    await until(() => /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.test(err), 45_000);
-    const url = `http://127.0.0.1:${/127\.0\.0\.1:(\d+)\/mcp/.exec(err)![1]}/mcp`;
-    const listening = () =>
-      new Promise<boolean>((resolve) => {
-        const req = httpRequest(url, { method: 'GET' }, (res) => {
-          res.resume();
-          resolve(true);
-        });
-        req.on('error', () => resolve(false));
-        req.end();
-      });
-    expect(await listening()).toBe(true);
+    const { shell, url } = await gatewayUnderShell(['--config', config, '--no-learn']);
+    expect(await answers(url)).toBe(true);
     shell.kill('SIGKILL'); // the gateway is orphaned, as under a stopped npx
-    await until(async () => !(await listening()), 20_000);
-    expect(await listening()).toBe(false);
+    await until(async () => !(await answers(url)), 20_000);
+    expect(await answers(url)).toBe(false);
 
     // --detach: it outlives the shell that started it (nohup, &), until stopped itself.
-    const detached = gatewayCommand(['--config', config, '--http', '0', '--no-learn', '--detach']);
-    const detachedLine = [detached.command, ...detached.args].map((a) => `'${a}'`).join(' ');
-    const group = spawn('sh', ['-c', `${detachedLine}; true`], {
-      cwd: ROOT,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      detached: true,
-    });
-    let groupErr = '';
-    group.stderr.on('data', (c: Buffer) => (groupErr += c.toString()));
+    const { shell: group, url: detachedUrl } = await gatewayUnderShell(
+      ['--config', config, '--no-learn', '--detach'],
+      true,
+    );
     try {
-      await until(() => /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.test(groupErr), 45_000);
-      const detachedUrl = `http://127.0.0.1:${/127\.0\.0\.1:(\d+)\/mcp/.exec(groupErr)![1]}/mcp`;
-      const up = () =>
-        new Promise<boolean>((resolve) => {
-          const req = httpRequest(detachedUrl, { method: 'GET' }, (res) => {
-            res.resume();
-            resolve(true);
-          });
-          req.on('error', () => resolve(false));
-          req.end();
-        });
       group.kill('SIGKILL'); // the shell alone
       await new Promise((r) => setTimeout(r, 3_000)); // three parent checks
-      expect(await up()).toBe(true);
+      expect(await answers(detachedUrl)).toBe(true);
     } finally {
       process.kill(-group.pid!, 'SIGTERM'); // the gateway, through its process group
     }

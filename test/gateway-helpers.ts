@@ -1,4 +1,5 @@
 /** What the gateway's tests and its measurement script share: canned tool worlds served by test/fixtures/gateway. */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -127,3 +128,32 @@ export const gatewayCommand = (args: string[]): { command: string; args: string[
   command: process.execPath,
   args: ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'gateway', ...args],
 });
+
+/** Whether a server answers HTTP at `url` (any status): a stopped gateway refuses the connection. */
+export async function answers(url: string, headers: Record<string, string> = {}): Promise<boolean> {
+  try {
+    const res = await fetch(url, { method: 'GET', headers });
+    await res.body?.cancel();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `dtdr gateway --http 0 …` under `sh -c '…; true'` (the `; true` keeps the shell as the gateway's
+ * parent, no exec, as npx's `sh -c` is), once it listens: the shell and the gateway's URL.
+ */
+export async function gatewayUnderShell(
+  args: string[],
+  detached = false,
+): Promise<{ shell: ChildProcess; url: string }> {
+  const cmd = gatewayCommand(['--http', '0', ...args]);
+  const line = [cmd.command, ...cmd.args].map((a) => `'${a}'`).join(' ');
+  const shell = spawn('sh', ['-c', `${line}; true`], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], detached });
+  let err = '';
+  shell.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const listening = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/;
+  await until(() => listening.test(err), 45_000);
+  return { shell, url: listening.exec(err)![1] };
+}

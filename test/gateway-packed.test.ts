@@ -21,7 +21,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until, type Found } from './gateway-helpers.js';
+import { answers, until, type Found } from './gateway-helpers.js';
 import { ROOT } from './helpers.js';
 import { packedTarball } from './packed.js';
 
@@ -228,14 +228,7 @@ describe.skipIf(!hasBuild)('dtdr gateway from the packed package, started with n
     }, 30_000);
 
     it('stops when npx is stopped with SIGTERM (npm passes it to neither its shell nor the gateway)', async () => {
-      const listening = async () => {
-        try {
-          await fetch(url, { method: 'GET', headers: { Authorization: `Bearer ${token}` } });
-          return true;
-        } catch {
-          return false;
-        }
-      };
+      const listening = () => answers(url, { Authorization: `Bearer ${token}` });
       expect(await listening()).toBe(true);
       process.kill(gateway.pid!, 'SIGTERM'); // npx alone, as a client that started it does
       await until(async () => !(await listening()), 20_000);

@@ -97,7 +97,7 @@ const inputsUp = largest(upFront);
 console.log(`largest of ${inputsUp.length} inputs up front:`);
 for (const [bytes, path] of inputsUp.slice(0, top)) console.log(`  ${kb(bytes).padStart(9)}  ${path}`);
 
-const everyInput = [...largest(upFront), ...largest(onDemand)].filter(([bytes]) => bytes > 0).map(([, path]) => path);
+const everyInput = [...inputsUp, ...largest(onDemand)].filter(([bytes]) => bytes > 0).map(([, path]) => path);
 const paper = everyInput.filter((path) => PAPER_METHOD_FILES.some((f) => path.endsWith(`/retrieval/${f}`)));
 if (paper.length > 0) failures.push(`the paper's methods are in the bundle without dtdr/methods: ${paper.join(', ')}`);
 if (upBytes > UP_FRONT_KB * 1000 || upGzip > UP_FRONT_GZIP_KB * 1000)

@@ -79,7 +79,6 @@ export async function trainRetriever(
   encoder: Encoder | undefined,
   options: TrainOptions = {},
 ): Promise<Retriever> {
-  await loadTraining(method);
   const l = options.historyLength ?? TRAIN_DEFAULTS.historyLength;
   const vectors = await fitVectors(method, tools, plans, encoder, l, {}, options.onProgress);
   return fitRetrieverWith(method, tools, plans, vectors, options);

@@ -4,32 +4,14 @@
  * worker that fits), so an app that loads a model and retrieves never downloads it.
  */
 import { DtdrError } from '../../base/errors.js';
-import type { Plan, ToolSpec } from '../../base/types.js';
-import type { LearnInput, RankInput, Ranking, TrainingProgress } from '../types.js';
-import type { FoldWorkers } from './cross-fit.js';
-import type { GatedOptions } from './options.js';
-import type { GatedParts } from './state.js';
+import type { fitGated, fitGatedParallel } from './fit.js';
+import type { learnGated } from './learning.js';
 
-/** DTDR-G's fit (fit.ts) and online learning (learning.ts), as training.ts installs them. */
+/** DTDR-G's fit (fit.ts) and online learning (learning.ts), as training.ts installs them (types only: no code). */
 export interface GatedTraining {
-  fit(
-    tools: ToolSpec[],
-    plans: Plan[],
-    queries: Float32Array[],
-    toolVectors: Float32Array[],
-    options: GatedOptions,
-    onProgress?: (p: TrainingProgress) => void,
-  ): GatedParts;
-  fitParallel(
-    tools: ToolSpec[],
-    plans: Plan[],
-    queries: Float32Array[],
-    toolVectors: Float32Array[],
-    workers: FoldWorkers,
-    options: GatedOptions,
-    onProgress?: (p: TrainingProgress) => void,
-  ): Promise<GatedParts>;
-  learn(parts: GatedParts, input: LearnInput, rank: (input: RankInput) => Ranking): boolean;
+  fit: typeof fitGated;
+  fitParallel: typeof fitGatedParallel;
+  learn: typeof learnGated;
 }
 
 let training: GatedTraining | undefined;
