@@ -19,6 +19,7 @@ import type { UpstreamConfig } from './config.js';
 import { cleanText, namespacedName, prefixOf } from './names.js';
 import { GatewaySession } from './session.js';
 import { Upstream, UPSTREAM_DEFAULTS, type UpstreamLimits, type UpstreamTool } from './upstream.js';
+import { stepTools, WordRanking, WORDS_NOTE } from './words.js';
 
 /** How the client sees the tools: `find_tools` + `call_tool`, or the step's set listed directly. */
 export type GatewayMode = 'search' | 'filter';
@@ -92,6 +93,7 @@ export class Gateway {
   private modelNow: Dtdr | undefined;
   /** The model's tool names (see knownNames); cleared whenever the gateway adds or removes tools. */
   private known: { model: Dtdr; names: Set<string> } | undefined;
+  private wordIndex: WordRanking | undefined;
   /** Tool-set changes and model creation, one at a time, in order. */
   private chain: Promise<void> = Promise.resolve();
   /** Learning and saving, one at a time. */
@@ -237,6 +239,12 @@ export class Gateway {
     return entry !== undefined && this.upstreams.get(entry.server)?.up === true;
   }
 
+  /** BM25 over the model's tools, for its rankings' labels; rebuilt when they change. */
+  private words(model: Dtdr, labels: readonly string[]): WordRanking {
+    if (this.wordIndex?.labels !== labels) this.wordIndex = new WordRanking(labels, model.tools);
+    return this.wordIndex;
+  }
+
   /** The model's tool names, cached until the gateway next changes the model's tools. */
   private knownNames(model: Dtdr): Set<string> {
     if (this.known?.model !== model) this.known = { model, names: new Set(model.tools.map((t) => t.name)) };
@@ -286,32 +294,25 @@ export class Gateway {
         reason: model ? 'no request yet' : 'no upstream server is up yet',
       };
     // Per call, nothing here walks all the tools: the known names are cached between tool-set
-    // changes, liveness is looked up per tool taken, and the ranking is read only as far as needed.
+    // changes, liveness is looked up per tool taken, and the ranking is read only as far as needed
+    // (an unsure step from the descriptions alone reads each tool's two scores once: words.ts).
     const known = session.history.length > 0 ? this.knownNames(model) : undefined;
     const history = known ? session.history.filter((h) => known.has(h)) : [];
     const retrieval = await model.retrieve(request, history);
-    const names: string[] = [];
-    const take = (tool: string) => {
-      if (names.length < limit && tool !== END && this.isLive(tool) && !names.includes(tool)) names.push(tool);
-    };
-    for (const c of retrieval.candidates) take(c.tool);
-    const set = names.slice();
-    const { ranking } = retrieval;
-    const { labels } = ranking;
-    // The best few labels first (`top`, a partial sort); more only when too many of them are down or END.
-    for (let k = Math.min(labels.length, 2 * limit + 1); names.length < limit; k = Math.min(labels.length, 4 * k)) {
-      const order = ranking.top && k < labels.length ? ranking.top(k) : ranking.order;
-      for (let i = 0; i < order.length && names.length < limit; i++) take(labels[order[i]]);
-      if (order.length >= labels.length) break;
-    }
+    const { names, set, fromWords } = stepTools(
+      retrieval,
+      limit,
+      (tool) => this.isLive(tool),
+      (ranking) => this.words(model, ranking.labels).fuse(ranking, request),
+    );
     session.offer(names);
     const ended = retrieval.candidates.some((c) => c.tool === END);
     // What the client's model reads: the first cause (the whole reason is in dtdr's logs and the app's own retrieve).
     const reason =
-      promptReason(retrieval.reason) ??
-      `${retrieval.confident ? 'confident' : 'unsure'}: ranked on the request` +
-        (history.length > 0 ? ` and the ${history.length} call(s) so far` : '') +
-        (ended ? '; the task may be complete' : '');
+      (promptReason(retrieval.reason) ??
+        `${retrieval.confident ? 'confident' : 'unsure'}: ranked on the request` +
+          (history.length > 0 ? ` and the ${history.length} call(s) so far` : '') +
+          (ended ? '; the task may be complete' : '')) + (fromWords ? `; ${WORDS_NOTE}` : '');
     return {
       tools: names.map((n) => this.view(n)!),
       confident: retrieval.confident,
