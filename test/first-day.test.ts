@@ -15,7 +15,7 @@ import { Dtdr } from '../src/core/dtdr.js';
 import { parsePlans } from '../src/core/plans/dataset.js';
 import { chainPlan, planSteps } from '../src/core/plans/plan.js';
 import { fitNovelty, learnNovelty, noveltyPValue, unlikeEvery } from '../src/core/retrieval/default/novelty.js';
-import { shrinkInPlace, unseenKeep, unseenShare } from '../src/core/retrieval/default/shrinkage.js';
+import { deficits, shrinkInPlace, unseenKeep, unseenShare } from '../src/core/retrieval/default/shrinkage.js';
 import { readDatasetDir } from '../src/data/node.js';
 import { demoDataset } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
@@ -27,7 +27,7 @@ describe('shrinkage toward the descriptions', () => {
     // Tools 0 and 1 demonstrated, tool 2 never; label 3 is END. The learned model buries tool 2.
     const p = [0.7, 0.2, 0.0, 0.1];
     const descriptions = [0.2, 0.2, 0.4, 0.2];
-    shrinkInPlace(p, descriptions, [5, 1, 0], 4, 3, 0.5);
+    shrinkInPlace(p, descriptions, deficits([5, 1, 0, 0]), 4, 3, 0.5);
     // END keeps its learned 0.1. Within the tools (0.9 of the mass): tool 2 keeps half of its
     // description share 0.4 / 0.8; tools 0 and 1 share the descriptions' mass on demonstrated
     // tools and half of tool 2's (0.75) in the learned proportions 0.7 : 0.2.
@@ -40,7 +40,7 @@ describe('shrinkage toward the descriptions', () => {
 
   it('changes nothing where every tool has demonstrations', () => {
     const p = [0.6, 0.3, 0.1];
-    shrinkInPlace(p, [0.1, 0.1, 0.8], [3, 2], 3, 2, 0.9);
+    shrinkInPlace(p, [0.1, 0.1, 0.8], deficits([3, 2, 0]), 3, 2, 0.9);
     expect(p.map((v) => +v.toFixed(12))).toEqual([0.6, 0.3, 0.1]);
   });
 

@@ -4,7 +4,7 @@
  * and the cap on how many held-out plans are scored.
  */
 import { seededRandom, shuffleInPlace } from '../../base/random.js';
-import { DESCRIPTIONS_GATE, shrinkInPlace } from './shrinkage.js';
+import { deficits, DESCRIPTIONS_GATE, shrinkInPlace } from './shrinkage.js';
 import { ENDS } from './layout.js';
 import {
   applyIsotonic,
@@ -70,7 +70,7 @@ export function calibrationScores(
       let end = -1;
       for (let k = 0; k < p.length && end < 0; k++)
         if (data.values[(data.offsets[i] + k) * data.signals + ENDS] === 1) end = k;
-      shrinkInPlace(p, pT, counts(i), p.length, end, unseen);
+      shrinkInPlace(p, pT, deficits(counts(i), p.length), p.length, end, unseen);
     }
     let b = 0;
     let t = 0;

@@ -29,7 +29,7 @@ import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type Ga
 import type { ToolSide } from './tool-side.js';
 import { DESCRIBED, noTerms, SCORES, Workspace } from './workspace.js';
 import { NOVEL_P, noveltyPValue, unlikeEvery } from './novelty.js';
-import { DESCRIPTIONS_GATE, nothingToShrink, shrinkInPlace, unseenKeep, unseenShare } from './shrinkage.js';
+import { deficits, DESCRIPTIONS_GATE, nothingToShrink, shrinkInPlace, unseenKeep, unseenShare } from './shrinkage.js';
 
 /**
  * DTDR-G (ours, the default): one retriever that combines, per step, the signals that are each
@@ -181,7 +181,7 @@ export class GatedRetriever implements Retriever {
   /**
    * Per rarity counts: whether some tool has no demonstrations, and the Good–Turing unseen share.
    */
-  private shrinkFor: { counts: Float64Array; needed: boolean; unseen: number } | undefined;
+  private shrinkFor: { counts: Float64Array; needed: boolean; unseen: number; deficit: Float64Array } | undefined;
   /** The descriptions' probabilities of the step being ranked (scratch), and whether they are this step's. */
   private descriptionBuffer = new Float64Array(0);
   private described = false;
@@ -277,6 +277,7 @@ export class GatedRetriever implements Retriever {
         counts,
         needed: !nothingToShrink(counts, L, end),
         unseen: unseenShare(counts, L, end, this.parts.unseenPrior ?? 0),
+        deficit: deficits(counts, L),
       };
     if (novel) {
       // Removed tools at 0, as a model trained on the tools alone would rank them.
@@ -286,7 +287,7 @@ export class GatedRetriever implements Retriever {
       if (sum > 0) for (let f = 0; f < L; f++) p[f] /= sum;
     } else if (this.shrinkFor.needed) {
       const keep = unseenKeep(this.shrinkFor.unseen, pValue, NOVEL_P);
-      shrinkInPlace(p, this.descriptions(), counts, L, end, keep, unavailable);
+      shrinkInPlace(p, this.descriptions(), this.shrinkFor.deficit, L, end, keep, unavailable);
     } else return false;
     // A scan from −1 keeps the first of the largest probabilities (and index 0 where they are NaN).
     let top = -1;
