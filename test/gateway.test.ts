@@ -17,6 +17,7 @@ import { parseGatewayConfig, readGatewayConfig } from '../src/gateway/config.js'
 import { Gateway } from '../src/gateway/gateway.js';
 import { CLIENT_NAME_RULE, cleanText, namespacedName, serverPrefix, serverPrefixes } from '../src/gateway/names.js';
 import { GatewaySession } from '../src/gateway/session.js';
+import { WORDS_NOTE } from '../src/gateway/words.js';
 import { readModelFile } from '../src/storage/file.js';
 import { ROOT } from './helpers.js';
 
@@ -206,7 +207,8 @@ describe('the gateway over real MCP servers', () => {
     expect(found.tools.find((t) => t.name === n('email_send'))!.inputSchema).toEqual(
       DEMO_TOOLS.find((t) => t.name === 'email_send')!.parameters,
     );
-    expect(found.reason).toBeTruthy();
+    // A gateway that has learned nothing ranks by the request's meaning and its words, and says so.
+    expect(found.reason).toContain(WORDS_NOTE);
     const result = await callTool(client, n('email_send'), { to: 'anna@example.com', subject: 's', body: 'b' });
     expect(result.isError).toBeFalsy();
     expect(JSON.parse(result.content[0].text)).toMatchObject({ ok: true, tool: 'email_send' });
@@ -248,6 +250,12 @@ describe('the gateway over real MCP servers', () => {
     await gateway.saved();
     const saved = Dtdr.load(readModelFile(join(dir, 'gateway.model.dtdr')), encoder);
     expect(saved.learnedCount).toBe(learned + 1);
+    // Once a session is learned, the same request is ranked by dtdr alone: no words ranking.
+    const { client: again } = await gatewayClient(gateway);
+    expect((await findTools(again, 'Find Bob in my contacts and email him the report')).reason).not.toContain(
+      WORDS_NOTE,
+    );
+    await again.close();
   });
 
   it('filter mode lists the step set after find_tools, and says list_changed after each call', async () => {

@@ -29,6 +29,8 @@ interface AppRow {
   medianMicros: number;
   p99Micros: number;
   ratioToDr: number;
+  /** How many processes ran it (the reported one has their median ratio to DR); 1 when absent. */
+  processes?: number;
 }
 export interface BenchResult {
   encoder?: { singleTextMicros: number };
@@ -117,7 +119,8 @@ export function writeBenchResults(result: BenchResult, path: string): void {
       `${seconds(g.fitMs, 1)} s, peak RSS ${mib(g.peakBytes)} MiB (${cores} cores)`,
     ]);
     rows.push([
-      'DTDR-G rank + set, median µs (p99; × DR in the same process, as the bench prints it)',
+      'DTDR-G rank + set, median µs (p99; × DR in the same process, as the bench prints it' +
+        ((g.processes ?? 1) > 1 ? `; the process with the median ratio of ${g.processes})` : ')'),
       `${micros(g.medianMicros)} (${micros(g.p99Micros)}; ${g.ratioToDr.toFixed(2)}×)`,
     ]);
   }
