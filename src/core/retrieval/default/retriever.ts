@@ -29,7 +29,7 @@ import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type Ga
 import type { ToolSide } from './tool-side.js';
 import { DESCRIBED, noTerms, SCORES, Workspace } from './workspace.js';
 import { NOVEL_P, noveltyPValue, unlikeEvery } from './novelty.js';
-import { deficits, DESCRIPTIONS_GATE, nothingToShrink, shrinkInPlace, unseenKeep, unseenShare } from './shrinkage.js';
+import { deficits, DESCRIPTIONS_GATE, shrinkInPlace, unseenKeep, unseenShare } from './shrinkage.js';
 
 /**
  * DTDR-G (ours, the default): one retriever that combines, per step, the signals that are each
@@ -272,13 +272,12 @@ export class GatedRetriever implements Retriever {
     const pValue = (this.lastQuery.pValue ??= noveltyPValue(novelty, q, NOVEL_P));
     const novel = unlikeEvery(novelty, pValue);
     const { counts } = rarity(ev, L);
-    if (this.shrinkFor?.counts !== counts)
-      this.shrinkFor = {
-        counts,
-        needed: !nothingToShrink(counts, L, end),
-        unseen: unseenShare(counts, L, end, this.parts.unseenPrior ?? 0),
-        deficit: deficits(counts, L),
-      };
+    if (this.shrinkFor?.counts !== counts) {
+      const deficit = deficits(counts, L);
+      // Mixing changes nothing where every tool has a demonstrated step.
+      const needed = deficit.some((d, f) => f !== end && d > 0);
+      this.shrinkFor = { counts, needed, unseen: unseenShare(counts, L, end, this.parts.unseenPrior ?? 0), deficit };
+    }
     if (novel) {
       // Removed tools at 0, as a model trained on the tools alone would rank them.
       const pT = this.descriptions();

@@ -50,7 +50,6 @@ export function shrinkInPlace(
   unseen: number,
   unavailable?: ReadonlySet<number>,
 ): void {
-  if (unavailable && unavailable.size === 0) unavailable = undefined;
   const endL = end >= 0 ? p[end] : 0;
   const endT = end >= 0 ? pT[end] : 0;
   // Within the tools: q_L = p / (1 − endL), q_T = pT / (1 − endT), each over the tools that are
@@ -103,14 +102,11 @@ export function shrinkInPlace(
   const scale = (mass / learned) * (toolsL / availL);
   if (unavailable) {
     for (let f = 0; f < n; f++) {
-      if (f === end) continue;
-      if (unavailable.has(f)) {
-        p[f] = 0;
-        continue;
-      }
+      if (off(f)) continue;
       const l = 1 - deficit[f] * unseen;
       p[f] = (1 - l) * pT[f] * fromT + scale * l * p[f];
     }
+    for (const f of unavailable) if (f !== end && f < n) p[f] = 0;
     return;
   }
   for (let f = 0; f < stop; f++) {
@@ -132,12 +128,6 @@ export function shrinkInPlace(
 export function unseenKeep(goodTuring: number, pValue: number, novelBelow: number): number {
   const trust = Math.min(1, pValue / novelBelow);
   return 1 - (1 - goodTuring) * trust;
-}
-
-/** True when mixing would change nothing: every tool demonstrated. */
-export function nothingToShrink(counts: ArrayLike<number>, n: number, end: number): boolean {
-  for (let f = 0; f < n; f++) if (f !== end && counts[f] < 1) return false;
-  return true;
 }
 
 /**
