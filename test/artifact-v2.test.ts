@@ -13,6 +13,7 @@ import { Dtdr, safeLoadModel } from '../src/core/dtdr.js';
 import type { Encoder } from '../src/core/base/encoder.js';
 import { DtdrError } from '../src/core/base/errors.js';
 import { decodeBinaryModel, encodeBinaryModel } from '../src/core/model/binary.js';
+import { DependencyGraph } from '../src/core/retrieval/graph.js';
 import { METHODS } from '../src/core/retrieval/methods.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
@@ -48,6 +49,23 @@ describe('the binary container', () => {
       nested: { x: null, y: [true, 'b'] },
     };
     expect(decodeBinaryModel(encodeBinaryModel(value))).toEqual(value);
+  });
+
+  it("keeps a dependency graph's fractional counts exactly: a count summed to 0.9999999999999999 does not come back as 1", () => {
+    // Steps with 3 and 6 acceptable tools give each a third or a sixth of a step: 1/3 + 1/3 + 1/6 + 1/6.
+    const graph = new DependencyGraph(1);
+    for (const next of [
+      [0, 1, 2],
+      [0, 3, 4],
+      [0, 1, 2, 3, 4, 5],
+      [0, 5, 6, 7, 8, 9],
+    ])
+      graph.add([], next);
+    const count = graph.lookup([], 0)!.get(0)!;
+    expect(count).toBe(1 / 3 + 1 / 3 + 1 / 6 + 1 / 6);
+    expect(count).toBeLessThan(1); // on the 'none' side of the support classes' bound (groups.ts), in memory
+    const back = DependencyGraph.fromState(1, decodeBinaryModel(encodeBinaryModel(graph.state())) as never);
+    expect(back.lookup([], 0)!.get(0)).toBe(count); // and after a save and load: the same side
   });
 
   it('refuses any truncation or any flipped bit with a typed error (fast-check, 2,000 cases)', () => {

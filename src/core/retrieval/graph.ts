@@ -75,11 +75,10 @@ export class DependencyGraph {
   }
 
   state(): [string, [number, number][]][] {
-    // Float32 precision (7 digits): exact in the binary artifact's float32 sections.
-    return [...this.table].map(([key, row]) => [
-      key,
-      [...row].map(([l, w]) => [l, Math.fround(w)] as [number, number]),
-    ]);
+    // Exact: a count summed from fractional step weights (0.9999999999999994) rounded to float32
+    // reads 1 after loading, on the other side of the support classes' bounds than the model that
+    // was trained. The binary artifact keeps integer and float32-exact weights in small sections.
+    return [...this.table].map(([key, row]) => [key, [...row]]);
   }
 
   /**
