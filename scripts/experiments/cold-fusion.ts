@@ -18,10 +18,9 @@ import { parseArgs } from 'node:util';
 import { END } from '../../src/core/base/types.js';
 import { Dtdr } from '../../src/core/dtdr.js';
 import { planSteps } from '../../src/core/plans/plan.js';
-import { Bm25Retriever } from '../../src/core/retrieval/baselines.js';
 import { topByScore } from '../../src/core/retrieval/ranking.js';
 import { loadEncoder } from '../../src/encoders/node.js';
-import { stepTools, WordRanking } from '../../src/gateway/words.js';
+import { scaledScores, stepTools, WordRanking } from '../../src/gateway/words.js';
 import { ALL_WORLDS, loadWorld } from '../../test/worlds/app-life.js';
 import { writeResultsTable } from '../bench/results.js';
 
@@ -48,13 +47,8 @@ function best(labels: readonly string[], scores: Float64Array): string[] {
     .slice(0, LIMIT);
 }
 
-/** Each score scaled to [0, 1] over the tools (END, last, left out). */
-function scaled(values: Float64Array): Float64Array {
-  const n = values.length - 1;
-  let [low, high] = [Infinity, -Infinity];
-  for (let i = 0; i < n; i++) [low, high] = [Math.min(low, values[i]), Math.max(high, values[i])];
-  return values.map((v, i) => (i < n && high > low ? (v - low) / (high - low) : 0));
-}
+/** Each score scaled to [0, 1] over the tools (END, last, left at 0): as the gateway scales them. */
+const scaled = (values: Float64Array) => scaledScores(values, values.length - 1);
 
 const worlds: { name: string; steps: number; recall: Record<string, number>; bm25: number; shipped: number }[] = [];
 for (const name of args.worlds.split(',')) {
@@ -64,22 +58,18 @@ for (const name of args.worlds.split(',')) {
   const hits: Record<string, number> = Object.fromEntries(candidates.map((c) => [c, 0]));
   let [steps, bm25Hits, shippedHits] = [0, 0, 0];
   let words: WordRanking | undefined;
-  let bm25: Bm25Retriever | undefined;
   for (const plan of world.test)
     for (const step of planSteps(plan)) {
       if (step.acceptable[0] === END) break;
       const retrieval = await model.retrieve(plan.query, step.history);
       const { ranking } = retrieval;
       const { labels } = ranking;
-      if (words?.labels !== labels) {
-        words = new WordRanking(labels, model.tools);
-        bm25 = new Bm25Retriever(labels, model.tools);
-      }
+      if (words?.labels !== labels) words = new WordRanking(labels, model.tools);
       const hit = (tools: string[]) => (step.acceptable.some((a) => tools.includes(a)) ? 1 : 0);
       steps++;
       const meaning = Float64Array.from(ranking.probabilities);
       meaning[labels.length - 1] = -Infinity;
-      const wordScores = Float64Array.from(bm25!.rank({ query: plan.query, history: [] }).probabilities);
+      const wordScores = Float64Array.from(words.scores(plan.query)!);
       // With no word in common BM25 gives every tool the same share: no words ranking.
       const matched = scaled(wordScores).some((s) => s > 0);
       const wordRanks = wordScores.map((s) => (matched && s > 0 ? s : -Infinity));

@@ -31,36 +31,44 @@ export class WordRanking {
     this.bm25 = labels.at(-1) === END ? new Bm25Retriever(labels, described) : undefined;
   }
 
+  /** The request's BM25 score of each label (shares of its total; equal shares with no word in common). */
+  scores(request: string): Float64Array | undefined {
+    return this.bm25?.rank({ query: request, history: [] }).probabilities;
+  }
+
   /**
    * A score per label of `ranking` (which must have these labels): the mean of dtdr's probability
    * and the request's BM25 score, each scaled to [0, 1] over the tools; END scores 0. Without any
    * word in common, the order is dtdr's.
    */
   fuse(ranking: Ranking, request: string): Float64Array {
-    const meaning = ranking.probabilities;
     const n = this.labels.length - 1;
-    const words = this.bm25?.rank({ query: request, history: [] }).probabilities;
-    const fused = new Float64Array(n + 1);
-    const [mLow, mSpan] = range(meaning, n);
-    const [wLow, wSpan] = words ? range(words, n) : [0, 0];
-    for (let i = 0; i < n; i++) {
-      const m = mSpan > 0 ? (meaning[i] - mLow) / mSpan : 0;
-      const w = words && wSpan > 0 ? (words[i] - wLow) / wSpan : 0;
-      fused[i] = (m + w) / 2;
+    const meaning = scaledScores(ranking.probabilities, n);
+    const words = this.scores(request);
+    if (words) {
+      const scaled = scaledScores(words, n);
+      for (let i = 0; i < n; i++) meaning[i] += scaled[i];
     }
-    return fused;
+    for (let i = 0; i < n; i++) meaning[i] /= 2;
+    return meaning;
   }
 }
 
-/** The least of the first `n` values and the span to the greatest. */
-function range(values: ArrayLike<number>, n: number): [number, number] {
+/**
+ * The first `n` values (the tools) scaled to [0, 1] by their least and greatest, the rest 0; all 0
+ * when the `n` are equal (BM25 without a word in common).
+ */
+export function scaledScores(values: ArrayLike<number>, n: number): Float64Array {
   let low = Infinity;
   let high = -Infinity;
   for (let i = 0; i < n; i++) {
     if (values[i] < low) low = values[i];
     if (values[i] > high) high = values[i];
   }
-  return n > 0 ? [low, high - low] : [0, 0];
+  const span = high - low;
+  const scaled = new Float64Array(values.length);
+  if (span > 0) for (let i = 0; i < n; i++) scaled[i] = (values[i] - low) / span;
+  return scaled;
 }
 
 /**

@@ -62,6 +62,7 @@ export function calibrationScores(
   const buffer = new Float64Array(widestStep(data));
   const aT = new Float64Array(data.signals);
   const bufferT = new Float64Array(buffer.length);
+  const deficitBuffer = new Float64Array(buffer.length);
   for (let i = 0; i < n; i++) {
     const p = stepProbabilities(theta, data, i, temperature, a, buffer);
     const from = data.offsets[i];
@@ -70,7 +71,7 @@ export function calibrationScores(
       let end = -1;
       for (let k = 0; k < p.length && end < 0; k++)
         if (data.values[(data.offsets[i] + k) * data.signals + ENDS] === 1) end = k;
-      shrinkInPlace(p, pT, deficits(counts(i), p.length), p.length, end, unseen);
+      shrinkInPlace(p, pT, deficits(counts(i), p.length, deficitBuffer), p.length, end, unseen);
     }
     let b = 0;
     let t = 0;

@@ -24,11 +24,12 @@ export const DESCRIPTIONS_GATE: Float64Array = (() => {
 
 /**
  * How far each label falls short of one demonstrated step: max(0, 1 − count), so λ_f = 1 − deficit · unseen.
- * Made once per set of counts: read per label at rank time, it spares a branch per tool that a
- * random mix of demonstrated and undemonstrated tools mispredicts (at 16,000 tools, most of the pass).
+ * Made once per set of counts (`into`: a buffer of at least `n` to reuse): read per label at rank
+ * time, it spares a branch per tool that a random mix of demonstrated and undemonstrated tools
+ * mispredicts (at 16,000 tools, most of the pass).
  */
-export function deficits(counts: ArrayLike<number>, n = counts.length): Float64Array {
-  const d = new Float64Array(n);
+export function deficits(counts: ArrayLike<number>, n = counts.length, into?: Float64Array): Float64Array {
+  const d = into ?? new Float64Array(n);
   for (let f = 0; f < n; f++) d[f] = Math.max(0, 1 - counts[f]);
   return d;
 }
