@@ -12,7 +12,7 @@
  * worlds, and its recall on the held-out one. The gateway ships the candidate chosen over all of
  * them (src/gateway/words.ts), measured here through its own code.
  *
- *   npm run experiment -- cold-fusion [--worlds demo,restbench,…] [--results docs/results.json]
+ *   npm run experiment -- cold-fusion [--worlds demo,restbench,…] [--encoder DIR] [--results docs/results.json]
  */
 import { parseArgs } from 'node:util';
 import { END } from '../../src/core/base/types.js';
@@ -25,7 +25,12 @@ import { ALL_WORLDS, loadWorld } from '../../test/worlds/app-life.js';
 import { writeResultsTable } from '../bench/results.js';
 
 const { values: args } = parseArgs({
-  options: { worlds: { type: 'string', default: ALL_WORLDS.join(',') }, results: { type: 'string' } },
+  options: {
+    worlds: { type: 'string', default: ALL_WORLDS.join(',') },
+    results: { type: 'string' },
+    // A model folder instead of the bundled encoder: the table is then written as gateway-cold-fusion-<its id>.
+    encoder: { type: 'string' },
+  },
 });
 const SHIPPED = 'scaled mean, words 0.5';
 const candidates = [
@@ -36,7 +41,7 @@ const candidates = [
 ];
 const LIMIT = 5;
 const root = new URL('../../../shared/data', import.meta.url).pathname;
-const encoder = await loadEncoder();
+const encoder = await loadEncoder(args.encoder === undefined ? {} : { model: args.encoder });
 
 /** The best `LIMIT` of `scores`' labels (END and the −∞ scores never). */
 function best(labels: readonly string[], scores: Float64Array): string[] {
@@ -136,12 +141,14 @@ console.log(`chosen over all worlds: ${overall} (shipped: ${SHIPPED}); held out:
 for (const r of rows) console.log(r.join(' | '));
 if (overall !== SHIPPED) console.log(`note: the gateway ships "${SHIPPED}", not the candidate chosen here`);
 
+const table = args.encoder === undefined ? 'gateway-cold-fusion' : `gateway-cold-fusion-${encoder.id}`;
 if (args.results)
-  writeResultsTable(args.results, 'gateway-cold-fusion', {
+  writeResultsTable(args.results, table, {
     title:
       "find_tools top-5 recall from the tools' descriptions alone: dtdr, BM25, two fusions, and the fusion " +
-      'chosen without the world (leave-one-world-out among 11 candidates)',
-    command: 'npm run experiment -- cold-fusion',
+      'chosen without the world (leave-one-world-out among 11 candidates)' +
+      (args.encoder === undefined ? '' : `, with the encoder ${encoder.id}`),
+    command: `npm run experiment -- cold-fusion${args.encoder === undefined ? '' : ` --encoder ${args.encoder}`}`,
     columns: [
       'world',
       'dtdr alone',

@@ -10,10 +10,10 @@
  * (the latency of one request: median and 90th percentile ms). The load average is reported with
  * the figures, since the machine is shared. Single-threaded (dtdr's default ONNX Runtime setting).
  */
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { encoderByName } from '../../test/worlds/encoders.js';
+import { paraphraseAccuracy } from '../../test/worlds/paraphrase.js';
 import { median } from '../bench/stats.js';
 
 const { values: args } = parseArgs({
@@ -25,29 +25,9 @@ const { values: args } = parseArgs({
   },
 });
 
-const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i], 0);
-
 async function main() {
-  const { pairs } = JSON.parse(
-    readFileSync(new URL('../../test/fixtures/paraphrases.json', import.meta.url), 'utf8'),
-  ) as { pairs: [string, string][] };
   const encoder = await encoderByName(args.encoder, { cacheSize: 0 });
-  const sentences = pairs.flat();
-  const vectors = await encoder.embed(sentences);
-  let correct = 0;
-  const misses: string[] = [];
-  sentences.forEach((s, i) => {
-    const partner = i ^ 1;
-    let best = -1;
-    let bestScore = -Infinity;
-    vectors.forEach((v, j) => {
-      if (j === i) return;
-      const score = dot(vectors[i], v);
-      if (score > bestScore) [best, bestScore] = [j, score];
-    });
-    if (best === partner) correct++;
-    else misses.push(`${s}  →  ${sentences[best]}`);
-  });
+  const { pairs, correct, sentences, accuracy, misses } = await paraphraseAccuracy(encoder);
 
   const n = Number(args.sentences);
   const verbs = ['send', 'find', 'book', 'play', 'call', 'check', 'open', 'set', 'remind', 'show'];
@@ -89,10 +69,10 @@ async function main() {
       {
         encoder: encoder.id,
         dimension: encoder.dimension,
-        pairs: pairs.length,
-        nearestNeighbourAccuracy: +(correct / sentences.length).toFixed(4),
+        pairs,
+        nearestNeighbourAccuracy: +accuracy.toFixed(4),
         correct,
-        sentences: sentences.length,
+        sentences,
         throughputPerSecondMedian: Math.round(median(rates)),
         throughputRuns: rates.map(Math.round),
         throughputBatch32Median: Math.round(median(rates32)),

@@ -1,0 +1,217 @@
+/**
+ * How far to move GloVe toward the tool-retrieval encoder tuned from it (`dtdr-wise-100d`, built by
+ * scripts/build/wise-encoder.ts): row = (1 − α) · GloVe + α · dtdr-tool-100d, for α on a grid.
+ *
+ *   npm run experiment -- encoder-mix [--alphas 0,0.5,0.8,0.85,0.9,0.95,1] [--worlds …] [--seeds 3] [--results docs/results.json]
+ *
+ * 1. Every α: paraphrase nearest-neighbour accuracy, and DTDR-G's tools-only MRR on every
+ *    `eval:app-life` world (its test plans, every step, through `retrieve`).
+ * 2. α chosen leaving each world out, among the worlds none of whose requests trained
+ *    dtdr-tool-100d (its corpus is MetaTool, the Berkeley function-calling leaderboard and
+ *    UltraTool, so those three are reported but never choose): the α with the best mean tools-only
+ *    MRR over the other worlds, among those losing no more than 0.01 to GloVe on any of them.
+ * 3. GloVe against the α chosen over all of those worlds, with demonstrations: the random draw
+ *    (seeds) and the scenes draw (scenes found with GloVe for both) at N = 10, 30, 100, 300.
+ * 4. The same two on the full data sets, every training plan, seed 0 (as `dtdr eval`).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { summarize, type MetricSummary } from '../../src/core/base/metrics.js';
+import { seededRandom, shuffleInPlace } from '../../src/core/base/random.js';
+import type { Encoder } from '../../src/core/base/encoder.js';
+import type { Plan } from '../../src/core/base/types.js';
+import { Dtdr } from '../../src/core/dtdr.js';
+import { evaluateMethods, splitDataset } from '../../src/core/evaluation/evaluate.js';
+import { readDatasetDir } from '../../src/data/node.js';
+import { ALL_WORLDS, loadWorld, scenesPool, scoreRetrievals, type World } from '../../test/worlds/app-life.js';
+import { encoderByName } from '../../test/worlds/encoders.js';
+import { paraphraseAccuracy } from '../../test/worlds/paraphrase.js';
+import { wiseEncoderFiles } from '../build/wise-encoder.js';
+import { writeResultsTable } from '../bench/results.js';
+import '../../src/methods.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
+/** Worlds with requests in dtdr-tool-100d's training corpus: reported, never used to choose α. */
+const IN_CORPUS = new Set(['metatool', 'ultratool']);
+const LOSS_ALLOWED = 0.01;
+
+const { values: args } = parseArgs({
+  options: {
+    alphas: { type: 'string', default: '0,0.5,0.8,0.85,0.9,0.95,1' },
+    worlds: { type: 'string', default: ALL_WORLDS.join(',') },
+    seeds: { type: 'string', default: '3' },
+    sizes: { type: 'string', default: '10,30,100,300' },
+    data: { type: 'string', default: '../shared/data' },
+    results: { type: 'string' },
+  },
+});
+
+/** The encoder at α: the committed folders at the ends, a mix written to .cache/ in between. */
+async function encoderAt(alpha: number): Promise<Encoder> {
+  if (alpha === 0) return encoderByName('glove');
+  if (alpha === 1) return encoderByName(join(ROOT, 'models/dtdr-tool-100d'));
+  const dir = join(ROOT, '.cache/encoder-mix', String(alpha));
+  const files = wiseEncoderFiles(join(ROOT, 'models/dtdr-glove-100d'), join(ROOT, 'models/dtdr-tool-100d'), alpha);
+  for (const [name, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), content);
+  }
+  return encoderByName(dir);
+}
+
+async function score(world: World, encoder: Encoder, plans: Plan[]): Promise<MetricSummary> {
+  const model = await Dtdr.train({ tools: world.tools, plans, encoder });
+  return summarize(await scoreRetrievals(model, world.test));
+}
+
+const alphas = args.alphas.split(',').map(Number);
+if (!alphas.includes(0)) throw new Error('--alphas must include 0 (GloVe, the baseline)');
+const worlds = args.worlds
+  .split(',')
+  .map((name) => ({ name, world: loadWorld(name, args.data) }))
+  .filter((w): w is { name: string; world: World } => w.world !== undefined);
+const choosers = worlds.map((w) => w.name).filter((name) => !IN_CORPUS.has(name));
+
+// 1. Tools only, every α.
+const toolsOnly = new Map<number, Map<string, MetricSummary>>();
+const paraphrase = new Map<number, number>();
+for (const alpha of alphas) {
+  const encoder = await encoderAt(alpha);
+  paraphrase.set(alpha, (await paraphraseAccuracy(encoder)).accuracy);
+  const byWorld = new Map<string, MetricSummary>();
+  for (const { name, world } of worlds) byWorld.set(name, await score(world, encoder, []));
+  toolsOnly.set(alpha, byWorld);
+  await encoder.dispose?.();
+  console.log(
+    JSON.stringify({
+      alpha,
+      paraphrase: paraphrase.get(alpha),
+      toolsOnlyMrr: Object.fromEntries([...byWorld].map(([w, s]) => [w, +s.mrr.toFixed(4)])),
+    }),
+  );
+}
+
+// 2. α chosen without each world.
+const mrr = (alpha: number, world: string) => toolsOnly.get(alpha)!.get(world)!.mrr;
+function choose(among: string[]): number {
+  const allowed = alphas.filter((a) => among.every((w) => mrr(a, w) >= mrr(0, w) - LOSS_ALLOWED));
+  const mean = (a: number) => among.reduce((s, w) => s + mrr(a, w), 0) / among.length;
+  return allowed.reduce((best, a) => (mean(a) > mean(best) ? a : best), 0);
+}
+const heldOut = choosers.map((world) => ({ world, alpha: choose(choosers.filter((w) => w !== world)) }));
+const shipped = choose(choosers);
+for (const h of heldOut)
+  console.log(
+    `${h.world}: chosen without it α = ${h.alpha}; tools-only MRR ${mrr(h.alpha, h.world).toFixed(3)} (GloVe ${mrr(0, h.world).toFixed(3)})`,
+  );
+console.log(`chosen over all ${choosers.length} worlds: α = ${shipped}`);
+
+// 3. With demonstrations: GloVe against the chosen α.
+const glove = await encoderAt(0);
+const chosen = await encoderAt(shipped);
+const demoRows: string[][] = [];
+for (const { name, world } of worlds) {
+  const scenes = (await scenesPool(world.pool, glove)).plans;
+  const draws: { order: string; plans: Plan[] }[] = [];
+  for (const size of args.sizes.split(',').map(Number)) {
+    if (size >= world.pool.length) continue;
+    for (let seed = 0; seed < Number(args.seeds); seed++)
+      draws.push({ order: 'random', plans: shuffleInPlace([...world.pool], seededRandom(1000 + seed)).slice(0, size) });
+    draws.push({ order: 'scenes', plans: scenes.slice(0, size) });
+  }
+  const figures: { mrr: number; coverage: number; set: number; worstMiss: number; ece: number }[] = [];
+  for (const encoder of [glove, chosen]) {
+    const points: MetricSummary[] = [];
+    for (const d of draws) points.push(await score(world, encoder, d.plans));
+    const mean = (f: (s: MetricSummary) => number) => points.reduce((s, p) => s + f(p), 0) / points.length;
+    figures.push({
+      mrr: mean((p) => p.mrr),
+      coverage: mean((p) => p.coverage),
+      set: mean((p) => p.setSize),
+      worstMiss: Math.max(...points.map((p) => p.confidentMissRate)),
+      ece: mean((p) => p.ece),
+    });
+  }
+  const [g, c] = figures;
+  console.log(JSON.stringify({ world: name, draws: draws.length, glove: g, chosen: c }));
+  const pair = (a: number, b: number, digits = 3) => `${a.toFixed(digits)} → ${b.toFixed(digits)}`;
+  demoRows.push([
+    name + (IN_CORPUS.has(name) ? ' (in the corpus)' : ''),
+    String(draws.length),
+    pair(g.mrr, c.mrr),
+    pair(g.coverage, c.coverage),
+    pair(g.set, c.set, 2),
+    pair(g.ece, c.ece),
+    pair(g.worstMiss, c.worstMiss),
+  ]);
+}
+
+if (args.results) {
+  const fmt = (x: number) => x.toFixed(3);
+  writeResultsTable(args.results, 'encoder-mix-tools-only', {
+    title:
+      'GloVe moved toward the tool-tuned encoder by α: paraphrase accuracy and tools-only MRR on every world, ' +
+      'and the α chosen without each world',
+    command: 'npm run experiment -- encoder-mix',
+    columns: [
+      '',
+      ...alphas.map((a) => (a === 0 ? 'GloVe (α 0)' : a === 1 ? 'tool-100d (α 1)' : `α ${a}`)),
+      'α chosen without it',
+    ],
+    align: ['left', ...alphas.map(() => 'right'), 'right'],
+    rows: [
+      ['paraphrase NN accuracy', ...alphas.map((a) => fmt(paraphrase.get(a)!)), '—'],
+      ...worlds.map(({ name }) => {
+        const h = heldOut.find((x) => x.world === name);
+        return [
+          `tools only — ${name}${IN_CORPUS.has(name) ? ' (in the corpus)' : ''}`,
+          ...alphas.map((a) => fmt(mrr(a, name))),
+          h ? `${h.alpha}: ${fmt(mrr(h.alpha, name))}` : '—',
+        ];
+      }),
+    ],
+  });
+  writeResultsTable(args.results, 'encoder-mix-demos', {
+    title: `With demonstrations, GloVe → α ${shipped}: means over the random draws (${args.seeds} seeds) and the scenes draw at N = ${args.sizes}`,
+    command: 'npm run experiment -- encoder-mix',
+    columns: ['world', 'draws', 'MRR', 'coverage', 'mean set', 'top-1 ECE', 'worst confident-miss'],
+    align: ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
+    rows: demoRows,
+  });
+}
+
+// 4. The full data sets, GloVe against the chosen α (seed 0, as `dtdr eval`).
+const fullRows: string[][] = [];
+for (const [set, split] of [
+  ['ultratool', 'default'],
+  ['ultratool', 'novel'],
+  ['restbench-tmdb', 'default'],
+  ['seal-tools', 'default'],
+] as const) {
+  const dataset = readDatasetDir(join(args.data, set));
+  const { train, test } = splitDataset(dataset, { seed: 0, split });
+  const figures: number[] = [];
+  for (const encoder of [glove, chosen]) {
+    const result = await evaluateMethods(dataset.tools, train, test, encoder, {
+      methods: ['dtdr-g'],
+      seed: 0,
+      timingPasses: 0,
+    });
+    figures.push(result.results['dtdr-g']!.mrr);
+  }
+  console.log(JSON.stringify({ set, split, glove: figures[0], chosen: figures[1] }));
+  fullRows.push([
+    `${set}${split === 'novel' ? ', novel sequences' : ''} (${test.length} test plans)`,
+    ...figures.map((x) => x.toFixed(3)),
+  ]);
+}
+if (args.results)
+  writeResultsTable(args.results, 'encoder-mix-full', {
+    title: `DTDR-G with every training plan (seed 0, as dtdr eval): MRR with GloVe and with α ${shipped}`,
+    command: 'npm run experiment -- encoder-mix',
+    columns: ['data', 'GloVe', `α ${shipped}`],
+    align: ['left', 'right', 'right'],
+    rows: fullRows,
+  });
