@@ -4,6 +4,7 @@
  * e.g. with `git clone --bare`, into MIRROR/<owner>+<name>/repo).
  *
  *   node --import tsx scripts/build/tool-corpus.ts [--mirror /work/.mirror --eval ../shared/data --out .cache/tool-corpus]
+ *                                                  [--without JoeYing1019/UltraTool]   (leave a source out)
  *
  * Sources (the commit each was read at is checked and recorded in OUT/card.json; see
  * models/dtdr-tool-100d.data-card.md):
@@ -34,6 +35,8 @@ const { values: args } = parseArgs({
     mirror: { type: 'string', default: '/work/.mirror' },
     eval: { type: 'string', default: resolve(import.meta.dirname, '../../../shared/data') },
     out: { type: 'string', default: resolve(import.meta.dirname, '../../.cache/tool-corpus') },
+    // Sources to leave out, comma-separated (e.g. one whose licence does not allow shipping what is learned from it).
+    without: { type: 'string', default: '' },
   },
 });
 
@@ -237,12 +240,21 @@ function evalRequests(): { exact: Set<string>; normal: Set<string>; near: Set<st
 
 function main() {
   const started = Date.now();
+  const without = args.without.split(',').filter(Boolean);
+  for (const repo of without)
+    if (!(repo in SOURCES)) throw new Error(`--without ${repo}: not a source (${Object.keys(SOURCES).join(', ')})`);
+  const used = (Object.keys(SOURCES) as Source[]).filter((repo) => !without.includes(repo));
   const card: Record<string, unknown> = { sources: {} };
-  for (const repo of Object.keys(SOURCES) as Source[]) {
+  for (const repo of used) {
     if (!existsSync(gitDir(repo))) throw new Error(`no snapshot of ${repo} at ${gitDir(repo)}`);
     (card.sources as Record<string, unknown>)[repo] = { ...SOURCES[repo], snapshotHead: headCommit(repo) };
   }
-  const all = [...metaTool(), ...bfcl(), ...ultraTool()];
+  const readers: Record<Source, () => Rec[]> = {
+    'HowieHwong/MetaTool': metaTool,
+    'ShishirPatil/gorilla': bfcl,
+    'JoeYing1019/UltraTool': ultraTool,
+  };
+  const all = used.flatMap((repo) => readers[repo]());
   const { exact, normal, near } = evalRequests();
   const isNear = (q: string) => {
     const a = words(q);

@@ -2,20 +2,21 @@
  * How far to move GloVe toward the tool-retrieval encoder tuned from it (`dtdr-wise-100d`, built by
  * scripts/build/wise-encoder.ts): row = (1 − α) · GloVe + α · dtdr-tool-100d, for α on a grid.
  *
- *   npm run experiment -- encoder-mix [--alphas 0,0.5,0.8,0.85,0.9,0.95,1] [--worlds …] [--seeds 3] [--results docs/results.json]
+ *   npm run experiment -- encoder-mix [--alphas 0,0.5,0.8,0.85,0.9,0.95,1] [--worlds …] [--seeds 3] [--tuned DIR] [--results docs/results.json]
  *
  * 1. Every α: paraphrase nearest-neighbour accuracy, and DTDR-G's tools-only MRR on every
  *    `eval:app-life` world (its test plans, every step, through `retrieve`).
- * 2. α chosen leaving each world out, among the worlds none of whose requests trained
- *    dtdr-tool-100d (its corpus is MetaTool, the Berkeley function-calling leaderboard and
- *    UltraTool, so those three are reported but never choose): the α with the best mean tools-only
- *    MRR over the other worlds, among those losing no more than 0.01 to GloVe on any of them.
+ * 2. α chosen leaving each world out, among the worlds none of whose requests trained the tuned
+ *    rows (dtdr-tool-100d's corpus is MetaTool, the Berkeley function-calling leaderboard and
+ *    UltraTool, read from its manifest; those worlds are reported but never choose): the α with the
+ *    best mean tools-only MRR over the other worlds, among those losing no more than 0.01 to GloVe
+ *    on any of them.
  * 3. GloVe against the α chosen over all of those worlds, with demonstrations: the random draw
  *    (seeds) and the scenes draw (scenes found with GloVe for both) at N = 10, 30, 100, 300.
  * 4. The same two on the full data sets, every training plan, seed 0 (as `dtdr eval`).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { summarize, type MetricSummary } from '../../src/core/base/metrics.js';
@@ -33,8 +34,6 @@ import { writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
-/** Worlds with requests in dtdr-tool-100d's training corpus: reported, never used to choose α. */
-const IN_CORPUS = new Set(['metatool', 'ultratool']);
 const LOSS_ALLOWED = 0.01;
 
 const { values: args } = parseArgs({
@@ -45,15 +44,17 @@ const { values: args } = parseArgs({
     sizes: { type: 'string', default: '10,30,100,300' },
     data: { type: 'string', default: '../shared/data' },
     results: { type: 'string' },
+    // The tuned folder to mix GloVe with (its tokenizer must be GloVe's).
+    tuned: { type: 'string', default: join(ROOT, 'models/dtdr-tool-100d') },
   },
 });
 
 /** The encoder at α: the committed folders at the ends, a mix written to .cache/ in between. */
 async function encoderAt(alpha: number): Promise<Encoder> {
   if (alpha === 0) return encoderByName('glove');
-  if (alpha === 1) return encoderByName(join(ROOT, 'models/dtdr-tool-100d'));
+  if (alpha === 1) return encoderByName(args.tuned);
   const dir = join(ROOT, '.cache/encoder-mix', String(alpha));
-  const files = wiseEncoderFiles(join(ROOT, 'models/dtdr-glove-100d'), join(ROOT, 'models/dtdr-tool-100d'), alpha);
+  const files = wiseEncoderFiles(join(ROOT, 'models/dtdr-glove-100d'), args.tuned, alpha);
   for (const [name, content] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, name)), { recursive: true });
     writeFileSync(join(dir, name), content);
@@ -65,6 +66,15 @@ async function score(world: World, encoder: Encoder, plans: Plan[]): Promise<Met
   const model = await Dtdr.train({ tools: world.tools, plans, encoder });
   return summarize(await scoreRetrievals(model, world.test));
 }
+
+/** Worlds with requests in the tuned folder's training corpus (its manifest): reported, never used to choose α. */
+const corpus = (
+  JSON.parse(readFileSync(join(args.tuned, 'manifest.json'), 'utf8')) as {
+    training: { corpus: { kept: Record<string, number> } };
+  }
+).training.corpus.kept;
+const IN_CORPUS = new Set<string>(ALL_WORLDS.filter((w) => Object.keys(corpus).some((src) => src.startsWith(w))));
+console.log(`worlds in the tuned rows' corpus (never choosing α): ${[...IN_CORPUS].join(', ') || 'none'}`);
 
 const alphas = args.alphas.split(',').map(Number);
 if (!alphas.includes(0)) throw new Error('--alphas must include 0 (GloVe, the baseline)');
@@ -148,13 +158,18 @@ for (const { name, world } of worlds) {
   ]);
 }
 
+/** Tables of another tuned folder than the committed one are written under names ending in its folder name. */
+const suffix =
+  resolve(args.tuned) === resolve(ROOT, 'models/dtdr-tool-100d') ? '' : `-${basename(resolve(args.tuned))}`;
+const command = `npm run experiment -- encoder-mix${suffix === '' ? '' : ` --tuned ${args.tuned}`}`;
+
 if (args.results) {
   const fmt = (x: number) => x.toFixed(3);
-  writeResultsTable(args.results, 'encoder-mix-tools-only', {
+  writeResultsTable(args.results, `encoder-mix-tools-only${suffix}`, {
     title:
-      'GloVe moved toward the tool-tuned encoder by α: paraphrase accuracy and tools-only MRR on every world, ' +
-      'and the α chosen without each world',
-    command: 'npm run experiment -- encoder-mix',
+      `GloVe moved toward the tool-tuned rows of ${basename(resolve(args.tuned))} by α: paraphrase accuracy and ` +
+      'tools-only MRR on every world, and the α chosen without each world',
+    command,
     columns: [
       '',
       ...alphas.map((a) => (a === 0 ? 'GloVe (α 0)' : a === 1 ? 'tool-100d (α 1)' : `α ${a}`)),
@@ -173,9 +188,9 @@ if (args.results) {
       }),
     ],
   });
-  writeResultsTable(args.results, 'encoder-mix-demos', {
+  writeResultsTable(args.results, `encoder-mix-demos${suffix}`, {
     title: `With demonstrations, GloVe → α ${shipped}: means over the random draws (${args.seeds} seeds) and the scenes draw at N = ${args.sizes}`,
-    command: 'npm run experiment -- encoder-mix',
+    command,
     columns: ['world', 'draws', 'MRR', 'coverage', 'mean set', 'top-1 ECE', 'worst confident-miss'],
     align: ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
     rows: demoRows,
@@ -208,9 +223,9 @@ for (const [set, split] of [
   ]);
 }
 if (args.results)
-  writeResultsTable(args.results, 'encoder-mix-full', {
+  writeResultsTable(args.results, `encoder-mix-full${suffix}`, {
     title: `DTDR-G with every training plan (seed 0, as dtdr eval): MRR with GloVe and with α ${shipped}`,
-    command: 'npm run experiment -- encoder-mix',
+    command,
     columns: ['data', 'GloVe', `α ${shipped}`],
     align: ['left', 'right', 'right'],
     rows: fullRows,
