@@ -4,7 +4,9 @@
  * its whole sets (`cutHalfSets: false`), tools alone, and DTDR-C. Mean set, coverage, confident steps (and those of
  * half the labels or more), top-1 accuracy and its calibration error (10 bins), and what cut sets claim.
  *
- *   npm run experiment -- small-app [--results docs/results.json]
+ *   npm run experiment -- small-app [--encoder DIR] [--results docs/results.json]
+ *
+ * With --encoder (a model folder), the table is written as small-app-<its id> and the figures are left as they are.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -16,13 +18,13 @@ import { loadEncoder } from '../../src/encoders/node.js';
 import { writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js'; // every method, as the Node entry registers them
 
-const { values } = parseArgs({ options: { results: { type: 'string' } } });
+const { values } = parseArgs({ options: { results: { type: 'string' }, encoder: { type: 'string' } } });
 const fixture = JSON.parse(readFileSync(new URL('../../test/fixtures/recipe-app.json', import.meta.url), 'utf8')) as {
   tools: ToolSpec[];
   demonstrations: Plan[];
   requests: { query: string; plan: string[] }[];
 };
-const encoder = await loadEncoder();
+const encoder = await loadEncoder(values.encoder === undefined ? {} : { model: values.encoder });
 const labels = fixture.tools.length + 1;
 
 async function measure(model: Dtdr, options?: SelectOptions) {
@@ -90,30 +92,35 @@ for (const r of table) console.log(r.join(' | '));
 
 if (values.results) {
   const [shipped, whole] = [rows[0][1], rows[1][1]];
+  const other = values.encoder !== undefined;
   writeResultsTable(
     values.results,
-    'small-app',
+    other ? `small-app-${encoder.id}` : 'small-app',
     {
-      title: `A 10-tool recipe app with 26 demonstrations, on its ${shipped.steps} held-out request steps`,
-      command: 'npm run experiment -- small-app',
+      title:
+        `A 10-tool recipe app with 26 demonstrations, on its ${shipped.steps} held-out request steps` +
+        (other ? `, with the encoder ${encoder.id}` : ''),
+      command: `npm run experiment -- small-app${other ? ` --encoder ${values.encoder}` : ''}`,
       columns,
       align: ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
       rows: table,
     },
-    {
-      'small-app-set': {
-        value: `${shipped.setSize.toFixed(2)} of its ${labels} labels at coverage ${shipped.coverage.toFixed(3)}`,
-        what: "the recipe app's mean set and coverage on its own requests",
-      },
-      'small-app-whole': {
-        value: `${whole.setSize.toFixed(2)} at ${whole.coverage.toFixed(3)}`,
-        what: 'the same with cutHalfSets: false',
-      },
-      'small-app-claim': {
-        value: `${((shipped.claimed ?? 0) * 100).toFixed(0)}%`,
-        what: "the held-out coverage the recipe app's cut sets claim",
-      },
-      'small-app-ece': { value: shipped.ece.toFixed(3), what: "the recipe app's top-1 calibration error" },
-    },
+    other
+      ? {}
+      : {
+          'small-app-set': {
+            value: `${shipped.setSize.toFixed(2)} of its ${labels} labels at coverage ${shipped.coverage.toFixed(3)}`,
+            what: "the recipe app's mean set and coverage on its own requests",
+          },
+          'small-app-whole': {
+            value: `${whole.setSize.toFixed(2)} at ${whole.coverage.toFixed(3)}`,
+            what: 'the same with cutHalfSets: false',
+          },
+          'small-app-claim': {
+            value: `${((shipped.claimed ?? 0) * 100).toFixed(0)}%`,
+            what: "the held-out coverage the recipe app's cut sets claim",
+          },
+          'small-app-ece': { value: shipped.ece.toFixed(3), what: "the recipe app's top-1 calibration error" },
+        },
   );
 }
