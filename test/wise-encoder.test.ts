@@ -71,6 +71,22 @@ describe('the mixed encoder dtdr-wise-100d', () => {
     }
   }, 60_000);
 
+  it("mixes nothing at the ends: α 0 rebuilds GloVe's weight file byte for byte, α 1 tool-100d's", () => {
+    for (const [alpha, folder] of [
+      ['0', 'dtdr-glove-100d'],
+      ['1', 'dtdr-tool-100d'],
+    ] as const) {
+      const b = build('--alpha', alpha);
+      try {
+        expect(b.status, b.stderr).toBe(0);
+        const weights = 'onnx/model_quantized.onnx';
+        expect(Buffer.compare(b.read(weights), readFileSync(join(MODELS, folder, weights))), folder).toBe(0);
+      } finally {
+        b.cleanup();
+      }
+    }
+  }, 60_000);
+
   it('refuses, with a one-line message and exit 1, folders whose tokenizers differ and an α outside [0, 1]', () => {
     for (const [args, message] of [
       [['--tuned', join(MODELS, 'dtdr-use-lite')], /^wise-encoder: .*tokenizer\.json differs/],

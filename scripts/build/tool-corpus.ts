@@ -242,7 +242,8 @@ function main() {
   const started = Date.now();
   const without = args.without.split(',').filter(Boolean);
   for (const repo of without)
-    if (!(repo in SOURCES)) throw new Error(`--without ${repo}: not a source (${Object.keys(SOURCES).join(', ')})`);
+    if (!Object.hasOwn(SOURCES, repo))
+      throw new Error(`--without ${repo}: not a source (${Object.keys(SOURCES).join(', ')})`);
   const used = (Object.keys(SOURCES) as Source[]).filter((repo) => !without.includes(repo));
   const card: Record<string, unknown> = { sources: {} };
   for (const repo of used) {

@@ -1,6 +1,8 @@
 /**
  * How far to move GloVe toward the tool-retrieval encoder tuned from it (`dtdr-wise-100d`, built by
- * scripts/build/wise-encoder.ts): row = (1 − α) · GloVe + α · dtdr-tool-100d, for α on a grid.
+ * scripts/build/wise-encoder.ts): row = (1 − α) · GloVe + α · tuned (dtdr-tool-100d unless --tuned),
+ * for α on a grid. Every input is checked before the first model is trained; the tables are
+ * written at the end.
  *
  *   npm run experiment -- encoder-mix [--alphas 0,0.5,0.8,0.85,0.9,0.95,1] [--worlds …] [--seeds 3] [--tuned DIR] [--results docs/results.json]
  *
@@ -15,7 +17,7 @@
  *    (seeds) and the scenes draw (scenes found with GloVe for both) at N = 10, 30, 100, 300.
  * 4. The same two on the full data sets, every training plan, seed 0 (as `dtdr eval`).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -35,14 +37,33 @@ import '../../src/methods.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const LOSS_ALLOWED = 0.01;
+/** The world each source of the tool corpus (scripts/build/tool-corpus.ts, `kept` in the manifest) has requests of. */
+const SOURCE_WORLD: Record<string, string | undefined> = {
+  metatool: 'metatool',
+  'metatool-multi': 'metatool',
+  bfcl: undefined, // the function-calling leaderboard: no eval:app-life world
+  ultratool: 'ultratool',
+};
+const DEFAULTS = {
+  alphas: '0,0.5,0.8,0.85,0.9,0.95,1',
+  worlds: ALL_WORLDS.join(','),
+  seeds: '3',
+  sizes: '10,30,100,300',
+};
+const FULL_SETS = [
+  ['ultratool', 'default'],
+  ['ultratool', 'novel'],
+  ['restbench-tmdb', 'default'],
+  ['seal-tools', 'default'],
+] as const;
 
 const { values: args } = parseArgs({
   options: {
-    alphas: { type: 'string', default: '0,0.5,0.8,0.85,0.9,0.95,1' },
-    worlds: { type: 'string', default: ALL_WORLDS.join(',') },
-    seeds: { type: 'string', default: '3' },
-    sizes: { type: 'string', default: '10,30,100,300' },
-    data: { type: 'string', default: '../shared/data' },
+    alphas: { type: 'string', default: DEFAULTS.alphas },
+    worlds: { type: 'string', default: DEFAULTS.worlds },
+    seeds: { type: 'string', default: DEFAULTS.seeds },
+    sizes: { type: 'string', default: DEFAULTS.sizes },
+    data: { type: 'string', default: join(ROOT, '../shared/data') },
     results: { type: 'string' },
     // The tuned folder to mix GloVe with (its tokenizer must be GloVe's).
     tuned: { type: 'string', default: join(ROOT, 'models/dtdr-tool-100d') },
@@ -67,22 +88,49 @@ async function score(world: World, encoder: Encoder, plans: Plan[]): Promise<Met
   return summarize(await scoreRetrievals(model, world.test));
 }
 
-/** Worlds with requests in the tuned folder's training corpus (its manifest): reported, never used to choose α. */
-const corpus = (
-  JSON.parse(readFileSync(join(args.tuned, 'manifest.json'), 'utf8')) as {
-    training: { corpus: { kept: Record<string, number> } };
+/** Stops before any work with a one-line message. */
+function refuse(message: string): never {
+  console.error(`encoder-mix: ${message}`);
+  process.exit(1);
+}
+
+// Every input checked before the first model is trained.
+if (args.results && (Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]).some((k) => args[k] !== DEFAULTS[k]))
+  refuse('--results records the full run only: drop --alphas, --worlds, --seeds and --sizes, or --results');
+const manifest = (() => {
+  try {
+    return JSON.parse(readFileSync(join(args.tuned, 'manifest.json'), 'utf8')) as {
+      training?: { corpus?: { kept?: Record<string, number> } };
+    };
+  } catch (error) {
+    return refuse(`${args.tuned}/manifest.json: ${(error as Error).message}`);
   }
-).training.corpus.kept;
-const IN_CORPUS = new Set<string>(ALL_WORLDS.filter((w) => Object.keys(corpus).some((src) => src.startsWith(w))));
+})();
+const kept = manifest.training?.corpus?.kept;
+if (!kept)
+  refuse(`${args.tuned}/manifest.json has no training.corpus.kept: is it a folder train-tool-encoder.ts wrote?`);
+for (const src of Object.keys(kept))
+  if (!(src in SOURCE_WORLD))
+    refuse(`${args.tuned}: corpus source "${src}" is not in SOURCE_WORLD; say which world it is`);
+/** Worlds with requests in the tuned rows' training corpus: reported, never used to choose α. */
+const IN_CORPUS = new Set(Object.keys(kept).flatMap((src) => SOURCE_WORLD[src] ?? []));
 console.log(`worlds in the tuned rows' corpus (never choosing α): ${[...IN_CORPUS].join(', ') || 'none'}`);
 
 const alphas = args.alphas.split(',').map(Number);
-if (!alphas.includes(0)) throw new Error('--alphas must include 0 (GloVe, the baseline)');
-const worlds = args.worlds
-  .split(',')
-  .map((name) => ({ name, world: loadWorld(name, args.data) }))
-  .filter((w): w is { name: string; world: World } => w.world !== undefined);
+if (!alphas.includes(0)) refuse('--alphas must include 0 (GloVe, the baseline)');
+if (alphas.some((a) => !(a >= 0 && a <= 1))) refuse(`--alphas must lie in [0, 1] (got ${args.alphas})`);
+const worlds = args.worlds.split(',').map((name) => {
+  if (!(ALL_WORLDS as readonly string[]).includes(name)) refuse(`unknown world "${name}" (${ALL_WORLDS.join(', ')})`);
+  const world = loadWorld(name, args.data);
+  if (!world) refuse(`world "${name}" not found (data: ${args.data})`);
+  return { name, world };
+});
 const choosers = worlds.map((w) => w.name).filter((name) => !IN_CORPUS.has(name));
+if (choosers.length < 3)
+  refuse(`α is chosen leaving one of at least 3 worlds out; only ${choosers.join(', ')} can choose`);
+for (const [set] of FULL_SETS)
+  if (!existsSync(join(args.data, set))) refuse(`${join(args.data, set)} not found (the full-data part needs it)`);
+const tunedName = basename(resolve(args.tuned));
 
 // 1. Tools only, every α.
 const toolsOnly = new Map<number, Map<string, MetricSummary>>();
@@ -158,21 +206,41 @@ for (const { name, world } of worlds) {
   ]);
 }
 
+// 4. The full data sets, GloVe against the chosen α (seed 0, as `dtdr eval`).
+const fullRows: string[][] = [];
+for (const [set, split] of FULL_SETS) {
+  const dataset = readDatasetDir(join(args.data, set));
+  const { train, test } = splitDataset(dataset, { seed: 0, split });
+  const figures: number[] = [];
+  for (const encoder of [glove, chosen]) {
+    const result = await evaluateMethods(dataset.tools, train, test, encoder, {
+      methods: ['dtdr-g'],
+      seed: 0,
+      timingPasses: 0,
+    });
+    figures.push(result.results['dtdr-g']!.mrr);
+  }
+  console.log(JSON.stringify({ set, split, glove: figures[0], chosen: figures[1] }));
+  fullRows.push([
+    `${set}${split === 'novel' ? ', novel sequences' : ''} (${test.length} test plans)`,
+    ...figures.map((x) => x.toFixed(3)),
+  ]);
+}
+
 /** Tables of another tuned folder than the committed one are written under names ending in its folder name. */
-const suffix =
-  resolve(args.tuned) === resolve(ROOT, 'models/dtdr-tool-100d') ? '' : `-${basename(resolve(args.tuned))}`;
+const suffix = resolve(args.tuned) === resolve(ROOT, 'models/dtdr-tool-100d') ? '' : `-${tunedName}`;
 const command = `npm run experiment -- encoder-mix${suffix === '' ? '' : ` --tuned ${args.tuned}`}`;
 
 if (args.results) {
   const fmt = (x: number) => x.toFixed(3);
   writeResultsTable(args.results, `encoder-mix-tools-only${suffix}`, {
     title:
-      `GloVe moved toward the tool-tuned rows of ${basename(resolve(args.tuned))} by α: paraphrase accuracy and ` +
+      `GloVe moved toward the tool-tuned rows of ${tunedName} by α: paraphrase accuracy and ` +
       'tools-only MRR on every world, and the α chosen without each world',
     command,
     columns: [
       '',
-      ...alphas.map((a) => (a === 0 ? 'GloVe (α 0)' : a === 1 ? 'tool-100d (α 1)' : `α ${a}`)),
+      ...alphas.map((a) => (a === 0 ? 'GloVe (α 0)' : a === 1 ? `${tunedName} (α 1)` : `α ${a}`)),
       'α chosen without it',
     ],
     align: ['left', ...alphas.map(() => 'right'), 'right'],
@@ -195,34 +263,6 @@ if (args.results) {
     align: ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
     rows: demoRows,
   });
-}
-
-// 4. The full data sets, GloVe against the chosen α (seed 0, as `dtdr eval`).
-const fullRows: string[][] = [];
-for (const [set, split] of [
-  ['ultratool', 'default'],
-  ['ultratool', 'novel'],
-  ['restbench-tmdb', 'default'],
-  ['seal-tools', 'default'],
-] as const) {
-  const dataset = readDatasetDir(join(args.data, set));
-  const { train, test } = splitDataset(dataset, { seed: 0, split });
-  const figures: number[] = [];
-  for (const encoder of [glove, chosen]) {
-    const result = await evaluateMethods(dataset.tools, train, test, encoder, {
-      methods: ['dtdr-g'],
-      seed: 0,
-      timingPasses: 0,
-    });
-    figures.push(result.results['dtdr-g']!.mrr);
-  }
-  console.log(JSON.stringify({ set, split, glove: figures[0], chosen: figures[1] }));
-  fullRows.push([
-    `${set}${split === 'novel' ? ', novel sequences' : ''} (${test.length} test plans)`,
-    ...figures.map((x) => x.toFixed(3)),
-  ]);
-}
-if (args.results)
   writeResultsTable(args.results, `encoder-mix-full${suffix}`, {
     title: `DTDR-G with every training plan (seed 0, as dtdr eval): MRR with GloVe and with α ${shipped}`,
     command,
@@ -230,3 +270,4 @@ if (args.results)
     align: ['left', 'right', 'right'],
     rows: fullRows,
   });
+}
