@@ -68,6 +68,11 @@ describe('find_tools from the descriptions alone: meaning and words', () => {
     }
   });
 
+  it('with no fusion given (an encoder the fusion was not chosen for), an unsure tools-only step keeps dtdr’s order', () => {
+    const got = stepTools(retrieval('tools-only', false), 2, () => true, undefined);
+    expect(got).toEqual({ names: ['email_send', 'calendar_read'], set: ['email_send'], fromWords: false });
+  });
+
   it('never offers a tool that is down, nor END', () => {
     const got = stepTools(
       retrieval('tools-only', false),

@@ -384,3 +384,42 @@ describe('the gateway over real MCP servers', () => {
     await client.close();
   });
 });
+
+describe('the word fusion follows the encoder it was chosen for', () => {
+  // The fusion of meaning and words was chosen with the bundled encoder (docs/gateway.md); with
+  // another one (here the same vectors under another name) a gateway keeps dtdr's ranking unless told.
+  let encoder: Encoder;
+  let dir: string;
+  beforeAll(async () => {
+    encoder = await loadEncoder();
+    dir = tempDir();
+  });
+
+  for (const [wordFusion, fused] of [
+    [undefined, false],
+    [true, true],
+  ] as const)
+    it(`another encoder, wordFusion ${String(wordFusion)}: an unsure first step ${fused ? 'is' : 'is not'} ordered by words`, async () => {
+      const other: Encoder = { id: 'my-encoder', dimension: encoder.dimension, embed: (texts) => encoder.embed(texts) };
+      const tools = DEMO_TOOLS.slice(0, 6);
+      const name = `mail${String(wordFusion)}`;
+      const servers = { [name]: worldEntry(dir, { name, tools: asWorldTools(tools) }) };
+      writeFileSync(join(dir, `${name}.mcp.json`), JSON.stringify({ mcpServers: servers }));
+      const gateway = await Gateway.start({
+        servers: readGatewayConfig(join(dir, `${name}.mcp.json`)),
+        encoder: other,
+        startupWaitMs: 8000,
+        ...(wordFusion === undefined ? {} : { wordFusion }),
+      });
+      try {
+        await until(() => gateway.liveTools().length === tools.length);
+        const { client } = await gatewayClient(gateway);
+        const found = await findTools(client, `${tools[0].description} now`);
+        expect(found.confident).toBe(false);
+        expect(found.reason.includes(WORDS_NOTE)).toBe(fused);
+        await client.close();
+      } finally {
+        await gateway.close();
+      }
+    }, 60_000);
+});

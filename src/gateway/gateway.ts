@@ -14,6 +14,7 @@ import type { Refitter } from '../core/model/refit.js';
 import type { ChainPlanInput } from '../core/plans/input.js';
 import { argumentProblems } from '../core/prompts/schema-check.js';
 import { promptReason } from '../core/prompts/reason.js';
+import { BUNDLED_ENCODER_ID } from '../encoders/onnx.js';
 import { readModelFile, writeModelFile } from '../storage/file.js';
 import type { UpstreamConfig } from './config.js';
 import { cleanText, namespacedName, prefixOf } from './names.js';
@@ -42,6 +43,8 @@ export interface GatewayOptions {
   limits?: Partial<UpstreamLimits>;
   /** Where refits run (the CLI passes a worker thread). */
   refitter?: Refitter;
+  /** Words fused into unsure tools-only steps (default: only with the bundled encoder, which it was chosen for). */
+  wordFusion?: boolean;
   /** Called with each log line (a server up or down, a tool list read, a run that could not be learned). */
   log?: (line: string) => void;
 }
@@ -68,10 +71,7 @@ export interface FoundTools {
   tools: ToolView[];
   /** True when dtdr is sure of its set. */
   confident: boolean;
-  /**
-   * The names, among `tools`, of dtdr's own candidate set (they come first; the rest fill up to the
-   * limit from its ranking). Not part of the find_tools answer a client reads.
-   */
+  /** dtdr's own candidate set among `tools` (first; the rest fill up from its ranking); not in a client's answer. */
   set: string[];
   /** dtdr's reason, in words (why it is unsure, or what it ranked on). */
   reason: string;
@@ -293,9 +293,8 @@ export class Gateway {
         set: [],
         reason: model ? 'no request yet' : 'no upstream server is up yet',
       };
-    // Per call, nothing here walks all the tools: the known names are cached between tool-set
-    // changes, liveness is looked up per tool taken, and the ranking is read only as far as needed
-    // (an unsure step from the descriptions alone reads each tool's two scores once: words.ts).
+    // Per call, nothing here walks all the tools: known names are cached per tool set, liveness looked up per tool
+    // taken, the ranking read only as far as needed (a fused step reads each tool's two scores once: words.ts).
     const known = session.history.length > 0 ? this.knownNames(model) : undefined;
     const history = known ? session.history.filter((h) => known.has(h)) : [];
     const retrieval = await model.retrieve(request, history);
@@ -303,7 +302,9 @@ export class Gateway {
       retrieval,
       limit,
       (tool) => this.isLive(tool),
-      (ranking) => this.words(model, ranking.labels).fuse(ranking, request),
+      (this.options.wordFusion ?? this.options.encoder.id === BUNDLED_ENCODER_ID)
+        ? (ranking) => this.words(model, ranking.labels).fuse(ranking, request)
+        : undefined,
     );
     session.offer(names);
     const ended = retrieval.candidates.some((c) => c.tool === END);

@@ -91,14 +91,14 @@ export function takeBest(
 
 /**
  * find_tools' tools for a step, up to `limit`, all `live`: dtdr's set first, then its ranking; or,
- * where dtdr is unsure from the descriptions alone, best first by `fuse` (meaning and words). The
- * set stays dtdr's either way.
+ * where dtdr is unsure from the descriptions alone and `fuse` is given, best first by it (meaning
+ * and words). The set stays dtdr's either way.
  */
 export function stepTools(
   retrieval: Retrieval,
   limit: number,
   live: (tool: string) => boolean,
-  fuse: (ranking: Ranking) => Float64Array,
+  fuse: ((ranking: Ranking) => Float64Array) | undefined,
 ): { names: string[]; set: string[]; fromWords: boolean } {
   const names: string[] = [];
   const take = (tool: string): boolean => {
@@ -109,7 +109,7 @@ export function stepTools(
   for (const c of retrieval.candidates) take(c.tool);
   const set = names.slice();
   const { ranking } = retrieval;
-  const fromWords = ranking.group === 'tools-only' && !retrieval.confident;
+  const fromWords = fuse !== undefined && ranking.group === 'tools-only' && !retrieval.confident;
   if (fromWords) {
     const fused = fuse(ranking);
     names.length = 0;
