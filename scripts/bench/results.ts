@@ -172,6 +172,20 @@ export interface ResultsFigure {
   what: string;
 }
 
+/**
+ * The table-name suffix and command of an experiment run with another model folder than the default
+ * (`--encoder DIR`, `--tuned DIR`): `-<its id>` and the option on the command, so that run never
+ * replaces the default's tables.
+ */
+export function variantRun(
+  command: string,
+  variant?: { option: string; value: string; id: string },
+): { suffix: string; command: string } {
+  return variant
+    ? { suffix: `-${variant.id}`, command: `${command} ${variant.option} ${variant.value}` }
+    : { suffix: '', command };
+}
+
 /** Replaces table `name` (and the given figures, all dated today) in the results file at `path`. */
 export function writeResultsTable(
   path: string,

@@ -19,10 +19,10 @@ import { END } from '../../src/core/base/types.js';
 import { Dtdr } from '../../src/core/dtdr.js';
 import { planSteps } from '../../src/core/plans/plan.js';
 import { topByScore } from '../../src/core/retrieval/ranking.js';
-import { loadEncoder } from '../../src/encoders/node.js';
 import { scaledScores, stepTools, WordRanking } from '../../src/gateway/words.js';
 import { ALL_WORLDS, loadWorld } from '../../test/worlds/app-life.js';
-import { writeResultsTable } from '../bench/results.js';
+import { encoderByName } from '../../test/worlds/encoders.js';
+import { variantRun, writeResultsTable } from '../bench/results.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -41,7 +41,7 @@ const candidates = [
 ];
 const LIMIT = 5;
 const root = new URL('../../../shared/data', import.meta.url).pathname;
-const encoder = await loadEncoder(args.encoder === undefined ? {} : { model: args.encoder });
+const encoder = await encoderByName(args.encoder);
 
 /** The best `LIMIT` of `scores`' labels (END and the −∞ scores never). */
 function best(labels: readonly string[], scores: Float64Array): string[] {
@@ -141,14 +141,17 @@ console.log(`chosen over all worlds: ${overall} (shipped: ${SHIPPED}); held out:
 for (const r of rows) console.log(r.join(' | '));
 if (overall !== SHIPPED) console.log(`note: the gateway ships "${SHIPPED}", not the candidate chosen here`);
 
-const table = args.encoder === undefined ? 'gateway-cold-fusion' : `gateway-cold-fusion-${encoder.id}`;
+const run = variantRun(
+  'npm run experiment -- cold-fusion',
+  args.encoder === undefined ? undefined : { option: '--encoder', value: args.encoder, id: encoder.id },
+);
 if (args.results)
-  writeResultsTable(args.results, table, {
+  writeResultsTable(args.results, `gateway-cold-fusion${run.suffix}`, {
     title:
       "find_tools top-5 recall from the tools' descriptions alone: dtdr, BM25, two fusions, and the fusion " +
       'chosen without the world (leave-one-world-out among 11 candidates)' +
       (args.encoder === undefined ? '' : `, with the encoder ${encoder.id}`),
-    command: `npm run experiment -- cold-fusion${args.encoder === undefined ? '' : ` --encoder ${args.encoder}`}`,
+    command: run.command,
     columns: [
       'world',
       'dtdr alone',

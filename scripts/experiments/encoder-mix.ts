@@ -32,7 +32,7 @@ import { ALL_WORLDS, loadWorld, scenesPool, scoreRetrievals, type World } from '
 import { encoderByName } from '../../test/worlds/encoders.js';
 import { paraphraseAccuracy } from '../../test/worlds/paraphrase.js';
 import { wiseEncoderFiles } from '../build/wise-encoder.js';
-import { writeResultsTable } from '../bench/results.js';
+import { variantRun, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -228,8 +228,12 @@ for (const [set, split] of FULL_SETS) {
 }
 
 /** Tables of another tuned folder than the committed one are written under names ending in its folder name. */
-const suffix = resolve(args.tuned) === resolve(ROOT, 'models/dtdr-tool-100d') ? '' : `-${tunedName}`;
-const command = `npm run experiment -- encoder-mix${suffix === '' ? '' : ` --tuned ${args.tuned}`}`;
+const { suffix, command } = variantRun(
+  'npm run experiment -- encoder-mix',
+  resolve(args.tuned) === resolve(ROOT, 'models/dtdr-tool-100d')
+    ? undefined
+    : { option: '--tuned', value: args.tuned, id: tunedName },
+);
 
 if (args.results) {
   const fmt = (x: number) => x.toFixed(3);

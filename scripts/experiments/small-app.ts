@@ -14,8 +14,8 @@ import { Dtdr } from '../../src/core/dtdr.js';
 import { END, type Plan, type ToolSpec } from '../../src/core/base/types.js';
 import { expectedCalibrationError } from '../../src/core/base/metrics.js';
 import type { SelectOptions } from '../../src/core/selection/select.js';
-import { loadEncoder } from '../../src/encoders/node.js';
-import { writeResultsTable } from '../bench/results.js';
+import { encoderByName } from '../../test/worlds/encoders.js';
+import { variantRun, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const { values } = parseArgs({ options: { results: { type: 'string' }, encoder: { type: 'string' } } });
@@ -24,7 +24,7 @@ const fixture = JSON.parse(readFileSync(new URL('../../test/fixtures/recipe-app.
   demonstrations: Plan[];
   requests: { query: string; plan: string[] }[];
 };
-const encoder = await loadEncoder(values.encoder === undefined ? {} : { model: values.encoder });
+const encoder = await encoderByName(values.encoder);
 const labels = fixture.tools.length + 1;
 
 async function measure(model: Dtdr, options?: SelectOptions) {
@@ -93,14 +93,18 @@ for (const r of table) console.log(r.join(' | '));
 if (values.results) {
   const [shipped, whole] = [rows[0][1], rows[1][1]];
   const other = values.encoder !== undefined;
+  const run = variantRun(
+    'npm run experiment -- small-app',
+    other ? { option: '--encoder', value: values.encoder!, id: encoder.id } : undefined,
+  );
   writeResultsTable(
     values.results,
-    other ? `small-app-${encoder.id}` : 'small-app',
+    `small-app${run.suffix}`,
     {
       title:
         `A 10-tool recipe app with 26 demonstrations, on its ${shipped.steps} held-out request steps` +
         (other ? `, with the encoder ${encoder.id}` : ''),
-      command: `npm run experiment -- small-app${other ? ` --encoder ${values.encoder}` : ''}`,
+      command: run.command,
       columns,
       align: ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
       rows: table,
