@@ -1,9 +1,9 @@
 /**
- * models/dtdr-wise-100d: GloVe's rows moved nine tenths of the way toward dtdr-tool-100d's
- * (scripts/build/wise-encoder.ts). The committed folder is what the script builds from the two
- * committed folders; it loads like them; and with the tools alone it ranks RestBench-TMDB, whose
- * requests share few words with its descriptions, far better than GloVe without losing Seal-Tools,
- * whose requests spell the tool names out.
+ * models/dtdr-wise-100d: GloVe's rows moved nine tenths of the way toward dtdr-tool-open-100d's
+ * (scripts/build/wise-encoder.ts), rows tuned on openly licensed data only. The committed folder is
+ * what the script builds from the two committed folders; it loads like them; and with the tools
+ * alone it ranks RestBench-TMDB, whose requests share few words with its descriptions, far better
+ * than GloVe without losing Seal-Tools, whose requests spell the tool names out.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -48,7 +48,7 @@ describe('the mixed encoder dtdr-wise-100d', () => {
     await glove.dispose?.();
   });
 
-  it('is, byte for byte, what the build script makes of the committed GloVe and tool-100d folders', () => {
+  it('is, byte for byte, what the build script makes of the committed GloVe and tool-open-100d folders', () => {
     const b = build();
     try {
       expect(b.status, b.stderr).toBe(0);
@@ -65,16 +65,16 @@ describe('the mixed encoder dtdr-wise-100d', () => {
       for (const name of names) expect(Buffer.compare(b.read(name), readFileSync(join(DIR, name))), name).toBe(0);
       const manifest = JSON.parse(b.read('manifest.json').toString()) as { alpha: number; tuned: { name: string } };
       expect(manifest.alpha).toBe(0.9);
-      expect(manifest.tuned.name).toBe('dtdr-tool-100d');
+      expect(manifest.tuned.name).toBe('dtdr-tool-open-100d');
     } finally {
       b.cleanup();
     }
   }, 60_000);
 
-  it("mixes nothing at the ends: α 0 rebuilds GloVe's weight file byte for byte, α 1 tool-100d's", () => {
+  it("mixes nothing at the ends: α 0 rebuilds GloVe's weight file byte for byte, α 1 tool-open-100d's", () => {
     for (const [alpha, folder] of [
       ['0', 'dtdr-glove-100d'],
-      ['1', 'dtdr-tool-100d'],
+      ['1', 'dtdr-tool-open-100d'],
     ] as const) {
       const b = build('--alpha', alpha);
       try {
@@ -102,6 +102,15 @@ describe('the mixed encoder dtdr-wise-100d', () => {
       }
     }
   }, 60_000);
+
+  it('learned only from sources whose licences let the rows ship: MIT and Apache-2.0, no UltraTool', () => {
+    type Manifest = { training: { corpus: { sources: Record<string, { license: string }>; kept: object } } };
+    const tuned = JSON.parse(readFileSync(join(MODELS, 'dtdr-tool-open-100d', 'manifest.json'), 'utf8')) as Manifest;
+    const { sources, kept } = tuned.training.corpus;
+    expect(Object.keys(sources).sort()).toEqual(['HowieHwong/MetaTool', 'ShishirPatil/gorilla']);
+    for (const source of Object.values(sources)) expect(['MIT', 'Apache-2.0']).toContain(source.license);
+    expect(Object.keys(kept)).not.toContain('ultratool');
+  });
 
   it('loads with the folder loader under its own id and fingerprint', () => {
     expect(wise.id).toBe('dtdr-wise-100d');

@@ -5,6 +5,7 @@
  *
  *   node --import tsx scripts/build/tool-corpus.ts  # .cache/tool-corpus/ from the fetched snapshots
  *   node --import tsx scripts/build/train-tool-encoder.ts [--epochs 12 --seed 23 --out models/dtdr-tool-100d]
+ *                                                        [--corpus DIR] [--name NAME]   (default: the --out folder's name)
  *
  * Model. A sentence is normalise(Σ_w e_w) over its tokens (dtdr's mean pooling + L2 norm; the
  * 1/n of the mean cancels), with e_w = a_w · M g_w + δ_w: g_w the GloVe row (SIF-weighted, first
@@ -27,7 +28,7 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { seededRandom } from '../../src/core/base/random.js';
@@ -39,6 +40,8 @@ const { values: args } = parseArgs({
     corpus: { type: 'string', default: join(ROOT, '.cache', 'tool-corpus') },
     base: { type: 'string', default: join(ROOT, 'models', 'dtdr-glove-100d') },
     out: { type: 'string', default: join(ROOT, 'models', 'dtdr-tool-100d') },
+    // The model's name in its manifest (default: the output folder's name).
+    name: { type: 'string' },
     epochs: { type: 'string', default: '12' },
     batch: { type: 'string', default: '256' },
     seed: { type: 'string', default: '23' },
@@ -517,7 +520,7 @@ for (const [name, content] of Object.entries(files)) {
 }
 const card = JSON.parse(readFileSync(join(corpusDir, 'card.json'), 'utf8')) as Record<string, unknown>;
 const manifest = {
-  name: 'dtdr-tool-100d',
+  name: args.name ?? basename(out),
   base: {
     name: 'dtdr-glove-100d',
     sha256: JSON.parse(readFileSync(join(baseDir, 'manifest.json'), 'utf8')).sha256[
@@ -534,7 +537,7 @@ const manifest = {
       kept: card.kept,
       removedAsEvaluationText: card.removedAsEvaluationText,
     },
-    options: Object.fromEntries(Object.entries(args).filter(([k]) => !['corpus', 'base', 'out'].includes(k))),
+    options: Object.fromEntries(Object.entries(args).filter(([k]) => !['corpus', 'base', 'out', 'name'].includes(k))),
     heldOutMrr: heldOutMrr(),
     seconds: Math.round(trainSeconds),
     machine: '2 shared cores, Node 20, single thread',

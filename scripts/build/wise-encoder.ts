@@ -1,12 +1,13 @@
 /**
  * Builds `dtdr-wise-100d`: the bundled GloVe rows moved most of the way toward the rows of the
- * tool-retrieval encoder fine-tuned from them (weight-space ensembling, WiSE-FT, Wortsman et al.
- * 2022): row_w = (1 − α) · glove_w + α · tool_w, one table, the same tokenizer and ONNX graph.
+ * tool-retrieval encoder fine-tuned from them on openly licensed data only (`dtdr-tool-open-100d`;
+ * weight-space ensembling, WiSE-FT, Wortsman et al. 2022): row_w = (1 − α) · glove_w + α · tool_w,
+ * one table, the same tokenizer and ONNX graph.
  *
  *   node --import tsx scripts/build/wise-encoder.ts [--alpha 0.9] [--glove DIR] [--tuned DIR] [--out DIR]
  *
  * Both inputs are committed model folders with their own manifests (models/dtdr-glove-100d,
- * models/dtdr-tool-100d); the output's manifest records their sha256, so a rebuild is
+ * models/dtdr-tool-open-100d); the output's manifest records their sha256, so a rebuild is
  * byte-identical and says which inputs it came from. α = 0.9 was chosen leaving each world out
  * (`npm run experiment -- encoder-mix`, decision 0008).
  */
@@ -66,7 +67,7 @@ function main() {
     options: {
       alpha: { type: 'string', default: '0.9' },
       glove: { type: 'string', default: join(ROOT, 'models', 'dtdr-glove-100d') },
-      tuned: { type: 'string', default: join(ROOT, 'models', 'dtdr-tool-100d') },
+      tuned: { type: 'string', default: join(ROOT, 'models', 'dtdr-tool-open-100d') },
       out: { type: 'string', default: join(ROOT, 'models', 'dtdr-wise-100d') },
     },
   });

@@ -1,21 +1,27 @@
 /**
  * How far to move GloVe toward the tool-retrieval encoder tuned from it (`dtdr-wise-100d`, built by
- * scripts/build/wise-encoder.ts): row = (1 − α) · GloVe + α · tuned (dtdr-tool-100d unless --tuned),
+ * scripts/build/wise-encoder.ts): row = (1 − α) · GloVe + α · tuned (dtdr-tool-open-100d unless --tuned),
  * for α on a grid. Every input is checked before the first model is trained; the tables are
  * written at the end.
  *
- *   npm run experiment -- encoder-mix [--alphas 0,0.5,0.8,0.85,0.9,0.95,1] [--worlds …] [--seeds 3] [--tuned DIR] [--results docs/results.json]
+ *   npm run experiment -- encoder-mix [--alphas 0,0.5,0.6,0.7,0.75,0.8,0.85,0.9,0.95,1] [--worlds …] [--seeds 3] [--tuned DIR] [--results docs/results.json]
  *
  * 1. Every α: paraphrase nearest-neighbour accuracy, and DTDR-G's tools-only MRR on every
- *    `eval:app-life` world (its test plans, every step, through `retrieve`).
+ *    `eval:app-life` world, every step of all its plans through `retrieve` (a model of the tools
+ *    alone is trained on no plan, so every plan tests it; Seal-Tools' test split alone, 723 steps,
+ *    moved by about a hundredth between neighbouring α).
  * 2. α chosen leaving each world out, among the worlds none of whose requests trained the tuned
- *    rows (dtdr-tool-100d's corpus is MetaTool, the Berkeley function-calling leaderboard and
- *    UltraTool, read from its manifest; those worlds are reported but never choose): the α with the
+ *    rows (read from its manifest: dtdr-tool-open-100d's corpus is MetaTool and the Berkeley
+ *    function-calling leaderboard, dtdr-tool-100d's also UltraTool; those worlds are reported but
+ *    never choose): the α with the
  *    best mean tools-only MRR over the other worlds, among those losing no more than 0.01 to GloVe
  *    on any of them.
  * 3. GloVe against the α chosen over all of those worlds, with demonstrations: the random draw
  *    (seeds) and the scenes draw (scenes found with GloVe for both) at N = 10, 30, 100, 300.
  * 4. The same two on the full data sets, every training plan, seed 0 (as `dtdr eval`).
+ *
+ * With --at α, parts 3 and 4 compare GloVe with that α instead of the chosen one (their tables are
+ * written under names ending in -at-α; the tools-only table is left as it is).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -45,7 +51,7 @@ const SOURCE_WORLD: Record<string, string | undefined> = {
   ultratool: 'ultratool',
 };
 const DEFAULTS = {
-  alphas: '0,0.5,0.8,0.85,0.9,0.95,1',
+  alphas: '0,0.5,0.6,0.7,0.75,0.8,0.85,0.9,0.95,1',
   worlds: ALL_WORLDS.join(','),
   seeds: '3',
   sizes: '10,30,100,300',
@@ -66,7 +72,9 @@ const { values: args } = parseArgs({
     data: { type: 'string', default: join(ROOT, '../shared/data') },
     results: { type: 'string' },
     // The tuned folder to mix GloVe with (its tokenizer must be GloVe's).
-    tuned: { type: 'string', default: join(ROOT, 'models/dtdr-tool-100d') },
+    tuned: { type: 'string', default: join(ROOT, 'models/dtdr-tool-open-100d') },
+    // Compare GloVe with this α, not the chosen one, with demonstrations and on the full data sets.
+    at: { type: 'string' },
   },
 });
 
@@ -86,6 +94,12 @@ async function encoderAt(alpha: number): Promise<Encoder> {
 async function score(world: World, encoder: Encoder, plans: Plan[]): Promise<MetricSummary> {
   const model = await Dtdr.train({ tools: world.tools, plans, encoder });
   return summarize(await scoreRetrievals(model, world.test));
+}
+
+/** The tools alone, scored on every plan of the world (none trained it). */
+async function scoreToolsOnly(world: World, encoder: Encoder): Promise<MetricSummary> {
+  const model = await Dtdr.train({ tools: world.tools, encoder });
+  return summarize(await scoreRetrievals(model, [...world.pool, ...world.test]));
 }
 
 /** Stops before any work with a one-line message. */
@@ -119,6 +133,8 @@ console.log(`worlds in the tuned rows' corpus (never choosing α): ${[...IN_CORP
 const alphas = args.alphas.split(',').map(Number);
 if (!alphas.includes(0)) refuse('--alphas must include 0 (GloVe, the baseline)');
 if (alphas.some((a) => !(a >= 0 && a <= 1))) refuse(`--alphas must lie in [0, 1] (got ${args.alphas})`);
+const at = args.at === undefined ? undefined : Number(args.at);
+if (at !== undefined && !(at > 0 && at <= 1)) refuse(`--at must lie in (0, 1] (got ${args.at})`);
 const worlds = args.worlds.split(',').map((name) => {
   if (!(ALL_WORLDS as readonly string[]).includes(name)) refuse(`unknown world "${name}" (${ALL_WORLDS.join(', ')})`);
   const world = loadWorld(name, args.data);
@@ -139,7 +155,7 @@ for (const alpha of alphas) {
   const encoder = await encoderAt(alpha);
   paraphrase.set(alpha, (await paraphraseAccuracy(encoder)).accuracy);
   const byWorld = new Map<string, MetricSummary>();
-  for (const { name, world } of worlds) byWorld.set(name, await score(world, encoder, []));
+  for (const { name, world } of worlds) byWorld.set(name, await scoreToolsOnly(world, encoder));
   toolsOnly.set(alpha, byWorld);
   await encoder.dispose?.();
   console.log(
@@ -165,10 +181,11 @@ for (const h of heldOut)
     `${h.world}: chosen without it α = ${h.alpha}; tools-only MRR ${mrr(h.alpha, h.world).toFixed(3)} (GloVe ${mrr(0, h.world).toFixed(3)})`,
   );
 console.log(`chosen over all ${choosers.length} worlds: α = ${shipped}`);
+const compared = at ?? shipped;
 
-// 3. With demonstrations: GloVe against the chosen α.
+// 3. With demonstrations: GloVe against the chosen α (or --at).
 const glove = await encoderAt(0);
-const chosen = await encoderAt(shipped);
+const chosen = await encoderAt(compared);
 const demoRows: string[][] = [];
 for (const { name, world } of worlds) {
   const scenes = (await scenesPool(world.pool, glove)).plans;
@@ -228,49 +245,53 @@ for (const [set, split] of FULL_SETS) {
 }
 
 /** Tables of another tuned folder than the committed one are written under names ending in its folder name. */
-const { suffix, command } = variantRun(
+const variant = variantRun(
   'npm run experiment -- encoder-mix',
-  resolve(args.tuned) === resolve(ROOT, 'models/dtdr-tool-100d')
+  resolve(args.tuned) === resolve(ROOT, 'models/dtdr-tool-open-100d')
     ? undefined
     : { option: '--tuned', value: args.tuned, id: tunedName },
 );
 
+const { suffix, command } =
+  at === undefined ? variant : { suffix: `${variant.suffix}-at-${at}`, command: `${variant.command} --at ${at}` };
+
 if (args.results) {
   const fmt = (x: number) => x.toFixed(3);
-  writeResultsTable(args.results, `encoder-mix-tools-only${suffix}`, {
-    title:
-      `GloVe moved toward the tool-tuned rows of ${tunedName} by α: paraphrase accuracy and ` +
-      'tools-only MRR on every world, and the α chosen without each world',
-    command,
-    columns: [
-      '',
-      ...alphas.map((a) => (a === 0 ? 'GloVe (α 0)' : a === 1 ? `${tunedName} (α 1)` : `α ${a}`)),
-      'α chosen without it',
-    ],
-    align: ['left', ...alphas.map(() => 'right'), 'right'],
-    rows: [
-      ['paraphrase NN accuracy', ...alphas.map((a) => fmt(paraphrase.get(a)!)), '—'],
-      ...worlds.map(({ name }) => {
-        const h = heldOut.find((x) => x.world === name);
-        return [
-          `tools only — ${name}${IN_CORPUS.has(name) ? ' (in the corpus)' : ''}`,
-          ...alphas.map((a) => fmt(mrr(a, name))),
-          h ? `${h.alpha}: ${fmt(mrr(h.alpha, name))}` : '—',
-        ];
-      }),
-    ],
-  });
+  if (at === undefined)
+    writeResultsTable(args.results, `encoder-mix-tools-only${suffix}`, {
+      title:
+        `GloVe moved toward the tool-tuned rows of ${tunedName} by α: paraphrase accuracy and ` +
+        'tools-only MRR on every step of every plan of each world, and the α chosen without each world',
+      command,
+      columns: [
+        '',
+        ...alphas.map((a) => (a === 0 ? 'GloVe (α 0)' : a === 1 ? `${tunedName} (α 1)` : `α ${a}`)),
+        'α chosen without it',
+      ],
+      align: ['left', ...alphas.map(() => 'right'), 'right'],
+      rows: [
+        ['paraphrase NN accuracy', ...alphas.map((a) => fmt(paraphrase.get(a)!)), '—'],
+        ...worlds.map(({ name }) => {
+          const h = heldOut.find((x) => x.world === name);
+          return [
+            `tools only — ${name}${IN_CORPUS.has(name) ? ' (in the corpus)' : ''}`,
+            ...alphas.map((a) => fmt(mrr(a, name))),
+            h ? `${h.alpha}: ${fmt(mrr(h.alpha, name))}` : '—',
+          ];
+        }),
+      ],
+    });
   writeResultsTable(args.results, `encoder-mix-demos${suffix}`, {
-    title: `With demonstrations, GloVe → α ${shipped}: means over the random draws (${args.seeds} seeds) and the scenes draw at N = ${args.sizes}`,
+    title: `With demonstrations, GloVe → α ${compared}: means over the random draws (${args.seeds} seeds) and the scenes draw at N = ${args.sizes}`,
     command,
     columns: ['world', 'draws', 'MRR', 'coverage', 'mean set', 'top-1 ECE', 'worst confident-miss'],
     align: ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
     rows: demoRows,
   });
   writeResultsTable(args.results, `encoder-mix-full${suffix}`, {
-    title: `DTDR-G with every training plan (seed 0, as dtdr eval): MRR with GloVe and with α ${shipped}`,
+    title: `DTDR-G with every training plan (seed 0, as dtdr eval): MRR with GloVe and with α ${compared}`,
     command,
-    columns: ['data', 'GloVe', `α ${shipped}`],
+    columns: ['data', 'GloVe', `α ${compared}`],
     align: ['left', 'right', 'right'],
     rows: fullRows,
   });

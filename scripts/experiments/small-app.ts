@@ -18,8 +18,11 @@ import { encoderByName } from '../../test/worlds/encoders.js';
 import { variantRun, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js'; // every method, as the Node entry registers them
 
-const { values } = parseArgs({ options: { results: { type: 'string' }, encoder: { type: 'string' } } });
-const fixture = JSON.parse(readFileSync(new URL('../../test/fixtures/recipe-app.json', import.meta.url), 'utf8')) as {
+const { values } = parseArgs({
+  options: { results: { type: 'string' }, encoder: { type: 'string' }, fixture: { type: 'string' } },
+});
+const fixturePath = values.fixture ?? new URL('../../test/fixtures/recipe-app.json', import.meta.url);
+const fixture = JSON.parse(readFileSync(fixturePath, 'utf8')) as {
   tools: ToolSpec[];
   demonstrations: Plan[];
   requests: { query: string; plan: string[] }[];
