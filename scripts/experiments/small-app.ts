@@ -5,6 +5,7 @@
  * half the labels or more), top-1 accuracy and its calibration error (10 bins), and what cut sets claim.
  *
  *   npm run experiment -- small-app [--encoder DIR] [--results docs/results.json]
+ *   npm run experiment -- small-app --fixture test/fixtures/home-app.json   (another app of the same shape, printed only)
  *
  * With --encoder (a model folder), the table is written as small-app-<its id> and the figures are left as they are.
  */
@@ -21,6 +22,11 @@ import '../../src/methods.js'; // every method, as the Node entry registers them
 const { values } = parseArgs({
   options: { results: { type: 'string' }, encoder: { type: 'string' }, fixture: { type: 'string' } },
 });
+if (values.fixture && values.results) {
+  // The tables and figures name the recipe app: another fixture's run is printed, not recorded.
+  console.error('small-app: --results records the recipe app only: drop --fixture or --results');
+  process.exit(1);
+}
 const fixturePath = values.fixture ?? new URL('../../test/fixtures/recipe-app.json', import.meta.url);
 const fixture = JSON.parse(readFileSync(fixturePath, 'utf8')) as {
   tools: ToolSpec[];
