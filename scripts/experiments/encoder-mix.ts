@@ -13,9 +13,8 @@
  * 2. α chosen leaving each world out, among the worlds none of whose requests trained the tuned
  *    rows (read from its manifest: dtdr-tool-open-100d's corpus is MetaTool and the Berkeley
  *    function-calling leaderboard, dtdr-tool-100d's also UltraTool; those worlds are reported but
- *    never choose): the α with the
- *    best mean tools-only MRR over the other worlds, among those losing no more than 0.01 to GloVe
- *    on any of them.
+ *    never choose): the α with the best mean tools-only MRR over the other worlds, among those
+ *    losing no more than 0.01 to GloVe on any of them.
  * 3. GloVe against the α chosen over all of those worlds, with demonstrations: the random draw
  *    (seeds) and the scenes draw (scenes found with GloVe for both) at N = 10, 30, 100, 300.
  * 4. The same two on the full data sets, every training plan, seed 0 (as `dtdr eval`).
@@ -244,7 +243,7 @@ for (const [set, split] of FULL_SETS) {
   ]);
 }
 
-/** Tables of another tuned folder than the committed one are written under names ending in its folder name. */
+/** Tables of another tuned folder than dtdr-tool-open-100d are written under names ending in its folder name. */
 const variant = variantRun(
   'npm run experiment -- encoder-mix',
   resolve(args.tuned) === resolve(ROOT, 'models/dtdr-tool-open-100d')
