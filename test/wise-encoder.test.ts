@@ -6,6 +6,7 @@
  * than GloVe without losing Seal-Tools, whose requests spell the tool names out.
  */
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -103,9 +104,19 @@ describe('the mixed encoder dtdr-wise-100d', () => {
     }
   }, 60_000);
 
-  it('learned only from sources whose licences let the rows ship: MIT and Apache-2.0, no UltraTool', () => {
-    type Manifest = { training: { corpus: { sources: Record<string, { license: string }>; kept: object } } };
-    const tuned = JSON.parse(readFileSync(join(MODELS, 'dtdr-tool-open-100d', 'manifest.json'), 'utf8')) as Manifest;
+  it('mixes tuned rows whose manifest records only sources whose licences let them ship (MIT, Apache-2.0)', () => {
+    // The manifest is the rows' record of what trained them: its files must be the committed ones,
+    // and the mix must be built from those very weights.
+    type Manifest = {
+      sha256: Record<string, string>;
+      training: { corpus: { sources: Record<string, { license: string }>; kept: object } };
+    };
+    const tunedDir = join(MODELS, 'dtdr-tool-open-100d');
+    const tuned = JSON.parse(readFileSync(join(tunedDir, 'manifest.json'), 'utf8')) as Manifest;
+    const sha = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+    for (const [name, hash] of Object.entries(tuned.sha256)) expect(sha(join(tunedDir, name)), name).toBe(hash);
+    const mix = JSON.parse(readFileSync(join(DIR, 'manifest.json'), 'utf8')) as { tuned: { sha256: string } };
+    expect(mix.tuned.sha256).toBe(sha(join(tunedDir, 'onnx/model_quantized.onnx')));
     const { sources, kept } = tuned.training.corpus;
     expect(Object.keys(sources).sort()).toEqual(['HowieHwong/MetaTool', 'ShishirPatil/gorilla']);
     for (const source of Object.values(sources)) expect(['MIT', 'Apache-2.0']).toContain(source.license);

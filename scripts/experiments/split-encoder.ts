@@ -2,8 +2,12 @@
  * The tool-tuned rows for the description signals only, GloVe's for everything the demonstrations
  * teach: does that keep the tools-only gain of `dtdr-wise-100d` without its cost with
  * demonstrations (decision 0008)? A prototype that needs no change to DTDR-G: requests are embedded
- * as [√(1 − ε²) · GloVe ; ε · wise] and tool descriptions as [0 ; wise / ε], so a request's cosine
- * with a description is the wise one exactly, and with another request GloVe's up to ε² (ε = 0.05).
+ * as [√(1 − ε²) · GloVe ; ε · wise] and tool descriptions as [0 ; wise / ε], so a request's dot
+ * product with a description is the wise cosine exactly, and with another request GloVe's up to ε²
+ * (ε = 0.05). What it does not reproduce: products of two descriptions (the called tools'
+ * similarity rows, the added-tools rule's centred match) are the wise ones times 1/ε², and the
+ * request's residual after the called tools' directions are projected out keeps about unit length
+ * where the wise residual would be rescaled; a real two-encoder DTDR-G would differ there.
  *
  *   npm run experiment -- split-encoder [--worlds demo,…] [--sizes 0,30,100,300] [--results docs/results.json]
  *
@@ -11,6 +15,9 @@
  * `eval:app-life` world, with N demonstrations drawn at random (two seeds) on its test plans, and
  * with every training plan of the public sets (seed 0, as `dtdr eval`).
  */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { seededRandom, shuffleInPlace } from '../../src/core/base/random.js';
 import { toolText } from '../../src/core/base/text.js';
@@ -25,33 +32,35 @@ import { encoderByName } from '../../test/worlds/encoders.js';
 import { writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js';
 
-const DEFAULTS = { worlds: ALL_WORLDS.join(','), sizes: '0,30,100,300' };
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const DEFAULTS = { worlds: ALL_WORLDS.join(','), sizes: '0,30,100,300', data: join(ROOT, '../shared/data') };
 const { values: args } = parseArgs({
   options: {
     worlds: { type: 'string', default: DEFAULTS.worlds },
     sizes: { type: 'string', default: DEFAULTS.sizes },
-    data: { type: 'string', default: '../shared/data' },
+    data: { type: 'string', default: DEFAULTS.data },
     results: { type: 'string' },
   },
 });
 const EPSILON = 0.05;
 const FULL_SETS = ['ultratool', 'restbench-tmdb', 'seal-tools'];
-if (args.results && (args.worlds !== DEFAULTS.worlds || args.sizes !== DEFAULTS.sizes)) {
-  console.error('split-encoder: --results records the full run only: drop --worlds and --sizes, or --results');
+/** Stops before any work with a one-line message. */
+function refuse(message: string): never {
+  console.error(`split-encoder: ${message}`);
   process.exit(1);
 }
+if (args.results && (Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]).some((k) => args[k] !== DEFAULTS[k]))
+  refuse('--results records the full run only: drop --worlds, --sizes and --data, or --results');
 const worlds = args.worlds.split(',').map((name) => {
-  const world = loadWorld(name, args.data);
-  if (!world) {
-    console.error(`split-encoder: world "${name}" not found (data: ${args.data})`);
-    process.exit(1);
-  }
-  return world;
+  if (!(ALL_WORLDS as readonly string[]).includes(name)) refuse(`unknown world "${name}" (${ALL_WORLDS.join(', ')})`);
+  return loadWorld(name, args.data) ?? refuse(`world "${name}" not found (data: ${args.data})`);
 });
+for (const set of FULL_SETS)
+  if (!existsSync(join(args.data, set))) refuse(`${join(args.data, set)} not found (the full-data part needs it)`);
 
 await loadTraining('dtdr-g');
 const glove = await encoderByName('glove');
-const wise = await encoderByName('models/dtdr-wise-100d');
+const wise = await encoderByName(join(ROOT, 'models/dtdr-wise-100d'));
 type Mode = 'GloVe' | 'dtdr-wise-100d' | 'split';
 const MODES: Mode[] = ['GloVe', 'dtdr-wise-100d', 'split'];
 
@@ -101,7 +110,10 @@ const rows: string[][] = [];
 const sizes = args.sizes.split(',').map(Number);
 for (const world of worlds) {
   for (const n of sizes) {
-    if (n >= world.pool.length) continue;
+    if (n >= world.pool.length) {
+      console.log(`${world.name}: ${n} demonstrations skipped (its pool holds ${world.pool.length})`);
+      continue;
+    }
     const draws =
       n === 0 ? [[]] : [0, 1].map((s) => shuffleInPlace([...world.pool], seededRandom(1000 + s)).slice(0, n));
     const test = n === 0 ? [...world.pool, ...world.test] : world.test;
@@ -119,7 +131,7 @@ for (const world of worlds) {
   }
 }
 for (const set of FULL_SETS) {
-  const dataset = readDatasetDir(`${args.data}/${set}`);
+  const dataset = readDatasetDir(join(args.data, set));
   const { train, test } = splitDataset(dataset, { seed: 0, split: 'default' });
   const figures: number[] = [];
   for (const mode of MODES) figures.push(await mrr(mode, dataset.tools, train, test));
