@@ -186,6 +186,31 @@ export function variantRun(
     : { suffix: '', command };
 }
 
+/** A script's refusal: `script: message` on stderr and exit 1, before any work starts. */
+export function refuser(script: string): (message: string) => never {
+  return (message) => {
+    console.error(`${script}: ${message}`);
+    process.exit(1);
+  };
+}
+
+/**
+ * Refuses `--results` unless every option in `defaults` is at its default: a recorded table is the
+ * full run, never a partial one written over it.
+ */
+export function recordFullRunOnly<D extends Record<string, string>>(
+  values: { results?: string } & Partial<Record<keyof D, unknown>>,
+  defaults: D,
+  refuse: (message: string) => never,
+): void {
+  const keys = Object.keys(defaults) as (keyof D & string)[];
+  if (values.results && keys.some((k) => values[k] !== defaults[k])) {
+    const options = keys.map((k) => `--${k}`);
+    const list = options.length > 1 ? `${options.slice(0, -1).join(', ')} and ${options.at(-1)}` : options[0];
+    refuse(`--results records the full run only: drop ${list}, or --results`);
+  }
+}
+
 /** Replaces table `name` (and the given figures, all dated today) in the results file at `path`. */
 export function writeResultsTable(
   path: string,

@@ -33,11 +33,11 @@ import type { Plan } from '../../src/core/base/types.js';
 import { Dtdr } from '../../src/core/dtdr.js';
 import { evaluateMethods, splitDataset } from '../../src/core/evaluation/evaluate.js';
 import { readDatasetDir } from '../../src/data/node.js';
-import { ALL_WORLDS, loadWorld, scenesPool, scoreRetrievals, type World } from '../../test/worlds/app-life.js';
+import { ALL_WORLDS, scenesPool, scoreRetrievals, worldsNamed, type World } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
 import { paraphraseAccuracy } from '../../test/worlds/paraphrase.js';
 import { wiseEncoderFiles } from '../build/wise-encoder.js';
-import { variantRun, writeResultsTable } from '../bench/results.js';
+import { recordFullRunOnly, refuser, variantRun, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -101,15 +101,9 @@ async function scoreToolsOnly(world: World, encoder: Encoder): Promise<MetricSum
   return summarize(await scoreRetrievals(model, [...world.pool, ...world.test]));
 }
 
-/** Stops before any work with a one-line message. */
-function refuse(message: string): never {
-  console.error(`encoder-mix: ${message}`);
-  process.exit(1);
-}
-
 // Every input checked before the first model is trained.
-if (args.results && (Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]).some((k) => args[k] !== DEFAULTS[k]))
-  refuse('--results records the full run only: drop --alphas, --worlds, --seeds and --sizes, or --results');
+const refuse: (message: string) => never = refuser('encoder-mix');
+recordFullRunOnly(args, DEFAULTS, refuse);
 const manifest = (() => {
   try {
     return JSON.parse(readFileSync(join(args.tuned, 'manifest.json'), 'utf8')) as {
@@ -134,12 +128,7 @@ if (!alphas.includes(0)) refuse('--alphas must include 0 (GloVe, the baseline)')
 if (alphas.some((a) => !(a >= 0 && a <= 1))) refuse(`--alphas must lie in [0, 1] (got ${args.alphas})`);
 const at = args.at === undefined ? undefined : Number(args.at);
 if (at !== undefined && !(at > 0 && at <= 1)) refuse(`--at must lie in (0, 1] (got ${args.at})`);
-const worlds = args.worlds.split(',').map((name) => {
-  if (!(ALL_WORLDS as readonly string[]).includes(name)) refuse(`unknown world "${name}" (${ALL_WORLDS.join(', ')})`);
-  const world = loadWorld(name, args.data);
-  if (!world) refuse(`world "${name}" not found (data: ${args.data})`);
-  return { name, world };
-});
+const worlds = worldsNamed(args.worlds, args.data, refuse).map((world) => ({ name: world.name, world }));
 const choosers = worlds.map((w) => w.name).filter((name) => !IN_CORPUS.has(name));
 if (choosers.length < 3)
   refuse(`α is chosen leaving one of at least 3 worlds out; only ${choosers.join(', ')} can choose`);

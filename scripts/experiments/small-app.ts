@@ -16,17 +16,15 @@ import { END, type Plan, type ToolSpec } from '../../src/core/base/types.js';
 import { expectedCalibrationError } from '../../src/core/base/metrics.js';
 import type { SelectOptions } from '../../src/core/selection/select.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
-import { variantRun, writeResultsTable } from '../bench/results.js';
+import { refuser, variantRun, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const { values } = parseArgs({
   options: { results: { type: 'string' }, encoder: { type: 'string' }, fixture: { type: 'string' } },
 });
-if (values.fixture && values.results) {
-  // The tables and figures name the recipe app: another fixture's run is printed, not recorded.
-  console.error('small-app: --results records the recipe app only: drop --fixture or --results');
-  process.exit(1);
-}
+// The tables and figures name the recipe app: another fixture's run is printed, not recorded.
+if (values.fixture && values.results)
+  refuser('small-app')('--results records the recipe app only: drop --fixture or --results');
 const fixturePath = values.fixture ?? new URL('../../test/fixtures/recipe-app.json', import.meta.url);
 const fixture = JSON.parse(readFileSync(fixturePath, 'utf8')) as {
   tools: ToolSpec[];

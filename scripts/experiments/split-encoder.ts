@@ -19,6 +19,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { scoreStep } from '../../src/core/base/metrics.js';
 import { seededRandom, shuffleInPlace } from '../../src/core/base/random.js';
 import { toolText } from '../../src/core/base/text.js';
 import type { Plan, ToolSpec } from '../../src/core/base/types.js';
@@ -27,9 +28,9 @@ import { planSteps } from '../../src/core/plans/plan.js';
 import { GatedRetriever } from '../../src/core/retrieval/default/index.js';
 import { loadTraining } from '../../src/core/retrieval/load-training.js';
 import { readDatasetDir } from '../../src/data/node.js';
-import { ALL_WORLDS, loadWorld } from '../../test/worlds/app-life.js';
+import { ALL_WORLDS, worldsNamed } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
-import { writeResultsTable } from '../bench/results.js';
+import { recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -44,17 +45,9 @@ const { values: args } = parseArgs({
 });
 const EPSILON = 0.05;
 const FULL_SETS = ['ultratool', 'restbench-tmdb', 'seal-tools'];
-/** Stops before any work with a one-line message. */
-function refuse(message: string): never {
-  console.error(`split-encoder: ${message}`);
-  process.exit(1);
-}
-if (args.results && (Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]).some((k) => args[k] !== DEFAULTS[k]))
-  refuse('--results records the full run only: drop --worlds, --sizes and --data, or --results');
-const worlds = args.worlds.split(',').map((name) => {
-  if (!(ALL_WORLDS as readonly string[]).includes(name)) refuse(`unknown world "${name}" (${ALL_WORLDS.join(', ')})`);
-  return loadWorld(name, args.data) ?? refuse(`world "${name}" not found (data: ${args.data})`);
-});
+const refuse: (message: string) => never = refuser('split-encoder');
+recordFullRunOnly(args, DEFAULTS, refuse);
+const worlds = worldsNamed(args.worlds, args.data, refuse);
 for (const set of FULL_SETS)
   if (!existsSync(join(args.data, set))) refuse(`${join(args.data, set)} not found (the full-data part needs it)`);
 
@@ -99,9 +92,7 @@ async function mrr(mode: Mode, tools: ToolSpec[], train: Plan[], test: Plan[]): 
   for (const plan of test)
     for (const step of planSteps(plan)) {
       const r = model.rank({ query: step.query, history: step.history, queryVector: byText.get(step.query)! });
-      const ok = new Set(step.acceptable);
-      const rank = r.order.findIndex((i) => ok.has(r.labels[i]));
-      [sum, steps] = [sum + (rank < 0 ? 0 : 1 / (rank + 1)), steps + 1];
+      [sum, steps] = [sum + scoreStep(r.order, r.labels, step.acceptable, []).reciprocalRank, steps + 1];
     }
   return sum / steps;
 }

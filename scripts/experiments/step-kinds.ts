@@ -10,11 +10,12 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
+import { scoreStep } from '../../src/core/base/metrics.js';
 import { END } from '../../src/core/base/types.js';
 import { planSteps } from '../../src/core/plans/plan.js';
-import { ALL_WORLDS, firstDayDraws, loadWorld } from '../../test/worlds/app-life.js';
+import { ALL_WORLDS, firstDayDraws, worldsNamed } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
-import { writeResultsTable } from '../bench/results.js';
+import { recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -28,19 +29,11 @@ const { values: args } = parseArgs({
   },
 });
 
-/** Stops before any work with a one-line message. */
-function refuse(message: string): never {
-  console.error(`step-kinds: ${message}`);
-  process.exit(1);
-}
-if (args.results && (Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]).some((k) => args[k] !== DEFAULTS[k]))
-  refuse('--results records the full run only: drop --worlds, --sizes and --data, or --results');
+const refuse: (message: string) => never = refuser('step-kinds');
+recordFullRunOnly(args, DEFAULTS, refuse);
 const sizes = args.sizes.split(',').map(Number);
 if (sizes.some((n) => !(Number.isInteger(n) && n > 0))) refuse(`--sizes must be positive integers (got ${args.sizes})`);
-const worlds = args.worlds.split(',').map((name) => {
-  if (!(ALL_WORLDS as readonly string[]).includes(name)) refuse(`unknown world "${name}" (${ALL_WORLDS.join(', ')})`);
-  return loadWorld(name, args.data) ?? refuse(`world "${name}" not found (data: ${args.data})`);
-});
+const worlds = worldsNamed(args.worlds, args.data, refuse);
 
 const KINDS = ['first', 'middle', 'end'] as const;
 type Kind = (typeof KINDS)[number];
@@ -52,10 +45,8 @@ async function ranks(model: Dtdr, test: (typeof worlds)[number]['test']): Promis
   for (const plan of test)
     for (const step of planSteps(plan)) {
       const r = await model.rank(step.query, step.history);
-      const ok = new Set(step.acceptable);
-      const at = Array.from(r.order).findIndex((i) => ok.has(r.labels[i]));
       const kind: Kind = step.acceptable.includes(END) ? 'end' : step.history.length === 0 ? 'first' : 'middle';
-      out[kind].push(at < 0 ? 0 : 1 / (at + 1));
+      out[kind].push(scoreStep(r.order, r.labels, step.acceptable, []).reciprocalRank);
     }
   return out;
 }

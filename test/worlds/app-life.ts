@@ -66,6 +66,14 @@ export function loadWorld(name: string, dataDir: string, worldsDir = WORLDS_DIR)
   return { name, tools: ds.tools, ...seededSplit(ds.plans, 0.3, 0) };
 }
 
+/** The worlds of a comma-separated list, each loaded; an unknown or absent one is refused by name. */
+export function worldsNamed(list: string, dataDir: string, refuse: (message: string) => never): World[] {
+  return list.split(',').map((name) => {
+    if (!(ALL_WORLDS as readonly string[]).includes(name)) refuse(`unknown world "${name}" (${ALL_WORLDS.join(', ')})`);
+    return loadWorld(name, dataDir) ?? refuse(`world "${name}" not found (data: ${dataDir})`);
+  });
+}
+
 /** The pool's plans whose first tool is one of its `k` most frequent first tools, in pool order. */
 export function skewedPool(pool: Plan[], k = 3): Plan[] {
   const counts = new Map<string, number>();
