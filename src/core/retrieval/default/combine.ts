@@ -54,6 +54,16 @@ export function priorGate(): Float64Array {
 }
 
 /**
+ * The pull of the gate's fit back to priorGate, per weight: a prior worth `priorSteps` held-out
+ * steps on the `pulled` signals' weights (ExperimentalGatedSettings), whatever the steps' number.
+ */
+export function priorPull(steps: number, priorSteps: number, pulled: readonly number[]): Float64Array {
+  const pull = new Float64Array(S * G);
+  for (const s of pulled) pull.fill(priorSteps / Math.max(1, steps), s * G, (s + 1) * G);
+  return pull;
+}
+
+/**
  * The whole gate of a model trained on tools alone (nothing to learn it from). It ranks by the
  * history-aware BM25 (request terms the called tools matched count less), the plain embedding of
  * the request, a penalty on repeat calls, and END growing with the calls made and the share of the

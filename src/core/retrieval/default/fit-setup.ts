@@ -56,7 +56,6 @@ function prepareSettings(
   onProgress?: (p: TrainingProgress) => void,
 ) {
   const { target, confidentAbove, neighbours, without, foldHeadSteps, headSteps, foldPlans } = resolved;
-  const { unseenPrior, withoutRules } = resolved;
   const seed = options.seed ?? 0;
   const withoutIdx = new Set(without.map((s) => SIGNALS.indexOf(s)));
   const headOption: LinearHeadOptions | false | undefined = withoutIdx.has(HEAD) ? false : options.head;
@@ -65,7 +64,6 @@ function prepareSettings(
   const report = (phase: string, fraction: number) => onProgress?.({ phase, fraction });
   // Every fit below counts the same plans into its graphs: their orders and keys are built once.
   const memo = planMemo(side);
-
   const { selection, l, K, clustering, all } = chooseSettings(plans, queries, side, dim, options, {
     foldOf,
     defaultFolds,
@@ -114,8 +112,9 @@ function prepareSettings(
     leaveOneOut,
     foldBy,
     thresholdsFrom,
-    unseenPrior,
-    withoutRules,
+    unseenPrior: resolved.unseenPrior,
+    withoutRules: resolved.withoutRules,
+    pull: resolved.pull,
     schemes,
     gateSchemes,
     clustering,

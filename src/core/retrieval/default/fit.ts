@@ -190,14 +190,15 @@ function splitHeldOut(fit: Prepared, steps: ReturnType<typeof collectHeldOut>) {
 /** Gate, temperature, conformal thresholds and groups from the rounds' held-out steps (in round order). */
 function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: ReturnType<typeof requestRules>) {
   const { coverage, rules } = fitted;
-  const { side, seed, target, confidentAbove, neighbours, without, unseenPrior, report } = fit;
+  const { side, seed, target, confidentAbove, neighbours, without, unseenPrior, report, pull } = fit;
   const steps = collectHeldOut(fit, rounds);
   const split = splitHeldOut(fit, steps);
   const { builder, descRank: stepDescRank } = steps;
   const { gateSteps, calSteps, thresholdSteps } = split;
   const gateData = builder.build(gateSteps);
   const calData = builder.build(calSteps);
-  const { theta } = trainGate(gateData, priorGate(), { seed, epochs: gateSteps.length < 2000 ? 60 : 25 });
+  const epochs = gateSteps.length < 2000 ? 60 : 25;
+  const { theta } = trainGate(gateData, priorGate(), { seed, epochs, pull: pull(gateSteps.length) });
   report('gate', 1);
   const temperature = fitTemperature(theta, calData);
   // Scored as ranked: shrunk toward the descriptions by each candidate's demonstrations in its fold.
@@ -281,6 +282,7 @@ function conformalCalibration(
         seed,
         countsOf,
         unseen,
+        fit.pull,
       )
     : undefined;
   const scored =
@@ -326,6 +328,7 @@ function crossScores(
   seed: number,
   countsOf: (steps: readonly number[]) => (i: number) => ArrayLike<number>,
   unseen: number,
+  pull: (steps: number) => Float64Array,
 ): ReturnType<typeof calibrationScores> | undefined {
   const parts: ReturnType<typeof calibrationScores>[] = [];
   /** Per step: its half's scores and its place in them. */
@@ -336,7 +339,11 @@ function crossScores(
     const fitOn = gateSteps.filter((i) => halfOf(i) !== h);
     const tempOn = calSteps.filter((i) => halfOf(i) !== h);
     if (fitOn.length === 0 || tempOn.length === 0) return undefined;
-    const { theta } = trainGate(builder.build(fitOn), priorGate(), { seed: seed + h, epochs: 60 });
+    const { theta } = trainGate(builder.build(fitOn), priorGate(), {
+      seed: seed + h,
+      epochs: 60,
+      pull: pull(fitOn.length),
+    });
     const temperature = fitTemperature(theta, builder.build(tempOn));
     own.forEach((step, k) => where.set(step, [parts.length, k]));
     parts.push(calibrationScores(theta, temperature, builder.build(own), countsOf(own), unseen));

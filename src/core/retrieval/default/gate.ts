@@ -179,6 +179,8 @@ export interface GateTrainOptions {
   batchSize?: number;
   l2?: number;
   seed?: number;
+  /** Per weight, the strength of a pull back to `initial` (a Gaussian prior's precision per step); none by default. */
+  pull?: Float64Array;
 }
 
 /** Fits Θ (signals × contexts) with Adam from `initial`; returns Θ and the final mean loss. */
@@ -232,7 +234,7 @@ export function trainGate(
       const scale = 1 / (end - start);
       const lr = (lr0 * Math.sqrt(1 - 0.999 ** step)) / (1 - 0.9 ** step);
       for (let k = 0; k < theta.length; k++) {
-        const g = grad[k] * scale + l2 * theta[k];
+        const g = grad[k] * scale + l2 * theta[k] + (options.pull ? options.pull[k] * (theta[k] - initial[k]) : 0);
         m[k] = 0.9 * m[k] + 0.1 * g;
         v[k] = 0.999 * v[k] + 0.001 * g * g;
         theta[k] -= (lr * m[k]) / (Math.sqrt(v[k]) + 1e-8);

@@ -6,6 +6,7 @@
 import { DtdrError } from '../../base/errors.js';
 import { MAX_PLAN_STEPS } from '../../base/limits.js';
 import type { LinearHeadOptions } from '../linear-head.js';
+import { priorPull } from './combine.js';
 import { SIGNALS, type SignalName } from './layout.js';
 import { STEP_RULE_NAMES } from './step-rules.js';
 
@@ -61,6 +62,14 @@ export interface ExperimentalGatedSettings {
    * Default UNSEEN_PRIOR; 0: Good–Turing alone.
    */
   unseenPrior?: number;
+  /**
+   * The prior on the gate's weights, in held-out steps: the fit pulls the weights of `pulledSignals` back to the
+   * untrained gate's as strongly as this many steps pull them away, so a few dozen runs move them a little and
+   * thousands freely. Default PRIOR_STEPS; 0: no pull.
+   */
+  priorSteps?: number;
+  /** The signals whose gate weights that prior holds. Default PULLED_SIGNALS. */
+  pulledSignals?: SignalName[];
 }
 
 /** ExperimentalGatedSettings.foldHeadSteps' default. */
@@ -75,6 +84,22 @@ export const HEAD_STEPS = 150_000;
  * give a never-demonstrated tool almost nothing, and a request for one went to a demonstrated tool.
  */
 export const UNSEEN_PRIOR = 1000;
+
+/**
+ * ExperimentalGatedSettings.priorSteps' and pulledSignals' defaults, chosen leaving each world out (npm run
+ * experiment -- prior-pull; docs/first-day.md): what the runs teach and the called and schema signals are held;
+ * the description signals and END stay free, as how a world's requests word its tools and when its plans are
+ * done are what a few runs teach best (npm run experiment -- step-kinds).
+ */
+export const PRIOR_STEPS = 20;
+export const PULLED_SIGNALS: SignalName[] = [
+  'cluster-graph',
+  'pooled-graph',
+  'cluster-tools',
+  'head',
+  'called',
+  'schema',
+];
 
 /** ExperimentalGatedSettings.foldPlans' default. */
 export const FOLD_PLANS = 30_000;
@@ -133,8 +158,15 @@ export function resolveGatedOptions(options: GatedOptions) {
       refuse('withoutRules', `names an unknown rule "${r}"`, STEP_RULE_NAMES.join(', '));
   const unseenPrior = x.unseenPrior ?? UNSEEN_PRIOR;
   if (!(unseenPrior >= 0 && unseenPrior <= 1e9)) refuse('unseenPrior', `must be in [0, 1e9], got ${unseenPrior}`);
+  const priorSteps = x.priorSteps ?? PRIOR_STEPS;
+  if (!(priorSteps >= 0 && priorSteps <= 1e9)) refuse('priorSteps', `must be in [0, 1e9], got ${priorSteps}`);
+  const pulledSignals = x.pulledSignals ?? PULLED_SIGNALS;
+  for (const s of pulledSignals)
+    if (!SIGNALS.includes(s)) refuse('pulledSignals', `names an unknown signal "${s}"`, known);
+  const pulled = pulledSignals.map((s) => SIGNALS.indexOf(s));
+  const pull = (steps: number) => priorPull(steps, priorSteps, pulled);
   const { foldBy, thresholdsFrom } = x;
   const caps = { foldHeadSteps, headSteps, foldPlans };
-  const rest = { foldBy, thresholdsFrom, unseenPrior, withoutRules };
+  const rest = { foldBy, thresholdsFrom, unseenPrior, withoutRules, pull };
   return { target, confidentAbove, neighbours, lexicalOrder, without, ...caps, ...rest };
 }
