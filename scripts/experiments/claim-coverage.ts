@@ -1,0 +1,88 @@
+/**
+ * Whether the coverage a step's set claims is the coverage such steps get. DTDR-G's `retrieve` says of each set
+ * what share of such steps hold a right tool (`target`: "sets like this one … hold a right tool in 95% of such
+ * steps", or what cut sets of that size held on held-out steps). For each `eval:app-life` world and first-day draw
+ * (random, skewed, scenes; test/worlds/app-life.ts) at N demonstrations, every test step is retrieved as an app
+ * would, the steps are grouped by the claim they print and by whether they are confident, and each group's
+ * measured coverage is set beside its claim. Groups of fewer than `--min` steps are left out.
+ *
+ *   npm run experiment -- claim-coverage [--worlds demo,…] [--sizes 30,100,300] [--min 50] [--results docs/results.json]
+ */
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Dtdr } from '../../src/core/dtdr.js';
+import { planSteps } from '../../src/core/plans/plan.js';
+import { ALL_WORLDS, firstDayDraws, worldsNamed } from '../../test/worlds/app-life.js';
+import { encoderByName } from '../../test/worlds/encoders.js';
+import { recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
+import '../../src/methods.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+const DEFAULTS = { worlds: ALL_WORLDS.join(','), sizes: '30,100,300', min: '50' };
+const { values: args } = parseArgs({
+  options: {
+    worlds: { type: 'string', default: DEFAULTS.worlds },
+    sizes: { type: 'string', default: DEFAULTS.sizes },
+    min: { type: 'string', default: DEFAULTS.min },
+    data: { type: 'string', default: join(ROOT, '../shared/data') },
+    results: { type: 'string' },
+  },
+});
+const refuse: (message: string) => never = refuser('claim-coverage');
+recordFullRunOnly(args, DEFAULTS, refuse);
+const sizes = args.sizes.split(',').map(Number);
+if (sizes.some((n) => !(Number.isInteger(n) && n > 0))) refuse(`--sizes must be positive integers (got ${args.sizes})`);
+const min = Number(args.min);
+if (!(Number.isInteger(min) && min > 0)) refuse(`--min must be a positive integer (got ${args.min})`);
+const worlds = worldsNamed(args.worlds, args.data, refuse);
+const encoder = await encoderByName('glove');
+
+const rows: string[][] = [];
+let worst = { gap: 0, where: '' };
+for (const world of worlds) {
+  const draws = await firstDayDraws(world.pool, encoder);
+  for (const draw of ['random', 'skewed', 'scenes'] as const)
+    for (const n of sizes) {
+      if (n > draws[draw].length) continue;
+      const model = await Dtdr.train({ tools: world.tools, plans: draws[draw].slice(0, n), encoder });
+      /** Per claim and confidence: steps, and those whose set holds a right tool. */
+      const groups = new Map<string, { claim: number; confident: boolean; steps: number; held: number }>();
+      for (const plan of world.test)
+        for (const step of planSteps(plan)) {
+          const r = await model.retrieve(step.query, step.history);
+          if (r.target === undefined) continue;
+          const claim = Math.round(r.target * 100) / 100;
+          const key = `${claim} ${r.confident}`;
+          const g = groups.get(key) ?? { claim, confident: r.confident, steps: 0, held: 0 };
+          g.steps++;
+          g.held += +r.candidates.some((c) => step.acceptable.includes(c.tool));
+          groups.set(key, g);
+        }
+      for (const g of [...groups.values()].sort((a, b) => b.steps - a.steps)) {
+        if (g.steps < min) continue;
+        const measured = g.held / g.steps;
+        const row = [
+          world.name,
+          draw,
+          String(n),
+          g.confident ? 'confident' : 'unsure',
+          `${Math.round(g.claim * 100)}%`,
+          String(g.steps),
+          measured.toFixed(3),
+          `${measured - g.claim < 0 ? '−' : '+'}${Math.abs(measured - g.claim).toFixed(3)}`,
+        ];
+        console.log(row.join(' | '));
+        rows.push(row);
+        if (g.claim - measured > worst.gap) worst = { gap: g.claim - measured, where: row.slice(0, 5).join(' ') };
+      }
+    }
+}
+console.log(`largest shortfall below a claim: ${worst.gap.toFixed(3)} (${worst.where || 'none'})`);
+if (args.results)
+  writeResultsTable(args.results, 'claim-coverage', {
+    title: `Printed coverage claims against the measured coverage of the steps that print them (groups of ≥ ${min} steps)`,
+    command: 'npm run experiment -- claim-coverage',
+    columns: ['world', 'draw', 'N', 'step', 'claim', 'steps', 'measured coverage', 'measured − claim'],
+    align: ['left', 'left', 'right', 'left', 'right', 'right', 'right', 'right'],
+    rows,
+  });
