@@ -18,11 +18,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
-import { scoreStep } from '../../src/core/base/metrics.js';
-import { planSteps } from '../../src/core/plans/plan.js';
-import type { SignalName } from '../../src/core/retrieval/default/layout.js';
+import { summarize } from '../../src/core/base/metrics.js';
+import { SIGNALS, type SignalName } from '../../src/core/retrieval/default/layout.js';
 import { PRIOR_STEPS, PULLED_SIGNALS } from '../../src/core/retrieval/default/options.js';
-import { ALL_WORLDS, firstDayDraws, worldsNamed } from '../../test/worlds/app-life.js';
+import { ALL_WORLDS, firstDayDraws, scoreRetrievals, worldsNamed } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
 import { recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js';
@@ -30,19 +29,8 @@ import '../../src/methods.js';
 /** The sets of signals the grid pulls: what the runs teach; that and the called and schema signals; all but END. */
 const SIGNAL_SETS: Record<string, SignalName[]> = {
   learned: ['cluster-graph', 'pooled-graph', 'cluster-tools', 'head'],
-  'learned+history': ['cluster-graph', 'pooled-graph', 'cluster-tools', 'head', 'called', 'schema'],
-  'all but END': [
-    'lexical',
-    'lexical-unserved',
-    'embedding',
-    'embedding-unserved',
-    'cluster-graph',
-    'pooled-graph',
-    'cluster-tools',
-    'head',
-    'called',
-    'schema',
-  ],
+  'learned+history': PULLED_SIGNALS,
+  'all but END': SIGNALS.filter((s) => s !== 'end'),
 };
 
 interface Point {
@@ -78,15 +66,7 @@ async function measure(): Promise<Point[]> {
   const encoder = await encoderByName('glove');
   const points: Point[] = [];
   for (const world of worldsNamed(args.worlds, args.data, refuse)) {
-    const score = async (model: Dtdr) => {
-      const rr: number[] = [];
-      for (const plan of world.test)
-        for (const step of planSteps(plan)) {
-          const r = await model.rank(step.query, step.history);
-          rr.push(scoreStep(r.order, r.labels, step.acceptable, []).reciprocalRank);
-        }
-      return rr.reduce((a, b) => a + b, 0) / rr.length;
-    };
+    const score = async (model: Dtdr) => summarize(await scoreRetrievals(model, world.test)).mrr;
     const alone = await score(await Dtdr.train({ tools: world.tools, encoder }));
     points.push({ world: world.name, draw: 'none', n: 0, setting: 'tools', mrr: alone });
     const draws = await firstDayDraws(world.pool, encoder);
