@@ -40,7 +40,6 @@ export { selectCandidates, type Candidate, type CandidateSet, type SelectOptions
 // ── Sentence encoders ─────────────────────────────────────────────────────────────────────────
 export {
   BUNDLED_ENCODER_ID,
-  GLOVE_ENCODER_ID,
   createOnnxEncoder,
   type EncoderDevice,
   type EncoderOptions,

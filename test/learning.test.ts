@@ -24,10 +24,9 @@ const LEARNERS: MethodName[] = ['dr', 'lr', 'dtdr-c', 'dtdr-cb', 'dtdr-l', 'dtdr
 /**
  * How far below a full retrain online learning may land. DTDR-C's clusters cannot be re-split
  * online (the old queries are not kept): new clusters grow only where new requests fall, and on
- * this data it lands 0.011–0.012 below with GloVe; with the default encoder DTDR-C 0.012 and DTDR-CB
- * 0.016 below (0.935 against 0.951); everything else, the default method included, within 0.01.
+ * this data it lands 0.011–0.012 below; everything else, the default included, within 0.01.
  */
-const TOLERANCE: Partial<Record<MethodName, number>> = { 'dtdr-c': 0.02, 'dtdr-cb': 0.02 };
+const TOLERANCE: Partial<Record<MethodName, number>> = { 'dtdr-c': 0.015, 'dtdr-cb': 0.015 };
 
 let encoder: Encoder;
 beforeAll(async () => {

@@ -65,7 +65,7 @@ export function wiseEncoderFiles(
 function main() {
   const { values: args } = parseArgs({
     options: {
-      alpha: { type: 'string', default: '0.8' },
+      alpha: { type: 'string', default: '0.9' },
       glove: { type: 'string', default: join(ROOT, 'models', 'dtdr-glove-100d') },
       tuned: { type: 'string', default: join(ROOT, 'models', 'dtdr-tool-open-100d') },
       out: { type: 'string', default: join(ROOT, 'models', 'dtdr-wise-100d') },

@@ -93,7 +93,7 @@ async function main() {
       results: { type: 'string' },
       from: { type: 'string' },
       data: { type: 'string', default: '../shared/data' },
-      // the bundled default, glove, a model folder, or A+B (test/worlds/encoders.ts)
+      // glove (default), a model folder, or A+B (test/worlds/encoders.ts)
       encoder: { type: 'string' },
     },
   });

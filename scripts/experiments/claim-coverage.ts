@@ -35,7 +35,7 @@ if (sizes.some((n) => !(Number.isInteger(n) && n > 0))) refuse(`--sizes must be 
 const min = Number(args.min);
 if (!(Number.isInteger(min) && min > 0)) refuse(`--min must be a positive integer (got ${args.min})`);
 const worlds = worldsNamed(args.worlds, args.data, refuse);
-const encoder = await encoderByName();
+const encoder = await encoderByName('glove');
 
 const rows: string[][] = [];
 let worst = { gap: 0, where: '' };

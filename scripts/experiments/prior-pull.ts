@@ -63,7 +63,7 @@ const sizes = args.sizes.split(',').map(Number);
 if (sizes.some((n) => !(Number.isInteger(n) && n > 0))) refuse(`--sizes must be positive integers (got ${args.sizes})`);
 
 async function measure(): Promise<Point[]> {
-  const encoder = await encoderByName();
+  const encoder = await encoderByName('glove');
   const points: Point[] = [];
   for (const world of worldsNamed(args.worlds, args.data, refuse)) {
     const score = async (model: Dtdr) => summarize(await scoreRetrievals(model, world.test)).mrr;

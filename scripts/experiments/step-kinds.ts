@@ -37,7 +37,7 @@ const worlds = worldsNamed(args.worlds, args.data, refuse);
 
 const KINDS = ['first', 'middle', 'end'] as const;
 type Kind = (typeof KINDS)[number];
-const encoder = await encoderByName();
+const encoder = await encoderByName('glove');
 
 /** Reciprocal ranks of every test step, by kind. */
 async function ranks(model: Dtdr, test: (typeof worlds)[number]['test']): Promise<Record<Kind, number[]>> {

@@ -10,17 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { DtdrError } from '../core/base/errors.js';
 import type { Encoder } from '../core/base/encoder.js';
 import { loadHubEncoder } from './hub.js';
-import { BUNDLED_ENCODER_ID, GLOVE_ENCODER_ID, defaultRuntime, loadOnnxEncoder, type EncoderOptions } from './onnx.js';
+import { BUNDLED_ENCODER_ID, defaultRuntime, loadOnnxEncoder, type EncoderOptions } from './onnx.js';
 import type { ModelFiles } from './onnx-files.js';
 
-/** Absolute path of the bundled default encoder's folder (works from src/ and from dist/). */
-export const BUNDLED_MODEL_DIR = fileURLToPath(new URL('../../models/dtdr-wise-100d', import.meta.url));
-
-/** The encoder folders the package ships, by id: the default and the earlier default. */
-const SHIPPED_MODEL_DIRS: Record<string, string> = {
-  [BUNDLED_ENCODER_ID]: BUNDLED_MODEL_DIR,
-  [GLOVE_ENCODER_ID]: fileURLToPath(new URL('../../models/dtdr-glove-100d', import.meta.url)),
-};
+/** Absolute path of the bundled encoder folder (works from src/ and from dist/). */
+export const BUNDLED_MODEL_DIR = fileURLToPath(new URL('../../models/dtdr-glove-100d', import.meta.url));
 
 export interface ResolvedModel {
   /** A folder on disk, or a hub id. */
@@ -32,27 +26,27 @@ export interface ResolvedModel {
 }
 
 /**
- * Where an encoder is loaded from: the bundled default's folder when `model` is undefined, a shipped encoder's folder
- * by its id, a path as a folder, anything else as a hub id.
+ * Where an encoder is loaded from: the bundled encoder's folder when `model` is undefined, a path as a folder, anything
+ * else as a hub id.
  */
 function resolveModel(model: string | undefined): ResolvedModel {
-  const id = model ?? BUNDLED_ENCODER_ID;
-  if (Object.hasOwn(SHIPPED_MODEL_DIRS, id)) return { location: SHIPPED_MODEL_DIRS[id], id, local: true };
-  const path = resolve(id);
+  if (model === undefined || model === BUNDLED_ENCODER_ID)
+    return { location: BUNDLED_MODEL_DIR, id: BUNDLED_ENCODER_ID, local: true };
+  const path = resolve(model);
   if (existsSync(path)) {
     if (!statSync(path).isDirectory()) {
-      throw new DtdrError('encoder', `encoder "${id}" is a file, not a model folder`, {
+      throw new DtdrError('encoder', `encoder "${model}" is a file, not a model folder`, {
         hint: 'point at the folder that holds config.json, tokenizer.json and onnx/',
       });
     }
     return { location: path, id: basename(path), local: true };
   }
-  if (/^(\.{1,2}[\\/]|[\\/]|~)/.test(id)) {
-    throw new DtdrError('encoder', `encoder folder "${id}" does not exist`, {
+  if (/^(\.{1,2}[\\/]|[\\/]|~)/.test(model)) {
+    throw new DtdrError('encoder', `encoder folder "${model}" does not exist`, {
       hint: 'check the path, or omit --encoder to use the bundled model',
     });
   }
-  return { location: id, id, local: false };
+  return { location: model, id: model, local: false };
 }
 
 /** A model folder on disk. */
@@ -88,7 +82,7 @@ export async function loadEncoder(options: EncoderOptions = {}): Promise<Encoder
     // One thread: the bundled model is a table lookup, and worker threads cost more than they save.
     if (runtime.env?.wasm) runtime.env.wasm.numThreads = 1;
   }
-  const bundled = Object.values(SHIPPED_MODEL_DIRS).includes(resolved.location);
+  const bundled = resolved.location === BUNDLED_MODEL_DIR;
   return loadOnnxEncoder(
     folderFiles(resolved.location),
     resolved.id,

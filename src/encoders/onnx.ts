@@ -20,17 +20,8 @@ import {
   type ModelFiles,
 } from './onnx-files.js';
 
-/**
- * The id of the default sentence encoder bundled with the package: GloVe's rows moved four fifths of the way
- * toward rows tuned for tool retrieval (decision 0008).
- */
-export const BUNDLED_ENCODER_ID = 'dtdr-wise-100d';
-
-/**
- * The package's earlier default, plain GloVe, still shipped and loadable by this id, so that models trained on
- * it load after an upgrade.
- */
-export const GLOVE_ENCODER_ID = 'dtdr-glove-100d';
+/** The id of the sentence encoder bundled with the package. */
+export const BUNDLED_ENCODER_ID = 'dtdr-glove-100d';
 
 /** An ONNX Runtime module: `import * as ort from 'onnxruntime-web/wasm'` (or -node, -react-native). */
 export interface OnnxRuntime {
@@ -48,9 +39,9 @@ export type EncoderDevice = 'cpu' | 'wasm' | 'webgpu' | 'auto';
  */
 export interface EncoderOptions {
   /**
-   * The bundled `dtdr-wise-100d` (default) or `dtdr-glove-100d` (the earlier default, for models trained on it),
-   * a local model folder (Node: a path; browsers: a URL or path ending in `/`), or a hub id such as
-   * `Xenova/all-MiniLM-L6-v2` (needs `allowRemoteModels` and the optional peer `@huggingface/transformers`).
+   * The bundled `dtdr-glove-100d` (default), a local model folder (Node: a path; browsers: a URL
+   * or path ending in `/`), or a hub id such as `Xenova/all-MiniLM-L6-v2` (needs
+   * `allowRemoteModels` and the optional peer `@huggingface/transformers`).
    */
   model?: string;
   /**

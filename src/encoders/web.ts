@@ -6,16 +6,16 @@
  */
 import { DtdrError } from '../core/base/errors.js';
 import type { Encoder } from '../core/base/encoder.js';
-import { BUNDLED_ENCODER_ID, GLOVE_ENCODER_ID, defaultRuntime, loadOnnxEncoder, type EncoderOptions } from './onnx.js';
+import { BUNDLED_ENCODER_ID, defaultRuntime, loadOnnxEncoder, type EncoderOptions } from './onnx.js';
 import type { ModelFiles } from './onnx-files.js';
 
-/** URLs of the bundled default model's files, resolved from the installed package. */
+/** URLs of the bundled model's files, resolved from the installed package. */
 const BUNDLED_FILES: Record<string, URL> = {
-  'config.json': new URL('../../models/dtdr-wise-100d/config.json', import.meta.url),
-  'tokenizer.json': new URL('../../models/dtdr-wise-100d/tokenizer.json', import.meta.url),
-  'tokenizer_config.json': new URL('../../models/dtdr-wise-100d/tokenizer_config.json', import.meta.url),
-  'onnx/model_quantized.onnx': new URL('../../models/dtdr-wise-100d/onnx/model_quantized.onnx', import.meta.url),
-  'manifest.json': new URL('../../models/dtdr-wise-100d/manifest.json', import.meta.url),
+  'config.json': new URL('../../models/dtdr-glove-100d/config.json', import.meta.url),
+  'tokenizer.json': new URL('../../models/dtdr-glove-100d/tokenizer.json', import.meta.url),
+  'tokenizer_config.json': new URL('../../models/dtdr-glove-100d/tokenizer_config.json', import.meta.url),
+  'onnx/model_quantized.onnx': new URL('../../models/dtdr-glove-100d/onnx/model_quantized.onnx', import.meta.url),
+  'manifest.json': new URL('../../models/dtdr-glove-100d/manifest.json', import.meta.url),
 };
 
 async function fetchOk(url: string): Promise<Response> {
@@ -50,14 +50,12 @@ export interface ResolvedModel {
 }
 
 /**
- * Where an encoder is loaded from: the bundled default's URLs when `model` is undefined, a shipped encoder's by its
- * id, a URL ending in `/` as a folder, anything else as a hub id.
+ * Where an encoder is loaded from: the bundled encoder's URL when `model` is undefined, a URL ending in `/` as a
+ * folder, anything else as a hub id.
  */
 function resolveModel(model: string | undefined): ResolvedModel {
-  if (model === undefined || model === BUNDLED_ENCODER_ID || model === GLOVE_ENCODER_ID) {
-    const id = model ?? BUNDLED_ENCODER_ID;
-    return { location: id, id, local: true };
-  }
+  if (model === undefined || model === BUNDLED_ENCODER_ID)
+    return { location: BUNDLED_ENCODER_ID, id: BUNDLED_ENCODER_ID, local: true };
   const trimmed = model.replace(/\/+$/, '');
   // A URL or a path is a served folder; anything else is a hub id.
   if (/^(\w+:\/\/|\/|\.{1,2}\/)/.test(model))
@@ -83,17 +81,15 @@ export async function loadEncoder(options: EncoderOptions = {}): Promise<Encoder
     const { loadHubEncoder } = await import('./hub.js');
     return loadHubEncoder(resolved.location, options);
   }
-  const shipped =
-    resolved.location === BUNDLED_ENCODER_ID
-      ? BUNDLED_FILES
-      : resolved.location === GLOVE_ENCODER_ID
-        ? (await import('./glove-files.js')).GLOVE_FILES
-        : undefined;
-  const files = shipped
-    ? {
-        ...urlFiles(`the dtdr package (models/${resolved.id})`, (name) => shipped[name]?.href ?? `missing:${name}`),
-        has: async (name: string) => name in shipped,
-      }
-    : urlFiles(resolved.location);
+  const files =
+    resolved.id === BUNDLED_ENCODER_ID && resolved.location === BUNDLED_ENCODER_ID
+      ? {
+          ...urlFiles(
+            'the dtdr package (models/dtdr-glove-100d)',
+            (name) => BUNDLED_FILES[name]?.href ?? `missing:${name}`,
+          ),
+          has: async (name: string) => name in BUNDLED_FILES,
+        }
+      : urlFiles(resolved.location);
   return loadOnnxEncoder(files, resolved.id, options.runtime ?? (await defaultRuntime()), options);
 }

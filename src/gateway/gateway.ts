@@ -14,7 +14,7 @@ import type { Refitter } from '../core/model/refit.js';
 import type { ChainPlanInput } from '../core/plans/input.js';
 import { argumentProblems } from '../core/prompts/schema-check.js';
 import { promptReason } from '../core/prompts/reason.js';
-import { GLOVE_ENCODER_ID } from '../encoders/onnx.js';
+import { BUNDLED_ENCODER_ID } from '../encoders/onnx.js';
 import { readModelFile, writeModelFile } from '../storage/file.js';
 import type { UpstreamConfig } from './config.js';
 import { cleanText, namespacedName, prefixOf } from './names.js';
@@ -43,7 +43,7 @@ export interface GatewayOptions {
   limits?: Partial<UpstreamLimits>;
   /** Where refits run (the CLI passes a worker thread). */
   refitter?: Refitter;
-  /** Words fused into unsure tools-only steps (default: only with the GloVe encoder, which it was chosen for). */
+  /** Words fused into unsure tools-only steps (default: only with the bundled encoder, which it was chosen for). */
   wordFusion?: boolean;
   /** Called with each log line (a server up or down, a tool list read, a run that could not be learned). */
   log?: (line: string) => void;
@@ -302,7 +302,7 @@ export class Gateway {
       retrieval,
       limit,
       (tool) => this.isLive(tool),
-      (this.options.wordFusion ?? this.options.encoder.id === GLOVE_ENCODER_ID)
+      (this.options.wordFusion ?? this.options.encoder.id === BUNDLED_ENCODER_ID)
         ? (ranking) => this.words(model, ranking.labels).fuse(ranking, request)
         : undefined,
     );

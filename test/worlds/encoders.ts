@@ -1,17 +1,15 @@
 /**
  * Encoders by name for the experiments that compare them (scripts/experiments/encoder-worlds.ts,
- * tools-only): the bundled default (nothing or `default`), GloVe, the earlier default (`glove`), any model
- * folder, or a combination `A+B`:
+ * tools-only): the bundled GloVe model (`glove` or nothing), any model folder, or a combination `A+B`:
  * the two unit vectors side by side, each scaled by 1/√2, so a dot product is the mean of the two
  * encoders' cosines (a concatenation; GloVe's 100 dimensions and USE lite's 512 count equally).
  */
 import type { Encoder } from '../../src/core/base/encoder.js';
 import { loadEncoder } from '../../src/encoders/node.js';
-import { GLOVE_ENCODER_ID, type EncoderOptions } from '../../src/encoders/onnx.js';
+import type { EncoderOptions } from '../../src/encoders/onnx.js';
 
 export async function encoderByName(name?: string, options: EncoderOptions = {}): Promise<Encoder> {
-  if (name === undefined || name === 'default') return loadEncoder(options);
-  if (name === 'glove') return loadEncoder({ ...options, model: GLOVE_ENCODER_ID });
+  if (name === undefined || name === 'glove') return loadEncoder(options);
   const parts = name.split('+');
   if (parts.length === 1) return loadEncoder({ ...options, model: name });
   const encoders = await Promise.all(parts.map((p) => encoderByName(p, options)));
