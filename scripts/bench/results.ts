@@ -227,3 +227,19 @@ export function writeResultsTable(
   for (const [key, f] of Object.entries(figures)) results.figures[key] = { ...f, command: table.command, date };
   writeFileSync(path, `${JSON.stringify(results, null, 1)}\n`);
 }
+
+/** An experiment's points: read from a saved run (`--from`), else measured; saved to `--json` when given. */
+export async function savedOrMeasured<P>(
+  from: string | undefined,
+  json: string | undefined,
+  measure: () => Promise<P[]>,
+) {
+  const points = from ? (JSON.parse(readFileSync(from, 'utf8')) as P[]) : await measure();
+  if (json) writeFileSync(json, JSON.stringify(points));
+  return points;
+}
+
+/** A table on stdout, cells separated by ` | `, the header first. */
+export function printTable(columns: readonly string[], rows: readonly (readonly string[])[]): void {
+  for (const r of [columns, ...rows]) console.log(r.join(' | '));
+}

@@ -14,7 +14,6 @@
  *   npm run experiment -- prior-pull [--worlds demo,api-bank,…] [--steps 0,5,10,20,50] [--sizes 30,100]
  *                                    [--json out.json] [--from out.json] [--results docs/results.json]
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
@@ -23,7 +22,7 @@ import { SIGNALS, type SignalName } from '../../src/core/retrieval/default/layou
 import { PRIOR_STEPS, PULLED_SIGNALS } from '../../src/core/retrieval/default/options.js';
 import { ALL_WORLDS, firstDayDraws, scoreRetrievals, worldsNamed } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
-import { recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
+import { printTable, recordFullRunOnly, refuser, savedOrMeasured, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js';
 
 /** The sets of signals the grid pulls: what the runs teach; that and the called and schema signals; all but END. */
@@ -89,8 +88,7 @@ async function measure(): Promise<Point[]> {
   return points;
 }
 
-const points: Point[] = args.from ? JSON.parse(readFileSync(args.from, 'utf8')) : await measure();
-if (args.json) writeFileSync(args.json, JSON.stringify(points));
+const points = await savedOrMeasured<Point>(args.from, args.json, measure);
 
 const worlds = [...new Set(points.map((p) => p.world))];
 const settings = [...new Set(points.filter((p) => p.draw !== 'none').map((p) => p.setting))];
@@ -141,8 +139,7 @@ const columns = [
   'worst point − tools alone: no prior',
   'with the prior',
 ];
-console.log(columns.join(' | '));
-for (const r of rows) console.log(r.join(' | '));
+printTable(columns, rows);
 const shipped = `${Object.keys(SIGNAL_SETS).find((k) => SIGNAL_SETS[k].join() === PULLED_SIGNALS.join())} ${PRIOR_STEPS}`;
 console.log(`chosen on every world: ${chosenAll} (the default is ${shipped})`);
 

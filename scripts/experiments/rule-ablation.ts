@@ -11,14 +11,13 @@
  *   npm run experiment -- rule-ablation [--worlds LIST] [--sizes 10,30,100,300,all] [--json out.json] [--from out.json]
  *                                       [--results docs/results.json]
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
 import { summarize } from '../../src/core/base/metrics.js';
 import { STEP_RULE_NAMES } from '../../src/core/retrieval/default/step-rules.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import { ALL_WORLDS, firstDayDraws, loadWorld, scoreRetrievals } from '../../test/worlds/app-life.js';
-import { writeResultsTable } from '../bench/results.js';
+import { printTable, savedOrMeasured, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js'; // every method, as the Node entry registers them
 
 interface Point {
@@ -73,8 +72,7 @@ async function measure(): Promise<Point[]> {
   return points;
 }
 
-const points: Point[] = values.from ? JSON.parse(readFileSync(values.from, 'utf8')) : await measure();
-if (values.json) writeFileSync(values.json, JSON.stringify(points));
+const points = await savedOrMeasured<Point>(values.from, values.json, measure);
 
 const key = (p: Point) => `${p.world}|${p.draw}|${p.n}`;
 const full = new Map(points.filter((p) => p.without === '').map((p) => [key(p), p]));
@@ -120,8 +118,7 @@ const columns = [
   'Δ confident-miss',
   'pays on the other worlds',
 ];
-console.log(columns.join(' | '));
-for (const r of rows) console.log(r.join(' | '));
+printTable(columns, rows);
 
 if (values.results)
   writeResultsTable(values.results, 'rule-ablation', {

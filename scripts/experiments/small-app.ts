@@ -16,7 +16,7 @@ import { END, type Plan, type ToolSpec } from '../../src/core/base/types.js';
 import { expectedCalibrationError } from '../../src/core/base/metrics.js';
 import type { SelectOptions } from '../../src/core/selection/select.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
-import { refuser, variantRun, writeResultsTable } from '../bench/results.js';
+import { printTable, refuser, variantRun, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const { values } = parseArgs({
@@ -94,8 +94,7 @@ const columns = [
   'top-1 ECE',
   'cut sets · held-out coverage they claim',
 ];
-console.log(columns.join(' | '));
-for (const r of table) console.log(r.join(' | '));
+printTable(columns, table);
 
 if (values.results) {
   const [shipped, whole] = [rows[0][1], rows[1][1]];

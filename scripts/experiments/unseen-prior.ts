@@ -11,7 +11,6 @@
  *   npm run experiment -- unseen-prior [--worlds demo,api-bank,…] [--priors 0,30,100,300] [--json out.json]
  *                                      [--from out.json] [--results docs/results.json]
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
 import { END } from '../../src/core/base/types.js';
@@ -19,7 +18,7 @@ import { planSteps } from '../../src/core/plans/plan.js';
 import { UNSEEN_PRIOR } from '../../src/core/retrieval/default/options.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import { ALL_WORLDS, firstDayDraws, loadWorld } from '../../test/worlds/app-life.js';
-import { writeResultsTable } from '../bench/results.js';
+import { printTable, savedOrMeasured, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js'; // every method, as the Node entry registers them
 
 interface Point {
@@ -88,8 +87,7 @@ async function measure(): Promise<Point[]> {
   return points;
 }
 
-const points: Point[] = values.from ? JSON.parse(readFileSync(values.from, 'utf8')) : await measure();
-if (values.json) writeFileSync(values.json, JSON.stringify(points));
+const points = await savedOrMeasured<Point>(values.from, values.json, measure);
 
 const worlds = [...new Set(points.map((p) => p.world))];
 const priors = [...new Set(points.filter((p) => p.prior >= 0).map((p) => p.prior))].sort((a, b) => a - b);
@@ -155,8 +153,7 @@ const columns = [
   'Good–Turing alone',
   'with the prior',
 ];
-console.log(columns.join(' | '));
-for (const r of rows) console.log(r.join(' | '));
+printTable(columns, rows);
 console.log(`chosen on every world: ${chosenAll} (the default, UNSEEN_PRIOR, is ${UNSEEN_PRIOR})`);
 
 if (values.results)
