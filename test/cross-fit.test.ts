@@ -267,6 +267,35 @@ describe('DTDR-G fitted with parallel cross-fitting', () => {
     ).toThrow(DtdrError);
   }, 120_000);
 
+  it('scores held-out steps over every label where wholeSoftmaxUpTo allows, over each step’s pool below it', async () => {
+    const setupFor = async (wholeSoftmaxUpTo?: number) => {
+      let setup: CrossFitSetup | undefined;
+      const spy: FoldWorkers = {
+        threads: 1,
+        run: (s, r) => ((setup = s), { claim: () => r, results: Promise.resolve([]) }),
+        close() {},
+      };
+      const options = wholeSoftmaxUpTo === undefined ? {} : { experimental: { wholeSoftmaxUpTo } };
+      await GatedRetriever.fitParallel(tools, plans, vectors.queries!, vectors.tools!, spy, options);
+      return setup!;
+    };
+    const labels = tools.length + 1;
+    const widths = (setup: CrossFitSetup) => {
+      const { offsets } = new CrossFitter(setup).round(0).gate;
+      return Array.from(offsets.subarray(1), (end, i) => end - offsets[i]);
+    };
+    // The pool: the needed labels, END and each signal's top 12, fewer than every label on most steps.
+    const pooled = widths(await setupFor());
+    expect(pooled.filter((w) => w < labels).length).toBeGreaterThan(pooled.length / 2);
+    expect(widths(await setupFor(labels - 1))).toEqual(pooled);
+    const whole = widths(await setupFor(labels));
+    expect(whole.length).toBe(pooled.length);
+    expect(whole.every((w) => w === labels)).toBe(true);
+    expect(() =>
+      GatedRetriever.fit(tools, plans, vectors.queries!, vectors.tools!, { experimental: { wholeSoftmaxUpTo: -1 } }),
+    ).toThrow(DtdrError);
+  }, 120_000);
+
   it('cross-fits with two folds from 2 × foldPlans demonstrations on (each round still trains on foldPlans plans), three below, as many as asked', async () => {
     const setupFor = async ({ foldPlans, folds }: { foldPlans?: number; folds?: number }) => {
       const options = { ...(folds ? { folds } : {}), ...(foldPlans ? { experimental: { foldPlans } } : {}) };

@@ -55,6 +55,8 @@ export interface CrossFitSetup {
   /** The schemes in round order; the first `gateSchemes` feed the gate, a later one only the thresholds. */
   schemes: FoldScheme[];
   gateSchemes: number;
+  /** Held-out steps are scored over every label where there are at most this many (ExperimentalGatedSettings). */
+  wholeSoftmaxUpTo?: number;
 }
 
 /** What one round adds: its held-out steps' gate rows and, per step, what calibration groups need. */
@@ -243,6 +245,8 @@ export class CrossFitter {
         pool.add(side.end);
         for (const s of [LEX, LEXU, EMBU, CG, GG, BAG, HEAD])
           if (!this.without.has(s)) topIndices(w.x, s * L, L, 12, pool);
+        // Every label, where the whole softmax is affordable (ExperimentalGatedSettings.wholeSoftmaxUpTo).
+        if (L <= (setup.wholeSoftmaxUpTo ?? 0)) for (let f2 = 0; f2 < L; f2++) pool.add(f2);
         const pooled = [...pool];
         builder.add(
           w.context,

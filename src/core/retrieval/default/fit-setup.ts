@@ -64,15 +64,8 @@ function prepareSettings(
   const report = (phase: string, fraction: number) => onProgress?.({ phase, fraction });
   // Every fit below counts the same plans into its graphs: their orders and keys are built once.
   const memo = planMemo(side);
-  const { selection, l, K, clustering, all } = chooseSettings(plans, queries, side, dim, options, {
-    foldOf,
-    defaultFolds,
-    foldPlans,
-    neighbours,
-    withoutIdx,
-    seed,
-    memo,
-  });
+  const fold = { foldOf, defaultFolds, foldPlans, neighbours, withoutIdx, seed, memo };
+  const { selection, l, K, clustering, all } = chooseSettings(plans, queries, side, dim, options, fold);
   report('settings', 1);
   const setup: CrossFitSetup = {
     tools,
@@ -95,6 +88,7 @@ function prepareSettings(
     thresholdFolds: defaultFolds,
     schemes,
     gateSchemes: gateSchemes.length,
+    wholeSoftmaxUpTo: resolved.wholeSoftmaxUpTo,
   };
   return {
     tools,

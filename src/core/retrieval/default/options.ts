@@ -70,6 +70,12 @@ export interface ExperimentalGatedSettings {
   priorSteps?: number;
   /** The signals whose gate weights that prior holds. Default PULLED_SIGNALS. */
   pulledSignals?: SignalName[];
+  /**
+   * Held-out steps are scored (gate, temperature, thresholds) over every label where the tools number at most this
+   * many, and over a pool of each step's likely labels (the needed ones, END and each signal's top 12) above it: a
+   * softmax over the pool alone leaves out the rest's share. Default 0: the pool.
+   */
+  wholeSoftmaxUpTo?: number;
 }
 
 /** ExperimentalGatedSettings.foldHeadSteps' default. */
@@ -165,8 +171,10 @@ export function resolveGatedOptions(options: GatedOptions) {
     if (!SIGNALS.includes(s)) refuse('pulledSignals', `names an unknown signal "${s}"`, known);
   const pulled = pulledSignals.map((s) => SIGNALS.indexOf(s));
   const pull = (steps: number) => priorPull(steps, priorSteps, pulled);
+  const wholeSoftmaxUpTo = x.wholeSoftmaxUpTo ?? 0;
+  if (!(wholeSoftmaxUpTo >= 0)) refuse('wholeSoftmaxUpTo', `must be at least 0, got ${wholeSoftmaxUpTo}`);
   const { foldBy, thresholdsFrom } = x;
   const caps = { foldHeadSteps, headSteps, foldPlans };
-  const rest = { foldBy, thresholdsFrom, unseenPrior, withoutRules, pull };
+  const rest = { foldBy, thresholdsFrom, unseenPrior, withoutRules, pull, wholeSoftmaxUpTo };
   return { target, confidentAbove, neighbours, lexicalOrder, without, ...caps, ...rest };
 }
