@@ -9,14 +9,18 @@
  * request's residual after the called tools' directions are projected out keeps about unit length
  * where the wise residual would be rescaled; a real two-encoder DTDR-G would differ there.
  *
- *   npm run experiment -- split-encoder [--worlds demo,…] [--sizes 0,30,100,300] [--results docs/results.json]
+ *   npm run experiment -- split-encoder [--worlds demo,…] [--sizes 0,30,100,300] [--tuned models/dtdr-use-lite]
+ *     [--results docs/results.json]
+ *
+ * `--tuned` puts another model folder on the description side (default: the wise rows), e.g. USE lite: "USE for the
+ * description ranker, GloVe for the learned head"; its table is `split-encoder-<folder name>`.
  *
  * DTDR-G's MRR for GloVe, the mix and the split: with the tools alone on every plan of each
  * `eval:app-life` world, with N demonstrations drawn at random (two seeds) on its test plans, and
  * with every training plan of the public sets (seed 0, as `dtdr eval`).
  */
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { scoreStep } from '../../src/core/base/metrics.js';
@@ -35,11 +39,14 @@ import '../../src/methods.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const DEFAULTS = { worlds: ALL_WORLDS.join(','), sizes: '0,30,100,300', data: join(ROOT, '../shared/data') };
+const WISE = join(ROOT, 'models/dtdr-wise-100d');
 const { values: args } = parseArgs({
   options: {
     worlds: { type: 'string', default: DEFAULTS.worlds },
     sizes: { type: 'string', default: DEFAULTS.sizes },
     data: { type: 'string', default: DEFAULTS.data },
+    // The encoder of the description side (a model folder): the wise rows, or e.g. models/dtdr-use-lite.
+    tuned: { type: 'string', default: WISE },
     results: { type: 'string' },
   },
 });
@@ -53,9 +60,14 @@ for (const set of FULL_SETS)
 
 await loadTraining('dtdr-g');
 const glove = await encoderByName('glove');
-const wise = await encoderByName(join(ROOT, 'models/dtdr-wise-100d'));
-type Mode = 'GloVe' | 'dtdr-wise-100d' | 'split';
-const MODES: Mode[] = ['GloVe', 'dtdr-wise-100d', 'split'];
+const wise = await encoderByName(args.tuned);
+type Mode = 'GloVe' | 'tuned' | 'split';
+const MODES: Mode[] = ['GloVe', 'tuned', 'split'];
+const TUNED = basename(args.tuned);
+// Each description-side encoder has its own table: split-encoder (the wise rows), split-encoder-dtdr-use-lite, …
+const TABLE = args.tuned === WISE ? 'split-encoder' : `split-encoder-${TUNED}`;
+const SHORT = args.tuned === WISE ? 'wise' : TUNED;
+console.log(`MRR: GloVe | ${TUNED} | ${TUNED} for descriptions, GloVe for the rest`);
 
 function side(a: Float32Array, b: Float32Array, scaleA: number, scaleB: number): Float32Array {
   const v = new Float32Array(a.length + b.length);
@@ -130,12 +142,12 @@ for (const set of FULL_SETS) {
   rows.push([`${set}, every training plan (${test.length} test plans)`, ...figures.map((f) => f.toFixed(3))]);
 }
 if (args.results)
-  writeResultsTable(args.results, 'split-encoder', {
-    title: 'DTDR-G MRR with GloVe, with dtdr-wise-100d, and with the wise rows for the descriptions only',
-    command: 'npm run experiment -- split-encoder',
+  writeResultsTable(args.results, TABLE, {
+    title: `DTDR-G MRR with GloVe, with ${TUNED}, and with ${TUNED} for the descriptions only`,
+    command: `npm run experiment -- split-encoder${args.tuned === WISE ? '' : ` --tuned ${relative(ROOT, args.tuned)}`}`,
     columns: [
       'world, demonstrations',
-      ...MODES.map((m) => (m === 'split' ? 'wise for descriptions, GloVe for the rest' : m)),
+      ...MODES.map((m) => ({ GloVe: m, tuned: TUNED, split: `${SHORT} for descriptions, GloVe for the rest` })[m]),
     ],
     align: ['left', 'right', 'right', 'right'],
     rows,
