@@ -2,28 +2,33 @@
  * Whether the coverage a step's set claims is the coverage such steps get. DTDR-G's `retrieve` says of each set
  * what share of such steps hold a right tool (`target`: "sets like this one … hold a right tool in 95% of such
  * steps", or what cut sets of that size held on held-out steps). For each `eval:app-life` world and first-day draw
- * (random, skewed, scenes; test/worlds/app-life.ts) at N demonstrations, every test step is retrieved as an app
- * would, the steps are grouped by the claim they print and by whether they are confident, and each group's
- * measured coverage is set beside its claim. Groups of fewer than `--min` steps are left out.
+ * (random with `--seeds` seeds, skewed, scenes; test/worlds/app-life.ts) at N demonstrations, every test step is
+ * retrieved as an app would, the steps are grouped by the claim they print and by whether they are confident, and
+ * each group's measured coverage is set beside its claim. Groups of fewer than `--min` steps are left out.
  *
- *   npm run experiment -- claim-coverage [--worlds demo,…] [--sizes 30,100,300] [--min 50] [--results docs/results.json]
+ *   npm run experiment -- claim-coverage [--worlds demo,…] [--sizes 30,100,300] [--min 50] [--seeds 3]
+ *     [--results docs/results.json]
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
 import { planSteps } from '../../src/core/plans/plan.js';
+import { seededRandom, shuffleInPlace } from '../../src/core/base/random.js';
+import type { Plan } from '../../src/core/base/types.js';
 import { ALL_WORLDS, firstDayDraws, worldsNamed } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
 import { recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js';
 
 const ROOT = join(import.meta.dirname, '../..');
-const DEFAULTS = { worlds: ALL_WORLDS.join(','), sizes: '30,100,300', min: '50' };
+const DEFAULTS = { worlds: ALL_WORLDS.join(','), sizes: '30,100,300', min: '50', seeds: '3' };
 const { values: args } = parseArgs({
   options: {
     worlds: { type: 'string', default: DEFAULTS.worlds },
     sizes: { type: 'string', default: DEFAULTS.sizes },
     min: { type: 'string', default: DEFAULTS.min },
+    // Random draws, each its own seed (as eval:app-life's): a claim resting on 30 runs moves with the draw.
+    seeds: { type: 'string', default: DEFAULTS.seeds },
     data: { type: 'string', default: join(ROOT, '../shared/data') },
     results: { type: 'string' },
   },
@@ -34,17 +39,28 @@ const sizes = args.sizes.split(',').map(Number);
 if (sizes.some((n) => !(Number.isInteger(n) && n > 0))) refuse(`--sizes must be positive integers (got ${args.sizes})`);
 const min = Number(args.min);
 if (!(Number.isInteger(min) && min > 0)) refuse(`--min must be a positive integer (got ${args.min})`);
+const seeds = Number(args.seeds);
+if (!(Number.isInteger(seeds) && seeds > 0)) refuse(`--seeds must be a positive integer (got ${args.seeds})`);
 const worlds = worldsNamed(args.worlds, args.data, refuse);
 const encoder = await encoderByName('glove');
 
 const rows: string[][] = [];
 let worst = { gap: 0, where: '' };
 for (const world of worlds) {
-  const draws = await firstDayDraws(world.pool, encoder);
-  for (const draw of ['random', 'skewed', 'scenes'] as const)
+  const { random, ...skews } = await firstDayDraws(world.pool, encoder);
+  // Random seed s as eval:app-life draws it (seed 0 is firstDayDraws' own).
+  const randoms = Array.from({ length: seeds }, (_, s) =>
+    s === 0 ? random : shuffleInPlace([...world.pool], seededRandom(1000 + s)),
+  );
+  const draws: [string, Plan[]][] = [
+    ...randoms.map((plans, s): [string, Plan[]] => [seeds > 1 ? `random, seed ${s}` : 'random', plans]),
+    ['skewed', skews.skewed],
+    ['scenes', skews.scenes],
+  ];
+  for (const [draw, pool] of draws)
     for (const n of sizes) {
-      if (n > draws[draw].length) continue;
-      const model = await Dtdr.train({ tools: world.tools, plans: draws[draw].slice(0, n), encoder });
+      if (n > pool.length) continue;
+      const model = await Dtdr.train({ tools: world.tools, plans: pool.slice(0, n), encoder });
       /** Per claim and confidence: steps, and those whose set holds a right tool. */
       const groups = new Map<string, { claim: number; confident: boolean; steps: number; held: number }>();
       for (const plan of world.test)
