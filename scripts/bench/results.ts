@@ -163,7 +163,8 @@ export interface ResultsTable {
   command: string;
   columns: string[];
   align: string[];
-  rows: string[][];
+  /** Cells: a figure, or a reference to one elsewhere in results.json that the row restates. */
+  rows: (string | { ref: string })[][];
 }
 
 /** A figure of docs/results.json (rendered by a `figure:` block). */

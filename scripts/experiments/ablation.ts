@@ -1,11 +1,12 @@
 /**
- * npm run experiment -- ablation [--data ultratool,restbench-tmdb,seal-tools] [--json out.json]
+ * npm run experiment -- ablation [--data ultratool,restbench-tmdb,seal-tools] [--json out.json] [--results F]
  *
  * DTDR-G with each of its signals removed in turn, on every shared dataset (UltraTool official
  * split, the others seeded 70/30 with seed 0), and on UltraTool's test plans whose tool sequence
- * no demonstration has (`--split novel`). Prints a markdown table of MRR and coverage.
+ * no demonstration has (`--split novel`). Prints a markdown table of MRR and coverage; `--results` records the MRR
+ * table of docs/results.md (every dataset only).
  */
-import { writeFileSync, existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { sequenceKey, splitDataset } from '../../src/core/evaluation/evaluate.js';
 import { scoreStep, summarize, type MetricSummary, type StepScore } from '../../src/core/base/metrics.js';
@@ -17,11 +18,19 @@ import { loadTraining } from '../../src/core/retrieval/load-training.js';
 import { fitVectors } from '../../src/core/retrieval/train.js';
 import { readDatasetDir } from '../../src/data/node.js';
 import { loadEncoder } from '../../src/encoders/node.js';
+import { recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
+import { lookup, type Results } from '../../test/docs-results.js';
 import '../../src/methods.js'; // every method, as the Node entry registers them
 
 const { values } = parseArgs({
-  options: { data: { type: 'string', default: 'ultratool,restbench-tmdb,seal-tools' }, json: { type: 'string' } },
+  options: {
+    data: { type: 'string', default: 'ultratool,restbench-tmdb,seal-tools' },
+    json: { type: 'string' },
+    results: { type: 'string' },
+  },
 });
+const refuse = refuser('ablation');
+recordFullRunOnly(values, { data: 'ultratool,restbench-tmdb,seal-tools' }, refuse);
 const root = new URL('../../../shared/data/', import.meta.url).pathname;
 const encoder = await loadEncoder();
 await loadTraining(); // fitRetriever is synchronous: DTDR-G's training code first
@@ -84,4 +93,27 @@ for (const [label, r] of Object.entries(rows)) {
   );
 }
 if (values.json) writeFileSync(values.json, JSON.stringify(rows, null, 2));
+if (values.results) {
+  const named = { ultratool: 'UltraTool', 'ultratool novel': 'UltraTool novel', 'restbench-tmdb': 'RestBench' };
+  // The full model's row restates `dtdr eval`'s figures: a reference to them, which must say what this run measured.
+  const results = JSON.parse(readFileSync(values.results, 'utf8')) as Results;
+  const evalPath = (c: string) => `eval.${c.replace(' ', '-')}.results.dtdr-g.mrr`;
+  const full = rows['DTDR-G (all signals)'];
+  for (const c of columns)
+    if (lookup(results, evalPath(c)) !== full[c].mrr.toFixed(3))
+      refuse(
+        `${c}: dtdr eval says ${lookup(results, evalPath(c))}, this run ${full[c].mrr.toFixed(3)}: rerun dtdr eval first`,
+      );
+  writeResultsTable(values.results, 'ablation', {
+    title: 'DTDR-G with each signal removed in turn (MRR)',
+    command: 'npm run experiment -- ablation',
+    columns: ['removed', ...columns.map((c) => ({ ...named, 'seal-tools': 'Seal-Tools' })[c] ?? c)],
+    align: ['left', ...columns.map(() => 'right' as const)],
+    rows: Object.entries(rows).map(([label, r]) =>
+      label.startsWith('− ')
+        ? [label.slice(2), ...columns.map((c) => (r[c] ? r[c].mrr.toFixed(3) : '–'))]
+        : ['none (DTDR-G)', ...columns.map((c) => ({ ref: evalPath(c) }))],
+    ),
+  });
+}
 await encoder.dispose?.();

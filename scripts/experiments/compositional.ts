@@ -4,7 +4,10 @@
  * plans, none of which has these requests. Prints coverage, mean set size, confident-miss and each
  * step whose set missed the needed tool (confident or unsure, and why).
  *
- *   npm run experiment -- compositional [--methods dtdr-g,dtdr-c]
+ *   npm run experiment -- compositional [--methods dtdr-g,dtdr-c] [--results docs/results.json]
+ *
+ * `--results` records the default's figures beside the best other method's MRR (the run must include
+ * dtdr-g and another method; docs/results.md).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -14,8 +17,11 @@ import type { MethodName } from '../../src/core/retrieval/types.js';
 import { selectCandidates } from '../../src/core/selection/select.js';
 import { demoDataset } from '../../src/demo/toolset.js';
 import { loadEncoder } from '../../src/encoders/node.js';
+import { writeResultsTable } from '../bench/results.js';
 
-const { values } = parseArgs({ options: { methods: { type: 'string', default: 'dtdr-g' } } });
+const { values } = parseArgs({
+  options: { methods: { type: 'string', default: 'dtdr-g' }, results: { type: 'string' } },
+});
 const test = parsePlans(readFileSync(new URL('../../test/fixtures/demo-compositional.jsonl', import.meta.url), 'utf8'));
 const demo = demoDataset();
 const methods = values.methods.split(',') as MethodName[];
@@ -43,3 +49,31 @@ for (const [method, m] of Object.entries(r.results))
   );
 console.log(`\nsteps whose set missed the needed tool (${misses.length}):`);
 for (const line of misses) console.log(`  ${line}`);
+
+if (values.results) {
+  const g = r.results['dtdr-g'];
+  const others = Object.entries(r.results).filter(([m]) => m !== 'dtdr-g');
+  if (!g || others.length === 0) {
+    console.error('compositional: --results needs dtdr-g and another method in --methods');
+    process.exit(2);
+  }
+  const [best, b] = others.sort((x, y) => y[1].mrr - x[1].mrr)[0];
+  writeResultsTable(values.results, 'compositional', {
+    title:
+      'Compositional demo set: 48 requests that combine familiar steps in sequences no demonstration has ' +
+      '(test/fixtures/demo-compositional.jsonl)',
+    command: `npm run experiment -- compositional --methods ${methods.join(',')}`,
+    columns: ['method', 'MRR', 'coverage', 'mean |F_t|', 'confident-miss'],
+    align: ['left', 'right', 'right', 'right', 'right'],
+    rows: [
+      [
+        'DTDR-G (default)',
+        g.mrr.toFixed(3),
+        g.coverage.toFixed(3),
+        g.setSize.toFixed(2),
+        g.confidentMissRate.toFixed(3),
+      ],
+      [`${best.toUpperCase()} (best other)`, b.mrr.toFixed(3), '', '', ''],
+    ],
+  });
+}
