@@ -3,7 +3,7 @@
  * UltraTool plan and reports each model's JSON and binary (v2) size, bytes per learned number,
  * and the median time to load the binary file back (decode + checks + rebuild; encoder excluded).
  *
- *   npm run experiment -- artifact-size [--data ../shared/data/ultratool]
+ *   npm run experiment -- artifact-size [--data ../shared/data/ultratool] [--results docs/results.json]
  */
 import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
@@ -11,9 +11,14 @@ import { readDatasetDir } from '../../src/data/node.js';
 import { loadEncoder } from '../../src/encoders/node.js';
 import type { MethodName } from '../../src/core/retrieval/types.js';
 import { median } from '../bench/stats.js';
+import { recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js'; // every method, as the Node entry registers them
 
-const { values } = parseArgs({ options: { data: { type: 'string', default: '../shared/data/ultratool' } } });
+const { values } = parseArgs({
+  options: { data: { type: 'string', default: '../shared/data/ultratool' }, results: { type: 'string' } },
+});
+recordFullRunOnly(values, { data: '../shared/data/ultratool' }, refuser('artifact-size'));
+const rows: string[][] = [];
 const dataset = readDatasetDir(values.data);
 const encoder = await loadEncoder();
 
@@ -46,8 +51,17 @@ for (const method of ['dtdr-c', 'dtdr-h', 'dtdr-g'] as MethodName[]) {
     Dtdr.load(binary, encoder);
     times.push(performance.now() - t);
   }
-  const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
-  console.log(
-    `| ${method} | ${numbers.toLocaleString('en')} | ${kb(json)} | ${(json / numbers).toFixed(1)} | ${kb(binary.length)} | ${(binary.length / numbers).toFixed(1)} | ${median(times).toFixed(0)} ms |`,
-  );
+  const kb = (n: number) => `${Math.round(n / 1024).toLocaleString('en')} KB`;
+  const row = [method.toUpperCase(), numbers.toLocaleString('en'), kb(json), (json / numbers).toFixed(1)];
+  row.push(kb(binary.length), (binary.length / numbers).toFixed(1), `${median(times).toFixed(0)} ms`);
+  console.log(`| ${row.join(' | ')} |`);
+  rows.push(row);
 }
+if (values.results)
+  writeResultsTable(values.results, 'artifacts', {
+    title: 'Model files on every UltraTool plan',
+    command: 'npm run experiment -- artifact-size',
+    columns: ['model', 'learned numbers', 'JSON', 'bytes/number', 'binary v2', 'bytes/number', 'load (median of 7)'],
+    align: ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
+    rows,
+  });
