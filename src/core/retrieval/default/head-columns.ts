@@ -12,12 +12,25 @@
  * tools keep their logits, so their order among themselves is unchanged.
  */
 import type { Plan } from '../../base/types.js';
-import { LinearHead } from '../linear-head.js';
+import { seededRandom, shuffleInPlace } from '../../base/random.js';
+import { LinearHead, type LinearHeadData } from '../linear-head.js';
 import { FEW_DEMONSTRATIONS, type Evidence } from './evidence.js';
 import { headExamples } from './evidence-fit.js';
 import type { ToolSide } from './tool-side.js';
 
-/** The labels of tools `plans` call that had fewer than FEW_DEMONSTRATIONS demonstrated steps (`counts`, before). */
+/**
+ * The cost of one learn call's column training is bounded: it trains at most MAX_FRESH_COLUMNS columns, of the tools
+ * with the fewest demonstrated steps (the others train at a later call that brings their runs, or in a refit), on at
+ * most MAX_COLUMN_EXAMPLES steps. Unbounded, a model of 260 tools that learned 667 runs at once trained the columns
+ * of every tool those runs call fewer than five times, on every step, and the learn call took 18 s instead of 0.2.
+ */
+export const MAX_FRESH_COLUMNS = 8;
+export const MAX_COLUMN_EXAMPLES = 2048;
+
+/**
+ * The labels of tools `plans` call that had fewer than FEW_DEMONSTRATIONS demonstrated steps (`counts`, before):
+ * at most MAX_FRESH_COLUMNS, the fewest demonstrated first (then by label).
+ */
 export function headNewTools(plans: readonly Plan[], side: ToolSide, counts: ArrayLike<number>): Set<number> {
   const fresh = new Set<number>();
   for (const plan of plans)
@@ -25,7 +38,26 @@ export function headNewTools(plans: readonly Plan[], side: ToolSide, counts: Arr
       const f = side.index.get(node.tool);
       if (f !== undefined && f !== side.end && counts[f] < FEW_DEMONSTRATIONS) fresh.add(f);
     }
-  return fresh;
+  const fewest = [...fresh].sort((a, b) => counts[a] - counts[b] || a - b);
+  return new Set(fewest.slice(0, MAX_FRESH_COLUMNS));
+}
+
+/** At most MAX_COLUMN_EXAMPLES examples: every one whose target is a fresh tool, then a seeded sample of the rest. */
+function boundedExamples(all: LinearHeadData, fresh: ReadonlySet<number>, seed: number): LinearHeadData {
+  if (all.dense.length <= MAX_COLUMN_EXAMPLES) return all;
+  const index = all.dense.map((_, i) => i);
+  const wanted = index.filter((i) => Array.from(all.targets[i]).some((t) => fresh.has(t)));
+  const others = shuffleInPlace(
+    index.filter((i) => !Array.from(all.targets[i]).some((t) => fresh.has(t))),
+    seededRandom(seed),
+  );
+  const keep = [...wanted, ...others].slice(0, Math.max(MAX_COLUMN_EXAMPLES, wanted.length));
+  return {
+    ...all,
+    dense: keep.map((i) => all.dense[i]),
+    targets: keep.map((i) => all.targets[i]),
+    ...(all.sparse ? { sparse: keep.map((i) => all.sparse![i]) } : {}),
+  };
 }
 
 /** Full-batch Adam steps the fresh columns take (a convex problem in a few columns: it converges well within). */
@@ -44,7 +76,7 @@ export function learnHeadColumns(
   if (!head || fresh.size === 0) return;
   const data = headExamples(side, plans, queries, ev.historyLength, ev.vocabulary);
   // Every replayed step: the new runs' steps are few, and the others say where the tool is not wanted.
-  const all = ev.replay.mix(data, Infinity);
+  const all = boundedExamples(ev.replay.mix(data, Infinity), fresh, ev.replay.seen);
   ev.head = trainColumns(head, all.dense, all.sparse ?? [], all.targets, [...fresh]);
   ev.replay.add(data);
 }
