@@ -12,10 +12,10 @@
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { scoreStep, summarize, type StepScore } from '../../src/core/base/metrics.js';
+import { summarize } from '../../src/core/base/metrics.js';
+import type { Plan } from '../../src/core/base/types.js';
 import { Dtdr } from '../../src/core/dtdr.js';
-import { planSteps } from '../../src/core/plans/plan.js';
-import { ALL_WORLDS, firstDayDraws, worldsNamed } from '../../test/worlds/app-life.js';
+import { ALL_WORLDS, firstDayDraws, scoreRetrievals, worldsNamed } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
 import { printTable, recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js';
@@ -38,24 +38,13 @@ const MAX_LABELS = 2000;
 const encoder = await encoderByName('glove');
 
 /** One trained model's figures on the world's test steps; `claimGap`: unsure steps claiming the target, measured − claim. */
-async function figures(model: Dtdr, test: Parameters<typeof planSteps>[0][]) {
-  const scores: StepScore[] = [];
+async function figures(model: Dtdr, test: readonly Plan[]) {
   let [claiming, held] = [0, 0];
-  for (const plan of test)
-    for (const step of planSteps(plan)) {
-      const r = await model.retrieve(step.query, step.history);
-      const { order, labels, probabilities } = r.ranking;
-      const tools = r.candidates.map((c) => c.tool);
-      const s = scoreStep(order, labels, step.acceptable, tools, {
-        confidence: probabilities[order[0]],
-        widened: r.widened,
-      });
-      scores.push(s);
-      if (!r.confident && r.target !== undefined && Math.abs(r.target - 0.95) < 1e-9)
-        [claiming, held] = [claiming + 1, held + s.covered];
-    }
-  const m = summarize(scores);
-  return { ...m, claimGap: claiming > 0 ? held / claiming - 0.95 : NaN, claiming };
+  const scores = await scoreRetrievals(model, test, (r, s) => {
+    if (!r.confident && r.target !== undefined && Math.abs(r.target - 0.95) < 1e-9)
+      [claiming, held] = [claiming + 1, held + s.covered];
+  });
+  return { ...summarize(scores), claimGap: claiming > 0 ? held / claiming - 0.95 : NaN, claiming };
 }
 
 const rows: string[][] = [];

@@ -133,17 +133,25 @@ export async function scenesPool(
 /**
  * Every step of `test` as an app meets it: `retrieve` with the calls so far, scored on its candidate
  * set (covered, size, widened) and its ranking (MRR), with the top label's claimed probability.
+ * `onStep` sees each retrieval beside its score (what else a caller reads of it: the set's claim, say).
  */
-export async function scoreRetrievals(model: Dtdr, test: readonly Plan[]): Promise<StepScore[]> {
+export async function scoreRetrievals(
+  model: Dtdr,
+  test: readonly Plan[],
+  onStep?: (r: Awaited<ReturnType<Dtdr['retrieve']>>, score: StepScore) => void,
+): Promise<StepScore[]> {
   const scores: StepScore[] = [];
   for (const plan of test) {
     for (const step of planSteps(plan)) {
       const r = await model.retrieve(step.query, step.history);
       const { order, labels, probabilities } = r.ranking;
       const tools = r.candidates.map((c) => c.tool);
-      scores.push(
-        scoreStep(order, labels, step.acceptable, tools, { confidence: probabilities[order[0]], widened: r.widened }),
-      );
+      const score = scoreStep(order, labels, step.acceptable, tools, {
+        confidence: probabilities[order[0]],
+        widened: r.widened,
+      });
+      scores.push(score);
+      onStep?.(r, score);
     }
   }
   return scores;

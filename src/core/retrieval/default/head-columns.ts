@@ -45,12 +45,9 @@ export function headNewTools(plans: readonly Plan[], side: ToolSide, counts: Arr
 /** At most MAX_COLUMN_EXAMPLES examples: every one whose target is a fresh tool, then a seeded sample of the rest. */
 function boundedExamples(all: LinearHeadData, fresh: ReadonlySet<number>, seed: number): LinearHeadData {
   if (all.dense.length <= MAX_COLUMN_EXAMPLES) return all;
-  const index = all.dense.map((_, i) => i);
-  const wanted = index.filter((i) => Array.from(all.targets[i]).some((t) => fresh.has(t)));
-  const others = shuffleInPlace(
-    index.filter((i) => !Array.from(all.targets[i]).some((t) => fresh.has(t))),
-    seededRandom(seed),
-  );
+  const [wanted, others]: number[][] = [[], []];
+  all.targets.forEach((t, i) => (Array.from(t).some((c) => fresh.has(c)) ? wanted : others).push(i));
+  shuffleInPlace(others, seededRandom(seed));
   const keep = [...wanted, ...others].slice(0, Math.max(MAX_COLUMN_EXAMPLES, wanted.length));
   return {
     ...all,
