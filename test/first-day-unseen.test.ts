@@ -141,6 +141,19 @@ describe('cutting a set of half the labels or more (selectCandidates)', () => {
     expect(uncut.reason).toMatch(/the set holds half the labels or more/);
   });
 
+  it('claims what sets of widenMax held on held-out steps where the cap cut the set short of its threshold', () => {
+    const s = selectCandidates(ranking({ coverageBySize: curve }), { widenMin: 1, widenMax: 3 });
+    expect(s.candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't2']);
+    expect(s.target).toBe(0.65);
+    expect(s.reason).toMatch(/of 3 tools, hold a right tool in 65% of such held-out steps.*capped at 3 tools/);
+    // Where sets of that size held more than the target, the target is the claim; without the curve, too.
+    const high = curve.map((c) => Math.max(c, 0.97));
+    expect(selectCandidates(ranking({ coverageBySize: high }), { widenMin: 1, widenMax: 3 }).target).toBe(0.95);
+    const bare = selectCandidates(ranking({}), { widenMin: 1, widenMax: 3 });
+    expect([bare.target, bare.candidates.length]).toEqual([0.95, 3]);
+    expect(bare.reason).toMatch(/in 95% of such steps.*capped at 3 tools/);
+  });
+
   it('leaves sets alone without the held-out curve, when asked not to, and below 2 × widenMin labels', () => {
     expect(selectCandidates(ranking({})).candidates).toHaveLength(10);
     expect(selectCandidates(ranking({ coverageBySize: curve }), { cutHalfSets: false }).candidates).toHaveLength(10);

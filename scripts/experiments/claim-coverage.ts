@@ -62,16 +62,20 @@ for (const world of worlds) {
       if (n > pool.length) continue;
       const model = await Dtdr.train({ tools: world.tools, plans: pool.slice(0, n), encoder });
       /** Per claim and confidence: steps, and those whose set holds a right tool. */
-      const groups = new Map<string, { claim: number; confident: boolean; steps: number; held: number }>();
+      const groups = new Map<
+        string,
+        { claim: number; confident: boolean; steps: number; held: number; size: number }
+      >();
       for (const plan of world.test)
         for (const step of planSteps(plan)) {
           const r = await model.retrieve(step.query, step.history);
           if (r.target === undefined) continue;
           const claim = Math.round(r.target * 100) / 100;
           const key = `${claim} ${r.confident}`;
-          const g = groups.get(key) ?? { claim, confident: r.confident, steps: 0, held: 0 };
+          const g = groups.get(key) ?? { claim, confident: r.confident, steps: 0, held: 0, size: 0 };
           g.steps++;
           g.held += +r.candidates.some((c) => step.acceptable.includes(c.tool));
+          g.size += r.candidates.length;
           groups.set(key, g);
         }
       for (const g of [...groups.values()].sort((a, b) => b.steps - a.steps)) {
@@ -84,6 +88,7 @@ for (const world of worlds) {
           g.confident ? 'confident' : 'unsure',
           `${Math.round(g.claim * 100)}%`,
           String(g.steps),
+          (g.size / g.steps).toFixed(1),
           measured.toFixed(3),
           `${measured - g.claim < 0 ? '−' : '+'}${Math.abs(measured - g.claim).toFixed(3)}`,
         ];
@@ -94,11 +99,40 @@ for (const world of worlds) {
     }
 }
 console.log(`largest shortfall below a claim: ${worst.gap.toFixed(3)} (${worst.where || 'none'})`);
+// Over the groups of every world, draw and N: how many fall more than 0.05 short of their claim (or above it), and
+// what share of their steps are in a group more than 0.05 off its claim either way.
+const gaps = rows.map((r) => ({ steps: Number(r[5]), gap: Number(r[8].replace('−', '-')), step: r[3] }));
+const off = (g: { gap: number }) => Math.abs(g.gap) > 0.05;
+const count = (pick: (g: (typeof gaps)[number]) => boolean) => gaps.filter(pick).length;
+const sum = (list: typeof gaps) => list.reduce((a, g) => a + g.steps, 0);
+const summary = {
+  short: `${count((g) => g.gap < -0.05)} of ${gaps.length} groups`,
+  over: `${count((g) => g.gap > 0.05)} of ${gaps.length} groups`,
+  stepsOff: `${Math.round((100 * sum(gaps.filter(off))) / Math.max(1, sum(gaps)))}%`,
+  confidentShort: `${count((g) => g.step === 'confident' && g.gap < -0.05)} of ${count((g) => g.step === 'confident')}`,
+};
+console.log(JSON.stringify(summary));
 if (args.results)
-  writeResultsTable(args.results, 'claim-coverage', {
-    title: `Printed coverage claims against the measured coverage of the steps that print them (groups of ≥ ${min} steps)`,
-    command: 'npm run experiment -- claim-coverage',
-    columns: ['world', 'draw', 'N', 'step', 'claim', 'steps', 'measured coverage', 'measured − claim'],
-    align: ['left', 'left', 'right', 'left', 'right', 'right', 'right', 'right'],
-    rows,
-  });
+  writeResultsTable(
+    args.results,
+    'claim-coverage',
+    {
+      title: `Printed coverage claims against the measured coverage of the steps that print them (groups of ≥ ${min} steps)`,
+      command: 'npm run experiment -- claim-coverage',
+      columns: ['world', 'draw', 'N', 'step', 'claim', 'steps', 'mean set', 'measured coverage', 'measured − claim'],
+      align: ['left', 'left', 'right', 'left', 'right', 'right', 'right', 'right', 'right'],
+      rows,
+    },
+    {
+      'claims-short': { value: summary.short, what: 'claim groups more than 0.05 below their claim' },
+      'claims-over': { value: summary.over, what: 'claim groups more than 0.05 above their claim' },
+      'claims-steps-off': {
+        value: summary.stepsOff,
+        what: 'share of claiming steps in a group more than 0.05 off its claim',
+      },
+      'claims-confident-short': {
+        value: summary.confidentShort,
+        what: 'confident groups more than 0.05 below their claim',
+      },
+    },
+  );

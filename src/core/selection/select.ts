@@ -15,7 +15,10 @@ export interface SelectOptions {
   widenMass?: number;
   /** …taking at least this many tools… Default 5. */
   widenMin?: number;
-  /** …and at most this many. Default 12. */
+  /**
+   * …and at most this many. Default 12. A conformal set capped short of its threshold claims what sets of this size
+   * held on held-out steps, where that is below the target.
+   */
   widenMax?: number;
   /**
    * Where a calibrated set would hold half the labels or more (an app of 10–24 tools with its first demonstrations),
@@ -73,7 +76,10 @@ export interface CandidateSet {
   widened: boolean;
   /** Why it was widened, in words fit for a log or a prompt note. */
   reason?: string;
-  /** For a conformal set: the share of steps whose set holds an acceptable tool. */
+  /**
+   * For a conformal set: the share of such steps whose set holds an acceptable tool — the coverage target, or for a
+   * set cut (`cutHalfSets`) or capped (`widenMax`) short of it, what sets of its size held on held-out steps.
+   */
   target?: number;
   /**
    * False where selection takes a confident ranking's confidence away: its set holds half the labels or more, or was
@@ -177,14 +183,17 @@ function conformalSet(
   // A set of half the labels or more is never called confident: it holds the right tool because it holds most.
   const half = candidates.length * 2 >= labelCount;
   const confident = ranking.confident && !cut && !half;
-  const claimed = cut ? cut.coverage : target;
+  // A set capped short of its threshold holds what sets of that size held on held-out steps, not the target.
+  const cappedAt = capped && !cut ? set.coverageBySize?.[o.widenMax - 1] : undefined;
+  const measured = cut ? cut.coverage : cappedAt !== undefined && cappedAt < target ? cappedAt : undefined;
+  const claimed = measured ?? target;
   const notes = [
     ...(confident
       ? []
       : [
           `${ranking.cause ?? (half ? 'the set holds half the labels or more' : 'unsure')}${HELD_OUT_CLAIM}` +
             `${candidates.length} tool${candidates.length === 1 ? '' : 's'}, hold a right tool in ` +
-            `${Math.round(claimed * 100)}% of such ${cut ? 'held-out ' : ''}steps)`,
+            `${Math.round(claimed * 100)}% of such ${measured !== undefined ? 'held-out ' : ''}steps)`,
         ]),
     ...(cut
       ? [
