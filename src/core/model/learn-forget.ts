@@ -48,7 +48,7 @@ export async function learnRuns(m: LearningModel, given: Plan[]): Promise<void> 
     m.refits.fittedOn = learned.length;
   } else {
     const input = await learnInput(m, given, base);
-    if (input) base.learn!(input);
+    if (input) await learnAll(base, input);
   }
   // A change runs alone (changes.ts): the snapshot is still `s`.
   m.swap({ ...m.current(), base, beforeLearning, learned });
@@ -74,7 +74,7 @@ function refitInBackground(m: LearningModel): void {
       if (generation !== m.refits.generation || tools !== s.baseTools) return;
       const newer = s.learned.slice(plans.length);
       const input = newer.length > 0 ? await learnInput(m, newer, fitted) : undefined;
-      if (input) fitted.learn!(input);
+      if (input) await learnAll(fitted, input);
       m.refits.fittedOn = plans.length;
       m.swap({ ...m.current(), base: fitted });
     }),
@@ -94,7 +94,7 @@ async function foldOldestLearned(m: LearningModel, count: number): Promise<void>
   await m.queue.whileRefitting(async () => {
     for (let i = 0; i < oldest.length; i += FOLD_CHUNK) {
       const input = await learnInput(m, oldest.slice(i, i + FOLD_CHUNK), retriever);
-      if (input) retriever.learn!(input);
+      if (input) await learnAll(retriever, input);
       await nextTask();
     }
   });
@@ -130,13 +130,21 @@ export async function forgetRuns(m: LearningModel, match: (plan: Plan) => boolea
   if (fitted) m.refits.fittedOn = keep.length;
   else {
     const input = keep.length > 0 ? await learnInput(m, keep, retriever) : undefined;
-    if (input) retriever.learn!(input);
+    if (input) await learnAll(retriever, input);
   }
   m.swap({ ...m.current(), base: fitted ?? retriever, committed: undefined });
   return forgotten;
 }
 
 /** What `retriever.learn` needs for `plans` (their embeddings); undefined when it learns nothing. */
+/** `retriever.learn(input)`, then the work it left (learnMore), a bounded part per task: rankings run between them. */
+async function learnAll(retriever: Retriever, input: LearnInput): Promise<void> {
+  retriever.learn!(input);
+  if (!retriever.learnMore) return;
+  do await nextTask();
+  while (retriever.learnMore());
+}
+
 async function learnInput(m: LearningModel, plans: Plan[], retriever: Retriever): Promise<LearnInput | undefined> {
   if (!retriever.learn) return undefined;
   await loadTraining(retriever.method); // DTDR-G's learn is its training code's

@@ -125,6 +125,12 @@ export interface Retriever {
    * centroids, heads, calibration. Absent for methods that learn nothing from demonstrations.
    */
   learn?(input: LearnInput): void;
+  /**
+   * Continues the work the last `learn` left, one bounded part per call (DTDR-G: the head's columns of new tools past
+   * the first four); returns whether any is left. `Dtdr` calls it between tasks until none is, before its learn
+   * resolves. Absent where learn leaves nothing.
+   */
+  learnMore?(): boolean;
 }
 
 /** New demonstrations for `Retriever.learn`, with the vectors the method's fitNeeds ask for. */

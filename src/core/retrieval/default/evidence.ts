@@ -6,7 +6,7 @@
  */
 import { DependencyGraph } from '../graph.js';
 import type { PackedMatrix } from '../kernels/matvec.js';
-import type { LinearHead } from '../linear-head.js';
+import type { LinearHead, LinearHeadData } from '../linear-head.js';
 import type { ReplayBuffer } from '../replay-buffer.js';
 
 /** What demonstrations teach; fitted once per cross-fitting fold and once on all of them. */
@@ -27,11 +27,23 @@ export interface Evidence {
   packedCentroids?: PackedMatrix;
   /** The head's training examples, rehearsed when learning online. */
   replay: ReplayBuffer;
+  /** Columns of new tools the last learn call left for `learnMore` (head-columns.ts); not saved. */
+  pendingColumns?: PendingColumns;
   /**
    * Demonstrated steps per label and the rarely demonstrated tools (built on first use; dropped when learning or adding
    * tools).
    */
   rarity?: Rarity;
+}
+
+/**
+ * The head's columns a learn call left for `learnMore` (head-columns.ts), the fewest demonstrated first, with that
+ * call's examples.
+ */
+export interface PendingColumns {
+  labels: number[];
+  examples: LinearHeadData;
+  seed: number;
 }
 
 /** Tools with fewer demonstrated steps than this keep part of their voice (see `rarity`). */

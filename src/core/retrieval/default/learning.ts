@@ -11,7 +11,7 @@ import type { LearnInput, RankInput, Ranking } from '../types.js';
 import { STEP_RULES } from './step-rules.js';
 import { rarity } from './evidence.js';
 import { fitEvidence } from './evidence-fit.js';
-import { headNewTools, learnHeadColumns } from './head-columns.js';
+import { headNewTools, learnHeadColumns, learnMoreColumns } from './head-columns.js';
 import {
   GROUP_KEYS,
   groupKey,
@@ -62,7 +62,7 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
     return true;
   }
   // The tools the head hardly knew, counted before these runs join the counts (head-columns.ts).
-  const fresh = headNewTools(plans, side, rarity(ev, side.labels.length).counts);
+  const fresh = headNewTools(plans, side, rarity(ev, side.labels.length).counts, ev.pendingColumns?.labels);
   ev.rarity = undefined;
   if (p.novelty) learnNovelty(p.novelty, queries);
   if (p.coverage) learnCoverage(p.coverage, plans, side.index);
@@ -178,4 +178,9 @@ function learnCalibration(
       );
   }
   p.calibration.thresholds = thresholds;
+}
+
+/** What the last learn call left (new tools' head columns past the first four), one part; whether more is. */
+export function learnMoreGated(p: GatedParts): boolean {
+  return p.evidence ? learnMoreColumns(p.evidence) : false;
 }

@@ -165,6 +165,11 @@ export class GatedRetriever implements Retriever {
     if (this.view) this.view.coverage = this.coverage;
   }
 
+  /** What the last learn call left (new tools' head columns past the first four), one part; whether more is. */
+  learnMore(): boolean {
+    return installedTraining().learnMore(this.parts);
+  }
+
   /**
    * What every step of a plan shares, worked out once per request: its BM25 postings, its terms,
    * and (on first need) the alignment's word ids and the few of them request coverage can name.

@@ -5,13 +5,14 @@
  */
 import { DtdrError } from '../../base/errors.js';
 import type { fitGated, fitGatedParallel } from './fit.js';
-import type { learnGated } from './learning.js';
+import type { learnGated, learnMoreGated } from './learning.js';
 
 /** DTDR-G's fit (fit.ts) and online learning (learning.ts), as training.ts installs them (types only: no code). */
 export interface GatedTraining {
   fit: typeof fitGated;
   fitParallel: typeof fitGatedParallel;
   learn: typeof learnGated;
+  learnMore: typeof learnMoreGated;
 }
 
 let training: GatedTraining | undefined;
