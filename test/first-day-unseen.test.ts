@@ -93,7 +93,7 @@ describe('a 10-tool recipe app with its first 26 demonstrations (its own request
         // Where a set was cut, the reason says from what and what such sets held on held-out steps.
         if (res.reason?.includes('cut from')) {
           claims++;
-          expect(res.reason).toMatch(/hold a right tool in \d+% of such held-out steps/);
+          expect(res.reason).toMatch(/hold a right tool in \d+% of held-out steps/);
           expect(res.target).toBeLessThan(0.95);
         }
       }
@@ -127,7 +127,7 @@ describe('cutting a set of half the labels or more (selectCandidates)', () => {
     expect(s.target).toBe(0.78);
     expect(s.widened).toBe(true);
     expect(s.reason).toMatch(
-      /of 5 tools, hold a right tool in 78% of such held-out steps.*cut from 10 of the 12 labels/,
+      /of 5 tools, hold a right tool in 78% of held-out steps.*cut from 10 of the 12 labels/,
     );
   });
 
@@ -145,7 +145,7 @@ describe('cutting a set of half the labels or more (selectCandidates)', () => {
     const s = selectCandidates(ranking({ coverageBySize: curve }), { widenMin: 1, widenMax: 3 });
     expect(s.candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't2']);
     expect(s.target).toBe(0.65);
-    expect(s.reason).toMatch(/of 3 tools, hold a right tool in 65% of such held-out steps.*capped at 3 tools/);
+    expect(s.reason).toMatch(/of 3 tools, hold a right tool in 65% of held-out steps.*capped at 3 tools/);
     // Where sets of that size held more than the target, the target is the claim; without the curve, too.
     const high = curve.map((c) => Math.max(c, 0.97));
     expect(selectCandidates(ranking({ coverageBySize: high }), { widenMin: 1, widenMax: 3 }).target).toBe(0.95);

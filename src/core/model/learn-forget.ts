@@ -43,15 +43,19 @@ export async function learnRuns(m: LearningModel, given: Plan[]): Promise<void> 
   const learned = [...s.learned, ...given];
   const due = refitsAtAll(m, s) ? m.refits.due(learned.length) : undefined;
   let base = s.base;
+  let more = false;
   if (due === 'now') {
     base = (await m.queue.whileRefitting(() => m.refits.fit(refitModel(m), learned, s.baseTools, true)))!;
     m.refits.fittedOn = learned.length;
   } else {
     const input = await learnInput(m, given, base);
-    if (input) await learnAll(base, input);
+    more = input !== undefined && base.learn!(input) === true;
   }
   // A change runs alone (changes.ts): the snapshot is still `s`.
   m.swap({ ...m.current(), base, beforeLearning, learned });
+  // What learn left (new tools' head columns past the first few), a part per task, once the runs are recorded: the
+  // thread is free between parts and rankings answer meanwhile from the model as it is (a save finishes the parts).
+  if (more) await m.queue.whileRefitting(() => finishLearning(base));
   if (due === 'background') refitInBackground(m);
   const now = m.current();
   if (now.learned.length > m.refits.keeps(refitsAtAll(m, now), MAX_FORGETTABLE)) {
@@ -136,14 +140,18 @@ export async function forgetRuns(m: LearningModel, match: (plan: Plan) => boolea
   return forgotten;
 }
 
-/** What `retriever.learn` needs for `plans` (their embeddings); undefined when it learns nothing. */
-/** `retriever.learn(input)`, then the work it left (learnMore), a bounded part per task: rankings run between them. */
+/** `retriever.learn(input)`, then the work it left, if any (finishLearning). */
 async function learnAll(retriever: Retriever, input: LearnInput): Promise<void> {
-  retriever.learn!(input);
-  if (!retriever.learnMore) return;
-  do await nextTask();
-  while (retriever.learnMore());
+  if (retriever.learn!(input) === true) await finishLearning(retriever);
 }
+
+/** The work the last learn left (`learnMore`), a bounded part per task: the thread is free between parts. */
+async function finishLearning(retriever: Retriever): Promise<void> {
+  do await nextTask();
+  while (retriever.learnMore?.());
+}
+
+/** What `retriever.learn` needs for `plans` (their embeddings); undefined when it learns nothing. */
 
 async function learnInput(m: LearningModel, plans: Plan[], retriever: Retriever): Promise<LearnInput | undefined> {
   if (!retriever.learn) return undefined;

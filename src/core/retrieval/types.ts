@@ -123,12 +123,14 @@ export interface Retriever {
   /**
    * Folds new demonstrations in, in time proportional to them (no refit): graph counts, cluster
    * centroids, heads, calibration. Absent for methods that learn nothing from demonstrations.
+   * Returns true where it left work for `learnMore`.
    */
-  learn?(input: LearnInput): void;
+  learn?(input: LearnInput): boolean | void;
   /**
-   * Continues the work the last `learn` left, one bounded part per call (DTDR-G: the head's columns of new tools past
-   * the first four); returns whether any is left. `Dtdr` calls it between tasks until none is, before its learn
-   * resolves. Absent where learn leaves nothing.
+   * Continues the work the last `learn` left (it returned true), one bounded part per call (DTDR-G: the head's
+   * columns of new tools past the first four); returns whether any is left. `Dtdr` calls it between tasks until none
+   * is, before its learn resolves; `state()` and the next `learn` finish what is left first. Absent where learn leaves
+   * nothing.
    */
   learnMore?(): boolean;
 }

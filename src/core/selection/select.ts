@@ -184,7 +184,9 @@ function conformalSet(
   const half = candidates.length * 2 >= labelCount;
   const confident = ranking.confident && !cut && !half;
   // A set capped short of its threshold holds what sets of that size held on held-out steps, not the target.
-  const cappedAt = capped && !cut ? set.coverageBySize?.[o.widenMax - 1] : undefined;
+  // (A curve shorter than widenMax: its last point, what fewer labels held, a lower bound.)
+  const curve = set.coverageBySize;
+  const cappedAt = capped && !cut && curve?.length ? curve[Math.min(o.widenMax, curve.length) - 1] : undefined;
   const measured = cut ? cut.coverage : cappedAt !== undefined && cappedAt < target ? cappedAt : undefined;
   const claimed = measured ?? target;
   const notes = [
@@ -193,7 +195,7 @@ function conformalSet(
       : [
           `${ranking.cause ?? (half ? 'the set holds half the labels or more' : 'unsure')}${HELD_OUT_CLAIM}` +
             `${candidates.length} tool${candidates.length === 1 ? '' : 's'}, hold a right tool in ` +
-            `${Math.round(claimed * 100)}% of such ${measured !== undefined ? 'held-out ' : ''}steps)`,
+            `${Math.round(claimed * 100)}% of ${measured !== undefined ? 'held-out' : 'such'} steps)`,
         ]),
     ...(cut
       ? [

@@ -33,23 +33,15 @@ import { sampledProducts } from '../kernels/training.js';
 export const MAX_FRESH_COLUMNS = 4;
 export const MAX_COLUMN_EXAMPLES = 2048;
 
-/**
- * The labels of tools `plans` call that had no demonstrated step (`counts`, before), then those still `pending` from an
- * earlier call (by label).
- */
-export function headNewTools(
-  plans: readonly Plan[],
-  side: ToolSide,
-  counts: ArrayLike<number>,
-  pending: readonly number[] = [],
-): number[] {
-  const fresh = new Set<number>(pending);
+/** The labels of tools `plans` call that had no demonstrated step (`counts`, before), by label. */
+export function headNewTools(plans: readonly Plan[], side: ToolSide, counts: ArrayLike<number>): number[] {
+  const fresh = new Set<number>();
   for (const plan of plans)
     for (const node of plan.nodes) {
       const f = side.index.get(node.tool);
       if (f !== undefined && f !== side.end && counts[f] === 0) fresh.add(f);
     }
-  return [...fresh].sort((a, b) => counts[a] - counts[b] || a - b);
+  return [...fresh].sort((a, b) => a - b);
 }
 
 /** At most MAX_COLUMN_EXAMPLES examples: every one whose target is a fresh tool, then a seeded sample of the rest. */

@@ -44,6 +44,8 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
   const queries = plans.map((_, i) => requireVector(input.queryVectors?.[i], 'dtdr-g', 'queryVectors'));
   const side = p.side;
   const ev = p.evidence;
+  // Columns the last call left pending train on that call's examples first (Dtdr has trained them already).
+  if (ev?.pendingColumns) while (learnMoreColumns(ev));
   if (ev) learnCalibration(p, plans, queries, rank);
   else {
     // Tools alone so far: one cluster around these plans, the default history length.
@@ -62,7 +64,7 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
     return true;
   }
   // The tools the head hardly knew, counted before these runs join the counts (head-columns.ts).
-  const fresh = headNewTools(plans, side, rarity(ev, side.labels.length).counts, ev.pendingColumns?.labels);
+  const fresh = headNewTools(plans, side, rarity(ev, side.labels.length).counts);
   ev.rarity = undefined;
   if (p.novelty) learnNovelty(p.novelty, queries);
   if (p.coverage) learnCoverage(p.coverage, plans, side.index);

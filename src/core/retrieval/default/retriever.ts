@@ -97,6 +97,7 @@ export class GatedRetriever implements Retriever {
   }
 
   state(): GatedState {
+    while (this.evidence?.pendingColumns && this.learnMore());
     return gatedState(this.parts);
   }
 
@@ -154,18 +155,18 @@ export class GatedRetriever implements Retriever {
     return this.evidence !== undefined;
   }
 
-  /** Online learning (see learning.ts): new demonstrations in, no refit. Needs the training code installed. */
-  learn(input: LearnInput): void {
+  /** Online learning (learning.ts; training code installed): no refit. True where it left work for learnMore. */
+  learn(input: LearnInput): boolean {
     if (installedTraining().learn(this.parts, input, (step) => this.rank(step)))
       this.workspace = new Workspace(this.side.labels.length, this.side.dim, 1);
     // Learning counts the new requests' words (coverage.ts): the added tools' rows and each request's words again.
-    const { coverage, side, addedTools } = this.parts;
-    this.coverage = coverage && withAddedTools(coverage, side.tools, addedTools);
+    this.coverage = this.parts.coverage && withAddedTools(this.parts.coverage, this.side.tools, this.parts.addedTools);
     this.lastQuery = { text: '', terms: noTerms(), tokens: [] };
     if (this.view) this.view.coverage = this.coverage;
+    return this.evidence?.pendingColumns !== undefined;
   }
 
-  /** What the last learn call left (new tools' head columns past the first four), one part; whether more is. */
+  /** The next part of what learn left (new tools' head columns; unsaved, so state() trains them); whether more is. */
   learnMore(): boolean {
     return installedTraining().learnMore(this.parts);
   }
