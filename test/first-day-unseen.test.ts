@@ -126,9 +126,7 @@ describe('cutting a set of half the labels or more (selectCandidates)', () => {
     expect(s.candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't2', 't3', 't4']);
     expect(s.target).toBe(0.78);
     expect(s.widened).toBe(true);
-    expect(s.reason).toMatch(
-      /of 5 tools, hold a right tool in 78% of held-out steps.*cut from 10 of the 12 labels/,
-    );
+    expect(s.reason).toMatch(/of 5 tools, hold a right tool in 78% of held-out steps.*cut from 10 of the 12 labels/);
   });
 
   it('takes a confident ranking’s confidence away where its set holds half the labels or more', () => {
