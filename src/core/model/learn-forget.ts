@@ -152,7 +152,6 @@ async function finishLearning(retriever: Retriever): Promise<void> {
 }
 
 /** What `retriever.learn` needs for `plans` (their embeddings); undefined when it learns nothing. */
-
 async function learnInput(m: LearningModel, plans: Plan[], retriever: Retriever): Promise<LearnInput | undefined> {
   if (!retriever.learn) return undefined;
   await loadTraining(retriever.method); // DTDR-G's learn is its training code's

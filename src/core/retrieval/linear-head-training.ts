@@ -295,8 +295,8 @@ function softmaxGradient(p: Float64Array, C: number, t: ArrayLike<number>, lossS
   return lossSum;
 }
 
-/** One Adam step on the weights E[from..to) (a CSR one-hot row) from their gradient. */
-function adamRange(
+/** One Adam step on the weights E[from..to) (a CSR one-hot row, or any range) from their gradient. */
+export function adamRange(
   E: Float64Array,
   mE: Float64Array,
   vE: Float64Array,

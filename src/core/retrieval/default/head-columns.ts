@@ -16,6 +16,7 @@
 import type { Plan } from '../../base/types.js';
 import { seededRandom, shuffleInPlace } from '../../base/random.js';
 import { LinearHead, type LinearHeadData } from '../linear-head.js';
+import { adamRange } from '../linear-head-training.js';
 import type { Evidence } from './evidence.js';
 import { headExamples } from './evidence-fit.js';
 import type { ToolSide } from './tool-side.js';
@@ -141,8 +142,8 @@ function trainColumns(
     for (let c = 0; c < C; c++) if (!isFresh[c]) sum += Math.exp(fixed[i * C + c] - max);
     [shift[i], rest[i]] = [max, sum];
   }
-  const dense1 = adam(K * D);
-  const sparse1 = adam(K * S);
+  // No weight decay: with Adam it would move every one-hot weight no step uses by the full step size.
+  const [mD, vD, mS, vS] = [K * D, K * D, K * S, K * S].map((size) => new Float64Array(size));
   const onesGrad = new Float64Array(K * S);
   for (let step = 1; step <= STEPS; step++) {
     G.fill(0);
@@ -167,8 +168,10 @@ function trainColumns(
       }
       kernel.accumulate(i, K);
     }
-    dense1(step, W, G);
-    sparse1(step, ones, onesGrad);
+    const lr = (LEARNING_RATE * Math.sqrt(1 - 0.999 ** step)) / (1 - 0.9 ** step);
+    const h = { scale: 1, l2: 0, lr, b1: 0.9, b2: 0.999, eps: 1e-8 };
+    adamRange(W, mD, vD, G, 0, K * D, h);
+    adamRange(ones, mS, vS, onesGrad, 0, K * S, h);
   }
   const weights = Float64Array.from(head.weights);
   const sparseWeights = Float64Array.from(head.sparseWeights);
@@ -177,18 +180,4 @@ function trainColumns(
     for (let s = 0; s < S; s++) sparseWeights[s * C + c] = ones[k * S + s];
   });
   return new LinearHead(dim, C, head.sparseSize, mean, std, weights, sparseWeights, head.support);
-}
-
-/** An Adam optimiser over `size` parameters: each call takes one step of `theta` along the gradient `g`. */
-function adam(size: number): (step: number, theta: Float64Array, g: Float64Array) => void {
-  const [m, v] = [new Float64Array(size), new Float64Array(size)];
-  return (step, theta, g) => {
-    // No weight decay: with Adam it would move every one-hot weight no step uses by the full step size.
-    const lr = (LEARNING_RATE * Math.sqrt(1 - 0.999 ** step)) / (1 - 0.9 ** step);
-    for (let j = 0; j < size; j++) {
-      m[j] = 0.9 * m[j] + 0.1 * g[j];
-      v[j] = 0.999 * v[j] + 0.001 * g[j] * g[j];
-      theta[j] -= (lr * m[j]) / (Math.sqrt(v[j]) + 1e-8);
-    }
-  };
 }
