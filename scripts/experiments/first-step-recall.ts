@@ -13,10 +13,9 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
-import { planSteps } from '../../src/core/plans/plan.js';
-import type { Plan } from '../../src/core/base/types.js';
 import { ALL_WORLDS, firstDayDraws, worldsNamed } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
+import { firstSteps, scoreFirstSteps, type FirstStepScores } from '../../test/worlds/first-step.js';
 import { recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js';
 
@@ -38,56 +37,6 @@ if (sizes.some((n) => !(Number.isInteger(n) && n > 0))) refuse(`--sizes must be 
 const worlds = worldsNamed(args.worlds, args.data, refuse);
 const encoder = await encoderByName('glove');
 
-interface Point {
-  mrr: number;
-  set: number;
-  planRecall: number;
-  frontierRecall: number;
-  confident: number;
-  confidentMiss: number;
-}
-
-/** A plan's first step, its acceptable tools and the distinct tools the plan calls. */
-interface FirstStep {
-  query: string;
-  acceptable: string[];
-  tools: string[];
-}
-
-function firstSteps(test: readonly Plan[]): FirstStep[] {
-  return test
-    .map((p) => ({ ...planSteps(p)[0], tools: [...new Set(p.nodes.map((n) => n.tool))] }))
-    .filter((s) => s.tools.length >= 2);
-}
-
-async function measure(model: Dtdr, steps: readonly FirstStep[]): Promise<Point> {
-  const sum = { mrr: 0, set: 0, planRecall: 0, frontierRecall: 0, confident: 0, confidentMiss: 0 };
-  const share = (needed: string[], set: string[]) => needed.filter((t) => set.includes(t)).length / needed.length;
-  for (const step of steps) {
-    const r = await model.retrieve(step.query, []);
-    const { order, labels } = r.ranking;
-    const at = Array.from(order).findIndex((l) => step.acceptable.includes(labels[l]));
-    const set = r.candidates.map((c) => c.tool);
-    sum.mrr += at >= 0 ? 1 / (at + 1) : 0;
-    sum.set += set.length;
-    sum.planRecall += share(step.tools, set);
-    sum.frontierRecall += share(step.acceptable, set);
-    if (r.ranking.confident) {
-      sum.confident++;
-      if (!set.some((t) => step.acceptable.includes(t))) sum.confidentMiss++;
-    }
-  }
-  const n = Math.max(1, steps.length);
-  return {
-    mrr: sum.mrr / n,
-    set: sum.set / n,
-    planRecall: sum.planRecall / n,
-    frontierRecall: sum.frontierRecall / n,
-    confident: sum.confident / n,
-    confidentMiss: sum.confident ? sum.confidentMiss / sum.confident : 0,
-  };
-}
-
 const f3 = (x: number) => x.toFixed(3);
 const rows: string[][] = [];
 let failing = 0;
@@ -95,14 +44,17 @@ let points = 0;
 for (const world of worlds) {
   const steps = firstSteps(world.test);
   if (steps.length === 0) continue;
-  const alone = await measure(await Dtdr.train({ tools: world.tools, encoder }), steps);
-  const cells = (p: Point) => [f3(p.mrr), p.set.toFixed(1), f3(p.planRecall), f3(p.frontierRecall)];
+  const alone = await scoreFirstSteps(await Dtdr.train({ tools: world.tools, encoder }), steps);
+  const cells = (p: FirstStepScores) => [f3(p.mrr), p.set.toFixed(1), f3(p.planRecall), f3(p.frontierRecall)];
   rows.push([world.name, 'tools only', '0', String(steps.length), ...cells(alone), f3(0), '–', '']);
   const draws = await firstDayDraws(world.pool, encoder);
   for (const draw of ['random', 'skewed', 'scenes'] as const)
     for (const n of sizes) {
       if (n > draws[draw].length) continue;
-      const p = await measure(await Dtdr.train({ tools: world.tools, plans: draws[draw].slice(0, n), encoder }), steps);
+      const p = await scoreFirstSteps(
+        await Dtdr.train({ tools: world.tools, plans: draws[draw].slice(0, n), encoder }),
+        steps,
+      );
       const short: string[] = [];
       if (p.mrr < alone.mrr - 0.02) short.push('MRR');
       if (p.confident === 0 && p.planRecall < alone.planRecall) short.push('plan recall');
