@@ -197,13 +197,6 @@ export function fitCalibration(
   };
 }
 
-/** A held-out score of a step learned online, pooled where the fit pooled its held-out steps. */
-export function addScore(c: Calibration, score: number, group: CalibrationGroup | undefined, confident: boolean): void {
-  const s = Math.fround(score);
-  c.pools[group ? poolOf(group) : confident ? 'confident' : 'unsure'].push(s);
-  if (c.groups && group) (c.groups[groupKey(group)] ??= []).push(s);
-}
-
 /** Set sizes the held-out coverage curve (Calibration.bySize) runs to, at most. */
 export const MAX_CURVE_SIZE = 64;
 
