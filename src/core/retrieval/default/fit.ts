@@ -348,22 +348,15 @@ function crossScores(
     own.forEach((step, k) => where.set(step, [parts.length, k]));
     parts.push(calibrationScores(theta, temperature, builder.build(own), countsOf(own), unseen));
   }
-  const out = {
-    best: [] as number[],
-    top: [] as number[],
-    topCorrect: [] as number[],
-    topAt: [] as number[],
-    ranks: [] as number[],
+  const at = steps.map((step) => where.get(step)!);
+  const pick = (key: keyof (typeof parts)[number]) => at.map(([part, k]) => parts[part][key][k]);
+  return {
+    best: pick('best'),
+    top: pick('top'),
+    topCorrect: pick('topCorrect'),
+    topAt: pick('topAt'),
+    ranks: pick('ranks'),
   };
-  for (const step of steps) {
-    const [part, k] = where.get(step)!;
-    out.ranks.push(parts[part].ranks[k]);
-    out.best.push(parts[part].best[k]);
-    out.top.push(parts[part].top[k]);
-    out.topCorrect.push(parts[part].topCorrect[k]);
-    out.topAt.push(parts[part].topAt[k]);
-  }
-  return out;
 }
 
 /** An offset from the fit's seed, its own draw (settings.ts has the others'): no two draws share a sequence. */
