@@ -4,15 +4,15 @@
  * code, loaded with the fit (training.ts).
  */
 import { planSteps, planTools } from '../../plans/plan.js';
-import { seededRandom, shuffleInPlace } from '../../base/random.js';
 import type { Plan } from '../../base/types.js';
 import { countedSteps, historyIndices } from '../dependency.js';
 import { DependencyGraph, type CountedStep } from '../graph.js';
-import type { LinearHead, LinearHeadOptions } from '../linear-head.js';
+import type { LinearHead, LinearHeadData, LinearHeadOptions } from '../linear-head.js';
 import { trainLinearHead } from '../linear-head-training.js';
 import { ReplayBuffer } from '../replay-buffer.js';
 import { SAMPLED_EXAMPLE_PASSES, SAMPLED_SOFTMAX_ABOVE, trainSampledHead } from '../linear-head-sampled.js';
 import type { TrainingProgress } from '../types.js';
+import { scoredSubset } from './calibration.js';
 import { KNOWN_HISTORY } from './layout.js';
 import type { ToolSide } from './tool-side.js';
 import { headSlots, headSparseSize, type Evidence } from './evidence.js';
@@ -148,23 +148,21 @@ export function fitEvidence(
 }
 
 /** `examples` when there are at most `cap`, else a seeded sample of `cap` of them in their order. */
-function sampleExamples<
-  E extends { dense: Float32Array[]; sparse: Uint32Array[]; targets: number[][]; related: number[][] },
->(examples: E, cap: number, seed: number): E {
-  const n = examples.dense.length;
-  if (n <= cap) return examples;
-  const keep = shuffleInPlace(
-    Array.from({ length: n }, (_, i) => i),
-    seededRandom(seed),
-  )
-    .slice(0, Math.floor(cap))
-    .sort((a, b) => a - b);
+function sampleExamples<E extends LinearHeadData>(examples: E, cap: number, seed: number): E {
+  if (examples.dense.length <= cap) return examples;
+  const all = examples.dense.map((_, i) => i);
+  return examplesAt(examples, scoredSubset(all, cap, seed));
+}
+
+/** The examples at indices `keep`, in that order. */
+export function examplesAt<E extends LinearHeadData>(examples: E, keep: readonly number[]): E {
+  const at = <T>(list: readonly T[]) => keep.map((i) => list[i]);
   return {
     ...examples,
-    dense: keep.map((i) => examples.dense[i]),
-    sparse: keep.map((i) => examples.sparse[i]),
-    targets: keep.map((i) => examples.targets[i]),
-    related: keep.map((i) => examples.related[i]),
+    dense: at(examples.dense),
+    targets: at(examples.targets),
+    ...(examples.sparse ? { sparse: at(examples.sparse) } : {}),
+    ...(examples.related ? { related: at(examples.related) } : {}),
   };
 }
 
