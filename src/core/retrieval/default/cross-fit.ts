@@ -112,13 +112,19 @@ export function foldAssignment(plans: readonly Plan[], scheme: FoldScheme, folds
     const foldOfKey = new Map<string, number>();
     shuffleInPlace(keys, seededRandom(seed + 211)).forEach((key, rank) => foldOfKey.set(key, rank % folds));
     sequenceOf.forEach((key, i) => (foldOf[i] = foldOfKey.get(key)!));
-  } else {
-    shuffleInPlace(
-      Array.from({ length: n }, (_, i) => i),
-      seededRandom(seed + 211),
-    ).forEach((p, rank) => (foldOf[p] = rank % folds));
+    return foldOf;
   }
-  return foldOf;
+  return deal(foldOf, folds, seed + 211);
+}
+
+/** Deals indices 0 … out.length − 1, in a seeded random order, to `folds` folds in turn: out[i] is i's fold. */
+function deal<A extends Uint8Array | Uint32Array>(out: A, folds: number, seed: number): A {
+  const order = shuffleInPlace(
+    Array.from(out, (_, i) => i),
+    seededRandom(seed),
+  );
+  order.forEach((i, rank) => (out[i] = rank % folds));
+  return out;
 }
 
 /** Folds of scheme `scheme` (an index into `schemes`). */
@@ -145,12 +151,7 @@ export function roundPlace(
 
 /** Which half of the held-out plans each plan is in: 0 trains the gate, 1 calibrates. */
 export function gateHalves(n: number, seed: number): Uint8Array {
-  const half = new Uint8Array(n);
-  shuffleInPlace(
-    Array.from({ length: n }, (_, i) => i),
-    seededRandom(seed + 307),
-  ).forEach((p, rank) => (half[p] = rank % 2));
-  return half;
+  return deal(new Uint8Array(n), 2, seed + 307);
 }
 
 /** Too few plans to split into halves: both halves use everything (the guarantee weakens; said in the reason). */
@@ -180,9 +181,7 @@ export class CrossFitter {
   }
 
   get rounds(): number {
-    let rounds = 0;
-    for (let r = 0; r < this.setup.schemes.length; r++) rounds += schemeFolds(this.setup, r);
-    return rounds;
+    return this.setup.schemes.reduce((rounds, _, r) => rounds + schemeFolds(this.setup, r), 0);
   }
 
   /**
@@ -292,7 +291,7 @@ export class CrossFitter {
       head === false
         ? false
         : { ...head, epochs: Math.min(side.labels.length > SAMPLED_SOFTMAX_ABOVE ? 1 : 3, head?.epochs ?? 8) };
-    const ev = fitEvidence(
+    return fitEvidence(
       side,
       trainIdx.map((i) => plans[i]),
       trainIdx.map(query),
@@ -306,7 +305,6 @@ export class CrossFitter {
       },
       (p) => onProgress?.(p.fraction),
     );
-    return ev;
   }
 }
 
