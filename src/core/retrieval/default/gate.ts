@@ -44,16 +44,7 @@ export class GateDataBuilder {
   ): void {
     for (let g = 0; g < this.contexts; g++) this.context.push(context[g]);
     const S = this.signals;
-    while ((this.rows + candidates.length) * S > this.values.length) {
-      const grown = new Float32Array(this.values.length * 2);
-      grown.set(this.values);
-      this.values = grown;
-    }
-    while (this.rows + candidates.length > this.accept.length) {
-      const grown = new Uint8Array(this.accept.length * 2);
-      grown.set(this.accept);
-      this.accept = grown;
-    }
+    this.reserve(candidates.length);
     for (const label of candidates) {
       for (let s = 0; s < S; s++) this.values[this.rows * S + s] = signal(s, label);
       this.accept[this.rows] = acceptable(label) ? 1 : 0;
@@ -76,21 +67,23 @@ export class GateDataBuilder {
     };
   }
 
+  /** Room for `rows` more candidate rows (the buffers double until they fit). */
+  private reserve(rows: number): void {
+    const need = this.rows + rows;
+    while (need * this.signals > this.values.length)
+      this.values = grown(this.values, new Float32Array(this.values.length * 2));
+    while (need > this.accept.length) this.accept = grown(this.accept, new Uint8Array(this.accept.length * 2));
+  }
+
   /** Adds another builder's steps (its `parts()`), after this one's: the same as adding them here. */
   append(parts: GateParts): void {
-    const steps = parts.offsets.length - 1;
-    for (let i = 0; i < steps; i++) {
-      const from = parts.offsets[i];
-      const to = parts.offsets[i + 1];
-      const context = parts.context.subarray(i * this.contexts, (i + 1) * this.contexts);
-      const candidates = Array.from({ length: to - from }, (_, k) => from + k);
-      this.add(
-        context,
-        candidates,
-        (s, row) => parts.values[row * this.signals + s],
-        (row) => parts.accept[row] === 1,
-      );
-    }
+    const rows = parts.offsets[parts.offsets.length - 1];
+    for (const c of parts.context) this.context.push(c);
+    this.reserve(rows);
+    this.values.set(parts.values, this.rows * this.signals);
+    this.accept.set(parts.accept, this.rows);
+    for (let i = 1; i < parts.offsets.length; i++) this.offsets.push(this.rows + parts.offsets[i]);
+    this.rows += rows;
   }
 
   /** The data of the listed steps (all when omitted). */
@@ -115,6 +108,12 @@ export class GateDataBuilder {
     });
     return { signals: S, contexts: G, context, values, accept, offsets };
   }
+}
+
+/** `into` with `from` copied to its start. */
+function grown<A extends Float32Array | Uint8Array>(from: A, into: A): A {
+  into.set(from);
+  return into;
 }
 
 /** A GateDataBuilder's steps as plain arrays: contexts (float64, as added), rows, acceptability, step offsets. */
