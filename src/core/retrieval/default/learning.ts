@@ -20,6 +20,7 @@ import {
   poolOf,
   type CalibrationGroup,
   type HeldOutPlan,
+  type Pool,
 } from './groups.js';
 import { KNOWN_HISTORY } from './layout.js';
 import { addSampledScore } from './score-sample.js';
@@ -127,10 +128,10 @@ function learnCalibration(
   // Each score list is a bounded uniform sample of every score it was given (score-sample.ts);
   // only the lists this call touched get a new threshold.
   const seen = (p.calibration.seen ??= {});
-  const touched = new Set<string>();
+  const touched = new Map<string, number[]>();
   const pool = (list: number[], name: string, score: number) => {
     seen[name] = addSampledScore(list, seen[name] ?? list.length, score, name);
-    touched.add(name);
+    touched.set(name, list);
   };
   const lists = (group: CalibrationGroup | undefined, confident: boolean, score: number) => {
     // Pooled as the fit pooled its held-out steps: by the step's group, or where the model ranks
@@ -170,14 +171,9 @@ function learnCalibration(
   // New threshold objects: the old ones may be shared with a saved state.
   const old = p.calibration.thresholds;
   const thresholds = { pools: { ...old.pools }, groups: { ...old.groups } };
-  for (const name of touched) {
-    if (name.startsWith('group:'))
-      thresholds.groups[name.slice(6)] = groupThreshold(p.calibration.groups![name.slice(6)], p.target);
-    else
-      thresholds.pools[name as 'confident' | 'unsure'] = groupThreshold(
-        p.calibration.pools[name as 'confident' | 'unsure'],
-        p.target,
-      );
+  for (const [name, list] of touched) {
+    if (name.startsWith('group:')) thresholds.groups[name.slice(6)] = groupThreshold(list, p.target);
+    else thresholds.pools[name as Pool] = groupThreshold(list, p.target);
   }
   p.calibration.thresholds = thresholds;
 }
