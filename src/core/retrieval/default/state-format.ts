@@ -145,8 +145,8 @@ export function checkGatedState(
     );
   if (s.thresholds !== undefined) {
     const th = object('state.thresholds', s.thresholds);
-    num01('state.thresholds.confident', th.confident);
-    num01('state.thresholds.unsure', th.unsure);
+    num('state.thresholds.confident', th.confident, { min: 0, max: 1 });
+    num('state.thresholds.unsure', th.unsure, { min: 0, max: 1 });
   }
   vectors('state.toolVectors', s.toolVectors, tools.length, dimension);
   if (s.calibration !== undefined && s.calibration !== null) {
@@ -188,8 +188,4 @@ export function checkGatedState(
     sparseSize: head?.sparseSize ?? 2 ** 32,
     classes: L,
   });
-}
-
-function num01(field: string, v: unknown): void {
-  num(field, v, { min: 0, max: 1 });
 }
