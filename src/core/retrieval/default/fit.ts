@@ -45,12 +45,8 @@ export function fitGated(
     rounds.push(fitter.round(round, (fraction) => fit.report('cross-fitting', (round + fraction) / fitter.rounds)));
     fit.report('cross-fitting', (round + 1) / fitter.rounds);
   }
-  return finishFit(
-    fit,
-    rounds,
-    finalEvidence(fit, (fraction) => fit.report('fitting', fraction)),
-    requestRules(fit),
-  );
+  const ev = finalEvidence(fit, (fraction) => fit.report('fitting', fraction));
+  return finishFit(fit, rounds, ev, requestRules(fit));
 }
 
 /**
@@ -94,13 +90,8 @@ export async function fitGatedParallel(
   }
   for (const output of await theirs)
     if (output.round >= 0 && output.round < total && !byRound.has(output.round)) byRound.set(output.round, output);
-  for (let round = 0; round < total; round++) if (!byRound.has(round)) byRound.set(round, fitter.round(round));
-  return finishFit(
-    fit,
-    Array.from({ length: total }, (_, round) => byRound.get(round)!),
-    ev,
-    rules,
-  );
+  const rounds = Array.from({ length: total }, (_, round) => byRound.get(round) ?? fitter.round(round));
+  return finishFit(fit, rounds, ev, rules);
 }
 
 /** The evidence from every demonstration (what the model ranks with). */
