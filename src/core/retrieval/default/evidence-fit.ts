@@ -80,17 +80,16 @@ export function fitEvidence(
   const graphs = Array.from({ length: k }, () => new DependencyGraph(l));
   const members: number[][] = Array.from({ length: k }, () => []);
   // countPlans' adds, in its order.
-  const stepsOf = o.memo ? (plan: Plan) => o.memo!.steps(plan) : (plan: Plan) => countedSteps(plan, side.index);
-  const toolsOf = o.memo ? (plan: Plan) => o.memo!.tools(plan) : (plan: Plan) => distinctTools(plan, side);
+  const memo = o.memo ?? planMemo(side);
   plans.forEach((plan, i) => {
-    for (const step of stepsOf(plan)) graphs[assignment[i]].addCounted(step);
+    for (const step of memo.steps(plan)) graphs[assignment[i]].addCounted(step);
     members[assignment[i]].push(i);
   });
   const global = new DependencyGraph(Math.max(l, KNOWN_HISTORY));
-  for (const plan of plans) for (const step of stepsOf(plan)) global.addCounted(step);
+  for (const plan of plans) for (const step of memo.steps(plan)) global.addCounted(step);
   const bags = members.map((list) => {
     const bag = new Map<number, number>();
-    for (const i of list) for (const t of toolsOf(plans[i])) bag.set(t, (bag.get(t) ?? 0) + 1 / list.length);
+    for (const i of list) for (const t of memo.tools(plans[i])) bag.set(t, (bag.get(t) ?? 0) + 1 / list.length);
     if (list.length > 0) bag.set(side.end, 1);
     return bag;
   });
