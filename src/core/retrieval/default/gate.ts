@@ -152,16 +152,21 @@ export function stepProbabilities(
   const from = data.offsets[step];
   const to = data.offsets[step + 1];
   const p = into ? into.subarray(0, to - from) : new Float64Array(to - from);
-  let max = -Infinity;
   for (let r = from; r < to; r++) {
     let z = 0;
     for (let s = 0; s < S; s++) z += a[s] * data.values[r * S + s];
     p[r - from] = z / temperature;
-    if (p[r - from] > max) max = p[r - from];
   }
+  return softmax(p, p.length);
+}
+
+/** The softmax of p[0 .. n), in place. */
+function softmax(p: Float64Array, n: number): Float64Array {
+  let max = -Infinity;
+  for (let k = 0; k < n; k++) if (p[k] > max) max = p[k];
   let sum = 0;
-  for (let k = 0; k < p.length; k++) sum += p[k] = Math.exp(p[k] - max);
-  for (let k = 0; k < p.length; k++) p[k] /= sum;
+  for (let k = 0; k < n; k++) sum += p[k] = Math.exp(p[k] - max);
+  for (let k = 0; k < n; k++) p[k] /= sum;
   return p;
 }
 
@@ -274,14 +279,8 @@ function stepLogits(theta: Float64Array, data: GateData) {
     for (let i = 0; i < n; i++) {
       const from = data.offsets[i];
       const m = data.offsets[i + 1] - from;
-      let max = -Infinity;
-      for (let k = 0; k < m; k++) {
-        p[k] = z[from + k] / temperature;
-        if (p[k] > max) max = p[k];
-      }
-      let sum = 0;
-      for (let k = 0; k < m; k++) sum += p[k] = Math.exp(p[k] - max);
-      for (let k = 0; k < m; k++) p[k] /= sum;
+      for (let k = 0; k < m; k++) p[k] = z[from + k] / temperature;
+      softmax(p, m);
       let accepted = 0;
       for (let k = 0; k < m; k++) if (data.accept[from + k]) accepted += p[k];
       if (accepted <= 0) continue;

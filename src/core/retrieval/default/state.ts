@@ -153,17 +153,15 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     ...(groups ? { groups: groups.scores } : {}),
     thresholds: { pools: { confident: th.confident, unsure: th.unsure }, groups: groups?.thresholds ?? {} },
     ...(bySize ? { bySize: [...bySize] } : {}),
+    ...(s.scoreCounts ? { seen: { ...s.scoreCounts } } : {}),
+    ...(s.sequences ? { sequences: sequenceScoresFromState(s.sequences) } : {}),
   };
   // A rule deleted since the file was written is out anyway.
   const live = (s.withoutRules ?? []).filter((r) => !DELETED_RULES.includes(r));
   return {
     side,
     evidence: ev,
-    calibration: {
-      ...calibration,
-      ...(s.scoreCounts ? { seen: { ...s.scoreCounts } } : {}),
-      ...(s.sequences ? { sequences: sequenceScoresFromState(s.sequences) } : {}),
-    },
+    calibration,
     addedTools: [...addedTools],
     ...(s.coverage ? { coverage: coverageFromState(s.coverage) } : {}),
     ...(s.novelty ? { novelty: noveltyFromState(s.novelty, dim) } : {}),
