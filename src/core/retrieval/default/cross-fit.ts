@@ -231,14 +231,8 @@ export class CrossFitter {
       const qTerms = side.lexical.prepare(terms(plans[i].query));
       const q = query(i);
       for (const step of planSteps(plans[i])) {
-        computeSignals(
-          side,
-          ev,
-          { terms: qTerms, queryVector: q, history: historyIndices(step.history, side.index) },
-          w,
-          setup.neighbours,
-          this.without,
-        );
+        const input = { terms: qTerms, queryVector: q, history: historyIndices(step.history, side.index) };
+        computeSignals(side, ev, input, w, setup.neighbours, this.without);
         const acceptable = new Set(step.acceptable.map((t) => side.index.get(t)!));
         const pool = new Set<number>(acceptable);
         pool.add(side.end);

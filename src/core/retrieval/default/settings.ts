@@ -103,17 +103,10 @@ export function chooseSettings(
   let K = options.clusters ?? 0;
   // l and K are picked by the graph signals' held-out MRR: evidence from foldPlans training plans
   // (a seeded sample beyond it) ranks them as one from every plan would, at a fraction of the cost.
-  const train0 = scoredSubset(
-    plans.flatMap((p, i) => (foldOf[i] !== 0 ? [i] : [])),
-    foldPlans,
-    seed + SEED_SETTINGS_TRAIN,
-  );
-  const scoredPlans = maxScoredPlans(side.labels.length);
-  const held0 = scoredSubset(
-    plans.flatMap((p, i) => (foldOf[i] === 0 ? [i] : [])),
-    scoredPlans / defaultFolds,
-    seed + SEED_SETTINGS_HELD_OUT,
-  );
+  const inFold0 = (held: boolean) => plans.flatMap((_, i) => ((foldOf[i] === 0) === held ? [i] : []));
+  const train0 = scoredSubset(inFold0(false), foldPlans, seed + SEED_SETTINGS_TRAIN);
+  const scoredPlans = maxScoredPlans(side.labels.length) / defaultFolds;
+  const held0 = scoredSubset(inFold0(true), scoredPlans, seed + SEED_SETTINGS_HELD_OUT);
   const quickScore = (ev: Evidence, signal: number) =>
     heldOutMrr(side, dim, ev, signal, { plans, queries, held: held0, neighbours, withoutIdx });
   const sub = (idx: number[]) => ({ plans: idx.map((i) => plans[i]), queries: idx.map((i) => queries[i]) });
@@ -177,15 +170,8 @@ function heldOutMrr(
   let count = 0;
   for (const i of held) {
     for (const step of planSteps(plans[i])) {
-      computeSignals(
-        side,
-        ev,
-        { terms: noTerms(), queryVector: queries[i], history: historyIndices(step.history, side.index) },
-        w,
-        neighbours,
-        withoutIdx,
-        true,
-      );
+      const input = { terms: noTerms(), queryVector: queries[i], history: historyIndices(step.history, side.index) };
+      computeSignals(side, ev, input, w, neighbours, withoutIdx, true);
       const row = w.x.subarray(signal * side.labels.length, (signal + 1) * side.labels.length);
       const ok = new Set(step.acceptable.map((t) => side.index.get(t)!));
       let best = -Infinity;
@@ -213,11 +199,8 @@ function clusterRequests(
   iterations?: number,
 ): KMeansResult {
   if (n <= MAX_KMEANS_POINTS) return sphericalKMeans(all, n, dim, k, { seed, maxIterations: iterations });
-  const sample = scoredSubset(
-    Array.from({ length: n }, (_, i) => i),
-    MAX_KMEANS_POINTS,
-    seed + SEED_KMEANS_SAMPLE,
-  );
+  const indices = Array.from({ length: n }, (_, i) => i);
+  const sample = scoredSubset(indices, MAX_KMEANS_POINTS, seed + SEED_KMEANS_SAMPLE);
   const rows = new Float32Array(sample.length * dim);
   sample.forEach((i, j) => rows.set(all.subarray(i * dim, (i + 1) * dim), j * dim));
   const km = sphericalKMeans(rows, sample.length, dim, k, { seed, maxIterations: iterations });
