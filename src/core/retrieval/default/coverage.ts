@@ -151,14 +151,8 @@ export function fitCoverage(
     if (slotA[slot] === NULL) nullProb[slotW[slot]] = t[slot];
     else rowsOf[slotW[slot]].push([slotA[slot], t[slot], calls[slot]]);
   }
-  const o = { ...COVERAGE_DEFAULTS, ...options };
-  return fromRows(
-    [...words.keys()].map((w, i): Row => [w, nullProb[i], rowsOf[i], said[i]]),
-    o.gain,
-    o.share,
-    o.maxInclude,
-    true,
-  );
+  const byWord = [...words.keys()].map((w, i): Row => [w, nullProb[i], rowsOf[i], said[i]]);
+  return fromRows(byWord, { ...COVERAGE_DEFAULTS, ...options }, true);
 }
 
 /** IBM Model 1's EM: t(w | a) per (tool, word) slot from a uniform start; each row word lists k slots, NULL last. */
@@ -186,8 +180,9 @@ function expectationMaximization(rows: { out: Uint32Array; k: number }[], slotA:
   return t;
 }
 
-/** The model from its rows; `counted`: the rows carry the demonstrations' counts (files written before them do not). */
-function fromRows(rows: Row[], gain: number, share: number, maxInclude: number, counted: boolean): CoverageModel {
+/** The model from its rows and settings; `counted`: the rows carry the demonstrations' counts (older files' do not). */
+function fromRows(rows: Row[], o: typeof COVERAGE_DEFAULTS, counted: boolean): CoverageModel {
+  const { gain, share, maxInclude } = o;
   const words = new Map<string, number>();
   const nullProb = new Float32Array(rows.length);
   const tools: Uint32Array[] = [];
@@ -264,9 +259,7 @@ export function coverageFromState(s: CoverageState): CoverageModel {
       ),
       s.said?.[i] ?? 0,
     ]),
-    s.gain,
-    s.share,
-    s.maxInclude,
+    s,
     s.said !== undefined,
   );
 }
@@ -302,7 +295,7 @@ export function withAddedTools(m: CoverageModel, tools: readonly ToolSpec[], add
     rows.get(i) ?? (i < m.tools.length ? listed(i) : []),
     m.said?.[i] ?? 0,
   ]);
-  return fromRows(all, m.gain, m.share, m.maxInclude, m.said !== undefined);
+  return fromRows(all, m, m.said !== undefined);
 }
 
 /**
