@@ -221,10 +221,7 @@ export class CrossFitter {
     const ev = this.foldEvidence(trainIdx, f, query, onProgress);
     const w = new Workspace(side.labels.length, dim, ev.k);
     const builder = new GateDataBuilder(S, G);
-    const poolCounts: number[] = [];
-    const descRank: number[] = [];
-    const plan: number[] = [];
-    const known: number[] = [];
+    const [poolCounts, descRank, plan, known]: number[][] = [[], [], [], []];
     const L = side.labels.length;
     const counts = rarity(ev, L).counts;
     for (const i of heldIdx) {
@@ -241,12 +238,8 @@ export class CrossFitter {
         // Every label, where the whole softmax is affordable (ExperimentalGatedSettings.wholeSoftmaxUpTo).
         if (L <= (setup.wholeSoftmaxUpTo ?? 0)) for (let f2 = 0; f2 < L; f2++) pool.add(f2);
         const pooled = [...pool];
-        builder.add(
-          w.context,
-          pooled,
-          (s, f2) => w.x[s * L + f2],
-          (f2) => acceptable.has(f2),
-        );
+        const isAcceptable = (f2: number) => acceptable.has(f2);
+        builder.add(w.context, pooled, (s, f2) => w.x[s * L + f2], isAcceptable);
         for (const f2 of pooled) poolCounts.push(counts[f2]);
         descRank.push(descriptionRank(w.x, L, side.end, acceptable));
         plan.push(i);
