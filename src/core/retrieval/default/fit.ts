@@ -186,10 +186,9 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   const split = splitHeldOut(fit, steps);
   const { builder, descRank: stepDescRank } = steps;
   const { gateSteps, calSteps, thresholdSteps } = split;
-  const gateData = builder.build(gateSteps);
   const calData = builder.build(calSteps);
   const epochs = gateSteps.length < 2000 ? 60 : 25;
-  const { theta } = trainGate(gateData, priorGate(), { seed, epochs, pull: pull(gateSteps.length) });
+  const { theta } = trainGate(builder.build(gateSteps), priorGate(), { seed, epochs, pull: pull(gateSteps.length) });
   report('gate', 1);
   const temperature = fitTemperature(theta, calData);
   // Scored as ranked: shrunk toward the descriptions by each candidate's demonstrations in its fold.
@@ -200,7 +199,6 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   const unseen = unseenShare(rarity(ev, L).counts, L, side.end, prior);
   const cal = calibrationScores(theta, temperature, calData, (i) => steps.poolCounts[calSteps[i]], unseen);
   const calibration = conformalCalibration(fit, steps, split, { theta, temperature, calData, cal, unseen });
-  const thresholds = { confident: calibration.thresholds.pools.confident, unsure: calibration.thresholds.pools.unsure };
   const ruleSteps = { descriptionRanks: thresholdSteps.map((step) => stepDescRank[step]), target };
   for (const rule of STEP_RULES) if (rules[rule.name] !== undefined) rule.calibrate?.(rules[rule.name], ruleSteps);
   const raw = calibrationScores(theta, 1, calData);
@@ -215,7 +213,7 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
       isotonic: isotonicEce(raw.top, raw.topCorrect),
     },
     temperature,
-    thresholds,
+    thresholds: { ...calibration.thresholds.pools },
     historyLength: fit.l,
     clusters: fit.K,
     selection: fit.selection,

@@ -208,21 +208,19 @@ function evidenceFromState(
     if (head.dim !== dim || head.classes !== L || head.sparseSize !== headSparseSize(l, vocabulary))
       fail('evidence.head', `head is ${head.dim}→${head.classes}, expected ${dim}→${L}`);
   }
-  const ev: Evidence = {
+  const graphs = e.graphs.map((g) => DependencyGraph.fromState(l, g));
+  return {
     historyLength: l,
     k: e.centroids.length,
     centroids: Float32Array.from(e.centroids.flat()),
-    graphs: e.graphs.map((g) => DependencyGraph.fromState(l, g)),
+    graphs,
     global: DependencyGraph.fromState(Number(e.globalHistory) || Math.max(l, KNOWN_HISTORY), e.global),
     bags: e.bags.map((b) => new Map(b)),
     head,
     vocabulary,
-    sizes: [],
+    sizes: e.sizes?.length === graphs.length ? e.sizes.map(Number) : graphs.map(startCount),
     replay: ReplayBuffer.fromState(e.replay),
   };
-  const graphs = ev.graphs;
-  ev.sizes = Array.isArray(e.sizes) && e.sizes.length === graphs.length ? e.sizes.map(Number) : graphs.map(startCount);
-  return ev;
 }
 
 /** The saved calibration groups (scores and thresholds per group), checked. */
