@@ -1,4 +1,5 @@
 import { seededRandom, shuffleInPlace } from '../../base/random.js';
+import { countBelow } from '../../plans/plan.js';
 
 /**
  * The learned gate of DTDR-G: a conditional logit over the candidate labels of a step whose
@@ -348,13 +349,6 @@ export function fitIsotonic(scores: readonly number[], outcomes: readonly number
 
 export function applyIsotonic(map: { x: number[]; y: number[] }, score: number): number {
   if (map.x.length === 0) return score;
-  let lo = 0;
-  let hi = map.x.length - 1;
-  if (score >= map.x[hi]) return map.y[hi];
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (map.x[mid] < score) lo = mid + 1;
-    else hi = mid;
-  }
-  return map.y[lo];
+  const last = map.x.length - 1;
+  return score >= map.x[last] ? map.y[last] : map.y[countBelow(map.x, score)];
 }
