@@ -180,12 +180,11 @@ export function checkGatedState(
     if (new Set(v).size !== v.length) stateError('state.evidence.vocabulary', 'lists a label twice');
   }
   if (e.head) LinearHead.checkState(e.head, 'state.evidence.head');
-  const head = e.head ?? undefined;
   if (e.sizes !== undefined) numbers('state.evidence.sizes', e.sizes, undefined, { min: 0 });
   ReplayBuffer.fromState(e.replay, {
     field: 'state.evidence.replay',
     dim: dimension,
-    sparseSize: head?.sparseSize ?? 2 ** 32,
+    sparseSize: e.head?.sparseSize ?? 2 ** 32,
     classes: L,
   });
 }
