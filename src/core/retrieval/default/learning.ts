@@ -44,24 +44,19 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
   if (plans.length === 0) return false;
   const queries = plans.map((_, i) => requireVector(input.queryVectors?.[i], 'dtdr-g', 'queryVectors'));
   const side = p.side;
+  const d = side.dim;
   const ev = p.evidence;
   // Columns the last call left pending train on that call's examples first (Dtdr has trained them already).
   if (ev?.pendingColumns) while (learnMoreColumns(ev));
   if (ev) learnCalibration(p, plans, queries, rank);
   else {
     // Tools alone so far: one cluster around these plans, the default history length.
-    const d = side.dim;
     const centroid = new Float32Array(d);
     for (const q of queries) for (let j = 0; j < d; j++) centroid[j] += q[j];
     normaliseInPlace(centroid);
-    p.evidence = fitEvidence(
-      side,
-      plans,
-      queries,
-      { centroids: centroid, k: 1, assignment: new Uint8Array(plans.length) },
-      { historyLength: KNOWN_HISTORY, seed: 0 },
-    );
-    p.novelty = fitNovelty(queries, side.dim);
+    const clustering = { centroids: centroid, k: 1, assignment: new Uint8Array(plans.length) };
+    p.evidence = fitEvidence(side, plans, queries, clustering, { historyLength: KNOWN_HISTORY, seed: 0 });
+    p.novelty = fitNovelty(queries, d);
     return true;
   }
   // The tools the head hardly knew, counted before these runs join the counts (head-columns.ts).
@@ -73,7 +68,6 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
     const state = p.rules[rule.name];
     if (state !== undefined) rule.learn?.(state, plans, side.index, p.coverage);
   }
-  const d = side.dim;
   for (const [i, plan] of plans.entries()) {
     const q = queries[i];
     let k = 0;
