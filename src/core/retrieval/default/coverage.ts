@@ -248,20 +248,13 @@ export function checkCoverageState(field: string, v: unknown, tools: number): as
 }
 
 export function coverageFromState(s: CoverageState): CoverageModel {
-  const at = (i: number, k: number) => s.offsets[i] + k;
-  return fromRows(
-    s.words.map((w, i): Row => [
-      w,
-      s.nullProb[i],
-      Array.from(
-        { length: s.offsets[i + 1] - s.offsets[i] },
-        (_, k) => [s.tools[at(i, k)], s.probs[at(i, k)], s.calls?.[at(i, k)] ?? 0] as [number, number, number],
-      ),
-      s.said?.[i] ?? 0,
-    ]),
-    s,
-    s.said !== undefined,
-  );
+  const row = (i: number): Row[2] => {
+    const out: Row[2] = [];
+    for (let j = s.offsets[i]; j < s.offsets[i + 1]; j++) out.push([s.tools[j], s.probs[j], s.calls?.[j] ?? 0]);
+    return out;
+  };
+  const rows = s.words.map((w, i): Row => [w, s.nullProb[i], row(i), s.said?.[i] ?? 0]);
+  return fromRows(rows, s, s.said !== undefined);
 }
 
 /**
