@@ -269,18 +269,11 @@ export function checkCombinationsState(field: string, v: unknown, labels: number
 
 /** The table from its saved form (checked by checkCombinationsState: one slot per label). */
 export function combinationsFromState(s: CombinationsState): Combinations {
-  const together = Array.from({ length: s.offsets.length - 1 }, (_, a) =>
-    Uint32Array.from(s.together.slice(s.offsets[a], s.offsets[a + 1])),
+  const { offsets, together, entry, ...switches } = s;
+  const lists = Array.from({ length: offsets.length - 1 }, (_, a) =>
+    Uint32Array.from(together.slice(offsets[a], offsets[a + 1])),
   );
-  return {
-    together,
-    entry: Int32Array.from(s.entry),
-    enabled: s.enabled,
-    fired: s.fired,
-    precision: s.precision,
-    endAlarms: s.endAlarms,
-    atEnd: s.atEnd,
-  };
+  return { together: lists, entry: Int32Array.from(entry), ...switches };
 }
 
 /**
