@@ -104,33 +104,21 @@ export function fitEvidence(
   // A round of leave-one-out cross-fitting on a single demonstration trains on none: no head then
   // (the other signals score its held-out steps), rather than a head with nothing to learn from.
   if (o.head !== false && plans.length > 0) {
-    const examples = sampleExamples(
-      headExamples(side, plans, queries, l, vocabulary),
-      o.headSteps ?? Infinity,
-      o.seed + 601,
-    );
+    const all = headExamples(side, plans, queries, l, vocabulary);
+    const examples = sampleExamples(all, o.headSteps ?? Infinity, o.seed + 601);
     replay.add(examples);
     const headOptions = { epochs: 8, seed: o.seed, sparseSupport: 'auto' as const, ...(o.head ?? {}) };
     // Over many labels a full softmax per step costs hours at app scale: a sampled one (linear-head-sampled.ts).
     // Its epochs stop at about SAMPLED_EXAMPLE_PASSES examples in all (80,000 steps: 3 epochs, ~1,900 Adam steps).
+    const passes = Math.round(SAMPLED_EXAMPLE_PASSES / examples.dense.length);
     const generator =
       side.labels.length > SAMPLED_SOFTMAX_ABOVE
-        ? trainSampledHead(examples, {
-            ...headOptions,
-            epochs: Math.max(
-              1,
-              Math.min(headOptions.epochs, Math.round(SAMPLED_EXAMPLE_PASSES / examples.dense.length)),
-            ),
-          })
+        ? trainSampledHead(examples, { ...headOptions, epochs: Math.max(1, Math.min(headOptions.epochs, passes)) })
         : trainLinearHead(examples, headOptions);
-    for (;;) {
-      const next = generator.next();
-      if (next.done) {
-        head = next.value;
-        break;
-      }
+    let next = generator.next();
+    for (; !next.done; next = generator.next())
       onProgress?.({ phase: 'head', fraction: next.value.epoch / next.value.epochs, loss: next.value.loss });
-    }
+    head = next.value;
   }
   return {
     historyLength: l,
