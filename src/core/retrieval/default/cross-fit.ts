@@ -14,7 +14,7 @@ import type { LinearHeadOptions } from '../linear-head.js';
 import { SAMPLED_SOFTMAX_ABOVE } from '../linear-head-sampled.js';
 import { maxScoredPlans, scoredSubset } from './calibration.js';
 import { rarity, type Evidence } from './evidence.js';
-import { fitEvidence, planMemo, type Clustering, type PlanMemo } from './evidence-fit.js';
+import { fitEvidence, planMemo, type Clustering, type FitPartsOptions, type PlanMemo } from './evidence-fit.js';
 import { GateDataBuilder, type GateParts } from './gate.js';
 import { BAG, CG, EMBU, G, GG, HEAD, LEX, LEXU, S } from './layout.js';
 import { computeSignals } from './signals.js';
@@ -264,13 +264,9 @@ export class CrossFitter {
     onProgress?: (fraction: number) => void,
   ): Evidence {
     const setup = this.setup;
-    const { plans, seed } = setup;
+    const { plans, seed, centroids, k, historyLength, foldHeadSteps: headSteps } = setup;
     const side = this.side;
-    const clustering: Clustering = {
-      centroids: setup.centroids,
-      k: setup.k,
-      assignment: trainIdx.map((i) => setup.assignment[i]),
-    };
+    const clustering: Clustering = { centroids, k, assignment: trainIdx.map((i) => setup.assignment[i]) };
     // Fold heads only feed the gate and calibration: 3 epochs measure as well as 8 there, at a third of the time.
     // Over many labels (a sampled softmax) one epoch: fold heads were most of the fit at 16,000 tools.
     const head = setup.head;
@@ -278,20 +274,9 @@ export class CrossFitter {
       head === false
         ? false
         : { ...head, epochs: Math.min(side.labels.length > SAMPLED_SOFTMAX_ABOVE ? 1 : 3, head?.epochs ?? 8) };
-    return fitEvidence(
-      side,
-      trainIdx.map((i) => plans[i]),
-      trainIdx.map(query),
-      clustering,
-      {
-        historyLength: setup.historyLength,
-        seed: seed + f,
-        head: foldHead,
-        headSteps: setup.foldHeadSteps,
-        memo: this.memo,
-      },
-      (p) => onProgress?.(p.fraction),
-    );
+    const options: FitPartsOptions = { historyLength, seed: seed + f, head: foldHead, headSteps, memo: this.memo };
+    const foldPlans = trainIdx.map((i) => plans[i]);
+    return fitEvidence(side, foldPlans, trainIdx.map(query), clustering, options, (p) => onProgress?.(p.fraction));
   }
 }
 
