@@ -11,7 +11,7 @@ import { assignNearest, sphericalKMeans, type KMeansResult } from '../kmeans.js'
 import { packRows } from '../kernels/rows.js';
 import { maxScoredPlans, scoredSubset } from './calibration.js';
 import type { Evidence } from './evidence.js';
-import { fitEvidence, planMemo, type Clustering } from './evidence-fit.js';
+import { fitEvidence, planMemo, type FitPartsOptions } from './evidence-fit.js';
 import { CG } from './layout.js';
 import { resolveGatedOptions, type GatedOptions } from './options.js';
 import { computeSignals } from './signals.js';
@@ -113,13 +113,8 @@ export function chooseSettings(
   // k-means sees only queries, no labels: cluster every demonstration once per candidate K and
   // let each fold count its graphs within those clusters.
   const all = packRows(queries, dim);
-  const cluster = (k: number, iterations?: number) => clusterRequests(all, n, dim, k, seed, iterations);
-  const restrict = (c: KMeansResult, idx: number[]): Clustering => ({
-    centroids: c.centroids,
-    k: c.k,
-    assignment: idx.map((i) => c.assignment[i]),
-  });
   const t0 = sub(train0);
+  const graphsOnly: FitPartsOptions = { historyLength: 4, seed, head: false, memo };
   // K candidates scale with the data (a fixed ratio gives 20 demonstrations K = 2); the cap keeps
   // the per-step cluster lookup cheap. One graph fit per K with l = 4 serves every l ≤ 4.
   const candidates = K
@@ -129,13 +124,9 @@ export function chooseSettings(
   let bestEvidence: Evidence | undefined;
   let best = -1;
   for (const c of candidates) {
-    const km = cluster(c, 8);
-    const ev = fitEvidence(side, t0.plans, t0.queries, restrict(km, train0), {
-      historyLength: 4,
-      seed,
-      head: false,
-      memo,
-    });
+    const km = clusterRequests(all, n, dim, c, seed, 8);
+    const assignment = train0.map((i) => km.assignment[i]);
+    const ev = fitEvidence(side, t0.plans, t0.queries, { centroids: km.centroids, k: km.k, assignment }, graphsOnly);
     if (candidates.length === 1) {
       [clustering, bestEvidence] = [km, ev];
       break;
