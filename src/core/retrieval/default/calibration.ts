@@ -88,16 +88,13 @@ export function isotonicEce(top: number[], correct: number[]): number {
   const idx = top.map((_, i) => i);
   const a = idx.filter((i) => i % 2 === 0);
   const b = idx.filter((i) => i % 2 === 1);
-  const mapped: number[] = [];
-  const outcome: number[] = [];
+  const [mapped, outcome]: number[][] = [[], []];
+  const at = (values: number[], steps: number[]) => steps.map((i) => values[i]);
   for (const [fitOn, applyTo] of [
     [a, b],
     [b, a],
   ]) {
-    const map = fitIsotonic(
-      fitOn.map((i) => top[i]),
-      fitOn.map((i) => correct[i]),
-    );
+    const map = fitIsotonic(at(top, fitOn), at(correct, fitOn));
     for (const i of applyTo) {
       mapped.push(applyIsotonic(map, top[i]));
       outcome.push(correct[i]);
