@@ -11,7 +11,7 @@
  *   demonstrations — evidence about the others too: the steps around its calls, the normalisers
  *   every other tool's score shares — so the others rank exactly as before, and re-adding the name
  *   brings it back. DTDR-G drops a removed tool nothing was learned about from its state
- *   (retrieval/default/without-tool.ts) before it gets here.
+ *   (retrieval/default/with-tools.ts) before it gets here.
  * - Adding to a method with native support (its registry entry's `withTools`: DTDR-G) is the
  *   method's own (retrieval/default/with-tools.ts).
  * - Adding to the other methods mixes a description ranking in (embedding similarity when the

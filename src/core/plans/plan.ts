@@ -98,7 +98,7 @@ function resolveEdges(
 }
 
 /** How many of the ascending `sorted` are below `x`. */
-function countBelow(sorted: readonly number[], x: number): number {
+export function countBelow(sorted: readonly number[], x: number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {

@@ -5,8 +5,7 @@
  */
 import { DtdrError } from '../base/errors.js';
 import { GatedRetriever, type FoldWorkers, type GatedOptions, type GatedState } from './default/index.js';
-import { gatedStateWithoutTool, withToolVectors } from './default/without-tool.js';
-import { gatedStateWithTools } from './default/with-tools.js';
+import { gatedStateWithoutTool, gatedStateWithTools, withToolVectors } from './default/with-tools.js';
 import type { ClusterOptions } from './cluster.js';
 import type { LinearHeadOptions } from './linear-head.js';
 import type { FitNeeds, MethodName, PeerName, Retriever, StateInput, TrainingProgress } from './types.js';

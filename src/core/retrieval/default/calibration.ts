@@ -53,16 +53,9 @@ export function calibrationScores(
   unseen = 1,
 ) {
   const n = data.offsets.length - 1;
-  const best: number[] = [];
-  const top: number[] = [];
-  const topCorrect: number[] = [];
-  const topAt: number[] = [];
-  const ranks: number[] = [];
-  const a = new Float64Array(data.signals);
-  const buffer = new Float64Array(widestStep(data));
-  const aT = new Float64Array(data.signals);
-  const bufferT = new Float64Array(buffer.length);
-  const deficitBuffer = new Float64Array(buffer.length);
+  const [best, top, topCorrect, topAt, ranks]: number[][] = [[], [], [], [], []];
+  const [S, W] = [data.signals, widestStep(data)];
+  const [a, aT, buffer, bufferT, deficitBuffer] = [S, S, W, W, W].map((size) => new Float64Array(size));
   for (let i = 0; i < n; i++) {
     const p = stepProbabilities(theta, data, i, temperature, a, buffer);
     const from = data.offsets[i];
@@ -73,9 +66,7 @@ export function calibrationScores(
         if (data.values[(data.offsets[i] + k) * data.signals + ENDS] === 1) end = k;
       shrinkInPlace(p, pT, deficits(counts(i), p.length, deficitBuffer), p.length, end, unseen);
     }
-    let b = 0;
-    let t = 0;
-    let tk = 0;
+    let [b, t, tk] = [0, 0, 0];
     for (let k = 0; k < p.length; k++) {
       if (data.accept[from + k] && p[k] > b) b = p[k];
       if (p[k] > t) [t, tk] = [p[k], k];
@@ -97,16 +88,13 @@ export function isotonicEce(top: number[], correct: number[]): number {
   const idx = top.map((_, i) => i);
   const a = idx.filter((i) => i % 2 === 0);
   const b = idx.filter((i) => i % 2 === 1);
-  const mapped: number[] = [];
-  const outcome: number[] = [];
+  const [mapped, outcome]: number[][] = [[], []];
+  const at = (values: number[], steps: number[]) => steps.map((i) => values[i]);
   for (const [fitOn, applyTo] of [
     [a, b],
     [b, a],
   ]) {
-    const map = fitIsotonic(
-      fitOn.map((i) => top[i]),
-      fitOn.map((i) => correct[i]),
-    );
+    const map = fitIsotonic(at(top, fitOn), at(correct, fitOn));
     for (const i of applyTo) {
       mapped.push(applyIsotonic(map, top[i]));
       outcome.push(correct[i]);

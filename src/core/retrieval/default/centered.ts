@@ -23,13 +23,11 @@ export class CenteredMatch {
     private readonly tools: number,
     private readonly dim: number,
   ) {
-    const mean = new Float64Array(dim);
+    const mean = (this.mean = new Float64Array(dim));
     for (let f = 0; f < tools; f++) for (let d = 0; d < dim; d++) mean[d] += toolVectors[f * dim + d] / tools;
-    const vectors = new Float32Array(tools * dim);
+    const vectors = (this.vectors = new Float32Array(tools * dim));
     for (let f = 0; f < tools; f++)
       for (let d = 0; d < dim; d++) vectors[f * dim + d] = toolVectors[f * dim + d] - mean[d];
-    this.vectors = vectors;
-    this.mean = mean;
     this.centered = new Float64Array(dim);
     this.scores = new Float32Array(tools);
   }

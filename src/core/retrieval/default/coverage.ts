@@ -151,14 +151,8 @@ export function fitCoverage(
     if (slotA[slot] === NULL) nullProb[slotW[slot]] = t[slot];
     else rowsOf[slotW[slot]].push([slotA[slot], t[slot], calls[slot]]);
   }
-  const o = { ...COVERAGE_DEFAULTS, ...options };
-  return fromRows(
-    [...words.keys()].map((w, i): Row => [w, nullProb[i], rowsOf[i], said[i]]),
-    o.gain,
-    o.share,
-    o.maxInclude,
-    true,
-  );
+  const byWord = [...words.keys()].map((w, i): Row => [w, nullProb[i], rowsOf[i], said[i]]);
+  return fromRows(byWord, { ...COVERAGE_DEFAULTS, ...options }, true);
 }
 
 /** IBM Model 1's EM: t(w | a) per (tool, word) slot from a uniform start; each row word lists k slots, NULL last. */
@@ -186,8 +180,9 @@ function expectationMaximization(rows: { out: Uint32Array; k: number }[], slotA:
   return t;
 }
 
-/** The model from its rows; `counted`: the rows carry the demonstrations' counts (files written before them do not). */
-function fromRows(rows: Row[], gain: number, share: number, maxInclude: number, counted: boolean): CoverageModel {
+/** The model from its rows and settings; `counted`: the rows carry the demonstrations' counts (older files' do not). */
+function fromRows(rows: Row[], o: typeof COVERAGE_DEFAULTS, counted: boolean): CoverageModel {
+  const { gain, share, maxInclude } = o;
   const words = new Map<string, number>();
   const nullProb = new Float32Array(rows.length);
   const tools: Uint32Array[] = [];
@@ -253,22 +248,13 @@ export function checkCoverageState(field: string, v: unknown, tools: number): as
 }
 
 export function coverageFromState(s: CoverageState): CoverageModel {
-  const at = (i: number, k: number) => s.offsets[i] + k;
-  return fromRows(
-    s.words.map((w, i): Row => [
-      w,
-      s.nullProb[i],
-      Array.from(
-        { length: s.offsets[i + 1] - s.offsets[i] },
-        (_, k) => [s.tools[at(i, k)], s.probs[at(i, k)], s.calls?.[at(i, k)] ?? 0] as [number, number, number],
-      ),
-      s.said?.[i] ?? 0,
-    ]),
-    s.gain,
-    s.share,
-    s.maxInclude,
-    s.said !== undefined,
-  );
+  const row = (i: number): Row[2] => {
+    const out: Row[2] = [];
+    for (let j = s.offsets[i]; j < s.offsets[i + 1]; j++) out.push([s.tools[j], s.probs[j], s.calls?.[j] ?? 0]);
+    return out;
+  };
+  const rows = s.words.map((w, i): Row => [w, s.nullProb[i], row(i), s.said?.[i] ?? 0]);
+  return fromRows(rows, s, s.said !== undefined);
 }
 
 /**
@@ -302,7 +288,7 @@ export function withAddedTools(m: CoverageModel, tools: readonly ToolSpec[], add
     rows.get(i) ?? (i < m.tools.length ? listed(i) : []),
     m.said?.[i] ?? 0,
   ]);
-  return fromRows(all, m.gain, m.share, m.maxInclude, m.said !== undefined);
+  return fromRows(all, m, m.said !== undefined);
 }
 
 /**

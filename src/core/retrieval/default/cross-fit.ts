@@ -14,7 +14,7 @@ import type { LinearHeadOptions } from '../linear-head.js';
 import { SAMPLED_SOFTMAX_ABOVE } from '../linear-head-sampled.js';
 import { maxScoredPlans, scoredSubset } from './calibration.js';
 import { rarity, type Evidence } from './evidence.js';
-import { fitEvidence, planMemo, type Clustering, type PlanMemo } from './evidence-fit.js';
+import { fitEvidence, planMemo, type Clustering, type FitPartsOptions, type PlanMemo } from './evidence-fit.js';
 import { GateDataBuilder, type GateParts } from './gate.js';
 import { BAG, CG, EMBU, G, GG, HEAD, LEX, LEXU, S } from './layout.js';
 import { computeSignals } from './signals.js';
@@ -112,13 +112,19 @@ export function foldAssignment(plans: readonly Plan[], scheme: FoldScheme, folds
     const foldOfKey = new Map<string, number>();
     shuffleInPlace(keys, seededRandom(seed + 211)).forEach((key, rank) => foldOfKey.set(key, rank % folds));
     sequenceOf.forEach((key, i) => (foldOf[i] = foldOfKey.get(key)!));
-  } else {
-    shuffleInPlace(
-      Array.from({ length: n }, (_, i) => i),
-      seededRandom(seed + 211),
-    ).forEach((p, rank) => (foldOf[p] = rank % folds));
+    return foldOf;
   }
-  return foldOf;
+  return deal(foldOf, folds, seed + 211);
+}
+
+/** Deals indices 0 … out.length − 1, in a seeded random order, to `folds` folds in turn: out[i] is i's fold. */
+function deal<A extends Uint8Array | Uint32Array>(out: A, folds: number, seed: number): A {
+  const order = shuffleInPlace(
+    Array.from(out, (_, i) => i),
+    seededRandom(seed),
+  );
+  order.forEach((i, rank) => (out[i] = rank % folds));
+  return out;
 }
 
 /** Folds of scheme `scheme` (an index into `schemes`). */
@@ -145,12 +151,7 @@ export function roundPlace(
 
 /** Which half of the held-out plans each plan is in: 0 trains the gate, 1 calibrates. */
 export function gateHalves(n: number, seed: number): Uint8Array {
-  const half = new Uint8Array(n);
-  shuffleInPlace(
-    Array.from({ length: n }, (_, i) => i),
-    seededRandom(seed + 307),
-  ).forEach((p, rank) => (half[p] = rank % 2));
-  return half;
+  return deal(new Uint8Array(n), 2, seed + 307);
 }
 
 /** Too few plans to split into halves: both halves use everything (the guarantee weakens; said in the reason). */
@@ -180,9 +181,7 @@ export class CrossFitter {
   }
 
   get rounds(): number {
-    let rounds = 0;
-    for (let r = 0; r < this.setup.schemes.length; r++) rounds += schemeFolds(this.setup, r);
-    return rounds;
+    return this.setup.schemes.reduce((rounds, _, r) => rounds + schemeFolds(this.setup, r), 0);
   }
 
   /**
@@ -222,24 +221,15 @@ export class CrossFitter {
     const ev = this.foldEvidence(trainIdx, f, query, onProgress);
     const w = new Workspace(side.labels.length, dim, ev.k);
     const builder = new GateDataBuilder(S, G);
-    const poolCounts: number[] = [];
-    const descRank: number[] = [];
-    const plan: number[] = [];
-    const known: number[] = [];
+    const [poolCounts, descRank, plan, known]: number[][] = [[], [], [], []];
     const L = side.labels.length;
     const counts = rarity(ev, L).counts;
     for (const i of heldIdx) {
       const qTerms = side.lexical.prepare(terms(plans[i].query));
       const q = query(i);
       for (const step of planSteps(plans[i])) {
-        computeSignals(
-          side,
-          ev,
-          { terms: qTerms, queryVector: q, history: historyIndices(step.history, side.index) },
-          w,
-          setup.neighbours,
-          this.without,
-        );
+        const input = { terms: qTerms, queryVector: q, history: historyIndices(step.history, side.index) };
+        computeSignals(side, ev, input, w, setup.neighbours, this.without);
         const acceptable = new Set(step.acceptable.map((t) => side.index.get(t)!));
         const pool = new Set<number>(acceptable);
         pool.add(side.end);
@@ -248,12 +238,8 @@ export class CrossFitter {
         // Every label, where the whole softmax is affordable (ExperimentalGatedSettings.wholeSoftmaxUpTo).
         if (L <= (setup.wholeSoftmaxUpTo ?? 0)) for (let f2 = 0; f2 < L; f2++) pool.add(f2);
         const pooled = [...pool];
-        builder.add(
-          w.context,
-          pooled,
-          (s, f2) => w.x[s * L + f2],
-          (f2) => acceptable.has(f2),
-        );
+        const isAcceptable = (f2: number) => acceptable.has(f2);
+        builder.add(w.context, pooled, (s, f2) => w.x[s * L + f2], isAcceptable);
         for (const f2 of pooled) poolCounts.push(counts[f2]);
         descRank.push(descriptionRank(w.x, L, side.end, acceptable));
         plan.push(i);
@@ -278,13 +264,9 @@ export class CrossFitter {
     onProgress?: (fraction: number) => void,
   ): Evidence {
     const setup = this.setup;
-    const { plans, seed } = setup;
+    const { plans, seed, centroids, k, historyLength, foldHeadSteps: headSteps } = setup;
     const side = this.side;
-    const clustering: Clustering = {
-      centroids: setup.centroids,
-      k: setup.k,
-      assignment: trainIdx.map((i) => setup.assignment[i]),
-    };
+    const clustering: Clustering = { centroids, k, assignment: trainIdx.map((i) => setup.assignment[i]) };
     // Fold heads only feed the gate and calibration: 3 epochs measure as well as 8 there, at a third of the time.
     // Over many labels (a sampled softmax) one epoch: fold heads were most of the fit at 16,000 tools.
     const head = setup.head;
@@ -292,21 +274,9 @@ export class CrossFitter {
       head === false
         ? false
         : { ...head, epochs: Math.min(side.labels.length > SAMPLED_SOFTMAX_ABOVE ? 1 : 3, head?.epochs ?? 8) };
-    const ev = fitEvidence(
-      side,
-      trainIdx.map((i) => plans[i]),
-      trainIdx.map(query),
-      clustering,
-      {
-        historyLength: setup.historyLength,
-        seed: seed + f,
-        head: foldHead,
-        headSteps: setup.foldHeadSteps,
-        memo: this.memo,
-      },
-      (p) => onProgress?.(p.fraction),
-    );
-    return ev;
+    const options: FitPartsOptions = { historyLength, seed: seed + f, head: foldHead, headSteps, memo: this.memo };
+    const foldPlans = trainIdx.map((i) => plans[i]);
+    return fitEvidence(side, foldPlans, trainIdx.map(query), clustering, options, (p) => onProgress?.(p.fraction));
   }
 }
 

@@ -4,15 +4,15 @@
  * code, loaded with the fit (training.ts).
  */
 import { planSteps, planTools } from '../../plans/plan.js';
-import { seededRandom, shuffleInPlace } from '../../base/random.js';
 import type { Plan } from '../../base/types.js';
 import { countedSteps, historyIndices } from '../dependency.js';
 import { DependencyGraph, type CountedStep } from '../graph.js';
-import type { LinearHead, LinearHeadOptions } from '../linear-head.js';
+import type { LinearHead, LinearHeadData, LinearHeadOptions } from '../linear-head.js';
 import { trainLinearHead } from '../linear-head-training.js';
 import { ReplayBuffer } from '../replay-buffer.js';
 import { SAMPLED_EXAMPLE_PASSES, SAMPLED_SOFTMAX_ABOVE, trainSampledHead } from '../linear-head-sampled.js';
 import type { TrainingProgress } from '../types.js';
+import { scoredSubset } from './calibration.js';
 import { KNOWN_HISTORY } from './layout.js';
 import type { ToolSide } from './tool-side.js';
 import { headSlots, headSparseSize, type Evidence } from './evidence.js';
@@ -80,17 +80,16 @@ export function fitEvidence(
   const graphs = Array.from({ length: k }, () => new DependencyGraph(l));
   const members: number[][] = Array.from({ length: k }, () => []);
   // countPlans' adds, in its order.
-  const stepsOf = o.memo ? (plan: Plan) => o.memo!.steps(plan) : (plan: Plan) => countedSteps(plan, side.index);
-  const toolsOf = o.memo ? (plan: Plan) => o.memo!.tools(plan) : (plan: Plan) => distinctTools(plan, side);
+  const memo = o.memo ?? planMemo(side);
   plans.forEach((plan, i) => {
-    for (const step of stepsOf(plan)) graphs[assignment[i]].addCounted(step);
+    for (const step of memo.steps(plan)) graphs[assignment[i]].addCounted(step);
     members[assignment[i]].push(i);
   });
   const global = new DependencyGraph(Math.max(l, KNOWN_HISTORY));
-  for (const plan of plans) for (const step of stepsOf(plan)) global.addCounted(step);
+  for (const plan of plans) for (const step of memo.steps(plan)) global.addCounted(step);
   const bags = members.map((list) => {
     const bag = new Map<number, number>();
-    for (const i of list) for (const t of toolsOf(plans[i])) bag.set(t, (bag.get(t) ?? 0) + 1 / list.length);
+    for (const i of list) for (const t of memo.tools(plans[i])) bag.set(t, (bag.get(t) ?? 0) + 1 / list.length);
     if (list.length > 0) bag.set(side.end, 1);
     return bag;
   });
@@ -105,33 +104,21 @@ export function fitEvidence(
   // A round of leave-one-out cross-fitting on a single demonstration trains on none: no head then
   // (the other signals score its held-out steps), rather than a head with nothing to learn from.
   if (o.head !== false && plans.length > 0) {
-    const examples = sampleExamples(
-      headExamples(side, plans, queries, l, vocabulary),
-      o.headSteps ?? Infinity,
-      o.seed + 601,
-    );
+    const all = headExamples(side, plans, queries, l, vocabulary);
+    const examples = sampleExamples(all, o.headSteps ?? Infinity, o.seed + 601);
     replay.add(examples);
     const headOptions = { epochs: 8, seed: o.seed, sparseSupport: 'auto' as const, ...(o.head ?? {}) };
     // Over many labels a full softmax per step costs hours at app scale: a sampled one (linear-head-sampled.ts).
     // Its epochs stop at about SAMPLED_EXAMPLE_PASSES examples in all (80,000 steps: 3 epochs, ~1,900 Adam steps).
+    const passes = Math.round(SAMPLED_EXAMPLE_PASSES / examples.dense.length);
     const generator =
       side.labels.length > SAMPLED_SOFTMAX_ABOVE
-        ? trainSampledHead(examples, {
-            ...headOptions,
-            epochs: Math.max(
-              1,
-              Math.min(headOptions.epochs, Math.round(SAMPLED_EXAMPLE_PASSES / examples.dense.length)),
-            ),
-          })
+        ? trainSampledHead(examples, { ...headOptions, epochs: Math.max(1, Math.min(headOptions.epochs, passes)) })
         : trainLinearHead(examples, headOptions);
-    for (;;) {
-      const next = generator.next();
-      if (next.done) {
-        head = next.value;
-        break;
-      }
+    let next = generator.next();
+    for (; !next.done; next = generator.next())
       onProgress?.({ phase: 'head', fraction: next.value.epoch / next.value.epochs, loss: next.value.loss });
-    }
+    head = next.value;
   }
   return {
     historyLength: l,
@@ -148,23 +135,21 @@ export function fitEvidence(
 }
 
 /** `examples` when there are at most `cap`, else a seeded sample of `cap` of them in their order. */
-function sampleExamples<
-  E extends { dense: Float32Array[]; sparse: Uint32Array[]; targets: number[][]; related: number[][] },
->(examples: E, cap: number, seed: number): E {
-  const n = examples.dense.length;
-  if (n <= cap) return examples;
-  const keep = shuffleInPlace(
-    Array.from({ length: n }, (_, i) => i),
-    seededRandom(seed),
-  )
-    .slice(0, Math.floor(cap))
-    .sort((a, b) => a - b);
+function sampleExamples<E extends LinearHeadData>(examples: E, cap: number, seed: number): E {
+  if (examples.dense.length <= cap) return examples;
+  const all = examples.dense.map((_, i) => i);
+  return examplesAt(examples, scoredSubset(all, cap, seed));
+}
+
+/** The examples at indices `keep`, in that order. */
+export function examplesAt<E extends LinearHeadData>(examples: E, keep: readonly number[]): E {
+  const at = <T>(list: readonly T[]) => keep.map((i) => list[i]);
   return {
     ...examples,
-    dense: keep.map((i) => examples.dense[i]),
-    sparse: keep.map((i) => examples.sparse[i]),
-    targets: keep.map((i) => examples.targets[i]),
-    related: keep.map((i) => examples.related[i]),
+    dense: at(examples.dense),
+    targets: at(examples.targets),
+    ...(examples.sparse ? { sparse: at(examples.sparse) } : {}),
+    ...(examples.related ? { related: at(examples.related) } : {}),
   };
 }
 

@@ -74,11 +74,7 @@ export function rarity(ev: Evidence, labels: number): Rarity {
   if (row) for (let k = 0; k < row.labels.length; k++) counts[row.labels[k]] += row.weights[k];
   const rare: number[] = [];
   for (let f = 0; f < labels - 1; f++) if (counts[f] < FEW_DEMONSTRATIONS) rare.push(f);
-  ev.rarity = {
-    counts,
-    labels: Uint32Array.from(rare),
-    unseen: Uint32Array.from(rare.filter((f) => counts[f] < 0.5)),
-  };
+  ev.rarity = { counts, labels: Uint32Array.from(rare), unseen: Uint32Array.from(rare.filter((f) => counts[f] < 0.5)) };
   return ev.rarity;
 }
 

@@ -55,17 +55,18 @@ function prepareSettings(
   options: GatedOptions,
   onProgress?: (p: TrainingProgress) => void,
 ) {
-  const { target, confidentAbove, neighbours, without, foldHeadSteps, headSteps, foldPlans } = resolved;
+  const { neighbours, without, foldHeadSteps, foldPlans } = resolved;
   const seed = options.seed ?? 0;
   const withoutIdx = new Set(without.map((s) => SIGNALS.indexOf(s)));
   const headOption: LinearHeadOptions | false | undefined = withoutIdx.has(HEAD) ? false : options.head;
   const folding = foldSchemes(plans, side, resolved, options, seed);
-  const { defaultFolds, foldBy, thresholdsFrom, gateSchemes, leaveOneOut, folds, schemes, foldOf } = folding;
+  const { defaultFolds, gateSchemes, folds, schemes, foldOf } = folding;
   const report = (phase: string, fraction: number) => onProgress?.({ phase, fraction });
   // Every fit below counts the same plans into its graphs: their orders and keys are built once.
   const memo = planMemo(side);
   const fold = { foldOf, defaultFolds, foldPlans, neighbours, withoutIdx, seed, memo };
-  const { selection, l, K, clustering, all } = chooseSettings(plans, queries, side, dim, options, fold);
+  const chosen = chooseSettings(plans, queries, side, dim, options, fold);
+  const { l, clustering, all } = chosen;
   report('settings', 1);
   const setup: CrossFitSetup = {
     tools,
@@ -90,33 +91,6 @@ function prepareSettings(
     gateSchemes: gateSchemes.length,
     wholeSoftmaxUpTo: resolved.wholeSoftmaxUpTo,
   };
-  return {
-    tools,
-    plans,
-    queries,
-    side,
-    seed,
-    target,
-    confidentAbove,
-    neighbours,
-    without,
-    headOption,
-    headSteps,
-    folds,
-    leaveOneOut,
-    foldBy,
-    thresholdsFrom,
-    unseenPrior: resolved.unseenPrior,
-    withoutRules: resolved.withoutRules,
-    pull: resolved.pull,
-    schemes,
-    gateSchemes,
-    clustering,
-    l,
-    K,
-    selection,
-    memo,
-    report,
-    setup,
-  };
+  // Every later stage reads the options, the fold schemes and the settings chosen from here.
+  return { ...resolved, ...folding, ...chosen, tools, plans, queries, side, seed, headOption, memo, report, setup };
 }

@@ -45,12 +45,8 @@ export function fitGated(
     rounds.push(fitter.round(round, (fraction) => fit.report('cross-fitting', (round + fraction) / fitter.rounds)));
     fit.report('cross-fitting', (round + 1) / fitter.rounds);
   }
-  return finishFit(
-    fit,
-    rounds,
-    finalEvidence(fit, (fraction) => fit.report('fitting', fraction)),
-    requestRules(fit),
-  );
+  const ev = finalEvidence(fit, (fraction) => fit.report('fitting', fraction));
+  return finishFit(fit, rounds, ev, requestRules(fit));
 }
 
 /**
@@ -94,13 +90,8 @@ export async function fitGatedParallel(
   }
   for (const output of await theirs)
     if (output.round >= 0 && output.round < total && !byRound.has(output.round)) byRound.set(output.round, output);
-  for (let round = 0; round < total; round++) if (!byRound.has(round)) byRound.set(round, fitter.round(round));
-  return finishFit(
-    fit,
-    Array.from({ length: total }, (_, round) => byRound.get(round)!),
-    ev,
-    rules,
-  );
+  const rounds = Array.from({ length: total }, (_, round) => byRound.get(round) ?? fitter.round(round));
+  return finishFit(fit, rounds, ev, rules);
 }
 
 /** The evidence from every demonstration (what the model ranks with). */
@@ -195,10 +186,9 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   const split = splitHeldOut(fit, steps);
   const { builder, descRank: stepDescRank } = steps;
   const { gateSteps, calSteps, thresholdSteps } = split;
-  const gateData = builder.build(gateSteps);
   const calData = builder.build(calSteps);
   const epochs = gateSteps.length < 2000 ? 60 : 25;
-  const { theta } = trainGate(gateData, priorGate(), { seed, epochs, pull: pull(gateSteps.length) });
+  const { theta } = trainGate(builder.build(gateSteps), priorGate(), { seed, epochs, pull: pull(gateSteps.length) });
   report('gate', 1);
   const temperature = fitTemperature(theta, calData);
   // Scored as ranked: shrunk toward the descriptions by each candidate's demonstrations in its fold.
@@ -209,7 +199,6 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   const unseen = unseenShare(rarity(ev, L).counts, L, side.end, prior);
   const cal = calibrationScores(theta, temperature, calData, (i) => steps.poolCounts[calSteps[i]], unseen);
   const calibration = conformalCalibration(fit, steps, split, { theta, temperature, calData, cal, unseen });
-  const thresholds = { confident: calibration.thresholds.pools.confident, unsure: calibration.thresholds.pools.unsure };
   const ruleSteps = { descriptionRanks: thresholdSteps.map((step) => stepDescRank[step]), target };
   for (const rule of STEP_RULES) if (rules[rule.name] !== undefined) rule.calibrate?.(rules[rule.name], ruleSteps);
   const raw = calibrationScores(theta, 1, calData);
@@ -224,7 +213,7 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
       isotonic: isotonicEce(raw.top, raw.topCorrect),
     },
     temperature,
-    thresholds,
+    thresholds: { ...calibration.thresholds.pools },
     historyLength: fit.l,
     clusters: fit.K,
     selection: fit.selection,
@@ -348,22 +337,15 @@ function crossScores(
     own.forEach((step, k) => where.set(step, [parts.length, k]));
     parts.push(calibrationScores(theta, temperature, builder.build(own), countsOf(own), unseen));
   }
-  const out = {
-    best: [] as number[],
-    top: [] as number[],
-    topCorrect: [] as number[],
-    topAt: [] as number[],
-    ranks: [] as number[],
+  const at = steps.map((step) => where.get(step)!);
+  const pick = (key: keyof (typeof parts)[number]) => at.map(([part, k]) => parts[part][key][k]);
+  return {
+    best: pick('best'),
+    top: pick('top'),
+    topCorrect: pick('topCorrect'),
+    topAt: pick('topAt'),
+    ranks: pick('ranks'),
   };
-  for (const step of steps) {
-    const [part, k] = where.get(step)!;
-    out.ranks.push(parts[part].ranks[k]);
-    out.best.push(parts[part].best[k]);
-    out.top.push(parts[part].top[k]);
-    out.topCorrect.push(parts[part].topCorrect[k]);
-    out.topAt.push(parts[part].topAt[k]);
-  }
-  return out;
 }
 
 /** An offset from the fit's seed, its own draw (settings.ts has the others'): no two draws share a sequence. */

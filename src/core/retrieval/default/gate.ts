@@ -1,4 +1,5 @@
 import { seededRandom, shuffleInPlace } from '../../base/random.js';
+import { countBelow } from '../../plans/plan.js';
 
 /**
  * The learned gate of DTDR-G: a conditional logit over the candidate labels of a step whose
@@ -44,16 +45,7 @@ export class GateDataBuilder {
   ): void {
     for (let g = 0; g < this.contexts; g++) this.context.push(context[g]);
     const S = this.signals;
-    while ((this.rows + candidates.length) * S > this.values.length) {
-      const grown = new Float32Array(this.values.length * 2);
-      grown.set(this.values);
-      this.values = grown;
-    }
-    while (this.rows + candidates.length > this.accept.length) {
-      const grown = new Uint8Array(this.accept.length * 2);
-      grown.set(this.accept);
-      this.accept = grown;
-    }
+    this.reserve(candidates.length);
     for (const label of candidates) {
       for (let s = 0; s < S; s++) this.values[this.rows * S + s] = signal(s, label);
       this.accept[this.rows] = acceptable(label) ? 1 : 0;
@@ -76,21 +68,23 @@ export class GateDataBuilder {
     };
   }
 
+  /** Room for `rows` more candidate rows (the buffers double until they fit). */
+  private reserve(rows: number): void {
+    const need = this.rows + rows;
+    while (need * this.signals > this.values.length)
+      this.values = grown(this.values, new Float32Array(this.values.length * 2));
+    while (need > this.accept.length) this.accept = grown(this.accept, new Uint8Array(this.accept.length * 2));
+  }
+
   /** Adds another builder's steps (its `parts()`), after this one's: the same as adding them here. */
   append(parts: GateParts): void {
-    const steps = parts.offsets.length - 1;
-    for (let i = 0; i < steps; i++) {
-      const from = parts.offsets[i];
-      const to = parts.offsets[i + 1];
-      const context = parts.context.subarray(i * this.contexts, (i + 1) * this.contexts);
-      const candidates = Array.from({ length: to - from }, (_, k) => from + k);
-      this.add(
-        context,
-        candidates,
-        (s, row) => parts.values[row * this.signals + s],
-        (row) => parts.accept[row] === 1,
-      );
-    }
+    const rows = parts.offsets[parts.offsets.length - 1];
+    for (const c of parts.context) this.context.push(c);
+    this.reserve(rows);
+    this.values.set(parts.values, this.rows * this.signals);
+    this.accept.set(parts.accept, this.rows);
+    for (let i = 1; i < parts.offsets.length; i++) this.offsets.push(this.rows + parts.offsets[i]);
+    this.rows += rows;
   }
 
   /** The data of the listed steps (all when omitted). */
@@ -115,6 +109,12 @@ export class GateDataBuilder {
     });
     return { signals: S, contexts: G, context, values, accept, offsets };
   }
+}
+
+/** `into` with `from` copied to its start. */
+function grown<A extends Float32Array | Uint8Array>(from: A, into: A): A {
+  into.set(from);
+  return into;
 }
 
 /** A GateDataBuilder's steps as plain arrays: contexts (float64, as added), rows, acceptability, step offsets. */
@@ -153,16 +153,21 @@ export function stepProbabilities(
   const from = data.offsets[step];
   const to = data.offsets[step + 1];
   const p = into ? into.subarray(0, to - from) : new Float64Array(to - from);
-  let max = -Infinity;
   for (let r = from; r < to; r++) {
     let z = 0;
     for (let s = 0; s < S; s++) z += a[s] * data.values[r * S + s];
     p[r - from] = z / temperature;
-    if (p[r - from] > max) max = p[r - from];
   }
+  return softmax(p, p.length);
+}
+
+/** The softmax of p[0 .. n), in place. */
+function softmax(p: Float64Array, n: number): Float64Array {
+  let max = -Infinity;
+  for (let k = 0; k < n; k++) if (p[k] > max) max = p[k];
   let sum = 0;
-  for (let k = 0; k < p.length; k++) sum += p[k] = Math.exp(p[k] - max);
-  for (let k = 0; k < p.length; k++) p[k] /= sum;
+  for (let k = 0; k < n; k++) sum += p[k] = Math.exp(p[k] - max);
+  for (let k = 0; k < n; k++) p[k] /= sum;
   return p;
 }
 
@@ -275,14 +280,8 @@ function stepLogits(theta: Float64Array, data: GateData) {
     for (let i = 0; i < n; i++) {
       const from = data.offsets[i];
       const m = data.offsets[i + 1] - from;
-      let max = -Infinity;
-      for (let k = 0; k < m; k++) {
-        p[k] = z[from + k] / temperature;
-        if (p[k] > max) max = p[k];
-      }
-      let sum = 0;
-      for (let k = 0; k < m; k++) sum += p[k] = Math.exp(p[k] - max);
-      for (let k = 0; k < m; k++) p[k] /= sum;
+      for (let k = 0; k < m; k++) p[k] = z[from + k] / temperature;
+      softmax(p, m);
       let accepted = 0;
       for (let k = 0; k < m; k++) if (data.accept[from + k]) accepted += p[k];
       if (accepted <= 0) continue;
@@ -350,13 +349,6 @@ export function fitIsotonic(scores: readonly number[], outcomes: readonly number
 
 export function applyIsotonic(map: { x: number[]; y: number[] }, score: number): number {
   if (map.x.length === 0) return score;
-  let lo = 0;
-  let hi = map.x.length - 1;
-  if (score >= map.x[hi]) return map.y[hi];
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (map.x[mid] < score) lo = mid + 1;
-    else hi = mid;
-  }
-  return map.y[lo];
+  const last = map.x.length - 1;
+  return score >= map.x[last] ? map.y[last] : map.y[countBelow(map.x, score)];
 }

@@ -120,14 +120,8 @@ export const GROUP_KEYS: readonly string[] = HISTORY.flatMap((h) =>
 
 /** A group from its name; undefined for anything else (`tools-only`, say). */
 export function parseGroup(key: string): CalibrationGroup | undefined {
-  const [history, support, level, ...rest] = key.split('/');
-  if (
-    rest.length > 0 ||
-    !(HISTORY as readonly string[]).includes(history) ||
-    !(SUPPORT as readonly string[]).includes(support) ||
-    !(LEVEL as readonly string[]).includes(level)
-  )
-    return undefined;
+  if (!GROUP_KEYS.includes(key)) return undefined;
+  const [history, support, level] = key.split('/');
   return { history, support, level } as CalibrationGroup;
 }
 
@@ -195,13 +189,6 @@ export function fitCalibration(
     groups,
     thresholds,
   };
-}
-
-/** A held-out score of a step learned online, pooled where the fit pooled its held-out steps. */
-export function addScore(c: Calibration, score: number, group: CalibrationGroup | undefined, confident: boolean): void {
-  const s = Math.fround(score);
-  c.pools[group ? poolOf(group) : confident ? 'confident' : 'unsure'].push(s);
-  if (c.groups && group) (c.groups[groupKey(group)] ??= []).push(s);
 }
 
 /** Set sizes the held-out coverage curve (Calibration.bySize) runs to, at most. */

@@ -18,7 +18,7 @@ import { seededRandom, shuffleInPlace } from '../../base/random.js';
 import { LinearHead, type LinearHeadData } from '../linear-head.js';
 import { adamRange } from '../linear-head-training.js';
 import type { Evidence } from './evidence.js';
-import { headExamples } from './evidence-fit.js';
+import { examplesAt, headExamples } from './evidence-fit.js';
 import type { ToolSide } from './tool-side.js';
 import { sampledProducts } from '../kernels/training.js';
 
@@ -51,13 +51,7 @@ function boundedExamples(all: LinearHeadData, fresh: ReadonlySet<number>, seed: 
   const [wanted, others]: number[][] = [[], []];
   all.targets.forEach((t, i) => (Array.from(t).some((c) => fresh.has(c)) ? wanted : others).push(i));
   shuffleInPlace(others, seededRandom(seed));
-  const keep = [...wanted, ...others].slice(0, Math.max(MAX_COLUMN_EXAMPLES, wanted.length));
-  return {
-    ...all,
-    dense: keep.map((i) => all.dense[i]),
-    targets: keep.map((i) => all.targets[i]),
-    ...(all.sparse ? { sparse: keep.map((i) => all.sparse![i]) } : {}),
-  };
+  return examplesAt(all, [...wanted, ...others].slice(0, Math.max(MAX_COLUMN_EXAMPLES, wanted.length)));
 }
 
 /** Full-batch Adam steps the fresh columns take (a convex problem in a few columns: it converges well within). */

@@ -5,7 +5,7 @@
  * → retriever (probabilities, calibration group, then the step rules: rule.ts, step-rules.ts,
  * rules/). Fitting: options → fit (settings, cross-fitting; its rounds in cross-fit, on worker
  * threads where given) → gate (training the gate, temperature) → calibration and groups (the one
- * calibration scheme). Afterwards: learning (online), with-tools (tools added) and state (files).
+ * calibration scheme). Afterwards: learning (online), with-tools (tools added or removed) and state (files).
  */
 export { GatedRetriever } from './retriever.js';
 export { CONTEXTS, SIGNALS, type SignalName } from './layout.js';

@@ -20,6 +20,7 @@ import {
   poolOf,
   type CalibrationGroup,
   type HeldOutPlan,
+  type Pool,
 } from './groups.js';
 import { KNOWN_HISTORY } from './layout.js';
 import { addSampledScore } from './score-sample.js';
@@ -43,24 +44,19 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
   if (plans.length === 0) return false;
   const queries = plans.map((_, i) => requireVector(input.queryVectors?.[i], 'dtdr-g', 'queryVectors'));
   const side = p.side;
+  const d = side.dim;
   const ev = p.evidence;
   // Columns the last call left pending train on that call's examples first (Dtdr has trained them already).
   if (ev?.pendingColumns) while (learnMoreColumns(ev));
   if (ev) learnCalibration(p, plans, queries, rank);
   else {
     // Tools alone so far: one cluster around these plans, the default history length.
-    const d = side.dim;
     const centroid = new Float32Array(d);
     for (const q of queries) for (let j = 0; j < d; j++) centroid[j] += q[j];
     normaliseInPlace(centroid);
-    p.evidence = fitEvidence(
-      side,
-      plans,
-      queries,
-      { centroids: centroid, k: 1, assignment: new Uint8Array(plans.length) },
-      { historyLength: KNOWN_HISTORY, seed: 0 },
-    );
-    p.novelty = fitNovelty(queries, side.dim);
+    const clustering = { centroids: centroid, k: 1, assignment: new Uint8Array(plans.length) };
+    p.evidence = fitEvidence(side, plans, queries, clustering, { historyLength: KNOWN_HISTORY, seed: 0 });
+    p.novelty = fitNovelty(queries, d);
     return true;
   }
   // The tools the head hardly knew, counted before these runs join the counts (head-columns.ts).
@@ -72,7 +68,6 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
     const state = p.rules[rule.name];
     if (state !== undefined) rule.learn?.(state, plans, side.index, p.coverage);
   }
-  const d = side.dim;
   for (const [i, plan] of plans.entries()) {
     const q = queries[i];
     let k = 0;
@@ -127,10 +122,10 @@ function learnCalibration(
   // Each score list is a bounded uniform sample of every score it was given (score-sample.ts);
   // only the lists this call touched get a new threshold.
   const seen = (p.calibration.seen ??= {});
-  const touched = new Set<string>();
+  const touched = new Map<string, number[]>();
   const pool = (list: number[], name: string, score: number) => {
     seen[name] = addSampledScore(list, seen[name] ?? list.length, score, name);
-    touched.add(name);
+    touched.set(name, list);
   };
   const lists = (group: CalibrationGroup | undefined, confident: boolean, score: number) => {
     // Pooled as the fit pooled its held-out steps: by the step's group, or where the model ranks
@@ -170,14 +165,9 @@ function learnCalibration(
   // New threshold objects: the old ones may be shared with a saved state.
   const old = p.calibration.thresholds;
   const thresholds = { pools: { ...old.pools }, groups: { ...old.groups } };
-  for (const name of touched) {
-    if (name.startsWith('group:'))
-      thresholds.groups[name.slice(6)] = groupThreshold(p.calibration.groups![name.slice(6)], p.target);
-    else
-      thresholds.pools[name as 'confident' | 'unsure'] = groupThreshold(
-        p.calibration.pools[name as 'confident' | 'unsure'],
-        p.target,
-      );
+  for (const [name, list] of touched) {
+    if (name.startsWith('group:')) thresholds.groups[name.slice(6)] = groupThreshold(list, p.target);
+    else thresholds.pools[name as Pool] = groupThreshold(list, p.target);
   }
   p.calibration.thresholds = thresholds;
 }

@@ -33,6 +33,11 @@ export interface NoveltyState {
   seen: number;
 }
 
+/** A novelty model with room for NOVELTY_SAMPLE requests, its rows still to fill and its `nearest` to refresh. */
+function emptyNovelty(dim: number, count: number, seen: number): Novelty {
+  return { dim, rows: new Float32Array(NOVELTY_SAMPLE * dim), count, seen, nearest: new Float32Array(0) };
+}
+
 /** Similarity of `q` to its nearest kept request, skipping row `skip`. */
 function nearestSimilarity(n: Novelty, q: ArrayLike<number>, qi: number, skip = -1): number {
   let best = -Infinity;
@@ -52,13 +57,7 @@ function refreshNearest(n: Novelty): void {
 
 /** The novelty model of the demonstrations' requests (unit vectors). */
 export function fitNovelty(queries: readonly Float32Array[], dim: number, seed = 0): Novelty {
-  const n: Novelty = {
-    dim,
-    rows: new Float32Array(NOVELTY_SAMPLE * dim),
-    count: 0,
-    seen: 0,
-    nearest: new Float32Array(0),
-  };
+  const n = emptyNovelty(dim, 0, 0);
   offer(n, queries, seed);
   refreshNearest(n);
   return n;
@@ -179,13 +178,7 @@ export function noveltyState(n: Novelty): NoveltyState {
 }
 
 export function noveltyFromState(s: NoveltyState, dim: number): Novelty {
-  const n: Novelty = {
-    dim,
-    rows: new Float32Array(NOVELTY_SAMPLE * dim),
-    count: s.rows.length,
-    seen: s.seen,
-    nearest: new Float32Array(0),
-  };
+  const n = emptyNovelty(dim, s.rows.length, s.seen);
   s.rows.forEach((row, r) => n.rows.set(row, r * dim));
   refreshNearest(n);
   return n;

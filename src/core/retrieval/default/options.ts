@@ -117,47 +117,44 @@ function refuse(field: string, message: string, hint?: string): never {
 const isInteger = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) =>
   Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
 
+/** `v`, refused where it is not at least `min` (NaN included). */
+function atLeast(field: string, v: number, min: number): number {
+  if (!(v >= min)) refuse(field, `must be at least ${min}, got ${v}`);
+  return v;
+}
+
 /** The options' values after defaults, checked: a bad value is a DtdrError naming it, before any work starts. */
 export function resolveGatedOptions(options: GatedOptions) {
   const target = options.target ?? 0.95;
   if (!(target > 0 && target < 1)) refuse('target', `must be in (0, 1), got ${target}`);
   const confidentAbove = options.confidentAbove ?? 0.5;
-  if (!(confidentAbove >= 0 && confidentAbove <= 1)) {
+  if (!(confidentAbove >= 0 && confidentAbove <= 1))
     refuse('confidentAbove', `must be in [0, 1], got ${confidentAbove}`);
-  }
   const folds = options.folds;
   if (folds !== undefined && !isInteger(folds, 2)) refuse('folds', `must be an integer ≥ 2, got ${folds}`);
   const neighbours = options.neighbours ?? 5;
   if (!isInteger(neighbours, 1)) refuse('neighbours', `must be an integer ≥ 1, got ${neighbours}`);
   const l = options.historyLength;
-  if (l !== undefined && l !== 0 && !isInteger(l, 1, MAX_PLAN_STEPS)) {
+  if (l !== undefined && l !== 0 && !isInteger(l, 1, MAX_PLAN_STEPS))
     refuse('historyLength', `must be an integer in [1, ${MAX_PLAN_STEPS}], got ${l}`);
-  }
-  if (options.clusters !== undefined && options.clusters !== 0 && !isInteger(options.clusters, 1)) {
-    refuse('clusters', `must be an integer ≥ 1, got ${options.clusters}`);
-  }
+  const K = options.clusters;
+  if (K !== undefined && K !== 0 && !isInteger(K, 1)) refuse('clusters', `must be an integer ≥ 1, got ${K}`);
   const seed = options.seed;
   if (seed !== undefined && !Number.isInteger(seed)) refuse('seed', `must be an integer, got ${seed}`);
   const x = options.experimental ?? {};
   const lexicalOrder = x.lexicalOrder ?? 8;
-  if (!(lexicalOrder >= 0 && Number.isFinite(lexicalOrder))) {
+  if (!(lexicalOrder >= 0 && Number.isFinite(lexicalOrder)))
     refuse('lexicalOrder', `must be a finite number ≥ 0, got ${lexicalOrder}`);
-  }
-  if (x.foldBy !== undefined && !['plan', 'sequence', 'plan+sequence'].includes(x.foldBy)) {
+  if (x.foldBy !== undefined && !['plan', 'sequence', 'plan+sequence'].includes(x.foldBy))
     refuse('foldBy', `must be "plan", "sequence" or "plan+sequence", got ${String(x.foldBy)}`);
-  }
-  if (x.thresholdsFrom !== undefined && x.thresholdsFrom !== 'plan' && x.thresholdsFrom !== 'sequence') {
+  if (x.thresholdsFrom !== undefined && x.thresholdsFrom !== 'plan' && x.thresholdsFrom !== 'sequence')
     refuse('thresholdsFrom', `must be "plan" or "sequence", got ${String(x.thresholdsFrom)}`);
-  }
   const without = x.without ?? [];
   const known = `one of: ${SIGNALS.join(', ')}`;
   for (const s of without) if (!SIGNALS.includes(s)) refuse('without', `names an unknown signal "${s}"`, known);
-  const foldHeadSteps = x.foldHeadSteps ?? FOLD_HEAD_STEPS;
-  if (!(foldHeadSteps >= 1)) refuse('foldHeadSteps', `must be at least 1, got ${foldHeadSteps}`);
-  const headSteps = x.headSteps ?? HEAD_STEPS;
-  if (!(headSteps >= 1)) refuse('headSteps', `must be at least 1, got ${headSteps}`);
-  const foldPlans = x.foldPlans ?? FOLD_PLANS;
-  if (!(foldPlans >= 1)) refuse('foldPlans', `must be at least 1, got ${foldPlans}`);
+  const foldHeadSteps = atLeast('foldHeadSteps', x.foldHeadSteps ?? FOLD_HEAD_STEPS, 1);
+  const headSteps = atLeast('headSteps', x.headSteps ?? HEAD_STEPS, 1);
+  const foldPlans = atLeast('foldPlans', x.foldPlans ?? FOLD_PLANS, 1);
   const withoutRules = x.withoutRules ?? [];
   for (const r of withoutRules)
     if (!STEP_RULE_NAMES.includes(r))
@@ -171,8 +168,7 @@ export function resolveGatedOptions(options: GatedOptions) {
     if (!SIGNALS.includes(s)) refuse('pulledSignals', `names an unknown signal "${s}"`, known);
   const pulled = pulledSignals.map((s) => SIGNALS.indexOf(s));
   const pull = (steps: number) => priorPull(steps, priorSteps, pulled);
-  const wholeSoftmaxUpTo = x.wholeSoftmaxUpTo ?? 0;
-  if (!(wholeSoftmaxUpTo >= 0)) refuse('wholeSoftmaxUpTo', `must be at least 0, got ${wholeSoftmaxUpTo}`);
+  const wholeSoftmaxUpTo = atLeast('wholeSoftmaxUpTo', x.wholeSoftmaxUpTo ?? 0, 0);
   const { foldBy, thresholdsFrom } = x;
   const caps = { foldHeadSteps, headSteps, foldPlans };
   const rest = { foldBy, thresholdsFrom, unseenPrior, withoutRules, pull, wholeSoftmaxUpTo };

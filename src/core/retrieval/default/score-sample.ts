@@ -11,7 +11,7 @@
  * Which scores a learned step adds, where the thresholds were fitted on new tool sequences:
  * sequence-scores.ts.
  */
-import { seededRandom, shuffleInPlace } from '../../base/random.js';
+import { capScores } from './groups.js';
 
 /** Scores kept per list (the fit keeps at most 4,000 per Mondrian group). */
 export const MAX_SAMPLED_SCORES = 4000;
@@ -45,11 +45,7 @@ export function addSampledScore(
   name: string,
   cap = MAX_SAMPLED_SCORES,
 ): number {
-  if (sample.length > cap) {
-    const kept = shuffleInPlace([...sample], seededRandom(saltOf(name))).slice(0, cap);
-    sample.length = 0;
-    sample.push(...kept);
-  }
+  if (sample.length > cap) sample.splice(0, sample.length, ...capScores(sample, cap, saltOf(name)));
   if (sample.length < cap) sample.push(score);
   else {
     const slot = Math.floor(draw(seen, saltOf(name)) * (seen + 1));

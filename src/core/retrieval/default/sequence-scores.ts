@@ -19,6 +19,7 @@
  * scored half does. Once the set is full no sequence is new for certain: an unknown one adds nothing.
  */
 import { sequenceKey } from '../../plans/plan.js';
+import { hashString } from '../../base/random.js';
 import type { Plan } from '../../base/types.js';
 import { MAX_PLAN_STEPS } from '../../base/limits.js';
 import { numbers, object, stateError } from '../../base/validate.js';
@@ -43,9 +44,7 @@ export interface SequenceScoresState {
 
 /** A tool sequence's 31-bit FNV-1a hash (an int32 section in binary models). */
 export function sequenceHash(key: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  return (h >>> 0) & 0x7fffffff;
+  return hashString(key) & 0x7fffffff;
 }
 
 const planHash = (plan: Plan) => sequenceHash(sequenceKey(plan));
@@ -125,11 +124,7 @@ export function checkSequenceScoresState(field: string, v: unknown): asserts v i
   const hashes = numbers(`${field}.hashes`, s.hashes, undefined, { min: 0, max: 0x7fffffff, integer: true });
   if (hashes.length > MAX_SEQUENCES) stateError(`${field}.hashes`, `must list at most ${MAX_SEQUENCES} sequences`);
   if (hashes.some((h, i) => i > 0 && h <= hashes[i - 1])) stateError(`${field}.hashes`, 'must rise strictly');
-  const plans = numbers(`${field}.plans`, s.plans, hashes.length, {
-    min: 0,
-    max: PLANS_PER_SEQUENCE,
-    integer: true,
-  });
+  const plans = numbers(`${field}.plans`, s.plans, hashes.length, { min: 0, max: PLANS_PER_SEQUENCE, integer: true });
   const count = plans.reduce((a, b) => a + b, 0);
   const steps = numbers(`${field}.steps`, s.steps, count, { min: 1, max: MAX_PLAN_STEPS + 1, integer: true });
   const total = steps.reduce((a, b) => a + b, 0);

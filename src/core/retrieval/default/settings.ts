@@ -11,7 +11,7 @@ import { assignNearest, sphericalKMeans, type KMeansResult } from '../kmeans.js'
 import { packRows } from '../kernels/rows.js';
 import { maxScoredPlans, scoredSubset } from './calibration.js';
 import type { Evidence } from './evidence.js';
-import { fitEvidence, planMemo, type Clustering } from './evidence-fit.js';
+import { fitEvidence, planMemo, type FitPartsOptions } from './evidence-fit.js';
 import { CG } from './layout.js';
 import { resolveGatedOptions, type GatedOptions } from './options.js';
 import { computeSignals } from './signals.js';
@@ -103,30 +103,18 @@ export function chooseSettings(
   let K = options.clusters ?? 0;
   // l and K are picked by the graph signals' held-out MRR: evidence from foldPlans training plans
   // (a seeded sample beyond it) ranks them as one from every plan would, at a fraction of the cost.
-  const train0 = scoredSubset(
-    plans.flatMap((p, i) => (foldOf[i] !== 0 ? [i] : [])),
-    foldPlans,
-    seed + SEED_SETTINGS_TRAIN,
-  );
-  const scoredPlans = maxScoredPlans(side.labels.length);
-  const held0 = scoredSubset(
-    plans.flatMap((p, i) => (foldOf[i] === 0 ? [i] : [])),
-    scoredPlans / defaultFolds,
-    seed + SEED_SETTINGS_HELD_OUT,
-  );
+  const inFold0 = (held: boolean) => plans.flatMap((_, i) => ((foldOf[i] === 0) === held ? [i] : []));
+  const train0 = scoredSubset(inFold0(false), foldPlans, seed + SEED_SETTINGS_TRAIN);
+  const scoredPlans = maxScoredPlans(side.labels.length) / defaultFolds;
+  const held0 = scoredSubset(inFold0(true), scoredPlans, seed + SEED_SETTINGS_HELD_OUT);
   const quickScore = (ev: Evidence, signal: number) =>
     heldOutMrr(side, dim, ev, signal, { plans, queries, held: held0, neighbours, withoutIdx });
   const sub = (idx: number[]) => ({ plans: idx.map((i) => plans[i]), queries: idx.map((i) => queries[i]) });
   // k-means sees only queries, no labels: cluster every demonstration once per candidate K and
   // let each fold count its graphs within those clusters.
   const all = packRows(queries, dim);
-  const cluster = (k: number, iterations?: number) => clusterRequests(all, n, dim, k, seed, iterations);
-  const restrict = (c: KMeansResult, idx: number[]): Clustering => ({
-    centroids: c.centroids,
-    k: c.k,
-    assignment: idx.map((i) => c.assignment[i]),
-  });
   const t0 = sub(train0);
+  const graphsOnly: FitPartsOptions = { historyLength: 4, seed, head: false, memo };
   // K candidates scale with the data (a fixed ratio gives 20 demonstrations K = 2); the cap keeps
   // the per-step cluster lookup cheap. One graph fit per K with l = 4 serves every l ≤ 4.
   const candidates = K
@@ -136,13 +124,9 @@ export function chooseSettings(
   let bestEvidence: Evidence | undefined;
   let best = -1;
   for (const c of candidates) {
-    const km = cluster(c, 8);
-    const ev = fitEvidence(side, t0.plans, t0.queries, restrict(km, train0), {
-      historyLength: 4,
-      seed,
-      head: false,
-      memo,
-    });
+    const km = clusterRequests(all, n, dim, c, seed, 8);
+    const assignment = train0.map((i) => km.assignment[i]);
+    const ev = fitEvidence(side, t0.plans, t0.queries, { centroids: km.centroids, k: km.k, assignment }, graphsOnly);
     if (candidates.length === 1) {
       [clustering, bestEvidence] = [km, ev];
       break;
@@ -177,15 +161,8 @@ function heldOutMrr(
   let count = 0;
   for (const i of held) {
     for (const step of planSteps(plans[i])) {
-      computeSignals(
-        side,
-        ev,
-        { terms: noTerms(), queryVector: queries[i], history: historyIndices(step.history, side.index) },
-        w,
-        neighbours,
-        withoutIdx,
-        true,
-      );
+      const input = { terms: noTerms(), queryVector: queries[i], history: historyIndices(step.history, side.index) };
+      computeSignals(side, ev, input, w, neighbours, withoutIdx, true);
       const row = w.x.subarray(signal * side.labels.length, (signal + 1) * side.labels.length);
       const ok = new Set(step.acceptable.map((t) => side.index.get(t)!));
       let best = -Infinity;
@@ -213,11 +190,8 @@ function clusterRequests(
   iterations?: number,
 ): KMeansResult {
   if (n <= MAX_KMEANS_POINTS) return sphericalKMeans(all, n, dim, k, { seed, maxIterations: iterations });
-  const sample = scoredSubset(
-    Array.from({ length: n }, (_, i) => i),
-    MAX_KMEANS_POINTS,
-    seed + SEED_KMEANS_SAMPLE,
-  );
+  const indices = Array.from({ length: n }, (_, i) => i);
+  const sample = scoredSubset(indices, MAX_KMEANS_POINTS, seed + SEED_KMEANS_SAMPLE);
   const rows = new Float32Array(sample.length * dim);
   sample.forEach((i, j) => rows.set(all.subarray(i * dim, (i + 1) * dim), j * dim));
   const km = sphericalKMeans(rows, sample.length, dim, k, { seed, maxIterations: iterations });

@@ -230,66 +230,64 @@ function evidenceSignals(
   const { x, context } = w;
   const history = input.history;
   const q = input.queryVector;
-  {
-    const l = ev.historyLength;
-    softAssign(ev, q, d, w, neighbours);
-    const { top, weights, assigned } = w;
-    const wSum = assigned.weightSum;
-    const acc = w.acc; // all zero between uses
-    // One key per history length, shared by every graph this step looks the history up in.
-    const keys = w.keys;
-    keys.length = 0;
-    const keyOf = (j: number) => (keys[j] ??= DependencyGraph.key(history, j));
-    let match = 0;
-    let support = 0;
-    const touched = w.touched;
-    touched.reset();
+  const l = ev.historyLength;
+  softAssign(ev, q, d, w, neighbours);
+  const { top, weights, assigned } = w;
+  const wSum = assigned.weightSum;
+  const acc = w.acc; // all zero between uses
+  // One key per history length, shared by every graph this step looks the history up in.
+  const keys = w.keys;
+  keys.length = 0;
+  const keyOf = (j: number) => (keys[j] ??= DependencyGraph.key(history, j));
+  let match = 0;
+  let support = 0;
+  const touched = w.touched;
+  touched.reset();
+  for (let i = 0; i < top.length; i++) {
+    const weight = weights[i] / wSum;
+    const graph = ev.graphs[top[i]];
+    for (let j = l; j >= 1; j--) {
+      const found = graph.lookupKey(keyOf(j));
+      if (!found || found.total <= 0) continue;
+      const { labels, weights: counts, total } = found;
+      for (let k = 0; k < labels.length; k++) {
+        acc[labels[k]] += (weight * counts[k]) / total;
+        touched.add(labels[k]);
+      }
+      match += (weight * j) / l;
+      support += weight * total;
+      break;
+    }
+  }
+  logSparse(x, CG * L, L, acc, touched, FLOOR_GRAPH);
+  context[C_MATCH] = match;
+  context[C_SUPPORT] = Math.min(1, Math.log1p(support) / Math.log(101));
+  if (graphOnly) return;
+  touched.clearValues(acc);
+  // The bag signal depends on the soft assignment alone: a plan's later steps keep the row.
+  if (!w.bagRow) {
     for (let i = 0; i < top.length; i++) {
       const weight = weights[i] / wSum;
-      const graph = ev.graphs[top[i]];
-      for (let j = l; j >= 1; j--) {
-        const found = graph.lookupKey(keyOf(j));
-        if (!found || found.total <= 0) continue;
-        const { labels, weights: counts, total } = found;
-        for (let k = 0; k < labels.length; k++) {
-          acc[labels[k]] += (weight * counts[k]) / total;
-          touched.add(labels[k]);
-        }
-        match += (weight * j) / l;
-        support += weight * total;
-        break;
-      }
+      ev.bags[top[i]].forEach((share, label) => {
+        acc[label] += weight * share;
+        touched.add(label);
+      });
     }
-    logSparse(x, CG * L, L, acc, touched, FLOOR_GRAPH);
-    context[C_MATCH] = match;
-    context[C_SUPPORT] = Math.min(1, Math.log1p(support) / Math.log(101));
-    if (graphOnly) return;
-    touched.clearValues(acc);
-    // The bag signal depends on the soft assignment alone: a plan's later steps keep the row.
-    if (!w.bagRow) {
-      for (let i = 0; i < top.length; i++) {
-        const weight = weights[i] / wSum;
-        ev.bags[top[i]].forEach((share, label) => {
-          acc[label] += weight * share;
-          touched.add(label);
-        });
-      }
-      logSparse(x, BAG * L, L, acc, touched, FLOOR_BAG);
-      w.bagRow = true;
-    }
-    // Pooled graph with back-off to shorter histories.
-    touched.clearValues(acc);
-    pooledGraph(ev, keyOf, l, w);
-    w.known = ev.global.lookupKey(keyOf(ev.global.maxHistory)) !== undefined;
-    logSparse(x, GG * L, L, acc, touched, FLOOR_GRAPH);
-    touched.clearValues(acc);
-    if (ev.head) {
-      const logits = ev.head.logits(q, headSlots(history, l, ev.vocabulary), w.logits);
-      const max = ev.head.max;
-      const logZ = ev.head.logNormaliser(logits, (shift) => w.kernel.run(LOGITS, L, shift, 1));
-      w.kernel.logClip(LOGITS, logZ, HEAD);
-      context[C_HEAD] = Math.exp(max - logZ);
-    }
+    logSparse(x, BAG * L, L, acc, touched, FLOOR_BAG);
+    w.bagRow = true;
+  }
+  // Pooled graph with back-off to shorter histories.
+  touched.clearValues(acc);
+  pooledGraph(ev, keyOf, l, w);
+  w.known = ev.global.lookupKey(keyOf(ev.global.maxHistory)) !== undefined;
+  logSparse(x, GG * L, L, acc, touched, FLOOR_GRAPH);
+  touched.clearValues(acc);
+  if (ev.head) {
+    const logits = ev.head.logits(q, headSlots(history, l, ev.vocabulary), w.logits);
+    const max = ev.head.max;
+    const logZ = ev.head.logNormaliser(logits, (shift) => w.kernel.run(LOGITS, L, shift, 1));
+    w.kernel.logClip(LOGITS, logZ, HEAD);
+    context[C_HEAD] = Math.exp(max - logZ);
   }
 }
 

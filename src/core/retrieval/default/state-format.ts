@@ -145,8 +145,8 @@ export function checkGatedState(
     );
   if (s.thresholds !== undefined) {
     const th = object('state.thresholds', s.thresholds);
-    num01('state.thresholds.confident', th.confident);
-    num01('state.thresholds.unsure', th.unsure);
+    num('state.thresholds.confident', th.confident, { min: 0, max: 1 });
+    num('state.thresholds.unsure', th.unsure, { min: 0, max: 1 });
   }
   vectors('state.toolVectors', s.toolVectors, tools.length, dimension);
   if (s.calibration !== undefined && s.calibration !== null) {
@@ -180,16 +180,11 @@ export function checkGatedState(
     if (new Set(v).size !== v.length) stateError('state.evidence.vocabulary', 'lists a label twice');
   }
   if (e.head) LinearHead.checkState(e.head, 'state.evidence.head');
-  const head = e.head ?? undefined;
   if (e.sizes !== undefined) numbers('state.evidence.sizes', e.sizes, undefined, { min: 0 });
   ReplayBuffer.fromState(e.replay, {
     field: 'state.evidence.replay',
     dim: dimension,
-    sparseSize: head?.sparseSize ?? 2 ** 32,
+    sparseSize: e.head?.sparseSize ?? 2 ** 32,
     classes: L,
   });
-}
-
-function num01(field: string, v: unknown): void {
-  num(field, v, { min: 0, max: 1 });
 }

@@ -122,15 +122,8 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
   const fail = (field: string, message: string): never => {
     throw new DtdrError('artifact', message, { field: `state.${field}` });
   };
-  if (!s || typeof s !== 'object') fail('', 'missing dtdr-g state');
-  if (!Array.isArray(s.theta) || s.theta.length !== S * G || s.theta.some((v) => !Number.isFinite(v)))
-    fail('theta', `gate must have ${S * G} finite weights`);
-  if (
-    !Array.isArray(s.toolVectors) ||
-    s.toolVectors.length !== tools.length ||
-    s.toolVectors.some((v) => !Array.isArray(v) || v.length !== dim)
-  )
-    fail('toolVectors', 'one vector per tool of the encoder dimension expected');
+  // checkGatedState has checked the shapes it can alone: finite numbers, the tool vectors, the evidence's arrays.
+  if (s.theta.length !== S * G) fail('theta', `gate must have ${S * G} finite weights`);
   const without = Array.isArray(s.without) ? s.without.filter((x): x is SignalName => SIGNALS.includes(x)) : [];
   // Files written before the lexical signal weighed order of mention have no lexicalOrder: 0 ranks as they did.
   const lexicalOrder = s.lexicalOrder ?? 0;
@@ -139,10 +132,9 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
   const side = new ToolSide(tools, Float32Array.from(s.toolVectors.flat()), dim, lexicalOrder);
   const ev = s.evidence ? evidenceFromState(s, tools, dim, fail) : undefined;
   const th = s.thresholds ?? { confident: 0, unsure: 0 };
-  const pools =
-    s.calibration && Array.isArray(s.calibration.confident) && Array.isArray(s.calibration.unsure)
-      ? { confident: s.calibration.confident.map(Number), unsure: s.calibration.unsure.map(Number) }
-      : { confident: [], unsure: [] };
+  const pools = s.calibration
+    ? { confident: s.calibration.confident.map(Number), unsure: s.calibration.unsure.map(Number) }
+    : { confident: [], unsure: [] };
   const groups = s.groups !== undefined ? groupsFromState(s.groups, fail) : undefined;
   const bySize = s.coverageBySize;
   if (
@@ -161,17 +153,15 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     ...(groups ? { groups: groups.scores } : {}),
     thresholds: { pools: { confident: th.confident, unsure: th.unsure }, groups: groups?.thresholds ?? {} },
     ...(bySize ? { bySize: [...bySize] } : {}),
+    ...(s.scoreCounts ? { seen: { ...s.scoreCounts } } : {}),
+    ...(s.sequences ? { sequences: sequenceScoresFromState(s.sequences) } : {}),
   };
   // A rule deleted since the file was written is out anyway.
   const live = (s.withoutRules ?? []).filter((r) => !DELETED_RULES.includes(r));
   return {
     side,
     evidence: ev,
-    calibration: {
-      ...calibration,
-      ...(s.scoreCounts ? { seen: { ...s.scoreCounts } } : {}),
-      ...(s.sequences ? { sequences: sequenceScoresFromState(s.sequences) } : {}),
-    },
+    calibration,
     addedTools: [...addedTools],
     ...(s.coverage ? { coverage: coverageFromState(s.coverage) } : {}),
     ...(s.novelty ? { novelty: noveltyFromState(s.novelty, dim) } : {}),
@@ -208,39 +198,29 @@ function evidenceFromState(
   fail: (field: string, message: string) => never,
 ): Evidence {
   const e = s.evidence!;
-  const l = Number(s.historyLength);
-  if (!Number.isInteger(l) || l < 1) fail('historyLength', 'history length must be a positive integer');
-  if (!Array.isArray(e.centroids) || e.centroids.some((c) => !Array.isArray(c) || c.length !== dim))
-    fail('evidence.centroids', 'centroids must match the encoder dimension');
-  if (!Array.isArray(e.graphs) || e.graphs.length !== e.centroids.length)
-    fail('evidence.graphs', 'one graph per cluster expected');
-  if (!Array.isArray(e.bags) || e.bags.length !== e.centroids.length)
-    fail('evidence.bags', 'one tool list per cluster expected');
+  const l = s.historyLength;
+  if (l < 1) fail('historyLength', 'history length must be a positive integer');
   const L = tools.length + 1;
   const vocabulary = new Map((e.vocabulary ?? []).map((label, slot) => [label, slot]));
-  if ([...vocabulary.keys()].some((i) => !Number.isInteger(i) || i < 0 || i >= L))
-    fail('evidence.vocabulary', 'history vocabulary must list label indices');
   let head: LinearHead | undefined;
   if (e.head) {
     head = LinearHead.fromState(e.head);
     if (head.dim !== dim || head.classes !== L || head.sparseSize !== headSparseSize(l, vocabulary))
       fail('evidence.head', `head is ${head.dim}→${head.classes}, expected ${dim}→${L}`);
   }
-  const ev: Evidence = {
+  const graphs = e.graphs.map((g) => DependencyGraph.fromState(l, g));
+  return {
     historyLength: l,
     k: e.centroids.length,
     centroids: Float32Array.from(e.centroids.flat()),
-    graphs: e.graphs.map((g) => DependencyGraph.fromState(l, g)),
+    graphs,
     global: DependencyGraph.fromState(Number(e.globalHistory) || Math.max(l, KNOWN_HISTORY), e.global),
     bags: e.bags.map((b) => new Map(b)),
     head,
     vocabulary,
-    sizes: [],
+    sizes: e.sizes?.length === graphs.length ? e.sizes.map(Number) : graphs.map(startCount),
     replay: ReplayBuffer.fromState(e.replay),
   };
-  const graphs = ev.graphs;
-  ev.sizes = Array.isArray(e.sizes) && e.sizes.length === graphs.length ? e.sizes.map(Number) : graphs.map(startCount);
-  return ev;
 }
 
 /** The saved calibration groups (scores and thresholds per group), checked. */

@@ -43,11 +43,7 @@ export const addedToolsRule: StepRule<AddedToolsState> = {
     if (fresh.length === 0) return null;
     const include = askedNewTools(v, fresh, state.rank);
     const leftOut = fresh.filter((f) => !include.includes(f));
-    const names = (list: readonly number[]) =>
-      list
-        .slice(0, 3)
-        .map((f) => `"${v.side.labels[f]}"`)
-        .join(', ');
+    const names = (list: readonly number[]) => Array.from(list.slice(0, 3), (f) => `"${v.side.labels[f]}"`).join(', ');
     const one = (list: readonly number[], single: string, many: string) => (list.length === 1 ? single : many);
     const because: string[] = [];
     if (leftOut.length > 0) {

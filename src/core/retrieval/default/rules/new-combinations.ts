@@ -101,14 +101,11 @@ export function fitCombinations(
   // The rule on each demonstration, its own sequence held out: fires at later steps (the first
   // step has no calls to combine with), right when the tool it names is called later in the plan.
   // At the END step (every call made) a firing is a false alarm: scored apart, for `endAlarms`.
-  let fired = 0;
-  let right = 0;
-  let alarms = 0;
+  let [fired, right, alarms, checked] = [0, 0, 0, 0];
   // The switch needs thousands of checks, not 100,000 demonstrations' worth: above
   // MAX_CHECKED_PLANS every stride-th plan is checked (the counts above use every plan).
   const stride = Math.ceil(orders.length / MAX_CHECKED_PLANS);
-  let checked = 0;
-  if (coverage) {
+  if (coverage)
     orders.forEach((order, i) => {
       if (i % stride !== 0) return;
       checked++;
@@ -127,7 +124,6 @@ export function fitCombinations(
         }
       }
     });
-  }
   const precision = fired > 0 ? right / fired : 0;
   const endAlarms = checked > 0 ? alarms / checked : 0;
   const enabled = fired >= MIN_FIRED && precision >= PRECISION;
@@ -273,18 +269,11 @@ export function checkCombinationsState(field: string, v: unknown, labels: number
 
 /** The table from its saved form (checked by checkCombinationsState: one slot per label). */
 export function combinationsFromState(s: CombinationsState): Combinations {
-  const together = Array.from({ length: s.offsets.length - 1 }, (_, a) =>
-    Uint32Array.from(s.together.slice(s.offsets[a], s.offsets[a + 1])),
+  const { offsets, together, entry, ...switches } = s;
+  const lists = Array.from({ length: offsets.length - 1 }, (_, a) =>
+    Uint32Array.from(together.slice(offsets[a], offsets[a + 1])),
   );
-  return {
-    together,
-    entry: Int32Array.from(s.entry),
-    enabled: s.enabled,
-    fired: s.fired,
-    precision: s.precision,
-    endAlarms: s.endAlarms,
-    atEnd: s.atEnd,
-  };
+  return { together: lists, entry: Int32Array.from(entry), ...switches };
 }
 
 /**
