@@ -15,7 +15,7 @@ import { combine } from './combine.js';
 import { installedTraining } from './trainable.js';
 import type { Evidence } from './evidence.js';
 import type { FoldWorkers } from './cross-fit.js';
-import { SIGNALS, type SignalName } from './layout.js';
+import { EMBU, LEXU, SIGNALS, type SignalName } from './layout.js';
 import type { GatedOptions } from './options.js';
 import { computeSignals } from './signals.js';
 import { rarity } from './evidence.js';
@@ -318,7 +318,6 @@ export class GatedRetriever implements Retriever {
   private viewOf(step: ScoredStep, c: StepCalibration, input: RankInput): StepView {
     const view = (this.view ??= this.stepView());
     view.side = this.side;
-    view.workspace = this.workspace;
     view.query = input.query;
     view.queryVector = step.query;
     view.best = step.best;
@@ -342,7 +341,6 @@ export class GatedRetriever implements Retriever {
     const none = new Float32Array(0);
     const view: StepView = {
       side: this.side,
-      workspace: this.workspace,
       query: '',
       queryVector: none,
       best: 0,
@@ -358,6 +356,7 @@ export class GatedRetriever implements Retriever {
       requestWords: () => this.requestWords(),
       strongWords: () => this.strongWords(),
       centered: () => (this.centered ??= new CenteredMatch(this.side.toolVectors, this.side.end, this.side.dim)),
+      descriptionMatch: (by) => this.workspace.row(by === 'embedding' ? EMBU : LEXU),
       usable: (a) => view.probabilities[a] > 0 && !view.unavailable?.has(a),
       descriptions: () => this.descriptions(),
     };

@@ -8,7 +8,6 @@ import type { Plan } from '../../base/types.js';
 import type { CenteredMatch } from './centered.js';
 import type { CoverageModel } from './coverage.js';
 import type { ToolSide } from './tool-side.js';
-import type { Workspace } from './workspace.js';
 
 /** A model file's DTDR-G state as rules read and write it (`GatedState` in state.ts). */
 export type SavedState = { [key: string]: unknown };
@@ -38,8 +37,6 @@ export interface RuleHeldOut {
 /** One step as the rules see it: the ranking so far, and what the earlier rules decided. */
 export interface StepView {
   side: ToolSide;
-  /** The step's signal matrix (workspace.ts). */
-  workspace: Workspace;
   /** The request's text and vector. */
   query: string;
   queryVector: Float32Array;
@@ -67,6 +64,8 @@ export interface StepView {
   strongWords(): Uint32Array;
   /** The description match centred on the tool set's mean (centered.ts), built on first use. */
   centered(): CenteredMatch;
+  /** This step's description match of every label, by embedding or BM25, less what the calls so far served. */
+  descriptionMatch(by: 'embedding' | 'lexical'): Float32Array;
   /** Whether label `a` could join the set (positive probability, available). */
   usable: (a: number) => boolean;
   /** The descriptions' probabilities of this step (shrinkage.ts), worked out on first use. */

@@ -291,11 +291,11 @@ function evidenceSignals(
   }
 }
 
-/** The k largest values of x[from .. from+n), largest first (fewer when n < k). */
-export function bestValues(x: Float32Array, from: number, n: number, k: number): number[] {
+/** The k largest values of x[0 .. n), largest first (fewer when n < k). */
+export function bestValues(x: Float32Array, n: number, k: number): number[] {
   const best: number[] = [];
   for (let f = 0; f < n; f++) {
-    const v = x[from + f];
+    const v = x[f];
     if (best.length < k) {
       best.push(v);
       best.sort((a, b) => b - a);

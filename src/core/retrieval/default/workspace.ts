@@ -57,7 +57,11 @@ export class Workspace {
   readonly dots: Float64Array;
   /** The request whose soft cluster assignment `top` and `weights` hold, and for which centroids. */
   readonly assigned: { query: Float64Array; centroids?: PackedMatrix; m: number; weightSum: number };
-  constructor(labels: number, dim: number, clusters: number) {
+  constructor(
+    private readonly labels: number,
+    dim: number,
+    clusters: number,
+  ) {
     this.assigned = { query: new Float64Array(dim).fill(NaN), m: 0, weightSum: 0 };
     // Signals, scores and head logits live in the kernel's memory: its passes read them in place.
     this.kernel = gateKernel(labels, S, 3);
@@ -70,6 +74,11 @@ export class Workspace {
     this.dots = new Float64Array(Math.max(1, clusters));
     this.basis = new Float64Array(MAX_BASIS * dim);
     this.weights = new Float64Array(Math.max(1, clusters)); // soft-assignment weights: at most one per cluster
+  }
+
+  /** Signal row `s` of the matrix: one value per label. */
+  row(s: number): Float32Array {
+    return this.x.subarray(s * this.labels, (s + 1) * this.labels);
   }
 
   private block = new ArrayBuffer(0);

@@ -5,7 +5,6 @@
  * added tool left out has no held-out evidence either way: the step is not confident. An included
  * one only widens the set. Its tools and reasons come after the other rules' (`last`).
  */
-import { EMBU, LEXU } from '../layout.js';
 import { MIN_SCORES } from '../groups.js';
 import type { StepRule, StepView } from '../rule.js';
 import { bestValues, rankAmong } from '../signals.js';
@@ -91,25 +90,24 @@ export function rankQuantile(ranks: readonly number[], target: number): number {
  * Added tools, not yet demonstrated, within `rank` of the best description match (embedding or lexical) for this step.
  */
 function askedNewTools(v: StepView, unseen: readonly number[], rank: number): number[] {
-  const x = v.workspace.x;
-  const L = v.side.labels.length;
+  const [emb, lex] = [v.descriptionMatch('embedding'), v.descriptionMatch('lexical')];
   const T = v.side.end;
-  const embBest = bestValues(x, EMBU * L, T, rank);
-  const lexBest = bestValues(x, LEXU * L, T, rank);
+  const embBest = bestValues(emb, T, rank);
+  const lexBest = bestValues(lex, T, rank);
   // The same rank by the centred description match (centered.ts): hubs do not crowd it.
   const centered = v.centered().score(v.queryVector);
-  const cenBest = bestValues(centered, 0, T, rank);
+  const cenBest = bestValues(centered, T, rank);
   const kth = (best: number[]) => (best.length < rank ? -Infinity : best[rank - 1]);
-  const [emb, lex, cen] = [kth(embBest), kth(lexBest), kth(cenBest)];
+  const [embK, lexK, cenK] = [kth(embBest), kth(lexBest), kth(cenBest)];
   const bestRank = new Map<number, number>();
   for (const f of unseen) {
     let r = Infinity;
-    if (x[EMBU * L + f] >= emb) r = rankAmong(embBest, x[EMBU * L + f]);
-    if (x[LEXU * L + f] > 0 && x[LEXU * L + f] >= lex) r = Math.min(r, rankAmong(lexBest, x[LEXU * L + f]));
+    if (emb[f] >= embK) r = rankAmong(embBest, emb[f]);
+    if (lex[f] > 0 && lex[f] >= lexK) r = Math.min(r, rankAmong(lexBest, lex[f]));
     // The centred match first: among thousands of tools the plain embedding and BM25 matches
     // put hubs and one-word coincidences on top, so the tools they alone bring come after it.
     if (r < Infinity) r += rank;
-    if (centered[f] >= cen) r = rankAmong(cenBest, centered[f]);
+    if (centered[f] >= cenK) r = rankAmong(cenBest, centered[f]);
     if (r < Infinity) bestRank.set(f, r);
   }
   const out = [...bestRank.keys()];
