@@ -85,7 +85,7 @@ describe("the held-out benchmark's first step, on the worlds of data/worlds (Met
           points++;
         }
     }
-    // 22 points when written (NESTFUL and API-Bank have no skewed pool of 30).
+    // 20 points when written (NESTFUL and API-Bank have no skewed pool of 30).
     expect(points).toBeGreaterThanOrEqual(20);
   }, 300_000);
 });
