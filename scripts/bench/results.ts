@@ -187,6 +187,13 @@ export function variantRun(
     : { suffix: '', command };
 }
 
+/** `--sizes`' comma-separated list as numbers, refused unless every one is a positive integer. */
+export function positiveSizes(list: string, refuse: (message: string) => never): number[] {
+  const sizes = list.split(',').map(Number);
+  if (sizes.some((n) => !(Number.isInteger(n) && n > 0))) refuse(`--sizes must be positive integers (got ${list})`);
+  return sizes;
+}
+
 /** A script's refusal: `script: message` on stderr and exit 1, before any work starts. */
 export function refuser(script: string): (message: string) => never {
   return (message) => {

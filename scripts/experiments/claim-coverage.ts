@@ -17,7 +17,7 @@ import { seededRandom, shuffleInPlace } from '../../src/core/base/random.js';
 import type { Plan } from '../../src/core/base/types.js';
 import { ALL_WORLDS, firstDayDraws, worldsNamed } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
-import { recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
+import { positiveSizes, recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -35,8 +35,7 @@ const { values: args } = parseArgs({
 });
 const refuse: (message: string) => never = refuser('claim-coverage');
 recordFullRunOnly(args, DEFAULTS, refuse);
-const sizes = args.sizes.split(',').map(Number);
-if (sizes.some((n) => !(Number.isInteger(n) && n > 0))) refuse(`--sizes must be positive integers (got ${args.sizes})`);
+const sizes = positiveSizes(args.sizes, refuse);
 const min = Number(args.min);
 if (!(Number.isInteger(min) && min > 0)) refuse(`--min must be a positive integer (got ${args.min})`);
 const seeds = Number(args.seeds);

@@ -17,7 +17,7 @@ import { Dtdr } from '../../src/core/dtdr.js';
 import { ALL_WORLDS, firstDayDraws, worldsNamed } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
 import { firstSteps, scoreFirstSteps, type FirstStepScores } from '../../test/worlds/first-step.js';
-import { recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
+import { positiveSizes, recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -39,8 +39,7 @@ const { values: args } = parseArgs({
 
 const refuse: (message: string) => never = refuser('first-step-recall');
 recordFullRunOnly(args, DEFAULTS, refuse);
-const sizes = args.sizes.split(',').map(Number);
-if (sizes.some((n) => !(Number.isInteger(n) && n > 0))) refuse(`--sizes must be positive integers (got ${args.sizes})`);
+const sizes = positiveSizes(args.sizes, refuse);
 const worlds = worldsNamed(args.worlds, args.data, refuse);
 const keep = args.hedge === '' ? undefined : Number(args.hedge);
 if (keep !== undefined && !(Number.isInteger(keep) && keep >= 0 && keep <= 12))

@@ -22,7 +22,14 @@ import { SIGNALS, type SignalName } from '../../src/core/retrieval/default/layou
 import { PRIOR_STEPS, PULLED_SIGNALS } from '../../src/core/retrieval/default/options.js';
 import { ALL_WORLDS, firstDayDraws, scoreRetrievals, worldsNamed } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
-import { printTable, recordFullRunOnly, refuser, savedOrMeasured, writeResultsTable } from '../bench/results.js';
+import {
+  positiveSizes,
+  recordFullRunOnly,
+  refuser,
+  printTable,
+  savedOrMeasured,
+  writeResultsTable,
+} from '../bench/results.js';
 import '../../src/methods.js';
 
 /** The sets of signals the grid pulls: what the runs teach; that and the called and schema signals; all but END. */
@@ -58,8 +65,7 @@ const refuse: (message: string) => never = refuser('prior-pull');
 recordFullRunOnly(args, DEFAULTS, refuse);
 const grid = args.steps.split(',').map(Number);
 if (grid.some((s) => !(s >= 0))) refuse(`--steps must be numbers ≥ 0 (got ${args.steps})`);
-const sizes = args.sizes.split(',').map(Number);
-if (sizes.some((n) => !(Number.isInteger(n) && n > 0))) refuse(`--sizes must be positive integers (got ${args.sizes})`);
+const sizes = positiveSizes(args.sizes, refuse);
 
 async function measure(): Promise<Point[]> {
   const encoder = await encoderByName('glove');

@@ -15,7 +15,7 @@ import { END } from '../../src/core/base/types.js';
 import { planSteps } from '../../src/core/plans/plan.js';
 import { ALL_WORLDS, firstDayDraws, worldsNamed } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
-import { recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
+import { positiveSizes, recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -31,8 +31,7 @@ const { values: args } = parseArgs({
 
 const refuse: (message: string) => never = refuser('step-kinds');
 recordFullRunOnly(args, DEFAULTS, refuse);
-const sizes = args.sizes.split(',').map(Number);
-if (sizes.some((n) => !(Number.isInteger(n) && n > 0))) refuse(`--sizes must be positive integers (got ${args.sizes})`);
+const sizes = positiveSizes(args.sizes, refuse);
 const worlds = worldsNamed(args.worlds, args.data, refuse);
 
 const KINDS = ['first', 'middle', 'end'] as const;

@@ -17,7 +17,7 @@ import type { Plan } from '../../src/core/base/types.js';
 import { Dtdr } from '../../src/core/dtdr.js';
 import { ALL_WORLDS, firstDayDraws, scoreRetrievals, worldsNamed } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
-import { printTable, recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
+import { positiveSizes, recordFullRunOnly, refuser, printTable, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -32,8 +32,7 @@ const { values: args } = parseArgs({
 });
 const refuse: (message: string) => never = refuser('whole-softmax');
 recordFullRunOnly(args, DEFAULTS, refuse);
-const sizes = args.sizes.split(',').map(Number);
-if (sizes.some((n) => !(Number.isInteger(n) && n > 0))) refuse(`--sizes must be positive integers (got ${args.sizes})`);
+const sizes = positiveSizes(args.sizes, refuse);
 const MAX_LABELS = 2000;
 const encoder = await encoderByName('glove');
 
