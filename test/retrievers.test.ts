@@ -194,6 +194,44 @@ describe('BM25 and candidate selection', () => {
     ).toEqual(['a', 'b', 'c']);
   });
 
+  it("fills a capped set with the descriptions' favourites after the learned ranking's first three quarters", () => {
+    // t0..t9 and END, learned order t0, t1, …; every label clears the threshold, so a cap of 4 cuts the set short.
+    const labels = [...Array.from({ length: 10 }, (_, i) => `t${i}`), END];
+    const probabilities = Float64Array.from([0.3, 0.2, 0.15, 0.1, 0.08, 0.06, 0.05, 0.03, 0.02, 0.01, 0]);
+    const ranking = (set: { described?: Uint32Array; describedOnly?: number[] }) =>
+      withLazyOrder(
+        { labels, probabilities, confident: false, set: { threshold: 0.005, target: 0.95, confident: false, ...set } },
+        { unitRange: true },
+      );
+    const select = (set: Parameters<typeof ranking>[0], widenMax = 4) =>
+      selectCandidates(ranking(set), { widenMax, widenMin: 1 });
+    const tools = (set: Parameters<typeof ranking>[0], widenMax?: number) =>
+      select(set, widenMax).candidates.map((c) => c.tool);
+    // Without the descriptions' favourites: the learned top 4.
+    expect(tools({})).toEqual(['t0', 't1', 't2', 't3']);
+    // With them (t1 is learned already; END has probability 0, a removed label): 3 learned (2/3 of 4, rounded), then t8.
+    const described = Uint32Array.from([10, 1, 8, 9, 7]);
+    expect(tools({ described })).toEqual(['t0', 't1', 't2', 't8']);
+    expect(select({ described }).reason).toMatch(
+      /capped at 4 tools, the learned ranking's first 3 then the descriptions' favourites/,
+    );
+    // A passed-over label (no demonstrations, the set holding most labels) is skipped; the learned order fills the last place.
+    expect(tools({ described, describedOnly: [8] }, 8)).toEqual(['t0', 't1', 't2', 't3', 't4', 't9', 't7', 't5']);
+    // keepLearned 1: the learned ranking alone.
+    expect(select({ described }).candidates.length).toBe(4);
+    expect(
+      selectCandidates(ranking({ described }), { widenMax: 4, widenMin: 1, keepLearned: 1 }).candidates.map(
+        (c) => c.tool,
+      ),
+    ).toEqual(['t0', 't1', 't2', 't3']);
+    // Favourites that run out: the learned order fills the rest.
+    expect(tools({ described: Uint32Array.from([0]) })).toEqual(['t0', 't1', 't2', 't3']);
+    // A share outside [0, 1] is refused before any work.
+    expect(() => selectCandidates(ranking({ described }), { keepLearned: 1.5 })).toThrow(/keepLearned/);
+    // A set the threshold does not cap keeps its own labels.
+    expect(tools({ described }, 12)).toHaveLength(10);
+  });
+
   it('offers the included tools, but where more are included than there is room for, keeps the most probable half of the set', () => {
     // Labels t0..t9 and END; the threshold keeps t0..t3; t4..t9 are included (tools a rule names, then added tools the request matches).
     const labels = [...Array.from({ length: 10 }, (_, i) => `t${i}`), END];

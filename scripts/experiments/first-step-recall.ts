@@ -6,10 +6,10 @@
  * share of the plan's tools in it and the share of the step's acceptable tools (the DAG frontier:
  * the tools that may come first), with the share of confident steps and how many of those missed.
  * A point passes the benchmark's lines when its MRR is at least the tools alone's less 0.02 and,
- * where no step is confident, both recalls are at least the tools alone's. `--hedge K` measures a what-if:
- * each set the cap cut short holds the first K of DTDR-G's ranking, then the tools alone's favourites.
+ * where no step is confident, both recalls are at least the tools alone's. (`capped-fill` measures how a capped set
+ * is filled.)
  *
- *   npm run experiment -- first-step-recall [--worlds demo,…] [--sizes 30,100,300,1000] [--hedge K] [--results docs/results.json]
+ *   npm run experiment -- first-step-recall [--worlds demo,…] [--sizes 30,100,300,1000] [--results docs/results.json]
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -25,14 +25,12 @@ const DEFAULTS = {
   worlds: ALL_WORLDS.join(','),
   sizes: '30,100,300,1000',
   data: join(ROOT, '../shared/data'),
-  hedge: '',
 };
 const { values: args } = parseArgs({
   options: {
     worlds: { type: 'string', default: DEFAULTS.worlds },
     sizes: { type: 'string', default: DEFAULTS.sizes },
     data: { type: 'string', default: DEFAULTS.data },
-    hedge: { type: 'string', default: DEFAULTS.hedge },
     results: { type: 'string' },
   },
 });
@@ -41,9 +39,6 @@ const refuse: (message: string) => never = refuser('first-step-recall');
 recordFullRunOnly(args, DEFAULTS, refuse);
 const sizes = positiveSizes(args.sizes, refuse);
 const worlds = worldsNamed(args.worlds, args.data, refuse);
-const keep = args.hedge === '' ? undefined : Number(args.hedge);
-if (keep !== undefined && !(Number.isInteger(keep) && keep >= 0 && keep <= 12))
-  refuse(`--hedge must be an integer from 0 to 12 (got ${args.hedge})`);
 const encoder = await encoderByName('glove');
 
 const f3 = (x: number) => x.toFixed(3);
@@ -55,7 +50,6 @@ for (const world of worlds) {
   if (steps.length === 0) continue;
   const toolsOnly = await Dtdr.train({ tools: world.tools, encoder });
   const alone = await scoreFirstSteps(toolsOnly, steps);
-  const hedge = keep === undefined ? undefined : { keep, toolsOnly };
   const cells = (p: FirstStepScores) => [f3(p.mrr), p.set.toFixed(1), f3(p.planRecall), f3(p.frontierRecall)];
   rows.push([world.name, 'tools only', '0', String(steps.length), ...cells(alone), f3(0), '–', '']);
   const draws = await firstDayDraws(world.pool, encoder);
@@ -65,7 +59,6 @@ for (const world of worlds) {
       const p = await scoreFirstSteps(
         await Dtdr.train({ tools: world.tools, plans: draws[draw].slice(0, n), encoder }),
         steps,
-        hedge,
       );
       const short: string[] = [];
       if (p.mrr < alone.mrr - 0.02) short.push('MRR');

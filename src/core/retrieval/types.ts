@@ -101,6 +101,11 @@ export interface Ranking {
      * or more, selection cuts it and says what the cut set held (SelectOptions.smallAppCut).
      */
     coverageBySize?: readonly number[];
+    /**
+     * The descriptions' favourites, best first (dtdr-g, on steps whose threshold keeps more than 8 labels): where
+     * the cap (`SelectOptions.widenMax`) cuts the set short, they fill it after the learned ranking's first ones.
+     */
+    described?: Uint32Array;
   };
 }
 

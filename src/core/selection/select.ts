@@ -27,6 +27,13 @@ export interface SelectOptions {
    * (`Ranking.set.coverageBySize`). Default true.
    */
   cutHalfSets?: boolean;
+  /**
+   * Of a set the cap (`widenMax`) cuts short, the share the learned ranking keeps before the descriptions' favourites
+   * fill the rest (DTDR-G: `Ranking.set.described`): there the threshold says the learned ranking is unsure beyond
+   * its first few, and the tools alone's favourites hold needed tools it ranks lower. 1: the learned ranking's first
+   * `widenMax` alone. Default 2/3 (8 of 12), chosen leaving each world out (`npm run experiment -- capped-fill`).
+   */
+  keepLearned?: number;
 }
 
 /** The defaults of {@link SelectOptions}. */
@@ -37,6 +44,7 @@ export const SELECT_DEFAULTS: Required<SelectOptions> = {
   widenMin: 5,
   widenMax: 12,
   cutHalfSets: true,
+  keepLearned: 2 / 3,
 };
 
 /** Checks selection options before any work: a typed error naming the option, never a silent odd set. */
@@ -49,6 +57,7 @@ export function checkSelectOptions(options: SelectOptions | undefined): void {
   checkNumber(options.widenMass, 'widenMass', 0, 1);
   checkNumber(options.widenMin, 'widenMin', 1, 1e6, true);
   checkNumber(options.widenMax, 'widenMax', 1, 1e6, true);
+  checkNumber(options.keepLearned, 'keepLearned', 0, 1);
   if (options.cutHalfSets !== undefined && typeof options.cutHalfSets !== 'boolean')
     throw new DtdrError('options', 'cutHalfSets must be true or false', { field: 'cutHalfSets' });
   const min = options.widenMin ?? SELECT_DEFAULTS.widenMin;
@@ -177,9 +186,16 @@ function conformalSet(
   const labelCount = probabilities.length;
   const cut = o.cutHalfSets ? halfCut(set.coverageBySize, size, labelCount, o.widenMin) : undefined;
   if (cut) size = cut.size;
+  // A capped set keeps the learned ranking's first ones, then the descriptions' favourites (where the ranking has them).
+  const keep = learnedPlaces(size, o.keepLearned);
+  const hedge =
+    capped && !cut && set.described && keep < size
+      ? hedged(order.subarray(0, keep), order, set.described, probabilities, skip, size)
+      : undefined;
+  const kept = hedge ?? order;
   let mass = 0;
-  for (let r = 0; r < size; r++) mass += probabilities[order[r]];
-  const candidates = withIncluded(ranking, pick(order, size), o.widenMax);
+  for (let r = 0; r < size; r++) mass += probabilities[kept[r]];
+  const candidates = withIncluded(ranking, pick(kept, size), o.widenMax);
   // A set of half the labels or more is never called confident: it holds the right tool because it holds most.
   const half = candidates.length * 2 >= labelCount;
   const confident = ranking.confident && !cut && !half;
@@ -203,7 +219,12 @@ function conformalSet(
             `${Math.round(target * 100)}% of held-out steps would take`,
         ]
       : []),
-    ...(capped ? [`capped at ${o.widenMax} tools, holding ${mass.toFixed(2)} of the probability`] : []),
+    ...(capped
+      ? [
+          `capped at ${o.widenMax} tools${hedge ? `, the learned ranking's first ${keep} then the descriptions' favourites` : ''}, ` +
+            `holding ${mass.toFixed(2)} of the probability`,
+        ]
+      : []),
   ];
   return {
     candidates,
@@ -212,6 +233,30 @@ function conformalSet(
     ...(ranking.confident && !confident ? { confident: false as const } : {}),
     ...(notes.length ? { reason: notes.join('; ') } : {}),
   };
+}
+
+/** How many of a capped set of `size` the learned ranking keeps (`share` of it, at least one). */
+function learnedPlaces(size: number, share: number): number {
+  return Math.max(1, Math.round(share * size));
+}
+
+/**
+ * A capped set of `size`: the `first` of the learned `order`, then the descriptions' `favourites` not among them
+ * (never a label at probability 0, a removed or unavailable tool, nor one passed over), then the learned order's
+ * next ones should the favourites run out.
+ */
+function hedged(
+  first: Uint32Array,
+  order: Uint32Array,
+  favourites: Uint32Array,
+  probabilities: Float64Array,
+  skip: Set<number> | undefined,
+  size: number,
+): Uint32Array {
+  const chosen = new Set<number>(first);
+  for (const f of favourites) if (chosen.size < size && probabilities[f] > 0 && !skip?.has(f)) chosen.add(f);
+  for (const f of order) if (chosen.size < size) chosen.add(f);
+  return Uint32Array.from(chosen);
 }
 
 /**

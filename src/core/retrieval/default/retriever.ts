@@ -30,6 +30,7 @@ import type { ToolSide } from './tool-side.js';
 import { DESCRIBED, noTerms, SCORES, Workspace } from './workspace.js';
 import { NOVEL_P, noveltyPValue, unlikeEvery } from './novelty.js';
 import { deficits, DESCRIPTIONS_GATE, shrinkInPlace, unseenKeep, unseenShare } from './shrinkage.js';
+import { describedFavourites } from './favourites.js';
 
 /**
  * DTDR-G (ours, the default): one retriever that combines, per step, the signals that are each
@@ -193,7 +194,7 @@ export class GatedRetriever implements Retriever {
   private described = false;
 
   /** The descriptions' probabilities of the step being ranked, computed once per step. */
-  private descriptions(): Float64Array {
+  private readonly descriptions = (): Float64Array => {
     const L = this.side.labels.length;
     if (this.described) return this.descriptionBuffer;
     if (this.descriptionBuffer.length < L) this.descriptionBuffer = new Float64Array(L);
@@ -204,7 +205,7 @@ export class GatedRetriever implements Retriever {
     this.descriptionBuffer.set(w.kernel.output.subarray(0, L));
     this.described = true;
     return this.descriptionBuffer;
-  }
+  };
 
   /**
    * One step, in named stages: `score` (signals → gate → softmax), `weigh` (how far the demonstrations speak for
@@ -217,21 +218,21 @@ export class GatedRetriever implements Retriever {
       throw new DtdrError('options', 'dtdr-g needs input.queryVector', {
         hint: 'rank through Dtdr/rankStep, which embeds for you',
       });
-    const history = historyIndices(input.history, this.side.index);
-    const step = this.score(input, q, history);
+    const step = this.score(input, q, historyIndices(input.history, this.side.index));
     const novel = this.weigh(step, q, input.unavailable);
     const calibration = calibrateStep(this.stepModel, step, novel, input.history);
-    const found = this.checkRules(step, calibration, input);
-    const confident = found.confident;
+    const { confident, include, because } = this.checkRules(step, calibration, input);
+    const { threshold, group } = calibration;
+    const described = this.evidence && !novel && describedFavourites(step.probabilities, threshold, this.descriptions);
     const set = {
-      threshold: calibration.threshold,
+      threshold,
       target: this.target,
       confident,
-      ...(found.include.length ? { include: found.include } : {}),
+      ...(include.length ? { include } : {}),
+      ...(described ? { described } : {}),
       ...calibration.set,
     };
-    const cause = confident ? undefined : calibration.cause(found.because);
-    const { group } = calibration;
+    const cause = confident ? undefined : calibration.cause(because);
     return withLazyOrder(
       {
         labels: this.side.labels,
