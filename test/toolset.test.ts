@@ -17,6 +17,7 @@ import { METHODS } from '../src/core/retrieval/methods.js';
 import { DEMO_TOOLS, generateDemoPlans } from '../src/demo/toolset.js';
 import { loadEncoder } from '../src/encoders/node.js';
 import { wordAxisEncoder } from './helpers.js';
+import { loadWorld } from './worlds/app-life.js';
 import '../src/methods.js'; // the paper's methods, as an app that uses them imports them
 
 const NEW_TOOL = DEMO_TOOLS.find((t) => t.name === 'currency_convert')!;
@@ -229,5 +230,37 @@ describe('removing a tool the demonstrations used (a tiny world, checked by hand
     expect(JSON.stringify(model.toJSON().state)).toBe(JSON.stringify(trained));
     expect(byLabel(await model.rank(...steps[0]))).toEqual(byLabel(before));
     expect(model.removedTools).toEqual(['fax_send']);
+  });
+});
+
+describe("dtdr-g: a set the cap cuts short, filled with the descriptions' favourites, in a tool-set view", () => {
+  it('fills with tools of the view only: a removed favourite leaves the set and the others stay, in their places', async () => {
+    const world = loadWorld('metatool', '../shared/data')!;
+    const model = await Dtdr.train({ tools: world.tools, plans: world.pool.slice(0, 30), encoder, seed: 0 });
+    const learnedOnly = { keepLearned: 1 };
+    // The first test request whose set is capped and filled: its last places differ from the learned top 12.
+    let query = '';
+    for (const plan of world.test) {
+      const r = await model.retrieve(plan.query);
+      if (r.reason?.includes("then the descriptions' favourites")) {
+        const plain = (await model.retrieve(plan.query, [], learnedOnly)).candidates.map((c) => c.tool);
+        if (r.candidates.some((c) => !plain.includes(c.tool))) [query] = [plan.query];
+      }
+      if (query) break;
+    }
+    expect(query, 'a capped, filled first step among MetaTool test requests').not.toBe('');
+    const filled = (await model.retrieve(query)).candidates.map((c) => c.tool);
+    const plain = (await model.retrieve(query, [], learnedOnly)).candidates.map((c) => c.tool);
+    expect(filled).toHaveLength(12);
+    // The first 8 are the learned ranking's; the favourites fill the other 4.
+    expect(filled.slice(0, 8)).toEqual(plain.slice(0, 8));
+    const favourite = filled.find((t) => !plain.includes(t))!;
+    await model.removeTools([favourite]);
+    const after = (await model.retrieve(query)).candidates.map((c) => c.tool);
+    expect(after).not.toContain(favourite);
+    expect(after).toHaveLength(12);
+    expect(after.slice(0, 8)).toEqual(filled.slice(0, 8));
+    // Every other tool of the filled set is still offered: indices map to this view's labels, not the base's.
+    for (const t of filled) if (t !== favourite) expect(after).toContain(t);
   });
 });

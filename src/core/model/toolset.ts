@@ -196,6 +196,8 @@ export class ChangedToolSet implements Retriever {
               confident,
               ...this.inView('include', baseRanking.set.include, baseEnd, T),
               ...this.inView('describedOnly', baseRanking.set.describedOnly, baseEnd, T),
+              // Always replaced: the base's favourites are in its own label indices.
+              described: this.inView('described', baseRanking.set.described, baseEnd, T).described,
             },
           }
         : {}),
@@ -203,10 +205,10 @@ export class ChangedToolSet implements Retriever {
   }
 
   /**
-   * A label list of the base retriever's set (`include`: labels it says must be offered; `describedOnly`), in this
-   * view's indices; a removed tool never.
+   * A label list of the base retriever's set (`include`: labels it says must be offered; `describedOnly`;
+   * `described`), in this view's indices; a removed tool never.
    */
-  private inView<K extends 'include' | 'describedOnly'>(
+  private inView<K extends 'include' | 'describedOnly' | 'described'>(
     key: K,
     labels: readonly number[] | Uint32Array | undefined,
     baseEnd: number,

@@ -105,7 +105,7 @@ export interface Ranking {
      * The descriptions' favourites, best first (dtdr-g, on steps whose threshold keeps more than 8 labels): where
      * the cap (`SelectOptions.widenMax`) cuts the set short, they fill it after the learned ranking's first ones.
      */
-    described?: Uint32Array;
+    described?: readonly number[] | Uint32Array;
   };
 }
 

@@ -248,7 +248,7 @@ function learnedPlaces(size: number, share: number): number {
 function hedged(
   first: Uint32Array,
   order: Uint32Array,
-  favourites: Uint32Array,
+  favourites: readonly number[] | Uint32Array,
   probabilities: Float64Array,
   skip: Set<number> | undefined,
   size: number,
