@@ -194,7 +194,7 @@ describe('BM25 and candidate selection', () => {
     ).toEqual(['a', 'b', 'c']);
   });
 
-  it("fills a capped set with the descriptions' favourites after the learned ranking's first three quarters", () => {
+  it("fills an unsure capped set with the descriptions' favourites after the learned ranking's first two thirds, and leaves a confident one", () => {
     // t0..t9 and END, learned order t0, t1, …; every label clears the threshold, so a cap of 4 cuts the set short.
     const labels = [...Array.from({ length: 10 }, (_, i) => `t${i}`), END];
     const probabilities = Float64Array.from([0.3, 0.2, 0.15, 0.1, 0.08, 0.06, 0.05, 0.03, 0.02, 0.01, 0]);
@@ -226,6 +226,17 @@ describe('BM25 and candidate selection', () => {
     ).toEqual(['t0', 't1', 't2', 't3']);
     // Favourites that run out: the learned order fills the rest.
     expect(tools({ described: Uint32Array.from([0]) })).toEqual(['t0', 't1', 't2', 't3']);
+    // A confident ranking's capped set keeps the learned ranking's: the fill is for unsure steps.
+    const confident = withLazyOrder(
+      { labels, probabilities, confident: true, set: { threshold: 0.005, target: 0.95, confident: true, described } },
+      { unitRange: true },
+    );
+    expect(selectCandidates(confident, { widenMax: 4, widenMin: 1 }).candidates.map((c) => c.tool)).toEqual([
+      't0',
+      't1',
+      't2',
+      't3',
+    ]);
     // A share outside [0, 1] is refused before any work.
     expect(() => selectCandidates(ranking({ described }), { keepLearned: 1.5 })).toThrow(/keepLearned/);
     // A set the threshold does not cap keeps its own labels.

@@ -6,8 +6,9 @@
  * share of the plan's tools in it and the share of the step's acceptable tools (the DAG frontier:
  * the tools that may come first), with the share of confident steps and how many of those missed.
  * A point passes the benchmark's lines when its MRR is at least the tools alone's less 0.02 and,
- * where no step is confident, both recalls are at least the tools alone's. (`capped-fill` measures how a capped set
- * is filled.)
+ * where no step is confident, both recalls are at least the tools alone's. It also prints, per world, the share of
+ * the plans' tools a perfect next-step set would hold (exactly the tools that may come first). (`capped-fill`
+ * measures how a capped set is filled.)
  *
  *   npm run experiment -- first-step-recall [--worlds demo,…] [--sizes 30,100,300,1000] [--results docs/results.json]
  */
@@ -52,6 +53,12 @@ for (const world of worlds) {
   const alone = await scoreFirstSteps(toolsOnly, steps);
   const cells = (p: FirstStepScores) => [f3(p.mrr), p.set.toFixed(1), f3(p.planRecall), f3(p.frontierRecall)];
   rows.push([world.name, 'tools only', '0', String(steps.length), ...cells(alone), f3(0), '–', '']);
+  // What a perfect next-step set would hold of the plans' tools: exactly the tools that may come first.
+  const exact = steps.reduce(
+    (s, st) => s + st.tools.filter((t) => st.acceptable.includes(t)).length / st.tools.length,
+    0,
+  );
+  console.log(`${world.name}: a set of exactly the first tools holds ${f3(exact / steps.length)} of the plan's tools`);
   const draws = await firstDayDraws(world.pool, encoder);
   for (const draw of ['random', 'skewed', 'scenes'] as const)
     for (const n of sizes) {

@@ -28,10 +28,11 @@ export interface SelectOptions {
    */
   cutHalfSets?: boolean;
   /**
-   * Of a set the cap (`widenMax`) cuts short, the share the learned ranking keeps before the descriptions' favourites
-   * fill the rest (DTDR-G: `Ranking.set.described`): there the threshold says the learned ranking is unsure beyond
-   * its first few, and the tools alone's favourites hold needed tools it ranks lower. 1: the learned ranking's first
-   * `widenMax` alone. Default 2/3 (8 of 12), chosen leaving each world out (`npm run experiment -- capped-fill`).
+   * Of an unsure set the cap (`widenMax`) cuts short, the share the learned ranking keeps before the descriptions'
+   * favourites fill the rest (DTDR-G: `Ranking.set.described`): there the threshold says the learned ranking is
+   * unsure beyond its first few, and the tools alone's favourites hold needed tools it ranks lower. A confident set
+   * keeps the learned ranking's. 1: the learned ranking's first `widenMax` alone. Default 2/3 (8 of 12), chosen
+   * leaving each world out (`npm run experiment -- capped-fill`).
    */
   keepLearned?: number;
 }
@@ -186,10 +187,11 @@ function conformalSet(
   const labelCount = probabilities.length;
   const cut = o.cutHalfSets ? halfCut(set.coverageBySize, size, labelCount, o.widenMin) : undefined;
   if (cut) size = cut.size;
-  // A capped set keeps the learned ranking's first ones, then the descriptions' favourites (where the ranking has them).
+  // An unsure capped set keeps the learned ranking's first ones, then the descriptions' favourites (where the
+  // ranking has them); a confident one keeps the learned ranking's.
   const keep = learnedPlaces(size, o.keepLearned);
   const hedge =
-    capped && !cut && set.described && keep < size
+    capped && !cut && !ranking.confident && set.described && keep < size
       ? hedged(order.subarray(0, keep), order, set.described, probabilities, skip, size)
       : undefined;
   const kept = hedge ?? order;
@@ -221,7 +223,7 @@ function conformalSet(
       : []),
     ...(capped
       ? [
-          `capped at ${o.widenMax} tools${hedge ? `, the learned ranking's first ${keep} then the descriptions' favourites` : ''}, ` +
+          `capped at ${o.widenMax} tools${hedge ? filledAfter(keep) : ''}, ` +
             `holding ${mass.toFixed(2)} of the probability`,
         ]
       : []),
@@ -234,6 +236,9 @@ function conformalSet(
     ...(notes.length ? { reason: notes.join('; ') } : {}),
   };
 }
+
+/** How a filled capped set says so in its reason. */
+const filledAfter = (keep: number) => `, the learned ranking's first ${keep} then the descriptions' favourites`;
 
 /** How many of a capped set of `size` the learned ranking keeps (`share` of it, at least one). */
 function learnedPlaces(size: number, share: number): number {

@@ -5,7 +5,7 @@
  */
 import { topByScore } from '../ranking.js';
 
-/** A step with more labels than this at or above its threshold may be capped: it carries the descriptions' favourites. */
+/** A step with more labels than this at or above its threshold may be capped: it carries the descriptions' picks. */
 const WIDE_ABOVE = 8;
 /** How many of the descriptions' favourites a wide step carries, best first (`Ranking.set.described`). */
 const FAVOURITES = 32;
