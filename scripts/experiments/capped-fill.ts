@@ -17,7 +17,12 @@ import { planSteps } from '../../src/core/plans/plan.js';
 import { selectCandidates } from '../../src/core/selection/select.js';
 import { ALL_WORLDS, firstDayDraws, worldsNamed } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
-import { firstSteps, scoreFirstSteps, type FirstStepScores } from '../../test/worlds/first-step.js';
+import {
+  firstSteps,
+  scoreFirstSteps,
+  scoreFirstStepsEach,
+  type FirstStepScores,
+} from '../../test/worlds/first-step.js';
 import { positiveSizes, recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
 import '../../src/methods.js';
 
@@ -77,8 +82,10 @@ for (const world of worlds) {
           if (set.some((c) => step.acceptable.includes(c.tool))) point.covered[i]++;
         });
       }
-      if (first.length)
-        for (const k of KEPT) point.short.push(shortOf(await scoreFirstSteps(model, first, { keepLearned: share(k) })));
+      if (first.length) {
+        const each = KEPT.map((k) => ({ keepLearned: share(k) }));
+        point.short = (await scoreFirstStepsEach(model, first, each)).map(shortOf);
+      }
       points.push(point);
       console.log(
         `${world.name} ${draw} ${n}: ${point.capped} of ${point.steps} steps capped; coverage ` +

@@ -8,7 +8,7 @@
  * reported at it, beside tools-only (N = 0) and Good–Turing alone (prior 0). The shipped default is the prior all
  * worlds together choose.
  *
- *   npm run experiment -- unseen-prior [--worlds demo,api-bank,…] [--priors 0,30,100,300] [--json out.json]
+ *   npm run experiment -- unseen-prior [--worlds demo,api-bank,…] [--priors 0,100,300,1000,3000,10000] [--json out.json]
  *                                      [--from out.json] [--results docs/results.json]
  */
 import { parseArgs } from 'node:util';
@@ -33,7 +33,7 @@ interface Point {
 const { values } = parseArgs({
   options: {
     worlds: { type: 'string', default: ALL_WORLDS.join(',') },
-    priors: { type: 'string', default: '0,30,100,300' },
+    priors: { type: 'string', default: '0,100,300,1000,3000,10000' },
     sizes: { type: 'string', default: '10,30,100,300' },
     data: { type: 'string', default: '../shared/data' },
     json: { type: 'string' },
@@ -44,7 +44,8 @@ const { values } = parseArgs({
 
 async function measure(): Promise<Point[]> {
   const encoder = await loadEncoder();
-  const priors = values.priors.split(',').map(Number);
+  // The library's default is always a candidate, so the table can say whether it is still the one chosen.
+  const priors = [...new Set([...values.priors.split(',').map(Number), UNSEEN_PRIOR])].sort((a, b) => a - b);
   const sizes = values.sizes.split(',').map(Number);
   const points: Point[] = [];
   for (const name of values.worlds.split(',')) {

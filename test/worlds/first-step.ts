@@ -5,7 +5,7 @@
 import type { Dtdr } from '../../src/core/dtdr.js';
 import type { Plan } from '../../src/core/base/types.js';
 import { planSteps } from '../../src/core/plans/plan.js';
-import type { SelectOptions } from '../../src/core/selection/select.js';
+import { selectCandidates, type SelectOptions } from '../../src/core/selection/select.js';
 
 /** A plan's first step: its request, its acceptable tools (the DAG frontier) and the distinct tools the plan calls. */
 export interface FirstStep {
@@ -40,29 +40,45 @@ export async function scoreFirstSteps(
   steps: readonly FirstStep[],
   options?: SelectOptions,
 ): Promise<FirstStepScores> {
-  const sum = { mrr: 0, set: 0, planRecall: 0, frontierRecall: 0, confident: 0, confidentMiss: 0 };
+  return (await scoreFirstStepsEach(model, steps, [options]))[0];
+}
+
+/**
+ * The same under each of several selection options, ranking every step once: each option's candidate set is what
+ * `retrieve` would return with it (its confidence included, which selection may take away).
+ */
+export async function scoreFirstStepsEach(
+  model: Dtdr,
+  steps: readonly FirstStep[],
+  optionsEach: readonly (SelectOptions | undefined)[],
+): Promise<FirstStepScores[]> {
+  const sums = optionsEach.map(() => ({ mrr: 0, set: 0, planRecall: 0, frontierRecall: 0, confident: 0, miss: 0 }));
   const share = (needed: string[], set: string[]) => needed.filter((t) => set.includes(t)).length / needed.length;
   for (const step of steps) {
-    const r = await model.retrieve(step.query, [], options);
-    const { order, labels } = r.ranking;
+    const ranking = await model.rank(step.query, []);
+    const { order, labels } = ranking;
     const at = Array.from(order).findIndex((l) => step.acceptable.includes(labels[l]));
-    const set = r.candidates.map((c) => c.tool);
-    sum.mrr += at >= 0 ? 1 / (at + 1) : 0;
-    sum.set += set.length;
-    sum.planRecall += share(step.tools, set);
-    sum.frontierRecall += share(step.acceptable, set);
-    if (r.ranking.confident) {
-      sum.confident++;
-      if (!set.some((t) => step.acceptable.includes(t))) sum.confidentMiss++;
-    }
+    optionsEach.forEach((options, i) => {
+      const selected = selectCandidates(ranking, options);
+      const set = selected.candidates.map((c) => c.tool);
+      const sum = sums[i];
+      sum.mrr += at >= 0 ? 1 / (at + 1) : 0;
+      sum.set += set.length;
+      sum.planRecall += share(step.tools, set);
+      sum.frontierRecall += share(step.acceptable, set);
+      if (selected.confident ?? ranking.confident) {
+        sum.confident++;
+        if (!set.some((t) => step.acceptable.includes(t))) sum.miss++;
+      }
+    });
   }
   const n = Math.max(1, steps.length);
-  return {
+  return sums.map((sum) => ({
     mrr: sum.mrr / n,
     set: sum.set / n,
     planRecall: sum.planRecall / n,
     frontierRecall: sum.frontierRecall / n,
     confident: sum.confident / n,
-    confidentMiss: sum.confident ? sum.confidentMiss / sum.confident : 0,
-  };
+    confidentMiss: sum.confident ? sum.miss / sum.confident : 0,
+  }));
 }

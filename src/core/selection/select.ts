@@ -192,7 +192,7 @@ function conformalSet(
   const keep = learnedPlaces(size, o.keepLearned);
   const hedge =
     capped && !cut && !ranking.confident && set.described && keep < size
-      ? hedged(order.subarray(0, keep), order, set.described, probabilities, skip, size)
+      ? hedged(keep, order, set.described, probabilities, skip, size)
       : undefined;
   const kept = hedge ?? order;
   let mass = 0;
@@ -246,19 +246,19 @@ function learnedPlaces(size: number, share: number): number {
 }
 
 /**
- * A capped set of `size`: the `first` of the learned `order`, then the descriptions' `favourites` not among them
+ * A capped set of `size`: the first `keep` of the learned `order`, then the descriptions' `favourites` not among them
  * (never a label at probability 0, a removed or unavailable tool, nor one passed over), then the learned order's
  * next ones should the favourites run out.
  */
 function hedged(
-  first: Uint32Array,
+  keep: number,
   order: Uint32Array,
   favourites: readonly number[] | Uint32Array,
   probabilities: Float64Array,
   skip: Set<number> | undefined,
   size: number,
 ): Uint32Array {
-  const chosen = new Set<number>(first);
+  const chosen = new Set<number>(order.subarray(0, keep));
   for (const f of favourites) if (chosen.size < size && probabilities[f] > 0 && !skip?.has(f)) chosen.add(f);
   for (const f of order) if (chosen.size < size) chosen.add(f);
   return Uint32Array.from(chosen);

@@ -185,9 +185,7 @@ export class GatedRetriever implements Retriever {
     pValue?: number;
   } = { text: '', terms: noTerms(), tokens: [] };
 
-  /**
-   * Per rarity counts: whether some tool has no demonstrations, and the Good–Turing unseen share.
-   */
+  /** Per rarity counts: whether some tool has no demonstrations, and the Good–Turing unseen share. */
   private shrinkFor: { counts: Float64Array; needed: boolean; unseen: number; deficit: Float64Array } | undefined;
   /** The descriptions' probabilities of the step being ranked (scratch), and whether they are this step's. */
   private descriptionBuffer = new Float64Array(0);
@@ -223,7 +221,8 @@ export class GatedRetriever implements Retriever {
     const calibration = calibrateStep(this.stepModel, step, novel, input.history);
     const { confident, include, because } = this.checkRules(step, calibration, input);
     const { threshold, group } = calibration;
-    const described = this.evidence && !novel && describedFavourites(step.probabilities, threshold, this.descriptions);
+    const described =
+      this.evidence && !novel && !confident && describedFavourites(step.probabilities, threshold, this.descriptions);
     const set = {
       threshold,
       target: this.target,
