@@ -11,11 +11,10 @@
  *   npm run experiment -- capped-fill [--worlds demo,…] [--sizes 30,100,300] [--results docs/results.json]
  */
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
 import { planSteps } from '../../src/core/plans/plan.js';
 import { selectCandidates } from '../../src/core/selection/select.js';
-import { ALL_WORLDS, firstDayDraws, worldsNamed } from '../../test/worlds/app-life.js';
+import { ALL_WORLDS, firstDayDraws } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
 import {
   firstSteps,
@@ -23,23 +22,16 @@ import {
   scoreFirstStepsEach,
   type FirstStepScores,
 } from '../../test/worlds/first-step.js';
-import { positiveSizes, recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
+import { writeResultsTable } from '../bench/results.js';
+import { worldExperiment } from '../bench/world-args.js';
 import '../../src/methods.js';
 
 const ROOT = join(import.meta.dirname, '../..');
-const DEFAULTS = { worlds: ALL_WORLDS.join(','), sizes: '30,100,300', data: join(ROOT, '../shared/data') };
-const { values: args } = parseArgs({
-  options: {
-    worlds: { type: 'string', default: DEFAULTS.worlds },
-    sizes: { type: 'string', default: DEFAULTS.sizes },
-    data: { type: 'string', default: DEFAULTS.data },
-    results: { type: 'string' },
-  },
+const { args, sizes, worlds } = worldExperiment('capped-fill', {
+  worlds: ALL_WORLDS.join(','),
+  sizes: '30,100,300',
+  data: join(ROOT, '../shared/data'),
 });
-const refuse: (message: string) => never = refuser('capped-fill');
-recordFullRunOnly(args, DEFAULTS, refuse);
-const sizes = positiveSizes(args.sizes, refuse);
-const worlds = worldsNamed(args.worlds, args.data, refuse);
 const encoder = await encoderByName('glove');
 
 /** The learned ranking's places in a capped set of 12 that are tried. */

@@ -13,33 +13,20 @@
  *   npm run experiment -- first-step-recall [--worlds demo,…] [--sizes 30,100,300,1000] [--results docs/results.json]
  */
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
-import { ALL_WORLDS, firstDayDraws, worldsNamed } from '../../test/worlds/app-life.js';
+import { ALL_WORLDS, firstDayDraws } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
 import { firstSteps, scoreFirstSteps, type FirstStepScores } from '../../test/worlds/first-step.js';
-import { positiveSizes, recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
+import { writeResultsTable } from '../bench/results.js';
+import { worldExperiment } from '../bench/world-args.js';
 import '../../src/methods.js';
 
 const ROOT = join(import.meta.dirname, '../..');
-const DEFAULTS = {
+const { args, sizes, worlds } = worldExperiment('first-step-recall', {
   worlds: ALL_WORLDS.join(','),
   sizes: '30,100,300,1000',
   data: join(ROOT, '../shared/data'),
-};
-const { values: args } = parseArgs({
-  options: {
-    worlds: { type: 'string', default: DEFAULTS.worlds },
-    sizes: { type: 'string', default: DEFAULTS.sizes },
-    data: { type: 'string', default: DEFAULTS.data },
-    results: { type: 'string' },
-  },
 });
-
-const refuse: (message: string) => never = refuser('first-step-recall');
-recordFullRunOnly(args, DEFAULTS, refuse);
-const sizes = positiveSizes(args.sizes, refuse);
-const worlds = worldsNamed(args.worlds, args.data, refuse);
 const encoder = await encoderByName('glove');
 
 const f3 = (x: number) => x.toFixed(3);

@@ -8,31 +8,22 @@
  *   npm run experiment -- step-kinds [--worlds demo,…] [--sizes 30,100] [--results docs/results.json]
  */
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Dtdr } from '../../src/core/dtdr.js';
 import { scoreStep } from '../../src/core/base/metrics.js';
 import { END } from '../../src/core/base/types.js';
 import { planSteps } from '../../src/core/plans/plan.js';
-import { ALL_WORLDS, firstDayDraws, worldsNamed } from '../../test/worlds/app-life.js';
+import { ALL_WORLDS, firstDayDraws } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
-import { positiveSizes, recordFullRunOnly, refuser, writeResultsTable } from '../bench/results.js';
+import { writeResultsTable } from '../bench/results.js';
+import { worldExperiment } from '../bench/world-args.js';
 import '../../src/methods.js';
 
 const ROOT = join(import.meta.dirname, '../..');
-const DEFAULTS = { worlds: ALL_WORLDS.join(','), sizes: '30,100', data: join(ROOT, '../shared/data') };
-const { values: args } = parseArgs({
-  options: {
-    worlds: { type: 'string', default: DEFAULTS.worlds },
-    sizes: { type: 'string', default: DEFAULTS.sizes },
-    data: { type: 'string', default: DEFAULTS.data },
-    results: { type: 'string' },
-  },
+const { args, sizes, worlds } = worldExperiment('step-kinds', {
+  worlds: ALL_WORLDS.join(','),
+  sizes: '30,100',
+  data: join(ROOT, '../shared/data'),
 });
-
-const refuse: (message: string) => never = refuser('step-kinds');
-recordFullRunOnly(args, DEFAULTS, refuse);
-const sizes = positiveSizes(args.sizes, refuse);
-const worlds = worldsNamed(args.worlds, args.data, refuse);
 
 const KINDS = ['first', 'middle', 'end'] as const;
 type Kind = (typeof KINDS)[number];

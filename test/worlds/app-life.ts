@@ -103,15 +103,16 @@ export const defaultSceneClusters = (n: number): number => Math.max(10, Math.rou
  * about 20 requests and at least 10 (`defaultSceneClusters`); the plans of `scenes` clusters,
  * chosen with the same seed among those holding at least two plans, come first in pool order, then
  * the rest of the pool in pool order (so the first N demonstrations are from a few scenes as long
- * as N stays within them).
+ * as N stays within them). `inScene` tells whether a request's vector lies in a drawn scene (its
+ * nearest centroid is a drawn cluster's).
  */
 export async function scenesPool(
   pool: readonly Plan[],
   encoder: Pick<Encoder, 'embed' | 'dimension'>,
   options: { clusters?: number; scenes?: number; seed?: number } = {},
-): Promise<{ plans: Plan[]; sceneCount: number; clusters: number }> {
+): Promise<{ plans: Plan[]; sceneCount: number; clusters: number; inScene: (vector: ArrayLike<number>) => boolean }> {
   const { clusters = defaultSceneClusters(pool.length), scenes = 3, seed = 0 } = options;
-  if (pool.length === 0) return { plans: [], sceneCount: 0, clusters };
+  if (pool.length === 0) return { plans: [], sceneCount: 0, clusters, inScene: () => false };
   const vectors = await encoder.embed(pool.map((p) => p.query));
   const dim = encoder.dimension;
   // Unit rows: sphericalKMeans assigns by dot product.
@@ -119,7 +120,7 @@ export async function scenesPool(
     const norm = Math.hypot(...v) || 1;
     return v.map((x) => x / norm);
   });
-  const { assignment, k } = sphericalKMeans(packRows(unit, dim), pool.length, dim, clusters, { seed });
+  const { assignment, k, centroids } = sphericalKMeans(packRows(unit, dim), pool.length, dim, clusters, { seed });
   const sizes = new Array<number>(k).fill(0);
   for (const a of assignment) sizes[a]++;
   const eligible = sizes.map((n, c) => (n >= 2 ? c : -1)).filter((c) => c >= 0);
@@ -127,7 +128,18 @@ export async function scenesPool(
   const chosen = new Set(shuffleInPlace([...candidates], seededRandom(seed + 4049)).slice(0, scenes));
   const first = pool.filter((_, i) => chosen.has(assignment[i]));
   const rest = pool.filter((_, i) => !chosen.has(assignment[i]));
-  return { plans: [...first, ...rest], sceneCount: first.length, clusters: k };
+  // A request is in a drawn scene when the centroid nearest it (by cosine) is a drawn cluster's.
+  const inScene = (vector: ArrayLike<number>) => {
+    let best = -1;
+    let bestDot = -Infinity;
+    for (let c = 0; c < k; c++) {
+      let dot = 0;
+      for (let j = 0; j < dim; j++) dot += centroids[c * dim + j] * vector[j];
+      if (dot > bestDot) [best, bestDot] = [c, dot];
+    }
+    return chosen.has(best);
+  };
+  return { plans: [...first, ...rest], sceneCount: first.length, clusters: k, inScene };
 }
 
 /**
