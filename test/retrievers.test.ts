@@ -243,6 +243,46 @@ describe('BM25 and candidate selection', () => {
     expect(tools({ described }, 12)).toHaveLength(10);
   });
 
+  it("gives a first day's first step the descriptions' favourites in its free places, under half the labels", () => {
+    // t0..t29 and END (31 labels: under half is 15); the threshold keeps t0, t1, t2.
+    const labels = [...Array.from({ length: 30 }, (_, i) => `t${i}`), END];
+    const probabilities = Float64Array.from(labels, (_, i) => (i < 3 ? 0.25 - i * 0.05 : i === 30 ? 0 : 0.01));
+    const ranking = (set: { firstDay?: true; described?: Uint32Array; include?: number[] }, confident = false) =>
+      withLazyOrder(
+        { labels, probabilities, confident, set: { threshold: 0.1, target: 0.95, confident, ...set } },
+        { unitRange: true },
+      );
+    const tools = (r: ReturnType<typeof ranking>, options = {}) =>
+      selectCandidates(r, options)
+        .candidates.map((c) => c.tool)
+        .sort();
+    // Favourites: END (probability 0, never), t1 (in already), then t20, t21, … t29.
+    const described = Uint32Array.from([30, 1, ...Array.from({ length: 10 }, (_, i) => 20 + i)]);
+    expect(tools(ranking({ described }))).toEqual(['t0', 't1', 't2']);
+    // On a first day's first step the free places go to them, up to widenMax (12): t20 … t28.
+    const first = ranking({ firstDay: true, described });
+    expect(tools(first)).toEqual(['t0', 't1', 't2', ...Array.from({ length: 9 }, (_, i) => `t${20 + i}`)].sort());
+    const set = selectCandidates(first);
+    expect(set.widened).toBe(true);
+    expect(set.reason).toMatch(/sets like this one, of 3 tools/);
+    expect(set.reason).toMatch(/9 of the descriptions' favourites join for its later calls/);
+    // Best first, as every set.
+    expect(set.candidates.slice(0, 3).map((c) => c.tool)).toEqual(['t0', 't1', 't2']);
+    // Under half the labels: with widenMax 20 and favourites to spare (t3 … t29), the set stops at 15 of 31.
+    const many = Uint32Array.from({ length: 27 }, (_, i) => 3 + i);
+    expect(tools(ranking({ firstDay: true, described: many }), { widenMax: 20 })).toHaveLength(15);
+    // Favourites that run out: 3 + 10 here.
+    expect(tools(first, { widenMax: 20 })).toHaveLength(13);
+    // A tool a rule names keeps its place: the favourites take the places left.
+    const named = ranking({ firstDay: true, described, include: [5] });
+    expect(tools(named)).toContain('t5');
+    expect(tools(named)).toHaveLength(12);
+    // Off with fillFirstSteps: false; never on a confident step; refused when not a boolean.
+    expect(tools(first, { fillFirstSteps: false })).toEqual(['t0', 't1', 't2']);
+    expect(tools(ranking({ firstDay: true, described }, true))).toEqual(['t0', 't1', 't2']);
+    expect(() => selectCandidates(first, { fillFirstSteps: 'yes' as never })).toThrow(/fillFirstSteps/);
+  });
+
   it('offers the included tools, but where more are included than there is room for, keeps the most probable half of the set', () => {
     // Labels t0..t9 and END; the threshold keeps t0..t3; t4..t9 are included (tools a rule names, then added tools the request matches).
     const labels = [...Array.from({ length: 10 }, (_, i) => `t${i}`), END];

@@ -106,6 +106,13 @@ export interface Ranking {
      * the cap (`SelectOptions.widenMax`) cuts the set short, they fill it after the learned ranking's first ones.
      */
     described?: readonly number[] | Uint32Array;
+    /**
+     * The step is a request's first (no calls yet) on a model that cannot yet call any step confident (dtdr-g: no
+     * calibration group has enough held-out steps, or the demonstrations call under half the tools). It carries
+     * `described`, and selection fills its set with them (`SelectOptions.fillFirstSteps`): the set then offers what
+     * the tools alone would for the request's later calls too.
+     */
+    firstDay?: true;
   };
 }
 

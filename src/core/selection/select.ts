@@ -35,6 +35,13 @@ export interface SelectOptions {
    * leaving each world out (`npm run experiment -- capped-fill`).
    */
   keepLearned?: number;
+  /**
+   * Where a request's first step meets a model that cannot yet call any step confident (DTDR-G's first day:
+   * `Ranking.set.firstDay`), fill its unsure set with the descriptions' favourites up to `widenMax`, under half the
+   * labels: such a set is sized for the next call alone, and the tools alone's dozen holds more of the request's
+   * later tools (`npm run experiment -- first-step-recall`). Default true.
+   */
+  fillFirstSteps?: boolean;
 }
 
 /** The defaults of {@link SelectOptions}. */
@@ -46,6 +53,7 @@ export const SELECT_DEFAULTS: Required<SelectOptions> = {
   widenMax: 12,
   cutHalfSets: true,
   keepLearned: 2 / 3,
+  fillFirstSteps: true,
 };
 
 /** Checks selection options before any work: a typed error naming the option, never a silent odd set. */
@@ -59,8 +67,9 @@ export function checkSelectOptions(options: SelectOptions | undefined): void {
   checkNumber(options.widenMin, 'widenMin', 1, 1e6, true);
   checkNumber(options.widenMax, 'widenMax', 1, 1e6, true);
   checkNumber(options.keepLearned, 'keepLearned', 0, 1);
-  if (options.cutHalfSets !== undefined && typeof options.cutHalfSets !== 'boolean')
-    throw new DtdrError('options', 'cutHalfSets must be true or false', { field: 'cutHalfSets' });
+  for (const field of ['cutHalfSets', 'fillFirstSteps'] as const)
+    if (options[field] !== undefined && typeof options[field] !== 'boolean')
+      throw new DtdrError('options', `${field} must be true or false`, { field });
   const min = options.widenMin ?? SELECT_DEFAULTS.widenMin;
   const max = options.widenMax ?? SELECT_DEFAULTS.widenMax;
   if (min > max) throw new DtdrError('options', `widenMin (${min}) is above widenMax (${max})`, { field: 'widenMin' });
@@ -149,7 +158,10 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
   }
   if (!reason) return { candidates: withIncluded(ranking, pick(order, above), o.widenMax), widened: false };
   const widened = skip ? Math.max(Math.min(widening(order), size), above) : size;
-  return { candidates: withIncluded(ranking, pick(order, widened), o.widenMax), widened: true, reason };
+  const candidates = withIncluded(ranking, pick(order, widened), o.widenMax);
+  const filled = firstDayFill(ranking, candidates, skip, o);
+  const why = filled ? `${reason}; ${firstDayNote(filled.length - candidates.length)}` : reason;
+  return { candidates: filled ?? candidates, widened: true, reason: why };
 }
 
 /** The first n labels of a ranking in rank order (a partial sort where the ranking has one). */
@@ -197,7 +209,9 @@ function conformalSet(
   const kept = hedge ?? order;
   let mass = 0;
   for (let r = 0; r < size; r++) mass += probabilities[kept[r]];
-  const candidates = withIncluded(ranking, pick(kept, size), o.widenMax);
+  const made = withIncluded(ranking, pick(kept, size), o.widenMax);
+  const firstDay = hedge || cut ? undefined : firstDayFill(ranking, made, skip, o);
+  const candidates = firstDay ?? made;
   // A set of half the labels or more is never called confident: it holds the right tool because it holds most.
   const half = candidates.length * 2 >= labelCount;
   const confident = ranking.confident && !cut && !half;
@@ -212,7 +226,7 @@ function conformalSet(
       ? []
       : [
           `${ranking.cause ?? (half ? 'the set holds half the labels or more' : 'unsure')}${HELD_OUT_CLAIM}` +
-            `${candidates.length} tool${candidates.length === 1 ? '' : 's'}, hold a right tool in ` +
+            `${made.length} tool${made.length === 1 ? '' : 's'}, hold a right tool in ` +
             `${Math.round(claimed * 100)}% of ${measured !== undefined ? 'held-out' : 'such'} steps)`,
         ]),
     ...(cut
@@ -221,6 +235,7 @@ function conformalSet(
             `${Math.round(target * 100)}% of held-out steps would take`,
         ]
       : []),
+    ...(firstDay ? [firstDayNote(firstDay.length - made.length)] : []),
     ...(capped
       ? [
           `capped at ${o.widenMax} tools${hedge ? filledAfter(keep) : ''}, ` +
@@ -236,6 +251,37 @@ function conformalSet(
     ...(notes.length ? { reason: notes.join('; ') } : {}),
   };
 }
+
+/**
+ * A first day's first step (`Ranking.set.firstDay`, unsure): the set's free places, up to `widenMax` and under half
+ * the labels, go to the descriptions' favourites for the request's later calls (never a label at probability 0 nor
+ * one passed over), best first. Undefined where none joins.
+ */
+function firstDayFill(
+  ranking: Ranking,
+  candidates: Candidate[],
+  skip: Set<number> | undefined,
+  o: typeof SELECT_DEFAULTS & SelectOptions,
+): Candidate[] | undefined {
+  const favourites = ranking.set?.described;
+  if (!o.fillFirstSteps || !ranking.set?.firstDay || ranking.confident || !favourites) return undefined;
+  const { labels, probabilities } = ranking;
+  const room = Math.min(o.widenMax, Math.ceil(labels.length / 2) - 1);
+  const have = new Set(candidates.map((c) => c.tool));
+  const joined = [...candidates];
+  for (const f of favourites) {
+    if (joined.length >= room) break;
+    if (probabilities[f] > 0 && !skip?.has(f) && !have.has(labels[f]))
+      joined.push({ tool: labels[f], probability: probabilities[f] });
+    have.add(labels[f]);
+  }
+  return joined.length > candidates.length ? joined.sort((a, b) => b.probability - a.probability) : undefined;
+}
+
+/** How a first day's filled first step says so in its reason. */
+const firstDayNote = (joined: number) =>
+  `a request's first step before any step can be confident: ${joined} of the descriptions' favourites join for ` +
+  'its later calls';
 
 /** How a filled capped set says so in its reason. */
 const filledAfter = (keep: number) => `, the learned ranking's first ${keep} then the descriptions' favourites`;

@@ -7,7 +7,7 @@ import type { StepRule } from './rule.js';
 import type { GatedParts } from './state.js';
 import type { Workspace } from './workspace.js';
 import { rarity } from './evidence.js';
-import { confidentGroup, groupKey, stepGroup, stepThreshold, type CalibrationGroup } from './groups.js';
+import { confidentGroup, groupKey, mayBeConfident, stepGroup, stepThreshold, type CalibrationGroup } from './groups.js';
 import { C_MATCH, C_SUPPORT, KNOWN_HISTORY } from './layout.js';
 import { STEP_RULES } from './step-rules.js';
 import { addedToolsRule } from './rules/added-tools.js';
@@ -45,8 +45,8 @@ export interface StepCalibration {
   include: number[];
   /** The step rules the group runs. */
   rules: readonly StepRule<unknown>[];
-  /** What else the set needs (CandidateSet's describedOnly, coverageBySize). */
-  set: { describedOnly?: Uint32Array; coverageBySize?: readonly number[] };
+  /** What else the set needs (CandidateSet's describedOnly, coverageBySize, firstDay). */
+  set: { describedOnly?: Uint32Array; coverageBySize?: readonly number[]; firstDay?: true };
   /** Why an unsure step is unsure, given the rules' reasons. */
   cause(rules: string[]): string;
 }
@@ -102,6 +102,8 @@ export function calibrateStep(
   const shown = end - unseen.length; // `unseen` lists tools only (END is never called)
   const slice = shown < DEMONSTRATED_TOOLS * end;
   const apart = `the demonstrations call ${shown} of the ${end} tools: too few for their held-out steps to count`;
+  // A request's first step before any step can be confident: its set also offers the request's later tools.
+  const firstDay = history.length === 0 && (slice || !mayBeConfident(cal));
   return {
     group: groupKey(group),
     confident: confidentGroup(cal, group) && !slice,
@@ -111,6 +113,7 @@ export function calibrateStep(
     set: {
       ...(unseen.length ? { describedOnly: unseen } : {}),
       ...(cal.bySize ? { coverageBySize: cal.bySize } : {}),
+      ...(firstDay ? { firstDay: true as const } : {}),
     },
     cause: (why) => groupCause(m, group, step.top, history, counts[step.best], slice ? [...why, apart] : why),
   };

@@ -11,15 +11,17 @@ const WIDE_ABOVE = 8;
 const FAVOURITES = 32;
 
 /**
- * The descriptions' favourites of a wide step (more than WIDE_ABOVE labels of `p` at or above `threshold`): what
+ * The descriptions' favourites of a wide step (more than WIDE_ABOVE labels of `p` at or above its threshold): what
  * fills a set the cap cuts short after the learned ranking's first ones (select.ts), since there the threshold says
- * the learned ranking is unsure beyond them. Undefined for narrower steps, so most steps never compute them.
+ * the learned ranking is unsure beyond them; and of a first day's first step (`firstDay`), whose set they fill for
+ * the request's later calls. Undefined for other steps, so most steps never compute them.
  */
 export function describedFavourites(
   p: Float64Array,
-  threshold: number,
+  { threshold, set }: { threshold: number; set: { firstDay?: true } },
   descriptions: () => Float64Array,
 ): Uint32Array | undefined {
+  if (set.firstDay) return topByScore(descriptions().subarray(0, p.length), FAVOURITES, undefined, true);
   if (!(threshold > 0)) return undefined;
   let above = 0;
   for (let f = 0; f < p.length && above <= WIDE_ABOVE; f++) if (p[f] >= threshold) above++;

@@ -166,6 +166,12 @@ export function confidentGroup(c: Calibration, g: CalibrationGroup): boolean {
   return (c.groups?.[groupKey(g)]?.length ?? 0) >= MIN_CONFIDENT;
 }
 
+/** Whether any step may be called confident: some group that may be has the held-out scores for it. */
+export function mayBeConfident(c: Calibration): boolean {
+  return CONFIDENT_GROUPS.some((g) => confidentGroup(c, g));
+}
+const CONFIDENT_GROUPS = [STEP_GROUPS.seen.many.high, STEP_GROUPS.seen.few.high];
+
 /**
  * The calibration from held-out steps (in order): pools keep every score, groups at most
  * MAX_GROUP_SCORES (a sample drawn with `seed`). Pool thresholds come from the scores as computed,

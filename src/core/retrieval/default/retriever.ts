@@ -222,7 +222,7 @@ export class GatedRetriever implements Retriever {
     const { confident, include, because } = this.checkRules(step, calibration, input);
     const { threshold, group } = calibration;
     const described =
-      this.evidence && !novel && !confident && describedFavourites(step.probabilities, threshold, this.descriptions);
+      this.evidence && !novel && !confident && describedFavourites(step.probabilities, calibration, this.descriptions);
     const set = {
       threshold,
       target: this.target,
