@@ -102,8 +102,9 @@ export interface Ranking {
      */
     coverageBySize?: readonly number[];
     /**
-     * The descriptions' favourites, best first (dtdr-g, on unsure steps whose threshold keeps more than 8 labels): where
-     * the cap (`SelectOptions.widenMax`) cuts the set short, they fill it after the learned ranking's first ones.
+     * The descriptions' favourites, best first (dtdr-g, on unsure steps whose threshold keeps more than 8 labels, and
+     * on `firstDay` steps): where the cap (`SelectOptions.widenMax`) cuts the set short, they fill it after the learned
+     * ranking's first ones.
      */
     described?: readonly number[] | Uint32Array;
     /**
