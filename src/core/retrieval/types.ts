@@ -109,7 +109,7 @@ export interface Ranking {
     described?: readonly number[] | Uint32Array;
     /**
      * The step is a request's first (no calls yet) on a model that cannot yet call any step confident (dtdr-g: no
-     * calibration group has enough held-out steps, or the demonstrations call under half the tools). It carries
+     * calibration group has the held-out steps it needs for that). It carries
      * `described`, and selection fills its set with them (`SelectOptions.fillFirstSteps`): the set then offers what
      * the tools alone would for the request's later calls too.
      */
