@@ -257,6 +257,33 @@ describe('skewed first runs: the demo world', () => {
       expect(trained.mrr).toBeGreaterThanOrEqual(alone.mrr - 0.02);
     });
 
+  it("a first day's first step offers the request's later tools; a later step, or a model with the held-out steps to be confident, does not", async () => {
+    const runs = shuffleInPlace([...demo.plans], seededRandom(1000));
+    const firstDay = await Dtdr.train({ tools: demo.tools, plans: runs.slice(0, 30), encoder });
+    const grown = await Dtdr.train({ tools: demo.tools, plans: runs.slice(0, 1000), encoder });
+    let filled = 0;
+    for (const plan of test) {
+      const [first, second] = planSteps(plan);
+      const r = await firstDay.retrieve(first.query, []);
+      if (r.ranking.set?.firstDay) {
+        // Unsure, and the set's free places (up to 12, under half of the 28 labels) went to the favourites.
+        expect(r.confident).toBe(false);
+        const plain = await firstDay.retrieve(first.query, [], { fillFirstSteps: false });
+        expect(r.candidates.length).toBeGreaterThanOrEqual(plain.candidates.length);
+        expect(r.candidates.length).toBeLessThanOrEqual(12);
+        for (const c of plain.candidates) expect(r.candidates.map((x) => x.tool)).toContain(c.tool);
+        if (r.candidates.length > plain.candidates.length) {
+          filled++;
+          expect(r.reason).toMatch(/of the descriptions' favourites join for its later calls/);
+        }
+      }
+      if (second) expect((await firstDay.retrieve(second.query, second.history)).ranking.set?.firstDay).toBeUndefined();
+      expect((await grown.retrieve(first.query, [])).ranking.set?.firstDay).toBeUndefined();
+    }
+    // Most of the 48 requests' first steps when written (the others: unlike every run, the tools-only answer).
+    expect(filled).toBeGreaterThanOrEqual(20);
+  });
+
   it('a model trained on 100 runs of three features is confident only where it is right', async () => {
     const { trained } = await againstToolsAlone(demo.tools, skewedPool(demo.plans).slice(0, 100), test);
     expect(trained.confidentMissRate).toBe(0);
