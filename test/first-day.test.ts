@@ -272,6 +272,9 @@ describe('skewed first runs: the demo world', () => {
         expect(r.candidates.length).toBeGreaterThanOrEqual(plain.candidates.length);
         expect(r.candidates.length).toBeLessThanOrEqual(12);
         for (const c of plain.candidates) expect(r.candidates.map((x) => x.tool)).toContain(c.tool);
+        // What joined are tools: never END, never a tool at probability 0.
+        const joined = r.candidates.filter((c) => !plain.candidates.some((p) => p.tool === c.tool));
+        for (const c of joined) expect(c.tool === END || c.probability === 0, c.tool).toBe(false);
         if (r.candidates.length > plain.candidates.length) {
           filled++;
           expect(r.reason).toMatch(/of the descriptions' favourites join for its later calls/);

@@ -273,10 +273,31 @@ describe('BM25 and candidate selection', () => {
     expect(tools(ranking({ firstDay: true, described: many }), { widenMax: 20 })).toHaveLength(15);
     // Favourites that run out: 3 + 10 here.
     expect(tools(first, { widenMax: 20 })).toHaveLength(13);
-    // A tool a rule names keeps its place: the favourites take the places left.
+    // A tool a rule names keeps its place: the favourites take the places left; the set stays best first.
     const named = ranking({ firstDay: true, described, include: [5] });
-    expect(tools(named)).toContain('t5');
-    expect(tools(named)).toHaveLength(12);
+    const namedSet = selectCandidates(named).candidates;
+    expect(namedSet.map((c) => c.tool)).toContain('t5');
+    expect(namedSet).toHaveLength(12);
+    for (let i = 1; i < namedSet.length; i++)
+      expect(namedSet[i - 1].probability).toBeGreaterThanOrEqual(namedSet[i].probability);
+    // Without a conformal threshold (too few held-out steps): the set widened to half the mass (3), then the favourites.
+    const unthresholded = withLazyOrder(
+      {
+        labels,
+        probabilities,
+        confident: false,
+        set: { threshold: 0, target: 0.95, confident: false, firstDay: true, described },
+      },
+      { unitRange: true },
+    );
+    const widened = selectCandidates(unthresholded, { widenMin: 3, widenMass: 0.5 });
+    expect(
+      selectCandidates(unthresholded, { widenMin: 3, widenMass: 0.5, fillFirstSteps: false }).candidates,
+    ).toHaveLength(3);
+    expect(widened.candidates).toHaveLength(12);
+    expect(widened.reason).toMatch(/of the descriptions' favourites join for its later calls/);
+    // An option given as undefined keeps its default (the fill stays on).
+    expect(tools(first, { fillFirstSteps: undefined })).toHaveLength(12);
     // Off with fillFirstSteps: false; never on a confident step; refused when not a boolean.
     expect(tools(first, { fillFirstSteps: false })).toEqual(['t0', 't1', 't2']);
     expect(tools(ranking({ firstDay: true, described }, true))).toEqual(['t0', 't1', 't2']);

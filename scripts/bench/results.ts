@@ -187,10 +187,10 @@ export function variantRun(
     : { suffix: '', command };
 }
 
-/** `--sizes`' comma-separated list as numbers, refused unless every one is a positive integer. */
-export function positiveSizes(list: string, refuse: (message: string) => never): number[] {
+/** `--sizes`' (or `option`'s) comma-separated list as numbers, refused unless every one is a positive integer. */
+export function positiveSizes(list: string, refuse: (message: string) => never, option = '--sizes'): number[] {
   const sizes = list.split(',').map(Number);
-  if (sizes.some((n) => !(Number.isInteger(n) && n > 0))) refuse(`--sizes must be positive integers (got ${list})`);
+  if (sizes.some((n) => !(Number.isInteger(n) && n > 0))) refuse(`${option} must be positive integers (got ${list})`);
   return sizes;
 }
 

@@ -24,17 +24,18 @@ import { planSteps } from '../../src/core/plans/plan.js';
 import { noveltyFromState, noveltyPValue, unlikeEvery } from '../../src/core/retrieval/default/novelty.js';
 import { ALL_WORLDS, firstDayDraws, scenesPool } from '../../test/worlds/app-life.js';
 import { encoderByName } from '../../test/worlds/encoders.js';
-import { writeResultsTable } from '../bench/results.js';
+import { positiveSizes, writeResultsTable } from '../bench/results.js';
 import { worldExperiment } from '../bench/world-args.js';
 import '../../src/methods.js';
 
 const ROOT = join(import.meta.dirname, '../..');
-const { args, sizes, worlds } = worldExperiment('novelty-power', {
+const { args, sizes, worlds, refuse } = worldExperiment('novelty-power', {
   worlds: ALL_WORLDS.join(','),
   sizes: '10,30,100',
   'confident-sizes': '300,1000',
   data: join(ROOT, '../shared/data'),
 });
+const confidentSizes = positiveSizes(args['confident-sizes'], refuse, '--confident-sizes');
 const encoder = await encoderByName('glove');
 
 /** A model's kept demonstration requests (its saved novelty state), or undefined where it keeps none. */
@@ -107,7 +108,7 @@ for (const world of worlds) {
 const missRows: string[][] = [];
 for (const world of worlds) {
   const random = (await firstDayDraws(world.pool, encoder)).random;
-  for (const n of args['confident-sizes'].split(',').map(Number)) {
+  for (const n of confidentSizes) {
     if (n > random.length) continue;
     const model = await Dtdr.train({ tools: world.tools, plans: random.slice(0, n), encoder });
     const novelty = noveltyOf(model);

@@ -12,7 +12,7 @@ import type { Plan, ToolSpec } from '../../src/core/base/types.js';
 import { scoreStep, type StepScore } from '../../src/core/base/metrics.js';
 import type { Dtdr } from '../../src/core/dtdr.js';
 import { readDatasetDir } from '../../src/data/node.js';
-import { sphericalKMeans } from '../../src/core/retrieval/kmeans.js';
+import { assignNearest, sphericalKMeans } from '../../src/core/retrieval/kmeans.js';
 import { packRows } from '../../src/core/retrieval/kernels/rows.js';
 import type { Encoder } from '../../src/core/base/encoder.js';
 import { demoDataset } from '../../src/demo/toolset.js';
@@ -129,16 +129,8 @@ export async function scenesPool(
   const first = pool.filter((_, i) => chosen.has(assignment[i]));
   const rest = pool.filter((_, i) => !chosen.has(assignment[i]));
   // A request is in a drawn scene when the centroid nearest it (by cosine) is a drawn cluster's.
-  const inScene = (vector: ArrayLike<number>) => {
-    let best = -1;
-    let bestDot = -Infinity;
-    for (let c = 0; c < k; c++) {
-      let dot = 0;
-      for (let j = 0; j < dim; j++) dot += centroids[c * dim + j] * vector[j];
-      if (dot > bestDot) [best, bestDot] = [c, dot];
-    }
-    return chosen.has(best);
-  };
+  const inScene = (vector: ArrayLike<number>) =>
+    chosen.has(assignNearest(Float32Array.from(vector), 1, dim, centroids, k)[0]);
   return { plans: [...first, ...rest], sceneCount: first.length, clusters: k, inScene };
 }
 

@@ -36,10 +36,10 @@ export interface SelectOptions {
    */
   keepLearned?: number;
   /**
-   * Where a request's first step meets a model that cannot yet call any step confident (DTDR-G's first day:
-   * `Ranking.set.firstDay`), fill its unsure set with the descriptions' favourites up to `widenMax`, under half the
-   * labels: such a set is sized for the next call alone, and the tools alone's dozen holds more of the request's
-   * later tools (`npm run experiment -- first-step-recall`). Default true.
+   * Where a request's first step meets a model none of whose confident groups has its held-out steps yet (DTDR-G's
+   * first day: `Ranking.set.firstDay`), fill its unsure set's free places with the descriptions' favourites, up to
+   * `widenMax` and under half the labels: such a set is sized for the next call alone, and the tools alone's dozen
+   * holds more of the request's later tools (`npm run experiment -- first-step-recall`). Default true.
    */
   fillFirstSteps?: boolean;
 }
@@ -122,7 +122,8 @@ export interface CandidateSet {
  */
 export function selectCandidates(ranking: Ranking, options: SelectOptions = {}): CandidateSet {
   checkSelectOptions(options);
-  const o = { ...SELECT_DEFAULTS, ...options };
+  // An option given as undefined keeps its default.
+  const o = { ...SELECT_DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) };
   if (ranking.set && ranking.set.threshold > 0) return conformalSet(ranking, ranking.set, o);
   const { probabilities } = ranking;
   const first = (n: number) => firstLabels(ranking, n);
@@ -266,7 +267,7 @@ function firstDayFill(
   const favourites = ranking.set?.described;
   if (!o.fillFirstSteps || !ranking.set?.firstDay || ranking.confident || !favourites) return undefined;
   const { labels, probabilities } = ranking;
-  const room = Math.min(o.widenMax, Math.ceil(labels.length / 2) - 1);
+  const room = Math.min(o.widenMax, underHalf(labels.length));
   const have = new Set(candidates.map((c) => c.tool));
   const joined = [...candidates];
   for (const f of favourites) {
@@ -322,10 +323,13 @@ function halfCut(
   widenMin: number,
 ): { size: number; from: number; coverage: number } | undefined {
   if (!curve || size * 2 < labels || labels < 2 * widenMin) return undefined;
-  const to = Math.max(widenMin, Math.ceil(labels / 2) - 1);
+  const to = Math.max(widenMin, underHalf(labels));
   if (to >= size || to > curve.length) return undefined;
   return { size: to, from: size, coverage: curve[to - 1] };
 }
+
+/** The largest set under half of `labels` labels. */
+const underHalf = (labels: number) => Math.ceil(labels / 2) - 1;
 
 /** A set holding at least this share of the labels says nothing of any one of them. */
 const MOST_LABELS = 0.6;

@@ -21,9 +21,11 @@ export function describedFavourites(
   { threshold, set }: { threshold: number; set: { firstDay?: true } },
   descriptions: () => Float64Array,
 ): Uint32Array | undefined {
-  if (set.firstDay) return topByScore(descriptions().subarray(0, p.length), FAVOURITES, undefined, true);
+  // Tools only: END is the last label, and a plan's end is no favourite of a request's words.
+  const tools = () => descriptions().subarray(0, p.length - 1);
+  if (set.firstDay) return topByScore(tools(), FAVOURITES, undefined, true);
   if (!(threshold > 0)) return undefined;
   let above = 0;
   for (let f = 0; f < p.length && above <= WIDE_ABOVE; f++) if (p[f] >= threshold) above++;
-  return above > WIDE_ABOVE ? topByScore(descriptions().subarray(0, p.length), FAVOURITES, undefined, true) : undefined;
+  return above > WIDE_ABOVE ? topByScore(tools(), FAVOURITES, undefined, true) : undefined;
 }

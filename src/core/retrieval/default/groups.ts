@@ -170,7 +170,10 @@ export function confidentGroup(c: Calibration, g: CalibrationGroup): boolean {
 export function mayBeConfident(c: Calibration): boolean {
   return CONFIDENT_GROUPS.some((g) => confidentGroup(c, g));
 }
-const CONFIDENT_GROUPS = [STEP_GROUPS.seen.many.high, STEP_GROUPS.seen.few.high];
+/** The groups whose steps may be confident (confidentGroup's rule, with the scores aside). */
+const CONFIDENT_GROUPS = GROUP_KEYS.map((key) => parseGroup(key)!).filter(
+  (g) => poolOf(g) === 'confident' && g.support !== 'none',
+);
 
 /**
  * The calibration from held-out steps (in order): pools keep every score, groups at most
