@@ -277,7 +277,7 @@ describe('skewed first runs: the demo world', () => {
         for (const c of joined) expect(c.tool === END || c.probability === 0, c.tool).toBe(false);
         if (r.candidates.length > plain.candidates.length) {
           filled++;
-          expect(r.reason).toMatch(/of the descriptions' favourites join for its later calls/);
+          expect(r.reason).toMatch(/of the descriptions' favourites join for the request's later calls/);
         }
       }
       if (second) expect((await firstDay.retrieve(second.query, second.history)).ranking.set?.firstDay).toBeUndefined();

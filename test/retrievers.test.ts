@@ -265,7 +265,7 @@ describe('BM25 and candidate selection', () => {
     const set = selectCandidates(first);
     expect(set.widened).toBe(true);
     expect(set.reason).toMatch(/sets like this one, of 3 tools/);
-    expect(set.reason).toMatch(/9 of the descriptions' favourites join for its later calls/);
+    expect(set.reason).toMatch(/9 of the descriptions' favourites join for the request's later calls/);
     // Best first, as every set.
     expect(set.candidates.slice(0, 3).map((c) => c.tool)).toEqual(['t0', 't1', 't2']);
     // Under half the labels: with widenMax 20 and favourites to spare (t3 … t29), the set stops at 15 of 31.
@@ -295,7 +295,7 @@ describe('BM25 and candidate selection', () => {
       selectCandidates(unthresholded, { widenMin: 3, widenMass: 0.5, fillFirstSteps: false }).candidates,
     ).toHaveLength(3);
     expect(widened.candidates).toHaveLength(12);
-    expect(widened.reason).toMatch(/of the descriptions' favourites join for its later calls/);
+    expect(widened.reason).toMatch(/of the descriptions' favourites join for the request's later calls/);
     // An option given as undefined keeps its default (the fill stays on).
     expect(tools(first, { fillFirstSteps: undefined })).toHaveLength(12);
     // Off with fillFirstSteps: false; never on a confident step; refused when not a boolean.

@@ -281,8 +281,7 @@ function firstDayFill(
 
 /** How a first day's filled first step says so in its reason. */
 const firstDayNote = (joined: number) =>
-  `a request's first step before any step can be confident: ${joined} of the descriptions' favourites join for ` +
-  'its later calls';
+  `first day: ${joined} of the descriptions' favourites join for the request's later calls`;
 
 /** How a filled capped set says so in its reason. */
 const filledAfter = (keep: number) => `, the learned ranking's first ${keep} then the descriptions' favourites`;

@@ -170,10 +170,8 @@ export function confidentGroup(c: Calibration, g: CalibrationGroup): boolean {
 export function mayBeConfident(c: Calibration): boolean {
   return CONFIDENT_GROUPS.some((g) => confidentGroup(c, g));
 }
-/** The groups whose steps may be confident (confidentGroup's rule, with the scores aside). */
-const CONFIDENT_GROUPS = GROUP_KEYS.map((key) => parseGroup(key)!).filter(
-  (g) => poolOf(g) === 'confident' && g.support !== 'none',
-);
+/** The groups whose steps may be confident: confidentGroup's rule (the confident pool, support not `none`). */
+const CONFIDENT_GROUPS = [STEP_GROUPS.seen.many.high, STEP_GROUPS.seen.few.high];
 
 /**
  * The calibration from held-out steps (in order): pools keep every score, groups at most
