@@ -241,6 +241,24 @@ describe('BM25 and candidate selection', () => {
     expect(() => selectCandidates(ranking({ described }), { keepLearned: 1.5 })).toThrow(/keepLearned/);
     // A set the threshold does not cap keeps its own labels.
     expect(tools({ described }, 12)).toHaveLength(10);
+    // Without a threshold (too few held-out steps), a widening the cap stops short of widenMass is filled the same way.
+    const unthresholded = (set: { described?: Uint32Array }) =>
+      withLazyOrder(
+        { labels, probabilities, confident: false, set: { threshold: 0, target: 0.95, confident: false, ...set } },
+        { unitRange: true },
+      );
+    const widened = (set: { described?: Uint32Array }, options: object = {}) =>
+      selectCandidates(unthresholded(set), { widenMax: 4, widenMin: 1, ...options });
+    // The first four hold 0.75 of the probability, short of 0.95: t0, t1, t2 learned, then t8.
+    expect(widened({ described }).candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't2', 't8']);
+    expect(widened({ described }).reason).toMatch(
+      /capped at 4 tools, the learned ranking's first 3 then the descriptions' favourites/,
+    );
+    // A widening that reaches widenMass within the cap keeps the learned ranking's: 0.75 ≥ 0.7 at four.
+    expect(widened({ described }, { widenMass: 0.7 }).candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't2', 't3']);
+    // No favourites, or keepLearned 1: the learned ranking alone.
+    expect(widened({}).candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't2', 't3']);
+    expect(widened({ described }, { keepLearned: 1 }).reason).not.toMatch(/capped at/);
   });
 
   it("gives a first day's first step the descriptions' favourites in its free places, under half the labels", () => {

@@ -21,8 +21,11 @@ import { writeResultsTable } from '../bench/results.js';
 
 /** Minified bytes loaded up front (the issue's line: ≤ 150 KB). */
 const UP_FRONT_KB = 150;
-/** Gzipped bytes loaded up front (what a browser downloads before the first retrieval): a ratchet. */
-const UP_FRONT_GZIP_KB = 58;
+/**
+ * Gzipped bytes loaded up front (what a browser downloads before the first retrieval): a ratchet. 59 from 58 for the
+ * fill of a widened set the cap stops short (select.ts: one `hedged` for both paths).
+ */
+const UP_FRONT_GZIP_KB = 59;
 /**
  * Minified bytes of every chunk together (up front + on demand): a ratchet, so the whole cannot grow unnoticed.
  * 193 from 192 for the gate's prior (ExperimentalGatedSettings.priorSteps: its setting, checks and pull); 194 for

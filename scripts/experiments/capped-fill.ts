@@ -67,7 +67,8 @@ for (const world of worlds) {
       point.covered = KEPT.map(() => 0);
       for (const step of steps) {
         const ranking = await model.rank(step.query, step.history);
-        if (!selectCandidates(ranking, { keepLearned: 1 }).reason?.includes('capped at')) continue;
+        // Every capped step says so where it could be filled (keep 1); a widened one only then.
+        if (!selectCandidates(ranking, { keepLearned: 0 }).reason?.includes('capped at')) continue;
         point.capped++;
         KEPT.forEach((k, i) => {
           const set = selectCandidates(ranking, { keepLearned: share(k) }).candidates;

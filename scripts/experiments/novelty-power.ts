@@ -140,41 +140,45 @@ for (const world of worlds) {
   }
 }
 
-const columns = [
-  'world',
-  'N (scenes)',
-  'requests in the scenes',
-  'outside',
-  'flagged: in the scenes',
-  'outside (power)',
-  'p-value AUC',
-  'flagged: N at random',
-  'outside, first-step MRR: tools only',
-  'DTDR-G',
-];
-if (args.results)
-  writeResultsTable(args.results, 'novelty-power', {
-    title: "The novelty flag's level and power: test requests in the drawn scenes and outside them",
+/** One of the two tables into --results: the first column left, the figures right. */
+const record = (name: string, title: string, columns: string[], tableRows: string[][]) =>
+  args.results &&
+  writeResultsTable(args.results, name, {
+    title,
     command: 'npm run experiment -- novelty-power',
     columns,
     align: columns.map((_, i) => (i < 1 ? 'left' : 'right')),
-    rows,
+    rows: tableRows,
   });
-const missColumns = [
-  'world',
-  'N (random)',
-  'confident steps',
-  'of them missed',
-  'p-value AUC (missed below held)',
-  'confident steps at p < 0.1',
-  'missed at p < 0.1',
-];
-if (args.results)
-  writeResultsTable(args.results, 'novelty-confident-misses', {
-    title: "The novelty p-value of confident steps' requests: steps whose set missed against those whose set held",
-    command: 'npm run experiment -- novelty-power',
-    columns: missColumns,
-    align: missColumns.map((_, i) => (i < 1 ? 'left' : 'right')),
-    rows: missRows,
-  });
+record(
+  'novelty-power',
+  "The novelty flag's level and power: test requests in the drawn scenes and outside them",
+  [
+    'world',
+    'N (scenes)',
+    'requests in the scenes',
+    'outside',
+    'flagged: in the scenes',
+    'outside (power)',
+    'p-value AUC',
+    'flagged: N at random',
+    'outside, first-step MRR: tools only',
+    'DTDR-G',
+  ],
+  rows,
+);
+record(
+  'novelty-confident-misses',
+  "The novelty p-value of confident steps' requests: steps whose set missed against those whose set held",
+  [
+    'world',
+    'N (random)',
+    'confident steps',
+    'of them missed',
+    'p-value AUC (missed below held)',
+    'confident steps at p < 0.1',
+    'missed at p < 0.1',
+  ],
+  missRows,
+);
 await encoder.dispose?.();

@@ -28,11 +28,12 @@ export interface SelectOptions {
    */
   cutHalfSets?: boolean;
   /**
-   * Of an unsure set the cap (`widenMax`) cuts short, the share the learned ranking keeps before the descriptions'
-   * favourites fill the rest (DTDR-G: `Ranking.set.described`): there the threshold says the learned ranking is
-   * unsure beyond its first few, and the tools alone's favourites hold needed tools it ranks lower. A confident set
-   * keeps the learned ranking's. 1: the learned ranking's first `widenMax` alone. Default 2/3 (8 of 12), chosen
-   * leaving each world out (`npm run experiment -- capped-fill`).
+   * Of an unsure set the cap (`widenMax`) cuts short (a conformal set capped short of its threshold, or a widened
+   * one short of `widenMass`), the share the learned ranking keeps before the descriptions' favourites fill the rest
+   * (DTDR-G: `Ranking.set.described`): there the learned ranking is unsure beyond its first few, and the tools
+   * alone's favourites hold needed tools it ranks lower. A confident set keeps the learned ranking's. 1: the learned
+   * ranking's first `widenMax` alone. Default 2/3 (8 of 12), chosen leaving each world out
+   * (`npm run experiment -- capped-fill`).
    */
   keepLearned?: number;
   /**
@@ -159,9 +160,18 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
   }
   if (!reason) return { candidates: withIncluded(ranking, pick(order, above), o.widenMax), widened: false };
   const widened = skip ? Math.max(Math.min(widening(order), size), above) : size;
-  const candidates = withIncluded(ranking, pick(order, widened), o.widenMax);
-  const filled = firstDayFill(ranking, candidates, skip, o);
-  const why = filled ? `${reason}; ${firstDayNote(filled.length - candidates.length)}` : reason;
+  // Widening the cap stopped short of widenMass is filled as a capped conformal set is.
+  let mass = 0;
+  for (let r = 0; r < widened; r++) mass += probabilities[order[r]];
+  const keep = learnedPlaces(widened, o.keepLearned);
+  const hedge = widened >= o.widenMax && mass < o.widenMass ? hedged(ranking, keep, order, skip, widened) : undefined;
+  const candidates = withIncluded(ranking, pick(hedge ?? order, widened), o.widenMax);
+  const filled = hedge ? undefined : firstDayFill(ranking, candidates, skip, o);
+  const why = hedge
+    ? `${reason}; capped at ${o.widenMax} tools${filledAfter(keep)}`
+    : filled
+      ? `${reason}; ${firstDayNote(filled.length - candidates.length)}`
+      : reason;
   return { candidates: filled ?? candidates, widened: true, reason: why };
 }
 
@@ -203,10 +213,7 @@ function conformalSet(
   // An unsure capped set keeps the learned ranking's first ones, then the descriptions' favourites (where the
   // ranking has them); a confident one keeps the learned ranking's.
   const keep = learnedPlaces(size, o.keepLearned);
-  const hedge =
-    capped && !cut && !ranking.confident && set.described && keep < size
-      ? hedged(keep, order, set.described, probabilities, skip, size)
-      : undefined;
+  const hedge = capped && !cut ? hedged(ranking, keep, order, skip, size) : undefined;
   const kept = hedge ?? order;
   let mass = 0;
   for (let r = 0; r < size; r++) mass += probabilities[kept[r]];
@@ -292,20 +299,22 @@ function learnedPlaces(size: number, share: number): number {
 }
 
 /**
- * A capped set of `size`: the first `keep` of the learned `order`, then the descriptions' `favourites` not among them
- * (never a label at probability 0, a removed or unavailable tool, nor one passed over), then the learned order's
- * next ones should the favourites run out.
+ * An unsure capped set of `size`: the first `keep` of the learned `order`, then the descriptions' favourites
+ * (`set.described`) not among them (never a label at probability 0, a removed or unavailable tool, nor one passed
+ * over), then the learned order's next ones should the favourites run out. Undefined for a confident ranking, one
+ * without favourites, or where the learned ranking keeps every place.
  */
 function hedged(
+  ranking: Ranking,
   keep: number,
   order: Uint32Array,
-  favourites: readonly number[] | Uint32Array,
-  probabilities: Float64Array,
   skip: Set<number> | undefined,
   size: number,
-): Uint32Array {
+): Uint32Array | undefined {
+  const favourites = ranking.set?.described;
+  if (ranking.confident || !favourites || keep >= size) return undefined;
   const chosen = new Set<number>(order.subarray(0, keep));
-  for (const f of favourites) if (chosen.size < size && probabilities[f] > 0 && !skip?.has(f)) chosen.add(f);
+  for (const f of favourites) if (chosen.size < size && ranking.probabilities[f] > 0 && !skip?.has(f)) chosen.add(f);
   for (const f of order) if (chosen.size < size) chosen.add(f);
   return Uint32Array.from(chosen);
 }
