@@ -264,10 +264,14 @@ describe('skewed first runs: the demo world', () => {
     const scenes = (await scenesPool(demo.plans, encoder)).plans;
     const trained = await Dtdr.train({ tools: demo.tools, plans: scenes.slice(0, 30), encoder });
     const alone = await Dtdr.train({ tools: demo.tools, encoder });
+    let widenedCapped = 0;
     const recall = async (model: Dtdr, options = {}) => {
       let sum = 0;
       for (const plan of test) {
         const r = await model.retrieve(plan.query, [], options);
+        // The path under test: no threshold, the widening capped and filled.
+        if (r.ranking.set?.threshold === 0 && /capped at 12 tools, the learned ranking's first 8/.test(r.reason ?? ''))
+          widenedCapped++;
         const tools = new Set(plan.nodes.map((n) => n.tool));
         sum += [...tools].filter((t) => r.candidates.some((c) => c.tool === t)).length / tools.size;
       }
@@ -280,6 +284,7 @@ describe('skewed first runs: the demo world', () => {
     ];
     expect(filled).toBeGreaterThanOrEqual(toolsAlone);
     expect(filled).toBeGreaterThan(learnedOnly);
+    expect(widenedCapped).toBeGreaterThanOrEqual(10);
   });
 
   it("a first day's first step offers the request's later tools; a later step, or a model with the held-out steps to be confident, does not", async () => {

@@ -215,8 +215,9 @@ describe('BM25 and candidate selection', () => {
     expect(select({ described }).reason).toMatch(
       /capped at 4 tools, the learned ranking's first 3 then the descriptions' favourites/,
     );
-    // A passed-over label (no demonstrations, the set holding most labels) is skipped; the learned order fills the last place.
-    expect(tools({ described, describedOnly: [8] }, 8)).toEqual(['t0', 't1', 't2', 't3', 't4', 't9', 't7', 't5']);
+    // A passed-over label (no demonstrations, the set holding most labels) is skipped; the learned order fills the last
+    // place (t5); the set is best first.
+    expect(tools({ described, describedOnly: [8] }, 8)).toEqual(['t0', 't1', 't2', 't3', 't4', 't5', 't7', 't9']);
     // keepLearned 1: the learned ranking alone.
     expect(select({ described }).candidates.length).toBe(4);
     expect(
@@ -258,7 +259,20 @@ describe('BM25 and candidate selection', () => {
     expect(widened({ described }, { widenMass: 0.7 }).candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't2', 't3']);
     // No favourites, or keepLearned 1: the learned ranking alone.
     expect(widened({}).candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't2', 't3']);
+    expect(widened({ described }, { keepLearned: 1 }).candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't2', 't3']);
     expect(widened({ described }, { keepLearned: 1 }).reason).not.toMatch(/capped at/);
+    // Labels over α stay whatever the share: keepLearned 0 keeps t0, t1, t2 (over 0.1) and fills the last place.
+    expect(widened({ described }, { keepLearned: 0 }).candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't2', 't8']);
+    expect(widened({ described }, { keepLearned: 0, alpha: 0.09 }).candidates.map((c) => c.tool)).toEqual([
+      't0',
+      't1',
+      't2',
+      't3',
+    ]);
+    // A set past the cap because more labels clear α (maxSize above widenMax) is not a capped widening.
+    const overAlpha = widened({ described }, { alpha: 0.005, maxSize: 8 });
+    expect(overAlpha.candidates.map((c) => c.tool)).toEqual(['t0', 't1', 't2', 't3', 't4', 't5', 't6', 't7']);
+    expect(overAlpha.reason).not.toMatch(/capped at/);
   });
 
   it("gives a first day's first step the descriptions' favourites in its free places, under half the labels", () => {

@@ -1,7 +1,8 @@
 /**
  * How a set the cap cuts short is filled (SelectOptions.keepLearned), chosen leaving each world out. Where a step's
- * threshold asks for more tools than the cap (`widenMax`, 12) allows, the set keeps the first k of DTDR-G's ranking
- * and fills the rest with the descriptions' favourites (k = 12: the learned ranking alone). For each `eval:app-life`
+ * threshold asks for more tools than the cap (`widenMax`, 12) allows, or a first day's step without a threshold
+ * widens to the cap short of `widenMass`, the set keeps the first k of DTDR-G's ranking and fills the rest with
+ * the descriptions' favourites (k = 12: the learned ranking alone). For each `eval:app-life`
  * world, draw (random: one fixed shuffle; skewed; scenes) and N, and each k: the coverage of the capped steps among
  * all test steps (a set holding an acceptable tool), and at the first steps of plans calling two tools or more the
  * held-out benchmark's lines against the tools alone (first-step-recall: MRR, and both recalls where no step is

@@ -31,9 +31,9 @@ export interface SelectOptions {
    * Of an unsure set the cap (`widenMax`) cuts short (a conformal set capped short of its threshold, or a widened
    * one short of `widenMass`), the share the learned ranking keeps before the descriptions' favourites fill the rest
    * (DTDR-G: `Ranking.set.described`): there the learned ranking is unsure beyond its first few, and the tools
-   * alone's favourites hold needed tools it ranks lower. A confident set keeps the learned ranking's. 1: the learned
-   * ranking's first `widenMax` alone. Default 2/3 (8 of 12), chosen leaving each world out
-   * (`npm run experiment -- capped-fill`).
+   * alone's favourites hold needed tools it ranks lower. A confident set keeps the learned ranking's. 1: the
+   * learned ranking's first `widenMax` alone; 0 still keeps its first label. Default 2/3 (8 of 12), chosen leaving
+   * each world out (`npm run experiment -- capped-fill`).
    */
   keepLearned?: number;
   /**
@@ -119,7 +119,9 @@ export interface CandidateSet {
  * For the others, the paper's thresholded set {f : P(f) > α}. A retriever that is unsure (it
  * backed off, has little support, or its distribution is flat) or a set that nothing clears does
  * not get to drop tools silently: the set widens to the smallest top-k holding `widenMass` of the
- * probability, within [widenMin, widenMax], and says why.
+ * probability, within [widenMin, widenMax], and says why. Where the cap stops that short of `widenMass`, a
+ * DTDR-G step carrying the descriptions' favourites keeps the learned ranking's first places (`keepLearned`, and
+ * every label over α) and fills the rest with them, as a capped conformal set does. Every set is best first.
  */
 export function selectCandidates(ranking: Ranking, options: SelectOptions = {}): CandidateSet {
   checkSelectOptions(options);
@@ -160,12 +162,13 @@ export function selectCandidates(ranking: Ranking, options: SelectOptions = {}):
   }
   if (!reason) return { candidates: withIncluded(ranking, pick(order, above), o.widenMax), widened: false };
   const widened = skip ? Math.max(Math.min(widening(order), size), above) : size;
-  // Widening the cap stopped short of widenMass is filled as a capped conformal set is.
+  // A widening the cap stopped short of widenMass is filled as a capped conformal set is; labels over α stay.
   let mass = 0;
   for (let r = 0; r < widened; r++) mass += probabilities[order[r]];
-  const keep = learnedPlaces(widened, o.keepLearned);
-  const hedge = widened >= o.widenMax && mass < o.widenMass ? hedged(ranking, keep, order, skip, widened) : undefined;
-  const candidates = withIncluded(ranking, pick(hedge ?? order, widened), o.widenMax);
+  const keep = Math.max(learnedPlaces(widened, o.keepLearned), above);
+  const hedge = widened === o.widenMax && mass < o.widenMass ? hedged(ranking, keep, order, skip, widened) : undefined;
+  const made = withIncluded(ranking, pick(hedge ?? order, widened), o.widenMax);
+  const candidates = hedge ? bestFirst(made) : made;
   const filled = hedge ? undefined : firstDayFill(ranking, candidates, skip, o);
   const why = hedge
     ? `${reason}; capped at ${o.widenMax} tools${filledAfter(keep)}`
@@ -219,7 +222,7 @@ function conformalSet(
   for (let r = 0; r < size; r++) mass += probabilities[kept[r]];
   const made = withIncluded(ranking, pick(kept, size), o.widenMax);
   const firstDay = hedge || cut ? undefined : firstDayFill(ranking, made, skip, o);
-  const candidates = firstDay ?? made;
+  const candidates = firstDay ?? (hedge ? bestFirst(made) : made);
   // A set of half the labels or more is never called confident: it holds the right tool because it holds most.
   const half = candidates.length * 2 >= labelCount;
   const confident = ranking.confident && !cut && !half;
@@ -283,8 +286,11 @@ function firstDayFill(
       joined.push({ tool: labels[f], probability: probabilities[f] });
     have.add(labels[f]);
   }
-  return joined.length > candidates.length ? joined.sort((a, b) => b.probability - a.probability) : undefined;
+  return joined.length > candidates.length ? bestFirst(joined) : undefined;
 }
+
+/** Candidates best first (a filled set's favourites join in the descriptions' order). */
+const bestFirst = (candidates: Candidate[]) => candidates.sort((a, b) => b.probability - a.probability);
 
 /** How a first day's filled first step says so in its reason. */
 const firstDayNote = (joined: number) =>
