@@ -282,12 +282,16 @@ function firstDayFill(
   const joined = [...candidates];
   for (const f of favourites) {
     if (joined.length >= room) break;
-    if (probabilities[f] > 0 && !skip?.has(f) && !have.has(labels[f]))
+    if (mayJoin(ranking, f, skip) && !have.has(labels[f]))
       joined.push({ tool: labels[f], probability: probabilities[f] });
     have.add(labels[f]);
   }
   return joined.length > candidates.length ? bestFirst(joined) : undefined;
 }
+
+/** Whether a favourite may join a set: never a label at probability 0 (a removed tool), nor one passed over. */
+const mayJoin = (ranking: Ranking, f: number, skip: Set<number> | undefined) =>
+  ranking.probabilities[f] > 0 && !skip?.has(f);
 
 /** Candidates best first (a filled set's favourites join in the descriptions' order). */
 const bestFirst = (candidates: Candidate[]) => candidates.sort((a, b) => b.probability - a.probability);
@@ -320,7 +324,7 @@ function hedged(
   const favourites = ranking.set?.described;
   if (ranking.confident || !favourites || keep >= size) return undefined;
   const chosen = new Set<number>(order.subarray(0, keep));
-  for (const f of favourites) if (chosen.size < size && ranking.probabilities[f] > 0 && !skip?.has(f)) chosen.add(f);
+  for (const f of favourites) if (chosen.size < size && mayJoin(ranking, f, skip)) chosen.add(f);
   for (const f of order) if (chosen.size < size) chosen.add(f);
   return Uint32Array.from(chosen);
 }
