@@ -114,6 +114,11 @@ export interface Ranking {
      * the tools alone would for the request's later calls too.
      */
     firstDay?: true;
+    /**
+     * The held-out steps that set `threshold` do not speak for other requests (dtdr-g: the demonstrations call under
+     * half the tools, a slice of the app): the set claims no coverage (`CandidateSet.target` absent).
+     */
+    noClaim?: true;
   };
 }
 

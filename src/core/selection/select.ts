@@ -98,7 +98,8 @@ export interface CandidateSet {
   reason?: string;
   /**
    * For a conformal set: the share of such steps whose set holds an acceptable tool — the coverage target, or for a
-   * set cut (`cutHalfSets`) or capped (`widenMax`) short of it, what sets of its size held on held-out steps.
+   * set cut (`cutHalfSets`) or capped (`widenMax`) short of it, what sets of its size held on held-out steps. Absent
+   * where the held-out steps do not speak for this one (`Ranking.set.noClaim`).
    */
   target?: number;
   /**
@@ -231,14 +232,16 @@ function conformalSet(
   const curve = set.coverageBySize;
   const cappedAt = capped && !cut && curve?.length ? curve[Math.min(o.widenMax, curve.length) - 1] : undefined;
   const measured = cut ? cut.coverage : cappedAt !== undefined && cappedAt < target ? cappedAt : undefined;
-  const claimed = measured ?? target;
+  const claimed = set.noClaim ? undefined : (measured ?? target);
+  const cause = ranking.cause ?? (half ? 'the set holds half the labels or more' : 'unsure');
   const notes = [
     ...(confident
       ? []
       : [
-          `${ranking.cause ?? (half ? 'the set holds half the labels or more' : 'unsure')}${HELD_OUT_CLAIM}` +
-            `${made.length} tool${made.length === 1 ? '' : 's'}, hold a right tool in ` +
-            `${Math.round(claimed * 100)}% of ${measured !== undefined ? 'held-out' : 'such'} steps)`,
+          claimed === undefined
+            ? cause
+            : `${cause}${HELD_OUT_CLAIM}${made.length} tool${made.length === 1 ? '' : 's'}, hold a right tool in ` +
+              `${Math.round(claimed * 100)}% of ${measured !== undefined ? 'held-out' : 'such'} steps)`,
         ]),
     ...(cut
       ? [
@@ -257,7 +260,7 @@ function conformalSet(
   return {
     candidates,
     widened: !confident,
-    target: claimed,
+    ...(claimed !== undefined ? { target: claimed } : {}),
     ...(ranking.confident && !confident ? { confident: false as const } : {}),
     ...(notes.length ? { reason: notes.join('; ') } : {}),
   };
