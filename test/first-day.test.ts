@@ -248,6 +248,34 @@ describe('skewed first runs: the demo world', () => {
     // each of which combines scenarios in a way no demonstration does (docs/first-day.md).
   });
 
+  it("after 300 runs of three features (a slice: never confident), first steps' sets hold as many of the request's tools as the tools alone's", async () => {
+    // Such a model has the held-out steps for thresholds, but they do not count: its first steps fill as a first
+    // day's do. Its threshold's sets alone held 0.685 of the plans' tools, the tools alone's 0.933.
+    const trained = await Dtdr.train({ tools: demo.tools, plans: skewedPool(demo.plans).slice(0, 300), encoder });
+    const alone = await Dtdr.train({ tools: demo.tools, encoder });
+    const recall = async (model: Dtdr, options = {}) => {
+      let sum = 0;
+      for (const plan of test) {
+        const r = await model.retrieve(plan.query, [], options);
+        expect(r.confident).toBe(false);
+        const tools = new Set(plan.nodes.map((n) => n.tool));
+        sum += [...tools].filter((t) => r.candidates.some((c) => c.tool === t)).length / tools.size;
+      }
+      return sum / test.length;
+    };
+    const [filled, unfilled, toolsAlone] = [
+      await recall(trained),
+      await recall(trained, { fillFirstSteps: false }),
+      await recall(alone),
+    ];
+    expect(filled).toBeGreaterThanOrEqual(toolsAlone);
+    expect(unfilled).toBeLessThan(toolsAlone - 0.1);
+    // Later steps keep their threshold's sets.
+    const [first, second] = planSteps(test.find((p) => p.nodes.length > 1)!);
+    expect((await trained.retrieve(first.query, [])).ranking.set?.firstDay).toBe(true);
+    expect((await trained.retrieve(second.query, second.history)).ranking.set?.firstDay).toBeUndefined();
+  });
+
   for (const n of [30, 100])
     it(`a model trained on the first ${n} runs of three scenes ranks the hand-written requests no worse than the tools alone`, async () => {
       // After a first call from one scene, such runs predicted the call they memorised, not the one the rest of

@@ -108,8 +108,8 @@ export interface Ranking {
      */
     described?: readonly number[] | Uint32Array;
     /**
-     * The step is a request's first (no calls yet) on a model none of whose confident groups has its held-out steps
-     * yet (dtdr-g's first day). It carries
+     * The step is a request's first (no calls yet) on a model that can call no step confident (dtdr-g's first day: no
+     * confident group has its held-out steps yet, or the demonstrations call under half the tools). It carries
      * `described`, and selection fills its set with them (`SelectOptions.fillFirstSteps`): the set then offers what
      * the tools alone would for the request's later calls too.
      */

@@ -37,8 +37,8 @@ export interface SelectOptions {
    */
   keepLearned?: number;
   /**
-   * Where a request's first step meets a model none of whose confident groups has its held-out steps yet (DTDR-G's
-   * first day: `Ranking.set.firstDay`), fill its unsure set's free places with the descriptions' favourites, up to
+   * Where a request's first step meets a model that can call no step confident yet (DTDR-G's first day:
+   * `Ranking.set.firstDay`), fill its unsure set's free places with the descriptions' favourites, up to
    * `widenMax` and under half the labels: such a set is sized for the next call alone, and the tools alone's dozen
    * holds more of the request's later tools (`npm run experiment -- first-step-recall`). Default true.
    */
