@@ -244,8 +244,7 @@ describe('skewed first runs: the demo world', () => {
   it('a model trained on 300 runs of three features ranks the hand-written requests no worse than the tools alone', async () => {
     const { trained, alone } = await againstToolsAlone(demo.tools, skewedPool(demo.plans).slice(0, 300), test);
     expect(trained.mrr).toBeGreaterThanOrEqual(alone.mrr - 0.02);
-    // Not yet asserted: its confident steps miss more often than the target on these requests,
-    // each of which combines scenarios in a way no demonstration does (docs/first-day.md).
+    // Its runs call under half the tools: it is never confident (the next test), so no confident step can miss.
   });
 
   it("after 300 runs of three features (a slice: never confident), first steps' sets hold as many of the request's tools as the tools alone's", async () => {
@@ -257,7 +256,8 @@ describe('skewed first runs: the demo world', () => {
       let sum = 0;
       for (const plan of test) {
         const r = await model.retrieve(plan.query, [], options);
-        expect(r.confident).toBe(false);
+        // Unsure, and claiming no coverage: neither the slice's held-out steps nor the tools alone speak for the step.
+        expect([r.confident, r.target]).toEqual([false, undefined]);
         const tools = new Set(plan.nodes.map((n) => n.tool));
         sum += [...tools].filter((t) => r.candidates.some((c) => c.tool === t)).length / tools.size;
       }
@@ -350,7 +350,7 @@ describe('skewed first runs: the demo world', () => {
     expect(filled).toBeGreaterThanOrEqual(20);
   });
 
-  it('a model trained on 100 runs of three features is confident only where it is right', async () => {
+  it('a model trained on 100 runs of three features is confident only where it is right (its runs, a slice, make it never confident)', async () => {
     const { trained } = await againstToolsAlone(demo.tools, skewedPool(demo.plans).slice(0, 100), test);
     expect(trained.confidentMissRate).toBe(0);
   });

@@ -16,7 +16,8 @@ export const retrieveHelp = `dtdr retrieve --model FILE (--query "…" | --query
 Ranks every tool and END for the next step of a plan. Prints the top candidates with their
 probabilities, the candidate set (the tools to show the model), and why it is as wide as it is.
 For the default method the set is conformal (it holds a right tool in the trained target share of
-steps, 0.95 by default); --alpha applies to the paper's methods only.
+steps, 0.95 by default, or, where the demonstrations call under half the tools, claims no share:
+--json's target is null); --alpha applies to the paper's methods only.
 
   --history a,b         the calls made so far, oldest first (tool names the model knows)
   --top N               candidates to print (default 5)

@@ -12,7 +12,8 @@ export interface Retrieval {
   reason?: string;
   /**
    * For the default method: the share of steps whose set holds a tool that can come next
-   * (split-conformal, measured on held-out demonstrations; default 0.95).
+   * (split-conformal, measured on held-out demonstrations; default 0.95). Absent where the held-out steps do not
+   * speak for the step (its demonstrations call under half the tools: `Ranking.set.noClaim`) and for other methods.
    */
   target?: number;
   /** True when the method is sure of this step: its set can be shown as is. */

@@ -245,8 +245,10 @@ function conformalSet(
         ]),
     ...(cut
       ? [
-          `cut from ${cut.from} of the ${labelCount} labels, which a set holding a right tool in ` +
-            `${Math.round(target * 100)}% of held-out steps would take`,
+          `cut from ${cut.from} of the ${labelCount} labels` +
+            (set.noClaim
+              ? ''
+              : `, which a set holding a right tool in ${Math.round(target * 100)}% of held-out steps would take`),
         ]
       : []),
     ...(firstDay ? [firstDayNote(firstDay.length - made.length)] : []),
@@ -301,7 +303,7 @@ const bestFirst = (candidates: Candidate[]) => candidates.sort((a, b) => b.proba
 
 /** How a first day's filled first step says so in its reason. */
 const firstDayNote = (joined: number) =>
-  `first day: ${joined} of the descriptions' favourites join for the request's later calls`;
+  `first step: ${joined} of the descriptions' favourites join for the request's later calls`;
 
 /** How a filled capped set says so in its reason. */
 const filledAfter = (keep: number) => `, the learned ranking's first ${keep} then the descriptions' favourites`;

@@ -101,7 +101,8 @@ export function calibrateStep(
   const end = m.parts.side.end;
   const shown = end - unseen.length; // `unseen` lists tools only (END is never called)
   const slice = shown < DEMONSTRATED_TOOLS * end;
-  const apart = `the demonstrations call ${shown} of the ${end} tools: too few for their held-out steps to count`;
+  const apart =
+    `the demonstrations call ${shown} of the ${end} tools: ` + 'their held-out steps do not speak for other requests';
   // A request's first step while the model can call no step confident (a first day: no group has the held-out steps
   // for it, or the runs are a slice): its set also offers the request's later tools. A slice's sets are sized by
   // held-out steps that do not count: its first sets held 0.685 of the plans' tools where the tools alone's held
@@ -118,7 +119,7 @@ export function calibrateStep(
       ...(unseen.length ? { describedOnly: unseen } : {}),
       ...(cal.bySize ? { coverageBySize: cal.bySize } : {}),
       ...(firstDay ? { firstDay: true as const } : {}),
-      // What a slice's held-out sets held is not what other requests' sets hold (claim-coverage: up to 0.09 short).
+      // What a slice's held-out sets held is not what other requests' sets hold (claim-coverage: up to 0.18 short).
       ...(slice ? { noClaim: true as const } : {}),
     },
     cause: (why) => groupCause(m, group, step.top, history, counts[step.best], slice ? [...why, apart] : why),
