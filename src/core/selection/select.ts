@@ -246,7 +246,7 @@ function conformalSet(
     ...(cut
       ? [
           `cut from ${cut.from} of the ${labelCount} labels` +
-            (set.noClaim
+            (claimed === undefined
               ? ''
               : `, which a set holding a right tool in ${Math.round(target * 100)}% of held-out steps would take`),
         ]

@@ -101,8 +101,6 @@ export function calibrateStep(
   const end = m.parts.side.end;
   const shown = end - unseen.length; // `unseen` lists tools only (END is never called)
   const slice = shown < DEMONSTRATED_TOOLS * end;
-  const apart =
-    `the demonstrations call ${shown} of the ${end} tools: ` + 'their held-out steps do not speak for other requests';
   // A request's first step while the model can call no step confident (a first day: no group has the held-out steps
   // for it, or the runs are a slice): its set also offers the request's later tools. A slice's sets are sized by
   // held-out steps that do not count: its first sets held 0.685 of the plans' tools where the tools alone's held
@@ -122,9 +120,15 @@ export function calibrateStep(
       // What a slice's held-out sets held is not what other requests' sets hold (claim-coverage: up to 0.18 short).
       ...(slice ? { noClaim: true as const } : {}),
     },
-    cause: (why) => groupCause(m, group, step.top, history, counts[step.best], slice ? [...why, apart] : why),
+    // The slice's cause is worded only when a reason is asked for, not on every step.
+    cause: (why) =>
+      groupCause(m, group, step.top, history, counts[step.best], slice ? [...why, sliceCause(shown, end)] : why),
   };
 }
+
+/** Why a slice's steps are never confident and claim no coverage. */
+const sliceCause = (shown: number, tools: number) =>
+  `the demonstrations call ${shown} of the ${tools} tools: their held-out steps do not speak for other requests`;
 
 /** Why a step is unsure under group calibration: the rules' reasons first. */
 function groupCause(
