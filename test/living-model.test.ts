@@ -16,6 +16,7 @@ import { DEMO_TOOLS, demoDataset, generateDemoPlans } from '../src/demo/toolset.
 import { loadEncoder } from '../src/encoders/node.js';
 import { refitWorker } from '../src/workers/node.js';
 import { refitClient, type RefitReply } from '../src/workers/refit-client.js';
+import { skewedPool } from './worlds/app-life.js';
 import '../src/methods.js'; // the paper's methods, as an app that uses them imports them
 
 let encoder: Encoder;
@@ -489,4 +490,51 @@ describe('past the forget window, and after refits (L4)', () => {
     expect(started).toBe(2);
     await client.close();
   });
+});
+
+describe('a slice of the tools when fitted stays one until the next fit (runs folded in since)', () => {
+  // The demo world's runs that start with its three most common first tools call under half of its 27 tools.
+  const slice = skewedPool(generateDemoPlans(600, 1)).slice(0, 300);
+  const more = generateDemoPlans(300, 2);
+  const steps = generateDemoPlans(60, 3).flatMap((p) => planSteps(p));
+  const called = (plans: Plan[]) => new Set(plans.flatMap((p) => planTools(p))).size;
+  const confidentSteps = async (m: Dtdr) => {
+    let n = 0;
+    for (const s of steps) if ((await m.retrieve(s.query, s.history)).confident) n++;
+    return n;
+  };
+
+  it('is never confident, claims nothing and says why, though the runs learned since call every tool', async () => {
+    expect(called(slice)).toBeLessThan(DEMO_TOOLS.length / 2);
+    expect(called([...slice, ...more])).toBe(DEMO_TOOLS.length);
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, plans: slice, encoder });
+    await model.learn(more); // a trained model folds runs in: no refit
+    expect(await confidentSteps(model)).toBe(0);
+    const r = await model.retrieve(steps[1].query, steps[1].history);
+    expect(r.target).toBeUndefined();
+    expect(r.reason).toContain(
+      `the demonstrations of the last fit called ${called(slice)} of the ${DEMO_TOOLS.length} tools`,
+    );
+    // Saved and loaded, it still knows; a fit on every run is confident where its held-out steps say so.
+    const loaded = Dtdr.load(model.toBinary(), encoder);
+    expect(await confidentSteps(loaded)).toBe(0);
+    const refitted = await Dtdr.train({ tools: DEMO_TOOLS, plans: [...slice, ...more], encoder });
+    expect(await confidentSteps(refitted)).toBeGreaterThan(steps.length / 4);
+  }, 120_000);
+
+  it('is kept in the file and checked; a file written before it counts the tools as they are now', async () => {
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, plans: slice, encoder });
+    await model.learn(more);
+    const saved = JSON.parse(JSON.stringify(model.toJSON())) as { state: Record<string, unknown> };
+    expect(saved.state.sliceAtFit).toEqual({ called: called(slice), tools: DEMO_TOOLS.length });
+    const bad = structuredClone(saved);
+    bad.state.sliceAtFit = { called: DEMO_TOOLS.length + 1, tools: DEMO_TOOLS.length };
+    expect(() => Dtdr.load(bad, encoder)).toThrow(/sliceAtFit\.called/);
+    const older = structuredClone(saved);
+    delete older.state.sliceAtFit;
+    expect(await confidentSteps(Dtdr.load(older, encoder))).toBeGreaterThan(0);
+    // A model that was no slice when fitted has no such field.
+    const whole = (await Dtdr.train({ tools: DEMO_TOOLS, plans: more, encoder })).toJSON() as typeof saved;
+    expect(whole.state).not.toHaveProperty('sliceAtFit');
+  }, 120_000);
 });

@@ -9,6 +9,7 @@ import type { TrainingProgress } from '../types.js';
 import { fitCoverage, requestWordsOf, type CoverageModel } from './coverage.js';
 import { STEP_RULES, type RuleStates } from './step-rules.js';
 import { calibrationScores, isotonicEce } from './calibration.js';
+import { isSlice } from './calibrate-step.js';
 import { priorGate } from './combine.js';
 import { rarity, type Evidence } from './evidence.js';
 import { fitEvidence } from './evidence-fit.js';
@@ -199,6 +200,8 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   const unseen = unseenShare(rarity(ev, L).counts, L, side.end, prior);
   const cal = calibrationScores(theta, temperature, calData, (i) => steps.poolCounts[calSteps[i]], unseen);
   const calibration = conformalCalibration(fit, steps, split, { theta, temperature, calData, cal, unseen });
+  const called = side.end - rarity(ev, L).unseen.length;
+  if (isSlice(called, side.end)) calibration.sliceAtFit = { called, tools: side.end };
   const ruleSteps = { descriptionRanks: thresholdSteps.map((step) => stepDescRank[step]), target };
   for (const rule of STEP_RULES) if (rules[rule.name] !== undefined) rule.calibrate?.(rules[rule.name], ruleSteps);
   const raw = calibrationScores(theta, 1, calData);

@@ -79,6 +79,12 @@ export interface Calibration {
    * (selection's small-app cut). Absent in files written before it: no cut.
    */
   bySize?: number[];
+  /**
+   * Where the demonstrations of the fit called under half the tools (a slice, calibrate-step.ts): how many they
+   * called, of how many. Learning keeps it until the next fit, so runs folded in never make a slice's held-out
+   * steps speak for other requests. Absent otherwise, and in files written before it.
+   */
+  sliceAtFit?: { called: number; tools: number };
 }
 
 export function demonstrationBucket(count: number): CalibrationGroup['support'] {

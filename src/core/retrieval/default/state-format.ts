@@ -86,6 +86,8 @@ export interface GatedState {
    * them (sequence-scores.ts; absent otherwise, and in files written before it: learning scores every step).
    */
   sequences?: SequenceScoresState;
+  /** Calibration.sliceAtFit: the fit's demonstrations called `called` of `tools` tools, under half (absent: not). */
+  sliceAtFit?: { called: number; tools: number };
   /** Label indices of the tools added after training (absent: none). */
   addedTools?: number[];
   /** Request coverage's word–tool alignment (absent in files written before it: no coverage rule). */
@@ -161,6 +163,11 @@ export function checkGatedState(
         stateError(`state.scoreCounts.${name}`, 'must be a count (an integer ≥ 0)');
   }
   if (s.sequences !== undefined) checkSequenceScoresState('state.sequences', s.sequences);
+  if (s.sliceAtFit !== undefined) {
+    const slice = object('state.sliceAtFit', s.sliceAtFit);
+    const fitTools = int('state.sliceAtFit.tools', slice.tools, 1, Number.MAX_SAFE_INTEGER);
+    int('state.sliceAtFit.called', slice.called, 0, fitTools);
+  }
   if (s.diagnostics !== undefined) object('state.diagnostics', s.diagnostics);
   if (s.coverage !== undefined) checkCoverageState('state.coverage', s.coverage, tools.length);
   if (s.novelty !== undefined) checkNoveltyState('state.novelty', s.novelty, dimension);

@@ -104,6 +104,7 @@ export function gatedState(p: GatedParts): GatedState {
     ...(p.calibration.bySize ? { coverageBySize: [...p.calibration.bySize] } : {}),
     ...(p.calibration.seen ? { scoreCounts: { ...p.calibration.seen } } : {}),
     ...(p.calibration.sequences ? { sequences: sequenceScoresState(p.calibration.sequences) } : {}),
+    ...(p.calibration.sliceAtFit ? { sliceAtFit: { ...p.calibration.sliceAtFit } } : {}),
     ...(p.addedTools.length ? { addedTools: p.addedTools } : {}),
     ...(p.coverage ? { coverage: coverageState(p.coverage) } : {}),
     ...(p.novelty ? { novelty: noveltyState(p.novelty) } : {}),
@@ -155,6 +156,7 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     ...(bySize ? { bySize: [...bySize] } : {}),
     ...(s.scoreCounts ? { seen: { ...s.scoreCounts } } : {}),
     ...(s.sequences ? { sequences: sequenceScoresFromState(s.sequences) } : {}),
+    ...(s.sliceAtFit ? { sliceAtFit: { called: s.sliceAtFit.called, tools: s.sliceAtFit.tools } } : {}),
   };
   // A rule deleted since the file was written is out anyway.
   const live = (s.withoutRules ?? []).filter((r) => !DELETED_RULES.includes(r));
