@@ -7,7 +7,15 @@ import type { StepRule } from './rule.js';
 import type { GatedParts } from './state.js';
 import type { Workspace } from './workspace.js';
 import { rarity } from './evidence.js';
-import { confidentGroup, groupKey, mayBeConfident, stepGroup, stepThreshold, type CalibrationGroup } from './groups.js';
+import {
+  confidentGroup,
+  groupKey,
+  mayBeConfident,
+  stepGroup,
+  stepThreshold,
+  type CalibrationGroup,
+  type SliceAtFit,
+} from './groups.js';
 import { C_MATCH, C_SUPPORT, KNOWN_HISTORY } from './layout.js';
 import { STEP_RULES } from './step-rules.js';
 import { addedToolsRule } from './rules/added-tools.js';
@@ -100,9 +108,10 @@ export function calibrateStep(
   // tools, 18% of its tools: 12% of the confident steps missed).
   const end = m.parts.side.end;
   const shown = end - unseen.length; // `unseen` lists tools only (END is never called)
-  // A slice when fitted stays one until the next fit: the runs learned since did not shape its held-out steps (the
-  // groups' scores; UltraTool's 290 random runs, a slice, then 10 more folded in: 35 of 349 confident steps missed).
-  const fitted = cal.sliceAtFit;
+  // A slice when fitted stays one until the next fit, or until the runs learned since are as many as the fit's: before,
+  // the slice's held-out steps are most of the groups' scores (UltraTool's 290 random runs, a slice, then 10 more
+  // folded in: 35 of 349 confident steps missed).
+  const fitted = cal.sliceAtFit && cal.sliceAtFit.learned < cal.sliceAtFit.runs ? cal.sliceAtFit : undefined;
   const slice = isSlice(shown, end) || fitted !== undefined;
   // A request's first step while the model can call no step confident (a first day: no group has the held-out steps
   // for it, or the runs are a slice): its set also offers the request's later tools. A slice's sets are sized by
@@ -140,11 +149,12 @@ export function calibrateStep(
 export const isSlice = (called: number, tools: number): boolean => called < DEMONSTRATED_TOOLS * tools;
 
 /** Why a slice's steps are never confident and claim no coverage (`fitted`: a slice when fitted, no longer one). */
-const sliceCause = (shown: number, tools: number, fitted?: { called: number; tools: number }) =>
+const sliceCause = (shown: number, tools: number, fitted?: SliceAtFit) =>
   isSlice(shown, tools) || !fitted
     ? `the demonstrations call ${shown} of the ${tools} tools: their held-out steps do not speak for other requests`
     : `the demonstrations of the last fit called ${fitted.called} of the ${fitted.tools} tools: its held-out steps ` +
-      'do not speak for other requests (the runs learned since count from the next fit)';
+      `do not speak for other requests (the ${fitted.learned} runs learned since count from the next fit, or once ` +
+      `they are as many as its ${fitted.runs})`;
 
 /** Why a step is unsure under group calibration: the rules' reasons first. */
 function groupCause(

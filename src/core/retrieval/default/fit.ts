@@ -201,7 +201,8 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   const cal = calibrationScores(theta, temperature, calData, (i) => steps.poolCounts[calSteps[i]], unseen);
   const calibration = conformalCalibration(fit, steps, split, { theta, temperature, calData, cal, unseen });
   const called = side.end - rarity(ev, L).unseen.length;
-  if (isSlice(called, side.end)) calibration.sliceAtFit = { called, tools: side.end };
+  if (isSlice(called, side.end))
+    calibration.sliceAtFit = { called, tools: side.end, runs: fit.plans.length, learned: 0 };
   const ruleSteps = { descriptionRanks: thresholdSteps.map((step) => stepDescRank[step]), target };
   for (const rule of STEP_RULES) if (rules[rule.name] !== undefined) rule.calibrate?.(rules[rule.name], ruleSteps);
   const raw = calibrationScores(theta, 1, calData);

@@ -39,6 +39,14 @@ export const MANY_DEMONSTRATIONS = 20;
 /** Held-out scores kept per group, at most (a seeded sample beyond it), so saved models stay small. */
 export const MAX_GROUP_SCORES = 4000;
 
+/** A slice when fitted (Calibration.sliceAtFit). */
+export interface SliceAtFit {
+  called: number;
+  tools: number;
+  runs: number;
+  learned: number;
+}
+
 /** A step's calibration group. */
 export interface CalibrationGroup {
   history: 'seen' | 'new';
@@ -81,10 +89,11 @@ export interface Calibration {
   bySize?: number[];
   /**
    * Where the demonstrations of the fit called under half the tools (a slice, calibrate-step.ts): how many they
-   * called, of how many. Learning keeps it until the next fit, so runs folded in never make a slice's held-out
-   * steps speak for other requests. Absent otherwise, and in files written before it.
+   * called, of how many, how many runs the fit had and how many have been learned since. Until the runs learned
+   * since are as many as the fit's, the model stays a slice (runs folded in have not yet outweighed the held-out
+   * steps the slice gave). Absent otherwise, and in files written before it.
    */
-  sliceAtFit?: { called: number; tools: number };
+  sliceAtFit?: SliceAtFit;
 }
 
 export function demonstrationBucket(count: number): CalibrationGroup['support'] {

@@ -87,7 +87,7 @@ export interface GatedState {
    */
   sequences?: SequenceScoresState;
   /** Calibration.sliceAtFit: the fit's demonstrations called `called` of `tools` tools, under half (absent: not). */
-  sliceAtFit?: { called: number; tools: number };
+  sliceAtFit?: { called: number; tools: number; runs: number; learned: number };
   /** Label indices of the tools added after training (absent: none). */
   addedTools?: number[];
   /** Request coverage's word–tool alignment (absent in files written before it: no coverage rule). */
@@ -167,6 +167,8 @@ export function checkGatedState(
     const slice = object('state.sliceAtFit', s.sliceAtFit);
     const fitTools = int('state.sliceAtFit.tools', slice.tools, 1, Number.MAX_SAFE_INTEGER);
     int('state.sliceAtFit.called', slice.called, 0, fitTools);
+    int('state.sliceAtFit.runs', slice.runs, 1, Number.MAX_SAFE_INTEGER);
+    int('state.sliceAtFit.learned', slice.learned, 0, Number.MAX_SAFE_INTEGER);
   }
   if (s.diagnostics !== undefined) object('state.diagnostics', s.diagnostics);
   if (s.coverage !== undefined) checkCoverageState('state.coverage', s.coverage, tools.length);

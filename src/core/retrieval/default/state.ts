@@ -11,7 +11,7 @@ import { DependencyGraph } from '../graph.js';
 import { LinearHead } from '../linear-head.js';
 import { ReplayBuffer } from '../replay-buffer.js';
 import { headSparseSize, type Evidence } from './evidence.js';
-import { MAX_CURVE_SIZE, type Calibration } from './groups.js';
+import { MAX_CURVE_SIZE, type Calibration, type SliceAtFit } from './groups.js';
 import { coverageFromState, coverageState, type CoverageModel } from './coverage.js';
 import type { SavedState } from './rule.js';
 import { STEP_RULES, type RuleStates } from './step-rules.js';
@@ -156,7 +156,7 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     ...(bySize ? { bySize: [...bySize] } : {}),
     ...(s.scoreCounts ? { seen: { ...s.scoreCounts } } : {}),
     ...(s.sequences ? { sequences: sequenceScoresFromState(s.sequences) } : {}),
-    ...(s.sliceAtFit ? { sliceAtFit: { called: s.sliceAtFit.called, tools: s.sliceAtFit.tools } } : {}),
+    ...(s.sliceAtFit ? { sliceAtFit: sliceAtFit(s.sliceAtFit) } : {}),
   };
   // A rule deleted since the file was written is out anyway.
   const live = (s.withoutRules ?? []).filter((r) => !DELETED_RULES.includes(r));
@@ -179,6 +179,9 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     diagnostics: s.diagnostics,
   };
 }
+
+/** A checked file's slice when fitted, its four fields alone. */
+const sliceAtFit = ({ called, tools, runs, learned }: SliceAtFit): SliceAtFit => ({ called, tools, runs, learned });
 
 /** Each step rule's state from a checked file (models with evidence only: tools alone have no rules). */
 function loadRules(s: GatedState): RuleStates {
