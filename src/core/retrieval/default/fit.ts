@@ -197,10 +197,11 @@ function finishFit(fit: Prepared, rounds: RoundOutput[], ev: Evidence, fitted: R
   // The prior on undemonstrated tools counts as far as the descriptions find the needed tool on held-out steps
   // (their reciprocal rank, squared): where they rank it poorly, what they say of a tool no run called is worth less.
   const prior = +(unseenPrior * describedShare(stepDescRank) ** 2).toFixed(6);
-  const unseen = unseenShare(rarity(ev, L).counts, L, side.end, prior);
+  const demonstrated = rarity(ev, L);
+  const unseen = unseenShare(demonstrated.counts, L, side.end, prior);
   const cal = calibrationScores(theta, temperature, calData, (i) => steps.poolCounts[calSteps[i]], unseen);
   const calibration = conformalCalibration(fit, steps, split, { theta, temperature, calData, cal, unseen });
-  const called = side.end - rarity(ev, L).unseen.length;
+  const called = side.end - demonstrated.unseen.length;
   if (isSlice(called, side.end))
     calibration.sliceAtFit = { called, tools: side.end, runs: fit.plans.length, learned: 0 };
   const ruleSteps = { descriptionRanks: thresholdSteps.map((step) => stepDescRank[step]), target };

@@ -48,9 +48,10 @@ export function learnGated(p: GatedParts, input: LearnInput, rank: (input: RankI
   const ev = p.evidence;
   // Columns the last call left pending train on that call's examples first (Dtdr has trained them already).
   if (ev?.pendingColumns) while (learnMoreColumns(ev));
-  if (ev) learnCalibration(p, plans, queries, rank);
-  if (ev && p.calibration.sliceAtFit) p.calibration.sliceAtFit.learned += plans.length;
-  if (!ev) {
+  if (ev) {
+    learnCalibration(p, plans, queries, rank);
+    if (p.calibration.sliceAtFit) p.calibration.sliceAtFit.learned += plans.length;
+  } else {
     // Tools alone so far: one cluster around these plans, the default history length.
     const centroid = new Float32Array(d);
     for (const q of queries) for (let j = 0; j < d; j++) centroid[j] += q[j];

@@ -14,6 +14,7 @@ import { checkCoverageState, type CoverageState } from './coverage.js';
 import { STEP_RULE_NAMES, STEP_RULES } from './step-rules.js';
 import { checkNoveltyState, type NoveltyState } from './novelty.js';
 import type { SignalName } from './layout.js';
+import type { SliceAtFit } from './groups.js';
 import { checkSequenceScoresState, type SequenceScoresState } from './sequence-scores.js';
 
 /** What a DTDR-G fit measured on its held-out steps and chose (`Dtdr.diagnostics`; absent for other methods). */
@@ -87,7 +88,7 @@ export interface GatedState {
    */
   sequences?: SequenceScoresState;
   /** Calibration.sliceAtFit: the fit's demonstrations called `called` of `tools` tools, under half (absent: not). */
-  sliceAtFit?: { called: number; tools: number; runs: number; learned: number };
+  sliceAtFit?: SliceAtFit;
   /** Label indices of the tools added after training (absent: none). */
   addedTools?: number[];
   /** Request coverage's word–tool alignment (absent in files written before it: no coverage rule). */
