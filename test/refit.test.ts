@@ -217,6 +217,22 @@ describe('a saved model remembers that it folded runs in', () => {
   });
 });
 
+describe('when learn refits a tools-only model', () => {
+  // Counted in whole runs: 100 × 1.1 is 110.00000000000001 in floating point, which once put the refit after 100 at 120.
+  it('after a refit on 100 runs, the next comes at 110 (grown by a tenth), not before', async () => {
+    // The saved file's learning.fitted, which it leaves out when the last refit was on every learned run.
+    const lastRefitOn = (m: Dtdr) => m.toJSON().learning?.fitted ?? m.learnedCount;
+    const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder });
+    await model.learn(RUNS.slice(0, 100));
+    expect(lastRefitOn(model)).toBe(100);
+    await model.learn(RUNS.slice(100, 109));
+    expect(lastRefitOn(model)).toBe(100);
+    await model.learn(RUNS.slice(109, 110));
+    expect(lastRefitOn(model)).toBe(110);
+    await expectSameModel(model, await trained(RUNS.slice(0, 110)));
+  }, 120_000);
+});
+
 describe('a saved model remembers how many runs it was last refitted on', () => {
   it('reloaded between background refits, the next refit comes after the same growth as without the reload', async () => {
     const model = await Dtdr.train({ tools: DEMO_TOOLS, encoder, refitter: worker });

@@ -22,8 +22,12 @@ import type { RefitJob, Refitter } from './refit.js';
  * unless the model has a refitter (below).
  */
 export const REFIT_UP_TO = 1000;
-/** It refits when its learned runs have grown by this factor since the last fit (always on the first). */
-const REFIT_GROWTH = 1.1;
+/**
+ * It refits when its learned runs have grown by a tenth since the last fit (always on the first):
+ * counted in integers, as 11 runs for every 10 (100 * 1.1 is 110.00000000000001, which put the
+ * refit after 100 at 120).
+ */
+const grownByATenth = (learned: number, fittedOn: number) => learned * 10 >= fittedOn * 11;
 /**
  * With a refitter (`refitWorker()`), it goes on refitting past REFIT_UP_TO, in the background,
  * while its learned runs number at most this many; it keeps them (in memory and in its saved file)
@@ -124,7 +128,7 @@ export class RefitSchedule {
    * none in flight, when they have grown by half.
    */
   due(learned: number): 'now' | 'background' | undefined {
-    if (learned <= REFIT_UP_TO) return learned >= this.fittedOn * REFIT_GROWTH ? 'now' : undefined;
+    if (learned <= REFIT_UP_TO) return grownByATenth(learned, this.fittedOn) ? 'now' : undefined;
     if (!this.refitter || this.inFlight || learned > REFIT_IN_BACKGROUND_UP_TO) return undefined;
     return learned >= this.fittedOn * REFIT_GROWTH_LATER ? 'background' : undefined;
   }
