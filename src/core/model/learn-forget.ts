@@ -18,7 +18,14 @@ import { embedAll } from '../retrieval/train.js';
 import type { LearnInput, Retriever } from '../retrieval/types.js';
 import { loadRetriever, saveRetriever, type ModelArtifact } from './artifact.js';
 import { MAX_FORGETTABLE } from './learning-window.js';
-import { nextTask, REFIT_UP_TO, type RefitModel } from './refit-schedule.js';
+import { REFIT_UP_TO } from './refit-schedule.js';
+import {
+  nextTask,
+  refit,
+  refitInBackground as startBackgroundRefit,
+  refitQueries,
+  type RefitModel,
+} from './refit-run.js';
 import { refitsAtAll, type LearningModel } from './snapshot.js';
 import { requireEncoder, retrieverFromState } from './tool-changes.js';
 
@@ -45,7 +52,7 @@ export async function learnRuns(m: LearningModel, given: Plan[]): Promise<void> 
   let base = s.base;
   let more = false;
   if (due === 'now') {
-    base = (await m.queue.whileRefitting(() => m.refits.fit(refitModel(m), learned, s.baseTools, true)))!;
+    base = (await m.queue.whileRefitting(() => refit(m.refits, refitModel(m), learned, s.baseTools, true)))!;
     m.refits.fittedOn = learned.length;
   } else {
     const input = await learnInput(m, given, base);
@@ -72,7 +79,7 @@ export async function learnRuns(m: LearningModel, given: Plan[]): Promise<void> 
 function refitInBackground(m: LearningModel): void {
   const { learned, baseTools: tools } = m.current();
   const [plans, generation] = [learned.slice(), m.refits.generation];
-  m.refits.background(refitModel(m), plans, tools, (fitted) =>
+  startBackgroundRefit(m.refits, refitModel(m), plans, tools, (fitted) =>
     m.queue.enqueue(async () => {
       const s = m.current();
       if (generation !== m.refits.generation || tools !== s.baseTools) return;
@@ -128,7 +135,7 @@ export async function forgetRuns(m: LearningModel, match: (plan: Plan) => boolea
   const fitted =
     keep.length > 0 && refits
       ? await m.queue.whileRefitting(() =>
-          m.refits.fit(refitModel(m), keep, artifact.tools, keep.length <= REFIT_UP_TO),
+          refit(m.refits, refitModel(m), keep, artifact.tools, keep.length <= REFIT_UP_TO),
         )
       : undefined;
   if (fitted) m.refits.fittedOn = keep.length;
@@ -158,7 +165,7 @@ async function learnInput(m: LearningModel, plans: Plan[], retriever: Retriever)
   const needs = fitNeeds(retriever.method);
   const encoder = needs.queries || needs.contexts ? requireEncoder(m.encoder, retriever.method, 'learning') : undefined;
   const input: LearnInput = { plans };
-  if (needs.queries) input.queryVectors = await m.refits.queries(encoder!, plans);
+  if (needs.queries) input.queryVectors = await refitQueries(m.refits, encoder!, plans);
   if (needs.contexts)
     input.contextVectors = await embedAll(
       encoder!,

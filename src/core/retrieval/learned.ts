@@ -3,7 +3,7 @@ import type { Plan } from '../base/types.js';
 import { historyIndices, labelIndices } from './dependency.js';
 import { LinearHead, type LinearHeadOptions } from './linear-head.js';
 import { trainLinearHead } from './linear-head-training.js';
-import { ReplayBuffer, type ReplayState } from './replay-buffer.js';
+import { addToReplay, mixWithReplay, ReplayBuffer, type ReplayState } from './replay-buffer.js';
 import { makeRanking, requireVector, softmaxInPlace } from './ranking.js';
 import { DtdrError } from '../base/errors.js';
 import { MAX_PLAN_STEPS } from '../base/limits.js';
@@ -122,7 +122,7 @@ export class LearnedRetriever implements Retriever {
       const data = headExamples(method, labels, index, l, new Map(), plans, vectors);
       const { head, losses } = runTraining(trainLinearHead(data, headOptions), onProgress);
       const replay = new ReplayBuffer();
-      replay.add(data);
+      addToReplay(replay, data);
       return new LearnedRetriever(method, labels, l, head, new Map<number, number>(), losses, replay);
     }
     const vocabulary = new Map<number, number>();
@@ -134,7 +134,7 @@ export class LearnedRetriever implements Retriever {
     const data = headExamples(method, labels, index, l, vocabulary, plans, vectors);
     const { head, losses } = runTraining(trainLinearHead(data, headOptions), onProgress);
     const replay = new ReplayBuffer();
-    replay.add(data);
+    addToReplay(replay, data);
     return new LearnedRetriever(
       method,
       labels,
@@ -184,9 +184,9 @@ export class LearnedRetriever implements Retriever {
     );
     if (data.dense.length === 0) return;
     this.head = runTraining(
-      trainLinearHead(this.replay.mix(data), { ...ONLINE_HEAD, seed: this.replay.seen }, this.head),
+      trainLinearHead(mixWithReplay(this.replay, data), { ...ONLINE_HEAD, seed: this.replay.seen }, this.head),
     ).head;
-    this.replay.add(data);
+    addToReplay(this.replay, data);
   }
 }
 

@@ -17,31 +17,6 @@ export class ReplayBuffer {
     public seen = 0,
   ) {}
 
-  add(data: LinearHeadData): void {
-    for (let i = 0; i < data.dense.length; i++) {
-      this.seen++;
-      const slot = this.dense.length < this.capacity ? this.dense.length : Math.floor(hashUnit(this.seen) * this.seen);
-      if (slot >= this.capacity) continue;
-      this.dense[slot] = Float32Array.from(data.dense[i]);
-      this.sparse[slot] = Uint32Array.from(data.sparse?.[i] ?? []);
-      this.targets[slot] = Array.from(data.targets[i]);
-    }
-  }
-
-  /** The new examples followed by up to `ratio`× as many rehearsed ones. */
-  mix(data: LinearHeadData, ratio = 2): LinearHeadData {
-    const n = Math.min(this.dense.length, Math.round(data.dense.length * ratio));
-    const picks = Array.from({ length: this.dense.length }, (_, i) => i);
-    shuffleInPlace(picks, seededRandom(this.seen));
-    const chosen = picks.slice(0, n);
-    return {
-      ...data,
-      dense: [...data.dense, ...chosen.map((i) => this.dense[i])],
-      targets: [...data.targets, ...chosen.map((i) => this.targets[i])],
-      ...(data.sparse ? { sparse: [...data.sparse, ...chosen.map((i) => this.sparse[i])] } : {}),
-    };
-  }
-
   state(): ReplayState {
     return {
       capacity: this.capacity,
@@ -88,6 +63,36 @@ export class ReplayBuffer {
     }
     return buffer;
   }
+}
+
+/**
+ * Adds a head's training examples to its replay sample (reservoir slots from hashUnit). Functions rather than
+ * methods, so that an app that only loads and ranks does not bundle them.
+ */
+export function addToReplay(buffer: ReplayBuffer, data: LinearHeadData): void {
+  for (let i = 0; i < data.dense.length; i++) {
+    buffer.seen++;
+    const slot =
+      buffer.dense.length < buffer.capacity ? buffer.dense.length : Math.floor(hashUnit(buffer.seen) * buffer.seen);
+    if (slot >= buffer.capacity) continue;
+    buffer.dense[slot] = Float32Array.from(data.dense[i]);
+    buffer.sparse[slot] = Uint32Array.from(data.sparse?.[i] ?? []);
+    buffer.targets[slot] = Array.from(data.targets[i]);
+  }
+}
+
+/** The new examples followed by up to `ratio`× as many rehearsed ones from `buffer`. */
+export function mixWithReplay(buffer: ReplayBuffer, data: LinearHeadData, ratio = 2): LinearHeadData {
+  const n = Math.min(buffer.dense.length, Math.round(data.dense.length * ratio));
+  const picks = Array.from({ length: buffer.dense.length }, (_, i) => i);
+  shuffleInPlace(picks, seededRandom(buffer.seen));
+  const chosen = picks.slice(0, n);
+  return {
+    ...data,
+    dense: [...data.dense, ...chosen.map((i) => buffer.dense[i])],
+    targets: [...data.targets, ...chosen.map((i) => buffer.targets[i])],
+    ...(data.sparse ? { sparse: [...data.sparse, ...chosen.map((i) => buffer.sparse[i])] } : {}),
+  };
 }
 
 export interface ReplayState {

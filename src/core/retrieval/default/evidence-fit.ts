@@ -9,7 +9,7 @@ import { countedSteps, historyIndices } from '../dependency.js';
 import { DependencyGraph, type CountedStep } from '../graph.js';
 import type { LinearHead, LinearHeadData, LinearHeadOptions } from '../linear-head.js';
 import { trainLinearHead } from '../linear-head-training.js';
-import { ReplayBuffer } from '../replay-buffer.js';
+import { addToReplay, ReplayBuffer } from '../replay-buffer.js';
 import { SAMPLED_EXAMPLE_PASSES, SAMPLED_SOFTMAX_ABOVE, trainSampledHead } from '../linear-head-sampled.js';
 import type { TrainingProgress } from '../types.js';
 import { scoredSubset } from './calibration.js';
@@ -106,7 +106,7 @@ export function fitEvidence(
   if (o.head !== false && plans.length > 0) {
     const all = headExamples(side, plans, queries, l, vocabulary);
     const examples = sampleExamples(all, o.headSteps ?? Infinity, o.seed + 601);
-    replay.add(examples);
+    addToReplay(replay, examples);
     const headOptions = { epochs: 8, seed: o.seed, sparseSupport: 'auto' as const, ...(o.head ?? {}) };
     // Over many labels a full softmax per step costs hours at app scale: a sampled one (linear-head-sampled.ts).
     // Its epochs stop at about SAMPLED_EXAMPLE_PASSES examples in all (80,000 steps: 3 epochs, ~1,900 Adam steps).

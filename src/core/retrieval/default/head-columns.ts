@@ -13,6 +13,7 @@
  * replay sample and the new runs, those of UltraTool (a model of 1,333 runs learning 667 more)
  * ranked worse (MRR 0.575 against 0.630 on the test steps needing such a tool).
  */
+import { addToReplay, mixWithReplay } from '../replay-buffer.js';
 import type { Plan } from '../../base/types.js';
 import { seededRandom, shuffleInPlace } from '../../base/random.js';
 import { LinearHead, type LinearHeadData } from '../linear-head.js';
@@ -73,8 +74,8 @@ export function learnHeadColumns(
   if (!ev.head || fresh.length === 0) return;
   const data = headExamples(side, plans, queries, ev.historyLength, ev.vocabulary);
   // Every replayed step: the new runs' steps are few, and the others say where the tool is not wanted.
-  ev.pendingColumns = { labels: [...fresh], examples: ev.replay.mix(data, Infinity), seed: ev.replay.seen };
-  ev.replay.add(data);
+  ev.pendingColumns = { labels: [...fresh], examples: mixWithReplay(ev.replay, data, Infinity), seed: ev.replay.seen };
+  addToReplay(ev.replay, data);
   learnMoreColumns(ev);
 }
 
