@@ -12,6 +12,7 @@ import { expectedCalibrationError } from '../src/core/base/metrics.js';
 import { chainPlan } from '../src/core/plans/plan.js';
 import { sequenceHash } from '../src/core/retrieval/default/sequence-scores.js';
 import { groupThreshold } from '../src/core/retrieval/default/groups.js';
+import { seededRandom } from '../src/core/base/random.js';
 import { fitTemperature, gateLoss, GateDataBuilder, stepProbabilities } from '../src/core/retrieval/default/gate.js';
 import type { GatedRetriever, GatedState } from '../src/core/retrieval/default/index.js';
 import { selectCandidates } from '../src/core/selection/select.js';
@@ -423,6 +424,37 @@ describe('the statistics behind it, by hand', () => {
     expect(groupThreshold(scores, 0.8)).toBeCloseTo(0.2, 12); // ⌊21 · 0.2⌋ = 4 → the 4th smallest
     expect(groupThreshold(scores, 0.96)).toBe(0); // ⌊21 · 0.04⌋ = 0: too few steps, keep everything
     expect(groupThreshold(scores.slice(1), 0.5)).toBe(0); // under MIN_SCORES (20) scores: keep everything
+  });
+
+  it('a confident threshold covers the target with probability 0.9 over the held-out draw (the binomial rank)', () => {
+    const scores = (n: number) => Array.from({ length: n }, (_, i) => (n - i) / 100); // 0.01 … n/100, reversed
+    // n = 50, target 0.95: the split-conformal rank is ⌊51 · 0.05⌋ = 2. P(Bin(50, 0.05) = 0) = 0.95^50 = 0.077 ≤ 0.1,
+    // P(Bin ≤ 1) = 0.077 + 50 · 0.05 · 0.95^49 = 0.279 > 0.1: the sure rank is 1, the smallest score.
+    expect(groupThreshold(scores(50), 0.95)).toBeCloseTo(0.02, 12);
+    expect(groupThreshold(scores(50), 0.95, true)).toBeCloseTo(0.01, 12);
+    // 0.95^45 = 0.099 ≤ 0.1 but 0.95^44 = 0.105: under 45 held-out scores no rank is sure, and the set keeps everything.
+    expect(groupThreshold(scores(45), 0.95, true)).toBeCloseTo(0.01, 12);
+    expect(groupThreshold(scores(44), 0.95, true)).toBe(0);
+  });
+
+  it('over many draws, a confident threshold from 100 held-out scores covers 95% in at least 90% of them', () => {
+    const random = seededRandom(7);
+    let covering = 0;
+    const draws = 2000;
+    for (let d = 0; d < draws; d++) {
+      // Scores uniform on (0, 1): a threshold q covers a new step with probability 1 − q.
+      const held = Array.from({ length: 100 }, () => random());
+      if (1 - groupThreshold(held, 0.95, true) >= 0.95) covering++;
+    }
+    expect(covering / draws).toBeGreaterThanOrEqual(0.9);
+    let marginal = 0;
+    const again = seededRandom(7);
+    for (let d = 0; d < draws; d++) {
+      const held = Array.from({ length: 100 }, () => again());
+      if (1 - groupThreshold(held, 0.95) >= 0.95) marginal++;
+    }
+    // The split-conformal threshold alone covers 95% in far fewer draws (it covers on average over them).
+    expect(marginal / draws).toBeLessThan(0.7);
   });
 
   it("temperature scaling: the held-out loss is −log of each step's acceptable probability, averaged; the search finds its minimum", () => {

@@ -15,6 +15,7 @@ import { headNewTools, learnHeadColumns, learnMoreColumns } from './head-columns
 import {
   GROUP_KEYS,
   groupKey,
+  confidentKey,
   groupThreshold,
   parseGroup,
   poolOf,
@@ -168,7 +169,8 @@ function learnCalibration(
   const old = p.calibration.thresholds;
   const thresholds = { pools: { ...old.pools }, groups: { ...old.groups } };
   for (const [name, list] of touched) {
-    if (name.startsWith('group:')) thresholds.groups[name.slice(6)] = groupThreshold(list, p.target);
+    const group = name.startsWith('group:') ? name.slice(6) : undefined;
+    if (group) thresholds.groups[group] = groupThreshold(list, p.target, confidentKey(group, list.length));
     else thresholds.pools[name as Pool] = groupThreshold(list, p.target);
   }
   p.calibration.thresholds = thresholds;
