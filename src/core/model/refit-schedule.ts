@@ -50,7 +50,7 @@ export const REFIT_LIMITS = Object.freeze({
 /** The longest refitTimeout a timer can hold (setTimeout's limit, about 24.8 days). */
 const MAX_TIMEOUT = 2 ** 31 - 1;
 
-/** A model's refits: when they are due, the fit itself, and the one in flight (`Dtdr` holds one). */
+/** A model's refits: when they are due, and the one in flight (`Dtdr` holds one; the fit itself: refit-run.ts). */
 export class RefitSchedule {
   /** How many learned runs the model was last refitted on. */
   fittedOn = 0;
