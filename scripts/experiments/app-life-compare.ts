@@ -5,7 +5,7 @@
  *
  *   npm run eval:app-life -- --json before.json        (on the commit before)
  *   npm run eval:app-life -- --json after.json         (on the change)
- *   node --import tsx scripts/experiments/app-life-compare.ts before.json after.json
+ *   npm run experiment -- app-life-compare before.json after.json
  *     [--path train|learn] [--eval ultratool-before.json:ultratool-after.json …] [--command TEXT]
  *     [--results docs/results.json --table NAME]
  */
@@ -39,7 +39,7 @@ const { values, positionals } = parseArgs({
 });
 if (positionals.length !== 2) {
   console.error(
-    'usage: app-life-compare.ts before.json after.json [--eval a.json:b.json …] [--results FILE --table NAME]',
+    'usage: npm run experiment -- app-life-compare before.json after.json [--path train|learn] [--eval a.json:b.json …] [--results FILE --table NAME]',
   );
   process.exit(2);
 }
@@ -112,7 +112,7 @@ if (values.results && values.table)
     title: 'Before → after, every point where some step is confident',
     command:
       values.command ??
-      `node --import tsx scripts/experiments/app-life-compare.ts ${positionals.join(' ')}` +
+      `npm run experiment -- app-life-compare ${positionals.join(' ')}` +
         (values.path ? ` --path ${values.path}` : '') +
         values.eval.map((e) => ` --eval ${e}`).join(''),
     columns,
