@@ -171,6 +171,27 @@ describe('with demonstrations: calibrated, conformal, saved exactly', () => {
     }
   });
 
+  it("takes its groups' thresholds from their saved scores: a file written before the confident groups' training-conditional threshold gets it on load", async () => {
+    const model = await Dtdr.train({ tools, plans, encoder });
+    const saved = JSON.parse(JSON.stringify(model.toJSON())) as { state: GatedState };
+    const groups = saved.state.groups!;
+    // An older file: 100 held-out scores 0.01 … 1.00 in a confident group, and its split-conformal threshold, the
+    // 5th smallest (⌊101 × 0.05⌋); 30 in a group too thin to call its steps confident.
+    groups.scores['seen/many/high'] = Array.from({ length: 100 }, (_, i) => (i + 1) / 100);
+    groups.thresholds['seen/many/high'] = 0.05;
+    groups.scores['seen/few/high'] = Array.from({ length: 30 }, (_, i) => (i + 1) / 30);
+    groups.thresholds['seen/few/high'] = 1 / 30;
+    const thresholds = (Dtdr.load(saved, encoder).retriever as GatedRetriever).thresholds.groups;
+    // With 100 scores, P(Binomial(100, 0.05) ≥ 2) = 0.963 ≥ 0.9 > P(≥ 3) = 0.882: the 2nd smallest.
+    expect(thresholds['seen/many/high']).toBe(0.02);
+    // Under 50 scores its steps are never confident: split-conformal, ⌊31 × 0.05⌋ = 1st smallest, as saved.
+    expect(thresholds['seen/few/high']).toBe(1 / 30);
+    // A file written now loads with the thresholds it was saved with.
+    const fresh = model.retriever as GatedRetriever;
+    const reloaded = Dtdr.load(JSON.parse(JSON.stringify(model.toJSON())), encoder).retriever as GatedRetriever;
+    expect(reloaded.thresholds.groups).toEqual(fresh.thresholds.groups);
+  });
+
   it('weighs order of mention in the request (lexicalOrder, default 8); files without it rank as before (0)', async () => {
     const model = await Dtdr.train({ tools, plans, encoder });
     const saved = model.toJSON() as { state: { lexicalOrder?: number } };

@@ -11,7 +11,7 @@ import { DependencyGraph } from '../graph.js';
 import { LinearHead } from '../linear-head.js';
 import { ReplayBuffer } from '../replay-buffer.js';
 import { headSparseSize, type Evidence } from './evidence.js';
-import { MAX_CURVE_SIZE, type Calibration, type SliceAtFit } from './groups.js';
+import { groupThresholds, MAX_CURVE_SIZE, type Calibration, type SliceAtFit } from './groups.js';
 import { coverageFromState, coverageState, type CoverageModel } from './coverage.js';
 import type { SavedState } from './rule.js';
 import { STEP_RULES, type RuleStates } from './step-rules.js';
@@ -148,11 +148,17 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
   const addedTools = s.addedTools ?? [];
   if (!Array.isArray(addedTools) || addedTools.some((f) => !Number.isInteger(f) || f < 0 || f >= tools.length))
     fail('addedTools', 'addedTools must list tool indices');
-  // One calibration in memory: the saved pools (`thresholds`, `calibration`) and, where saved, the groups.
+  const target = Number(s.target) || 0.95;
+  // One calibration in memory: the saved pools (`thresholds`, `calibration`) and, where saved, the groups. The
+  // groups' thresholds come from their saved scores, as fit and learn compute them (the same values for a file
+  // written now): a file written before the confident groups' training-conditional threshold ranks with it.
   const calibration: Calibration = {
     pools,
     ...(groups ? { groups: groups.scores } : {}),
-    thresholds: { pools: { confident: th.confident, unsure: th.unsure }, groups: groups?.thresholds ?? {} },
+    thresholds: {
+      pools: { confident: th.confident, unsure: th.unsure },
+      groups: groups ? groupThresholds(groups.scores, target) : {},
+    },
     ...(bySize ? { bySize: [...bySize] } : {}),
     ...(s.scoreCounts ? { seen: { ...s.scoreCounts } } : {}),
     ...(s.sequences ? { sequences: sequenceScoresFromState(s.sequences) } : {}),
@@ -170,7 +176,7 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     rules: loadRules(s),
     theta: Float64Array.from(s.theta),
     temperature: Number(s.temperature) || 1,
-    target: Number(s.target) || 0.95,
+    target,
     confidentAbove: Number(s.confidentAbove ?? 0.5),
     ...(s.unseenPrior ? { unseenPrior: s.unseenPrior } : {}),
     ...(live.length ? { withoutRules: live } : {}),
