@@ -12,19 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { writeResultsTable } from '../bench/results.js';
-
-interface Point {
-  world: string;
-  order: string;
-  path: string;
-  n: number;
-  seed: number;
-  mrr: number;
-  coverage: number;
-  setSize: number;
-  confidentShare: number;
-  confidentMissRate: number;
-}
+import { bySeeds, meanOf as mean, type Point } from './app-life.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -45,15 +33,8 @@ if (positionals.length !== 2) {
 }
 const [before, after] = positionals.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Point[]);
 
-const key = (p: Point) => `${p.world}|${p.order}|${p.path}|${p.n}`;
-function grouped(points: Point[]): Map<string, Point[]> {
-  const groups = new Map<string, Point[]>();
-  for (const p of points) groups.set(key(p), [...(groups.get(key(p)) ?? []), p]);
-  return groups;
-}
-const mean = (list: Point[], f: (p: Point) => number) => list.reduce((a, p) => a + f(p), 0) / list.length;
 const worst = (list: Point[], f: (p: Point) => number) => Math.max(...list.map(f));
-const [was, now] = [grouped(before), grouped(after)];
+const [was, now] = [bySeeds(before), bySeeds(after)];
 
 const rows: string[][] = [];
 for (const [k, b] of was) {

@@ -169,16 +169,24 @@ async function main() {
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();
 
-/** Writes the app-life table into a docs results file (test/docs-results.ts renders it). */
-function writeResultsTable(file: string, points: Point[]): void {
-  const results = JSON.parse(readFileSync(file, 'utf8')) as { tables: Record<string, unknown> };
+/** The points of each world, draw, path and N (their seeds together), keyed `world|draw|path|N`, in run order. */
+export function bySeeds(points: readonly Point[]): Map<string, Point[]> {
   const groups = new Map<string, Point[]>();
   for (const p of points) {
     const key = `${p.world}|${p.order}|${p.path}|${p.n}`;
     groups.set(key, [...(groups.get(key) ?? []), p]);
   }
-  const mean = (list: Point[], f: (p: Point) => number) => list.reduce((a, p) => a + f(p), 0) / list.length;
-  const rows = [...groups.values()].map((list) => {
+  return groups;
+}
+
+/** The mean of `f` over the seeds' points. */
+export const meanOf = (list: readonly Point[], f: (p: Point) => number): number =>
+  list.reduce((a, p) => a + f(p), 0) / list.length;
+
+/** Writes the app-life table into a docs results file (test/docs-results.ts renders it). */
+function writeResultsTable(file: string, points: Point[]): void {
+  const results = JSON.parse(readFileSync(file, 'utf8')) as { tables: Record<string, unknown> };
+  const rows = [...bySeeds(points).values()].map((list) => {
     const p = list[0];
     return [
       p.world,
@@ -186,11 +194,11 @@ function writeResultsTable(file: string, points: Point[]): void {
       p.order === 'none' ? '' : p.path,
       String(p.n),
       String(list.length),
-      mean(list, (q) => q.mrr).toFixed(3),
-      `${mean(list, (q) => q.coverage).toFixed(3)} (${Math.min(...list.map((q) => q.coverage)).toFixed(3)})`,
-      mean(list, (q) => q.setSize).toFixed(2),
-      mean(list, (q) => q.confidentShare).toFixed(3),
-      `${mean(list, (q) => q.confidentMissRate).toFixed(3)} (${Math.max(...list.map((q) => q.confidentMissRate)).toFixed(3)})`,
+      meanOf(list, (q) => q.mrr).toFixed(3),
+      `${meanOf(list, (q) => q.coverage).toFixed(3)} (${Math.min(...list.map((q) => q.coverage)).toFixed(3)})`,
+      meanOf(list, (q) => q.setSize).toFixed(2),
+      meanOf(list, (q) => q.confidentShare).toFixed(3),
+      `${meanOf(list, (q) => q.confidentMissRate).toFixed(3)} (${Math.max(...list.map((q) => q.confidentMissRate)).toFixed(3)})`,
     ];
   });
   results.tables['app-life'] = {
