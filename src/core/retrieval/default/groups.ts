@@ -193,18 +193,13 @@ function surelyCoveringRank(n: number, miss: number, confidence: number): number
  * called confident, split-conformal for the pools and every other group.
  */
 export function thresholdsOf(c: Pick<Calibration, 'pools' | 'groups'>, target: number): Thresholds {
+  const groups: Record<string, number> = {};
+  for (const [key, list] of Object.entries(c.groups ?? {}))
+    groups[key] = groupThreshold(list, target, confidentKey(key, list.length));
   return {
     pools: { confident: groupThreshold(c.pools.confident, target), unsure: groupThreshold(c.pools.unsure, target) },
-    groups: groupThresholds(c.groups ?? {}, target),
+    groups,
   };
-}
-
-/** Each group's threshold from its held-out scores (thresholdsOf's groups; a loaded file's, from its saved scores). */
-export function groupThresholds(groups: Record<string, readonly number[]>, target: number): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [key, list] of Object.entries(groups))
-    out[key] = groupThreshold(list, target, confidentKey(key, list.length));
-  return out;
 }
 
 /** Whether the group named `key`, with `scores` held-out scores, calls its steps confident (confidentGroup). */
