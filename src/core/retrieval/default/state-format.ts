@@ -75,7 +75,10 @@ export interface GatedState {
   calibration?: { confident: number[]; unsure: number[] };
   /** Calibration.bySize: held-out coverage of the k most probable labels (absent in files written before it). */
   coverageBySize?: number[];
-  /** Per-group held-out scores and thresholds (absent in files written before them: the two pools alone). */
+  /**
+   * Per-group held-out scores and thresholds (absent in files written before them: the two pools alone). Loading
+   * takes the thresholds from the scores, as fit and learn compute them; the saved ones are checked, not used.
+   */
   groups?: { scores: Record<string, number[]>; thresholds: Record<string, number>; newToolRank: number };
   /**
    * How many scores each calibration list has been given in all, for its bounded sample (absent until the first
