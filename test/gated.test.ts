@@ -9,7 +9,7 @@ import { Dtdr } from '../src/core/dtdr.js';
 import { DtdrError } from '../src/core/base/errors.js';
 import { sequenceKey } from '../src/core/evaluation/evaluate.js';
 import { expectedCalibrationError } from '../src/core/base/metrics.js';
-import { chainPlan } from '../src/core/plans/plan.js';
+import { chainPlan, planSteps } from '../src/core/plans/plan.js';
 import { sequenceHash } from '../src/core/retrieval/default/sequence-scores.js';
 import { groupThreshold } from '../src/core/retrieval/default/groups.js';
 import { seededRandom } from '../src/core/base/random.js';
@@ -546,5 +546,44 @@ describe('the compositional demo set', () => {
     const seen = new Set(generateDemoPlans().map(sequenceKey));
     expect(test.length).toBeGreaterThanOrEqual(45);
     expect(test.filter((p) => seen.has(sequenceKey(p))).map((p) => p.query)).toEqual([]);
+  });
+});
+
+describe('an older file of the shipped demo model', () => {
+  it('written with split-conformal confident thresholds, loads to the sets, confidence and reasons of the shipped model on every step of the 48 hand-written requests', async () => {
+    const { readModelFile } = await import('../src/storage/file.js');
+    const { loadEncoder } = await import('../src/encoders/node.js');
+    const { ROOT } = await import('./helpers.js');
+    const file = `${ROOT}/public/dtdr-demo.model.dtdr`;
+    const demoEncoder = await loadEncoder();
+    const shipped = Dtdr.load(readModelFile(file), demoEncoder, file);
+    // The same file as one written before the training-conditional threshold: every group's saved threshold the
+    // split-conformal one. Some confident group's differs, so the file is an older one in what it saved.
+    const older = readModelFile(file) as { state: GatedState };
+    const { scores, thresholds } = older.state.groups!;
+    const target = older.state.target;
+    const changed = Object.keys(scores).filter((key) => {
+      const split = groupThreshold(scores[key], target);
+      const was = thresholds[key];
+      thresholds[key] = split;
+      return split !== was;
+    });
+    expect(changed.length).toBeGreaterThan(0);
+    const loaded = Dtdr.load(older, demoEncoder, file);
+    expect((loaded.retriever as GatedRetriever).thresholds).toEqual((shipped.retriever as GatedRetriever).thresholds);
+    const requests = parsePlans(readFileSync(new URL('./fixtures/demo-compositional.jsonl', import.meta.url), 'utf8'));
+    let steps = 0;
+    for (const plan of requests)
+      for (const step of planSteps(plan)) {
+        const [a, b] = [
+          await shipped.retrieve(step.query, step.history),
+          await loaded.retrieve(step.query, step.history),
+        ];
+        expect(names(b)).toEqual(names(a));
+        expect([b.confident, b.widened, b.reason]).toEqual([a.confident, a.widened, a.reason]);
+        steps++;
+      }
+    expect(requests.length).toBe(48);
+    expect(steps).toBeGreaterThan(150);
   });
 });
