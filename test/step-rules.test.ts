@@ -57,14 +57,14 @@ describe('step rules', () => {
       tools,
       plans,
       encoder,
-      gated: { experimental: { withoutRules: ['new-combinations'] } },
+      gated: { experimental: { withoutRules: ['request-coverage'] } },
     });
     const saved = JSON.parse(JSON.stringify(model.toJSON())) as { state: { withoutRules?: string[] } };
-    expect(saved.state.withoutRules).toEqual(['new-combinations']);
+    expect(saved.state.withoutRules).toEqual(['request-coverage']);
     const rulesOf = (m: Dtdr) =>
       Object.keys((m as unknown as { state: { base: { parts: { rules: object } } } }).state.base.parts.rules);
     for (const m of [model, Dtdr.load(saved, encoder)]) {
-      expect(rulesOf(m)).not.toContain('new-combinations');
+      expect(rulesOf(m)).not.toContain('request-coverage');
       expect(rulesOf(m)).toContain('added-tools');
     }
     await expect(
@@ -73,10 +73,10 @@ describe('step rules', () => {
     saved.state.withoutRules = ['nonsense'];
     expect(() => Dtdr.load(saved, encoder)).toThrow(/withoutRules/);
     // A file from an ablation that left out a rule deleted since loads: the rule is out anyway.
-    saved.state.withoutRules = ['sequence-words', 'request-coverage', 'new-combinations'];
+    saved.state.withoutRules = ['sequence-words', 'request-coverage'];
     const older = Dtdr.load(saved, encoder);
-    expect(rulesOf(older)).not.toContain('new-combinations');
-    expect((older.toJSON() as unknown as typeof saved).state.withoutRules).toEqual(['new-combinations']);
+    expect(rulesOf(older)).not.toContain('request-coverage');
+    expect((older.toJSON() as unknown as typeof saved).state.withoutRules).toEqual(['request-coverage']);
   });
 
   it('every registered rule has a name of its own and the whole interface', () => {

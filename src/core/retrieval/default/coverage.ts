@@ -1,13 +1,14 @@
 /**
- * The word–tool alignment the new-combinations rule reads (rules/new-combinations.ts): which tools
- * a request word asks for. An IBM Model 1 with a NULL word is fitted by EM on (request words, tools
- * the plan calls) from the demonstrations and on (name and description words, tool) from the tool
- * descriptions, so that every tool, rare or added later, has a translation row. A word counts for
- * a tool where the tool takes `share` of its alignment and beats NULL by `gain`.
+ * Request coverage: which words of the request the calls so far, and the candidate set,
+ * explain. A word–tool alignment model, IBM Model 1 with a NULL word, is fitted by EM on (request
+ * words, tools the plan calls) from the demonstrations and on (name and description words, tool)
+ * from the tool descriptions, so that every tool, rare or added later, has a translation row.
  *
- * (It was fitted first for the request-coverage rule, deleted since: a confident END while a word
- * no call explained was made unsure. Left out on eight worlds it paid on none taken without it,
- * docs/first-day.md; the saved model keeps the fields that rule read, `maxInclude` among them.)
+ * A request word w is explained by a set of tools S as well as its best member does,
+ * e(w | S) = max(t(w | NULL), max_{a ∈ S} t(w | a)); NULL stands for generic words. The coverage
+ * gain of tool a is log t(w | a) − log e(w | S): the likelihood a adds to explaining w. A set that
+ * leaves a word with a large gain unexplained, while some tool explains it strongly, is not
+ * confident, and that tool joins the set (see `unexplained`).
  *
  * The alignment can hand a common word to a tool ("how" to maps_directions, from "how do I get to
  * …"). A reason therefore prints what was counted, not what the alignment believes: of the
@@ -24,8 +25,8 @@ export const ROW_TOOLS = 8;
 /** EM iterations. */
 export const EM_ITERATIONS = 8;
 /**
- * The defaults: a word counts for its tools when they take SHARE of its alignment and beat NULL by GAIN; MAXINCLUDE
- * is saved for files' sake (the deleted request-coverage rule's cap).
+ * The rule's defaults: a word counts when its best tool's gain over the set is at least log(GAIN) and that tool's share
+ * of the word's alignment at least SHARE.
  */
 export const COVERAGE_DEFAULTS = { gain: 100, share: 0.5, maxInclude: 1 };
 
@@ -38,6 +39,11 @@ export interface CoverageModel {
   /** Per word id: tools (label indices) by decreasing t(w | tool). */
   tools: Uint32Array[];
   probs: Float32Array[];
+  /**
+   * Per word id, 1 where request coverage can ever name the word, whatever the set: its best tool
+   * takes `share` of its alignment and beats NULL alone by `gain` (a set only explains it better).
+   */
+  strong: Uint8Array;
   /**
    * Per word id: the demonstrations whose request says it, and, per listed tool (as `tools`), how many of them call
    * it. Absent in files written before them: words count by the alignment alone.
@@ -191,9 +197,12 @@ function fromRows(rows: Row[], o: typeof COVERAGE_DEFAULTS, counted: boolean): C
     calls.push(Uint32Array.from(top, (r) => r[2]));
   });
   const said = Uint32Array.from(rows, (r) => r[3]);
+  const strong = new Uint8Array(rows.length);
   const names = rows.map((r) => r[0]);
   const counts = counted ? { said, calls } : {};
-  return { words, names, nullProb, tools, probs, ...counts, gain, share, maxInclude };
+  const m = { words, names, nullProb, tools, probs, strong, ...counts, gain, share, maxInclude };
+  for (let w = 0; w < rows.length; w++) strong[w] = aligned(m, w) ? 1 : 0;
+  return m;
 }
 
 export function coverageState(m: CoverageModel): CoverageState {
@@ -300,6 +309,14 @@ export function learnCoverage(m: CoverageModel, plans: readonly Plan[], toolInde
   }
 }
 
+/** Whether word w's best tool takes `share` of its alignment and beats NULL by `gain` (the counts aside). */
+function aligned(m: CoverageModel, w: number): boolean {
+  const row = m.probs[w];
+  if (row.length === 0) return false;
+  let total = m.nullProb[w];
+  for (let k = 0; k < row.length; k++) total += row[k];
+  return row[0] >= m.share * total && row[0] / Math.max(m.nullProb[w], 1e-9) >= m.gain;
+}
 
 /** A request's word ids the model knows, from its terms (`terms(query)`; computed once per request). */
 export function requestWordsOf(m: CoverageModel, queryTerms: readonly string[]): Uint32Array {
@@ -309,4 +326,61 @@ export function requestWordsOf(m: CoverageModel, queryTerms: readonly string[]):
     if (i !== undefined) out.push(i);
   }
   return Uint32Array.from(out);
+}
+
+/**
+ * The request words `unexplained` can ever name (`m.strong`), found once per request so that a
+ * step checks these few; `unexplained` over them gives the same answer as over `words`.
+ */
+export function strongWords(m: CoverageModel, words: Uint32Array): Uint32Array {
+  return words.filter((w) => m.strong[w] === 1);
+}
+
+/**
+ * The tools that explain request words the set `inSet` (called tools and candidates) leaves
+ * unexplained: for each word, its best tool a* when log t(w | a*) − log e(w | set) ≥ log(gain)
+ * and a* takes at least `share` of the word's alignment among NULL and its listed tools; at most
+ * `maxInclude` tools, by decreasing gain. `usable(a)` filters tools that cannot be offered.
+ */
+export function unexplained(
+  m: CoverageModel,
+  words: Uint32Array,
+  inSet: (a: number) => boolean,
+  usable: (a: number) => boolean,
+): Unexplained[] {
+  const found: { tool: number; word: number; gain: number }[] = [];
+  for (const w of words) {
+    if (m.strong[w] !== 1) continue;
+    const tools = m.tools[w];
+    let explained = m.nullProb[w];
+    for (let k = 0; k < tools.length; k++) if (inSet(tools[k]) && m.probs[w][k] > explained) explained = m.probs[w][k];
+    const best = tools[0];
+    const p = m.probs[w][0];
+    if (inSet(best) || !usable(best)) continue;
+    const gain = p / Math.max(explained, 1e-9);
+    if (gain < m.gain) continue;
+    const at = found.findIndex((x) => x.tool === best);
+    if (at < 0) found.push({ tool: best, word: w, gain });
+    else if (gain > found[at].gain) found[at] = { tool: best, word: w, gain };
+  }
+  if (found.length === 0) return [];
+  return found
+    .sort((x, y) => y.gain - x.gain)
+    .slice(0, m.maxInclude)
+    .map((x) => ({
+      tool: x.tool,
+      word: m.names[x.word],
+      ...(m.said && m.calls ? { said: m.said[x.word], calls: m.calls[x.word][0] } : {}),
+    }));
+}
+
+/**
+ * A request word the set leaves unexplained and the tool that explains it; where the model has the counts, the
+ * demonstrations whose request says the word and how many of them call the tool.
+ */
+export interface Unexplained {
+  tool: number;
+  word: string;
+  said?: number;
+  calls?: number;
 }

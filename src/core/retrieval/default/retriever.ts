@@ -23,7 +23,7 @@ import { thresholdsOf, type Thresholds } from './groups.js';
 import { runStepRules, type RuleOutcome } from './step-rules.js';
 import { calibrateStep, type ScoredStep, type StepCalibration, type StepModel } from './calibrate-step.js';
 import { CenteredMatch } from './centered.js';
-import { requestWordsOf, withAddedTools, type CoverageModel } from './coverage.js';
+import { requestWordsOf, strongWords, withAddedTools, type CoverageModel } from './coverage.js';
 import type { StepView } from './rule.js';
 import { gatedParts, gatedState, type GatedDiagnostics, type GatedParts, type GatedState } from './state.js';
 import type { ToolSide } from './tool-side.js';
@@ -174,13 +174,14 @@ export class GatedRetriever implements Retriever {
 
   /**
    * What every step of a plan shares, worked out once per request: its BM25 postings, its terms,
-   * and (on first need) the alignment's word ids.
+   * and (on first need) the alignment's word ids and the few of them request coverage can name.
    */
   private lastQuery: {
     text: string;
     terms: ReturnType<typeof noTerms>;
     tokens: string[];
     words?: Uint32Array;
+    strong?: Uint32Array;
     pValue?: number;
   } = { text: '', terms: noTerms(), tokens: [] };
 
@@ -353,6 +354,7 @@ export class GatedRetriever implements Retriever {
       addedTools: this.parts.addedTools,
       coverage: this.coverage,
       requestWords: () => this.requestWords(),
+      strongWords: () => this.strongWords(),
       centered: () => (this.centered ??= new CenteredMatch(this.side.toolVectors, this.side.end, this.side.dim)),
       descriptionMatch: (by) => this.workspace.row(by === 'embedding' ? EMBU : LEXU),
       usable: (a) => view.probabilities[a] > 0 && !view.unavailable?.has(a),
@@ -365,6 +367,12 @@ export class GatedRetriever implements Retriever {
   private requestWords(): Uint32Array {
     const cov = this.coverage;
     return (this.lastQuery.words ??= cov ? requestWordsOf(cov, this.lastQuery.tokens) : new Uint32Array(0));
+  }
+
+  /** The request words request coverage can ever name (the request rank() saw last). */
+  private strongWords(): Uint32Array {
+    const cov = this.coverage;
+    return (this.lastQuery.strong ??= cov ? strongWords(cov, this.requestWords()) : new Uint32Array(0));
   }
 
   private centered: CenteredMatch | undefined;

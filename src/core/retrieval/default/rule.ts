@@ -18,7 +18,7 @@ export interface RuleFitInput {
   toolIndex: Map<string, number>;
   /** Labels: tools and END (the last). */
   labels: number;
-  /** The word–tool alignment (coverage.ts), fitted on every demonstration. */
+  /** The request-coverage alignment (coverage.ts), fitted on every demonstration. */
   coverage: CoverageModel;
   /** Each plan's request words under `coverage`. */
   words: readonly Uint32Array[];
@@ -60,6 +60,8 @@ export interface StepView {
   coverage: CoverageModel | undefined;
   /** The request's word ids under `coverage` (worked out once per request). */
   requestWords(): Uint32Array;
+  /** The request words request coverage can ever name (worked out once per request). */
+  strongWords(): Uint32Array;
   /** The description match centred on the tool set's mean (centered.ts), built on first use. */
   centered(): CenteredMatch;
   /** This step's description match of every label, by embedding or BM25, less what the calls so far served. */

@@ -117,7 +117,6 @@ export const DELETED_RULES: readonly string[] = [
   'description-peers',
   'unseen-continuations',
   'sequence-words',
-  'request-coverage',
 ];
 
 /** A saved history length: at most the longest plan (MAX_PLAN_STEPS); trained models use 1–5. */

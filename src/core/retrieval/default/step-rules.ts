@@ -13,9 +13,10 @@
 import type { StepRule, StepView } from './rule.js';
 import { addedToolsRule } from './rules/added-tools.js';
 import { newCombinationsRule } from './rules/new-combinations.js';
+import { requestCoverageRule } from './rules/request-coverage.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each rule has a state type of its own
-export const STEP_RULES: StepRule<any>[] = [addedToolsRule, newCombinationsRule];
+export const STEP_RULES: StepRule<any>[] = [addedToolsRule, requestCoverageRule, newCombinationsRule];
 
 /** The shipped rules' names, in order (ExperimentalGatedSettings.withoutRules names some of them). */
 export const STEP_RULE_NAMES: readonly string[] = STEP_RULES.map((r) => r.name);

@@ -1,6 +1,6 @@
 /**
  * The new-combinations rule: which tools the demonstrations combine. A request
- * word that a tool explains strongly (the word–tool alignment, coverage.ts), where no demonstration calls
+ * word that a tool explains strongly (request coverage, coverage.ts), where no demonstration calls
  * that tool together with the calls so far, says the plan is leaving the demonstrations: the
  * memorised continuation is likely wrong. Such a step is not confident, and the tool — or, when the
  * demonstrations always call one tool right before it (`sms_send` after `contacts_search`), that
@@ -319,7 +319,7 @@ export const newCombinationsRule: StepRule<Combinations> = {
           ? `, and of the ${found.said} demonstrations whose request says it, ${callers(found)}`
           : `, as the description of ${names(found.tool)} does`;
     const apart = `no demonstration calls ${names(found.tool)} together with ${history}`;
-    // Where an earlier rule (added tools) named the tool already, its reason says why; this one adds what is apart.
+    // Where an earlier rule (request coverage) named the tool for the same word, its counts are printed once.
     const named = v.include.includes(found.tool);
     return { tools: found.offer, because: [named ? `${apart}${first}` : `${says}${evidence}; ${apart}${first}`] };
   },
