@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { writeResultsTable } from '../bench/results.js';
-import { bySeeds, meanOf as mean, type Point } from './app-life.js';
+import { bySeeds, meanOf as mean, worstOf, type Point } from './app-life.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -33,7 +33,6 @@ if (positionals.length !== 2) {
 }
 const [before, after] = positionals.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Point[]);
 
-const worst = (list: Point[], f: (p: Point) => number) => Math.max(...list.map(f));
 const [was, now] = [bySeeds(before), bySeeds(after)];
 
 const rows: string[][] = [];
@@ -43,7 +42,7 @@ for (const [k, b] of was) {
   const p = b[0];
   if (values.path && p.path !== values.path) continue;
   const miss = (list: Point[]) =>
-    `${mean(list, (q) => q.confidentMissRate).toFixed(3)} (${worst(list, (q) => q.confidentMissRate).toFixed(3)})`;
+    `${mean(list, (q) => q.confidentMissRate).toFixed(3)} (${worstOf(list, (q) => q.confidentMissRate).toFixed(3)})`;
   rows.push([
     p.world,
     p.order,
@@ -58,6 +57,7 @@ for (const [k, b] of was) {
 
 interface EvalRun {
   dataset: string;
+  split: string;
   steps: number;
   results: Record<string, { coverage: number; setSize: number; confidentMissRate: number }>;
 }
@@ -66,7 +66,7 @@ for (const pair of values.eval) {
   const [x, y] = [b.results['dtdr-g'], a.results['dtdr-g']];
   rows.push([
     `${b.dataset} (full data)`,
-    'official',
+    b.split,
     'train',
     String(b.steps),
     '',
