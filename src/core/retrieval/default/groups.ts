@@ -193,17 +193,22 @@ function surelyCoveringRank(n: number, miss: number, confidence: number): number
  * called confident, split-conformal for the pools and every other group.
  */
 export function thresholdsOf(c: Pick<Calibration, 'pools' | 'groups'>, target: number): Thresholds {
-  const groups: Record<string, number> = {};
-  for (const [key, list] of Object.entries(c.groups ?? {}))
-    groups[key] = groupThreshold(list, target, confidentKey(key, list.length));
   return {
     pools: { confident: groupThreshold(c.pools.confident, target), unsure: groupThreshold(c.pools.unsure, target) },
-    groups,
+    groups: groupThresholdsOf(c.groups, target),
   };
 }
 
+/** Each group's threshold from its held-out scores: fit, learn (the groups it touched) and load derive them here. */
+export function groupThresholdsOf(groups: Calibration['groups'], target: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, list] of Object.entries(groups ?? {}))
+    out[key] = groupThreshold(list, target, confidentKey(key, list.length));
+  return out;
+}
+
 /** Whether the group named `key`, with `scores` held-out scores, calls its steps confident (confidentGroup). */
-export function confidentKey(key: string, scores: number): boolean {
+function confidentKey(key: string, scores: number): boolean {
   const group = parseGroup(key);
   return group !== undefined && confidentGroupOf(group, scores);
 }

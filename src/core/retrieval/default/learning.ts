@@ -15,7 +15,7 @@ import { headNewTools, learnHeadColumns, learnMoreColumns } from './head-columns
 import {
   GROUP_KEYS,
   groupKey,
-  confidentKey,
+  groupThresholdsOf,
   groupThreshold,
   parseGroup,
   poolOf,
@@ -170,7 +170,7 @@ function learnCalibration(
   const thresholds = { pools: { ...old.pools }, groups: { ...old.groups } };
   for (const [name, list] of touched) {
     const group = name.startsWith('group:') ? name.slice(6) : undefined;
-    if (group) thresholds.groups[group] = groupThreshold(list, p.target, confidentKey(group, list.length));
+    if (group) Object.assign(thresholds.groups, groupThresholdsOf({ [group]: list }, p.target));
     else thresholds.pools[name as Pool] = groupThreshold(list, p.target);
   }
   p.calibration.thresholds = thresholds;

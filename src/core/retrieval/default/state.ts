@@ -11,7 +11,7 @@ import { DependencyGraph } from '../graph.js';
 import { LinearHead } from '../linear-head.js';
 import { ReplayBuffer } from '../replay-buffer.js';
 import { headSparseSize, type Evidence } from './evidence.js';
-import { MAX_CURVE_SIZE, thresholdsOf, type Calibration, type SliceAtFit } from './groups.js';
+import { groupThresholdsOf, MAX_CURVE_SIZE, type Calibration, type SliceAtFit } from './groups.js';
 import { coverageFromState, coverageState, type CoverageModel } from './coverage.js';
 import type { SavedState } from './rule.js';
 import { STEP_RULES, type RuleStates } from './step-rules.js';
@@ -157,9 +157,7 @@ export function gatedParts(tools: ToolSpec[], dim: number, s: GatedState): Gated
     ...(groups ? { groups: groups.scores } : {}),
     thresholds: {
       pools: { confident: th.confident, unsure: th.unsure },
-      groups: groups
-        ? thresholdsOf({ pools: { confident: [], unsure: [] }, groups: groups.scores }, target).groups
-        : {},
+      groups: groupThresholdsOf(groups?.scores, target),
     },
     ...(bySize ? { bySize: [...bySize] } : {}),
     ...(s.scoreCounts ? { seen: { ...s.scoreCounts } } : {}),
