@@ -58,8 +58,17 @@ export default defineConfig({
           maxWorkers: Math.max(2, availableParallelism() - 1),
         },
       },
-      // `npx vitest run` runs the fast group first, then this one (its own worker count).
-      { extends: true, test: { name: 'slow', include: SLOW, sequence: { groupOrder: 1 } } },
+      // `npx vitest run` runs the fast group first, then this one. Two forks even on two cores: these tests
+      // wait on spawned CLIs, Chromium, npm and the disk much of their time (on 2 cores: 8 min against 16 in one).
+      {
+        extends: true,
+        test: {
+          name: 'slow',
+          include: SLOW,
+          sequence: { groupOrder: 1 },
+          maxWorkers: Math.max(2, availableParallelism() - 1),
+        },
+      },
     ],
   },
 });
