@@ -145,6 +145,7 @@ declare const model: LanguageModel;
 declare const prompt: string;`,
   },
   { file: 'docs/frameworks.md', name: 'mcp', givens: 'export {};' },
+  { file: 'docs/frameworks.md', name: 'transformers', givens: "declare const dtdr: import('dtdr').Dtdr;" },
   {
     file: 'docs/frameworks.md',
     name: 'langchain',

@@ -17,7 +17,7 @@ import type { SignalName } from './layout.js';
 import type { SliceAtFit } from './groups.js';
 import { checkSequenceScoresState, type SequenceScoresState } from './sequence-scores.js';
 
-/** What a DTDR-G fit measured on its held-out steps and chose (`Dtdr.diagnostics`; absent for other methods). */
+/** What a DTDR-G fit measured on its held-out steps and chose (a model's `diagnostics`; absent for other methods). */
 export interface GatedDiagnostics {
   /** Cross-fitting folds, and how they were drawn (whole plans, whole tool sequences, or both). */
   folds: number;
