@@ -104,6 +104,8 @@ interface AppRow {
   p99Micros: number;
   ratioToDr: number;
   processes: number;
+  firstMicros: number;
+  laterMicros: number;
 }
 interface AppEval {
   methods: string;
@@ -244,7 +246,7 @@ if (!values['no-app']) {
   console.log(
     `\napp-scale world (test/worlds/app-world.ts: ${Number(appTools).toLocaleString('en')} tools, ${Number(appPlans).toLocaleString('en')} demonstrations, 2,000 test plans; default settings, heads 8 epochs; each method in its own process)`,
   );
-  console.log('method     fit s   peak RSS MiB   µs/step median    p99     × DR');
+  console.log('method     fit s   peak RSS MiB   µs/step median    p99     × DR   first step   later steps');
   result.app = [];
   for (const method of values['app-methods'].split(',') as MethodName[]) {
     try {
@@ -263,9 +265,11 @@ if (!values['no-app']) {
         p99Micros: row.p99Micros,
         ratioToDr: row.ratioToDr,
         processes: runs.length,
+        firstMicros: row.firstMicros,
+        laterMicros: row.laterMicros,
       });
       console.log(
-        `${method.padEnd(9)} ${(row.fitMs / 1000).toFixed(2).padStart(6)}   ${(row.peakBytes / 2 ** 20).toFixed(0).padStart(12)}   ${row.medianMicros.toFixed(1).padStart(14)}   ${row.p99Micros.toFixed(0).padStart(6)}   ${row.ratioToDr.toFixed(2)}`,
+        `${method.padEnd(9)} ${(row.fitMs / 1000).toFixed(2).padStart(6)}   ${(row.peakBytes / 2 ** 20).toFixed(0).padStart(12)}   ${row.medianMicros.toFixed(1).padStart(14)}   ${row.p99Micros.toFixed(0).padStart(6)}   ${row.ratioToDr.toFixed(2)}   ${row.firstMicros.toFixed(1).padStart(10)}   ${row.laterMicros.toFixed(1).padStart(11)}`,
       );
     } catch (error) {
       console.log(

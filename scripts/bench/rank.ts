@@ -75,10 +75,16 @@ async function fit(m: MethodName): Promise<{ retriever: Retriever; fitMs: number
   };
 }
 
-/** Each step timed alone, over several passes; per step the median, then the median and p99 over steps. */
+/**
+ * Each step timed alone, over several passes; per step the median, then the median and p99 over steps,
+ * and the medians over a request's first steps and over its later ones (which may reuse what the first
+ * computed for the same request).
+ */
 function time({ retriever, inputs }: { retriever: Retriever; inputs: RankInput[] }): {
   medianMicros: number;
   p99Micros: number;
+  firstMicros: number;
+  laterMicros: number;
 } {
   // Warm-up: one untimed pass, so the JIT has compiled the hot paths (an app's steady state).
   for (const input of inputs) selectCandidates(retriever.rank(input));
@@ -91,7 +97,14 @@ function time({ retriever, inputs }: { retriever: Retriever; inputs: RankInput[]
     });
   }
   const each = perStep.map(median);
-  return { medianMicros: median(each), p99Micros: quantile(each, 0.99) };
+  const first = each.filter((_, i) => inputs[i].history.length === 0);
+  const later = each.filter((_, i) => inputs[i].history.length > 0);
+  return {
+    medianMicros: median(each),
+    p99Micros: quantile(each, 0.99),
+    firstMicros: first.length ? median(first) : NaN,
+    laterMicros: later.length ? median(later) : NaN,
+  };
 }
 
 const subject = await fit(method);
