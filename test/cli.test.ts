@@ -252,5 +252,17 @@ describe('dtdr train / retrieve with the default method', () => {
     const bad = runCli(['eval', '--data', test, '--split', 'sideways']);
     expect(bad.code).toBe(2);
     expect(oneLineError(bad)).toMatch(/--split must be default or novel/);
+    // Test plans calling a tool the training set lacks: every method would score 0 there, so it is refused.
+    const other = join(dir, 'other-tools-test');
+    mkdirSync(other, { recursive: true });
+    writeFileSync(
+      join(other, 'data.jsonl'),
+      [plan('c0', 'text anna', ['contacts_search', 'sms_send']), plan('c1', 'book lunch', ['calendar_add'])].join('\n'),
+    );
+    const foreign = runCli(['eval', '--data', other, '--train', data, '--methods', 'default', '--allow-undescribed']);
+    expect(foreign.code).toBe(1);
+    expect(oneLineError(foreign)).toContain(
+      `1 of the 2 test plans calls tools that --train ${data} does not have: calendar_add`,
+    );
   });
 });

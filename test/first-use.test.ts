@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Dtdr, DtdrError } from '../src/node.js';
 import { demoDataset } from '../src/demo/index.js';
-import { runCli } from './helpers.js';
+import { ROOT, runCli } from './helpers.js';
 
 describe('an empty request: one answer in library and CLI', () => {
   it.each(['', '   ', '\n\t'])(
@@ -39,6 +39,24 @@ describe('did you mean, for flags and commands', () => {
     const r = runCli(['eval', '--dat', 'x']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/Unknown option '--dat'; did you mean --data\?/);
+  });
+
+  it('a value starting with a dash: says how to give it, then checks it as any value', () => {
+    const data = join(ROOT, 'data/worlds/tau-retail');
+    const out = join(tmpdir(), 'dtdr-never-written.dtdr');
+    const r = runCli(['train', '--data', data, '--out', out, '--threads', '-1']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--threads needs a value, and "-1" reads as an option — give .* as --threads=-1/);
+    const given = runCli(['train', '--data', data, '--out', out, '--threads=-1']);
+    expect(given.code).toBe(2);
+    expect(given.stderr).toMatch(/--threads must be an integer/);
+  });
+
+  it('a mistyped tool for prompt --arguments', () => {
+    const model = join(ROOT, 'public/dtdr-demo.model.dtdr');
+    const r = runCli(['prompt', '--model', model, '--query', 'email anna', '--arguments', 'email_sned']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/the model has no tool "email_sned" — did you mean "email_send"\?/);
   });
 
   it('a mistyped command: trian', () => {

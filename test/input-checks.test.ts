@@ -10,6 +10,7 @@ import { Dtdr } from '../src/core/dtdr.js';
 import { DtdrError } from '../src/core/base/errors.js';
 import { chainPlan } from '../src/core/plans/plan.js';
 import type { ToolSpec } from '../src/core/base/types.js';
+import { readModelFile, writeModelFile } from '../src/storage/file.js';
 import { runCli, wordAxisEncoder } from './helpers.js';
 import { writeTinyEncoder } from './tiny-encoder.js';
 import '../src/methods.js'; // the paper's methods, as an app that uses them imports them
@@ -110,6 +111,23 @@ describe('the library refuses bad input with a typed error', () => {
     await expect(Dtdr.train({ method: 'dtdr-c', tools, plans: PLANS, encoder })).resolves.toBeInstanceOf(Dtdr);
   });
 
+  it('a model file that is a folder, or a save under a file: a DtdrError naming the path', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dtdr-model-paths-'));
+    try {
+      const read = await error(() => readModelFile(dir));
+      expect(read.code).toBe('artifact');
+      expect(read.message).toContain(`model file "${dir}" is a folder`);
+      const file = join(dir, 'taken');
+      writeFileSync(file, 'not a folder');
+      const model = await Dtdr.train({ method: 'bm25', tools: TOOLS, plans: PLANS, encoder });
+      const write = await error(() => writeModelFile(join(file, 'm.dtdr'), model.toJSON()));
+      expect(write.code).toBe('usage');
+      expect(write.message).toContain(`lies under "${file}", which is a file, not a folder`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("keeps its own copy of the tools: mutating the caller's array later changes nothing", async () => {
     const tools = TOOLS.map((t) => ({ ...t }));
     const m = await Dtdr.train({ method: 'dtdr-c', tools, plans: PLANS, encoder });
@@ -148,6 +166,22 @@ describe('the CLI refuses bad input with one line and a non-zero exit, before tr
     expect(r.code).not.toBe(0);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/is a folder/);
+  });
+
+  it('--out under a file: refused before any training, naming the file in the way', () => {
+    const d = folder('out-under-file', { 'data.jsonl': data, 'tool_desc.json': toolDesc });
+    const r = runCli(['train', '--data', d, '--out', join(d, 'data.jsonl', 'm.dtdr'), '--method', 'bm25']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain(`lies under "${join(d, 'data.jsonl')}", which is a file, not a folder`);
+  });
+
+  it('a folder given as the model to read: one line naming it, no Node error', () => {
+    const r = runCli(['retrieve', '--model', dir, '--query', 'find the file']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain(`model file "${dir}" is a folder`);
+    expect(r.stderr).not.toMatch(/EISDIR|unexpected error/);
   });
 
   it('a dataset without tool_desc.json: refused unless --allow-undescribed', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { datasetFromFiles, parsePlans } from '../src/core/plans/dataset.js';
+import { datasetFromFiles, parsePlans, parseToolDescriptions } from '../src/core/plans/dataset.js';
 import { chainPlan, planFromRecord, planSteps, planTools } from '../src/core/plans/plan.js';
 import { END } from '../src/core/base/types.js';
 
@@ -76,6 +76,17 @@ describe('reading demonstrations', () => {
   it('names the file and line of malformed JSON', () => {
     expect(() => parsePlans('{"user_request":"q","task_nodes":[{"task":"a"}]}\n{oops', 'd.jsonl')).toThrow(
       /d\.jsonl, line 2: malformed JSON/,
+    );
+  });
+
+  it('names the line and column of malformed JSON in tool_desc.json', () => {
+    const text = '{"nodes": [\n  {"id": "a", "desc": "x"},\n  {"id": "b" "desc": "y"}\n]}';
+    expect(() => parseToolDescriptions(text)).toThrow(/tool_desc\.json, line 3: malformed JSON \(.*, column 14\)/);
+  });
+
+  it("rejects a chain without its query, naming the chain form's field", () => {
+    expect(() => parsePlans('{"request":"how much?","tools":["a"]}', 'd.jsonl')).toThrow(
+      /line 1, query: missing or empty query/,
     );
   });
 

@@ -98,7 +98,7 @@ describe.skipIf(!hasBuild)('the README\'s "Your own data", replayed in a new app
     expect(r.status).toBe(0);
     const [candidates, learned] = r.stdout.trim().split('\n');
     expect(candidates.split(', ')).toContain('contacts_find');
-    expect(learned).toBe('learned 1 run; 20 demonstrations on file');
+    expect(learned).toBe('runs learned: 1; demonstrations on file: 20');
     // the saved model keeps the run: loading it again knows it learned one
     const again = spawnSync(
       process.execPath,

@@ -17,6 +17,14 @@ export function parseCommandArgs<T extends Options>(
       error instanceof Error
         ? error.message.split('\n')[0].replace(/\. To specify a positional.*$/, '')
         : String(error);
+    // An option's value that starts with a dash (`--threads -1`) reads as another option to parseArgs.
+    const ambiguous = /^Option '(--[^']+)' argument is ambiguous/.exec(message)?.[1];
+    if (ambiguous !== undefined) {
+      const value = argv[argv.indexOf(ambiguous) + 1];
+      throw new DtdrError('usage', `${command}: ${ambiguous} needs a value, and "${value}" reads as an option`, {
+        hint: `give a value starting with a dash as ${ambiguous}=${value}`,
+      });
+    }
     const unknown = /^Unknown option '--([^'=]+)'/.exec(message)?.[1];
     const close = unknown === undefined ? undefined : closestToolName(unknown, Object.keys(options));
     throw new DtdrError('usage', `${command}: ${message}${close ? `; did you mean --${close}?` : ''}`, {

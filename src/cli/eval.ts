@@ -135,6 +135,7 @@ function evalSplit(
   let split;
   if (trainDir) {
     trainSet = readDatasetDir(trainDir);
+    checkSharedTools(trainDir, trainSet, data);
     split = { train: trainSet.plans, test: data.plans, description: `train=${trainSet.name}` };
     if (splitKind === 'novel') {
       const seen = new Set(split.train.map(sequenceKey));
@@ -153,6 +154,26 @@ function evalSplit(
     split = splitDataset(data, { testRatio, seed, split: splitKind });
   }
   return { trainSet, split };
+}
+
+/**
+ * The methods learn --train's tool list, so a test plan calling a tool outside it could never be retrieved: every
+ * method would score 0 on its steps. Refused before any training, naming the tools.
+ */
+function checkSharedTools(trainDir: string, trainSet: Dataset, data: Dataset): void {
+  const known = new Set(trainSet.tools.map((t) => t.name));
+  const missing = [...new Set(data.plans.flatMap((p) => p.nodes.map((n) => n.tool)))].filter((t) => !known.has(t));
+  if (missing.length === 0) return;
+  const plans = data.plans.filter((p) => p.nodes.some((n) => !known.has(n.tool))).length;
+  const named = missing.slice(0, 5).join(', ') + (missing.length > 5 ? `, and ${missing.length - 5} more` : '');
+  const call = plans === 1 ? 'calls' : 'call';
+  throw new DtdrError(
+    'data',
+    `${plans} of the ${data.plans.length} test plans ${call} tools that --train ${trainDir} does not have: ${named}`,
+    {
+      hint: "train and test on the same tools: give --train a folder whose tool_desc.json lists the test plans' tools",
+    },
+  );
 }
 
 /** What an evaluation with a report measured, as evaluateMethods returns it. */

@@ -7,6 +7,7 @@ import {
   type Strategy,
 } from '../core/prompts/build.js';
 import { DtdrError } from '../core/base/errors.js';
+import { closestToolName } from '../core/base/checks.js';
 import { promptTokens } from '../core/prompts/tokens.js';
 import { loadQwen3TokenCounter } from '../tokens/qwen3.js';
 import { numberOption, parseCommandArgs } from './args.js';
@@ -52,8 +53,7 @@ export async function promptCommand(argv: string[]): Promise<void> {
   });
   let prompt;
   if (values.arguments) {
-    const tool = model.tools.find((t) => t.name === values.arguments);
-    if (!tool) throw new DtdrError('usage', `--arguments: the model has no tool "${values.arguments}"`);
+    const tool = toolNamed(model.tools, values.arguments as string);
     prompt = buildArgumentsPrompt({ query, history, tool, format });
   } else {
     prompt = buildSelectionPrompt({
@@ -120,4 +120,17 @@ function promptChoices(values: Record<string, unknown>): {
   if (lowConfidence !== 'widen' && lowConfidence !== 'soft')
     throw new DtdrError('usage', `--low-confidence must be widen or soft, got "${lowConfidence}"`);
   return { strategy, format, lowConfidence };
+}
+
+/** The tool --arguments names, or a usage error with the closest name. */
+function toolNamed<T extends { name: string }>(tools: readonly T[], name: string): T {
+  const tool = tools.find((t) => t.name === name);
+  if (tool) return tool;
+  const close = closestToolName(
+    name,
+    tools.map((t) => t.name),
+  );
+  throw new DtdrError('usage', `--arguments: the model has no tool "${name}"`, {
+    hint: close ? `did you mean "${close}"?` : 'give one of the tools `dtdr retrieve` lists',
+  });
 }

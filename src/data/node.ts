@@ -15,7 +15,8 @@ import { readUtf8File } from './utf8.js';
 export function readDatasetDir(dir: string): Dataset {
   const root = resolve(dir);
   if (!existsSync(root) || !statSync(root).isDirectory()) {
-    throw new DtdrError('data', `dataset folder "${dir}" does not exist`, {
+    const what = existsSync(root) ? 'is a file, not a folder' : 'does not exist';
+    throw new DtdrError('data', `dataset folder "${dir}" ${what}`, {
       hint: 'give a folder holding data.jsonl (and tool_desc.json)',
     });
   }

@@ -1,7 +1,7 @@
 /** Writes the HTML report (Node): the page bundle built beside this file, an atomic write. */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { DtdrError } from '../core/base/errors.js';
-import { writeFileAtomically } from '../storage/file.js';
+import { checkWritablePath, writeFileAtomically } from '../storage/file.js';
 import type { ReportData } from './collect.js';
 import { renderReportHtml } from './html.js';
 
@@ -20,8 +20,7 @@ function pageBundleUrl(): URL {
 export function checkReportPath(path: string): void {
   if (!/\.html?$/i.test(path))
     throw new DtdrError('usage', `--report "${path}" should end in .html`, { hint: 'e.g. --report report.html' });
-  if (existsSync(path) && statSync(path).isDirectory())
-    throw new DtdrError('usage', `--report "${path}" is a folder`, { hint: 'give a file name, e.g. report.html' });
+  checkWritablePath(path, '--report', 'a file name, e.g. report.html');
   pageBundleUrl();
 }
 

@@ -34,7 +34,16 @@ import { decodeBinaryModel, decodeBudget, encodeBinaryModel, isBinaryModel } fro
  * user's other files) cannot redirect the write, and the name cannot be guessed to plant one.
  */
 export function writeFileAtomically(path: string, data: string | Uint8Array, what: string): void {
-  mkdirSync(dirname(path), { recursive: true });
+  checkWritablePath(path, `${what}'s path`, 'a file name');
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+  } catch (cause) {
+    throw new DtdrError(
+      'artifact',
+      `cannot make the folder for ${what}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { file: path, cause },
+    );
+  }
   removeStaleTemporaries(path);
   const temporary = `${path}.${process.pid}.${Date.now()}.${randomBytes(8).toString('hex')}.tmp`;
   try {
@@ -117,7 +126,6 @@ export function removeStaleTemporaries(path: string): void {
 
 /** Writes a model: `.json` as readable text (v2 JSON); anything else (e.g. `.dtdr`) as the compact binary container. */
 export function writeModelFile(path: string, artifact: ModelArtifact): void {
-  checkModelPath(path);
   writeFileAtomically(
     path,
     path.toLowerCase().endsWith('.json') ? JSON.stringify(artifact) : encodeBinaryModel(artifact),
@@ -125,18 +133,36 @@ export function writeModelFile(path: string, artifact: ModelArtifact): void {
   );
 }
 
-/** Checks that a model can be written at `path` (not a folder), before any long training starts. */
+/** Checks that a model can be written at `path` (not a folder, not under a file), before any long training starts. */
 export function checkModelPath(path: string): void {
-  if (existsSync(path) && statSync(path).isDirectory()) {
-    throw new DtdrError('usage', `--out "${path}" is a folder`, { hint: 'give a file name, e.g. model.json' });
-  }
+  checkWritablePath(path, '--out', 'a file name, e.g. model.json');
 }
 
-/** Reads a model file; a missing or non-JSON file is a DtdrError naming it. */
+/**
+ * Refuses a path a file cannot be written at: a folder, or a path under a file (the folders a save would make
+ * start at the nearest part of the path that exists, which must be a folder). `name` says what gave the path
+ * (an option, or what is written); `example` is the hint's kind of path.
+ */
+export function checkWritablePath(path: string, name: string, example: string): void {
+  if (existsSync(path) && statSync(path).isDirectory())
+    throw new DtdrError('usage', `${name} "${path}" is a folder`, { hint: `give ${example}` });
+  let folder = dirname(path);
+  while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
+  if (existsSync(folder) && !statSync(folder).isDirectory())
+    throw new DtdrError('usage', `${name} "${path}" lies under "${folder}", which is a file, not a folder`, {
+      hint: `give ${example} in a folder`,
+    });
+}
+
+/** Reads a model file; a missing, non-file or non-JSON one is a DtdrError naming it. */
 export function readModelFile(path: string): unknown {
   if (!existsSync(path))
     throw new DtdrError('artifact', `model file "${path}" does not exist`, {
       hint: 'train one with `dtdr train --out FILE`',
+    });
+  if (statSync(path).isDirectory())
+    throw new DtdrError('artifact', `model file "${path}" is a folder`, {
+      hint: 'give the model file (e.g. model.dtdr), not its folder',
     });
   removeStaleTemporaries(path);
   const bytes = readFileSync(path);

@@ -69,7 +69,7 @@ function baseSplit(dataset: Dataset, options: { testRatio?: number; seed?: numbe
   const plans = shuffleInPlace([...dataset.plans], seededRandom(seed + 7919));
   const nTest = Math.max(1, Math.round(plans.length * ratio));
   if (nTest >= plans.length)
-    throw new DtdrError('data', `only ${plans.length} plans: too few to split`, {
+    throw new DtdrError('data', `only ${plans.length} plan${plans.length === 1 ? '' : 's'}: too few to split`, {
       hint: 'give more demonstrations or a separate --train set',
     });
   return { test: plans.slice(0, nTest), train: plans.slice(nTest), description: `seeded(seed=${seed}, test=${ratio})` };

@@ -228,7 +228,7 @@ function checkEncoderRecord(
       'encoder',
       `trained with encoder ${a.encoder!.id} (${a.encoder!.dimension}-d) but loaded with ${loaded.id} ` +
         `(${loaded.dimension}-d)`,
-      `load it with --encoder ${a.encoder!.id}, or retrain`,
+      `load it with encoder ${a.encoder!.id} (loadEncoder, or dtdr's --encoder), or retrain`,
     );
   }
   if (needsEncoder && loaded?.fingerprint && a.encoder?.fingerprint && loaded.fingerprint !== a.encoder.fingerprint) {

@@ -5,13 +5,25 @@ import { planFromRecord } from './plan.js';
 import { toolsFromOpenAI } from './tools.js';
 import { END, type Dataset, type Plan, type ToolSpec } from '../base/types.js';
 
-/** Parses JSON with the file name in the error; `line` when the text is one line of a JSONL file. */
+/**
+ * Parses JSON with the file name in the error; `line` when the text is one line of a JSONL file. In a whole
+ * JSON file the error names the line and column of the position the parser stopped at, where it says one.
+ */
 export function parseJson(text: string, file: string, line?: number): unknown {
   try {
     return JSON.parse(text);
   } catch (cause) {
     const reason = cause instanceof Error ? cause.message : String(cause);
-    throw new DtdrError('data', `malformed JSON (${reason})`, { file, line, hint: 'fix or remove that line', cause });
+    if (line !== undefined)
+      throw new DtdrError('data', `malformed JSON (${reason})`, { file, line, hint: 'fix or remove that line', cause });
+    const at = /at position (\d+)/.exec(reason);
+    const before = at ? text.slice(0, Number(at[1])).split('\n') : undefined;
+    throw new DtdrError('data', `malformed JSON (${reason}${before ? `, column ${before.at(-1)!.length + 1}` : ''})`, {
+      file,
+      ...(before ? { line: before.length } : {}),
+      hint: before ? 'fix the JSON on that line' : 'fix the JSON',
+      cause,
+    });
   }
 }
 

@@ -150,9 +150,10 @@ export function planFromRecord(record: RawPlan, where: DtdrErrorDetails = {}): P
     throw new DtdrError('data', message, { ...where, field, hint });
   };
   if (typeof record !== 'object' || record === null || Array.isArray(record)) fail('', 'a plan must be a JSON object');
-  // The short form, a chain: {"query": "…", "tools": ["a", "b"]}.
+  // The short form, a chain: {"query": "…", "tools": ["a", "b"]} (either field says so, and the other is checked).
   const short = record as { query?: unknown; tools?: unknown; id?: unknown };
-  if (record.user_request === undefined && record.task_nodes === undefined && short.query !== undefined) {
+  const chain = short.query !== undefined || short.tools !== undefined;
+  if (record.user_request === undefined && record.task_nodes === undefined && chain) {
     if (typeof short.query !== 'string' || short.query.trim() === '')
       fail('query', 'missing or empty query', "each plan needs the user's request as a non-empty string");
     checkRequestLength(short.query as string, 'query', fail);
