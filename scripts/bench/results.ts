@@ -157,6 +157,16 @@ export function writeBenchResults(result: BenchResult, path: string): void {
     align: ['left', 'left'],
     rows,
   };
+  if (g?.firstMicros !== undefined && g.laterMicros !== undefined) {
+    const at = (v: number, steps: string) => ({
+      value: `${micros(v)} µs`,
+      command,
+      date,
+      what: `DTDR-G rank + set at ${steps}, 16,000 tools (the app-scale world), median`,
+    });
+    file.figures['app-rank-first-step'] = at(g.firstMicros, "a request's first step");
+    file.figures['app-rank-later-step'] = at(g.laterMicros, "a request's later steps");
+  }
   if (result.encoder)
     file.figures['encoder-embed-us'] = {
       value: `${Math.round(result.encoder.singleTextMicros)} µs`,
